@@ -1,0 +1,86 @@
+"""retain: governed long-term memory for AI agents.
+
+    import retain
+    mem = retain.open()                 # the embedded store under $RETAIN_HOME
+    mem.write("tz", description="Alice is in UTC+8", tags=["people"])
+    mem.search("timezone")
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from retain.chrono import Clock, ManualClock, SystemClock
+from retain.config import STORE_FILE, Settings, load_settings, resolve_home
+from retain.errors import RetainError
+from retain.model import (
+    DeleteResult,
+    EditResult,
+    Load,
+    Memory,
+    Project,
+    ReadResult,
+    SearchHit,
+    SearchResult,
+    Status,
+    StoreStatus,
+    Trust,
+    VerifyReport,
+    WriteRequest,
+    WriteResult,
+)
+from retain.service import MemoryService, Record
+from retain.storage.sqlite import SqliteBackend
+
+__version__ = "0.1.0.dev0"
+
+
+def open(  # noqa: A001 - the natural verb, as in sqlite3 and shelve
+    location: str | os.PathLike[str] | None = None,
+    *,
+    home: str | os.PathLike[str] | None = None,
+    clock: Clock | None = None,
+    realm: str = "default",
+    principal: str = "operator:local",
+) -> MemoryService:
+    """Open a store: the default under ``$RETAIN_HOME``, or a SQLite file path.
+
+    Settings come from ``config.toml`` in the home directory.
+    """
+    root = resolve_home(home)
+    settings = load_settings(root)
+    path = Path(location) if location is not None else root / STORE_FILE
+    if path.is_dir():
+        path = path / STORE_FILE
+    backend = SqliteBackend(path)
+    return MemoryService(
+        backend, settings=settings, clock=clock, realm=realm, principal=principal
+    )
+
+
+__all__ = [
+    "Clock",
+    "DeleteResult",
+    "EditResult",
+    "Load",
+    "ManualClock",
+    "Memory",
+    "MemoryService",
+    "Project",
+    "ReadResult",
+    "Record",
+    "RetainError",
+    "SearchHit",
+    "SearchResult",
+    "Settings",
+    "Status",
+    "StoreStatus",
+    "SystemClock",
+    "Trust",
+    "VerifyReport",
+    "WriteRequest",
+    "WriteResult",
+    "__version__",
+    "open",
+]

@@ -1,0 +1,144 @@
+"""Time: the injectable clock, the stored timestamp form, and the parsers for
+expiry dates and durations that every door accepts.
+
+Stored timestamps are UTC, RFC 3339, fixed width with microseconds
+(``2026-11-29T14:45:52.123456Z``), so text order is time order.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta, tzinfo
+from typing import Protocol
+
+from retain.errors import InvalidTime
+
+_STORED = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+class Clock(Protocol):
+    """Where retain gets the time; tests and simulations pass their own."""
+
+    def now(self) -> datetime:
+        """The current instant, timezone-aware."""
+        ...
+
+    def local_tz(self) -> tzinfo:
+        """The zone a bare date (``YYYY-MM-DD``) is read in."""
+        ...
+
+
+class SystemClock:
+    """The machine's clock and local zone."""
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+    def local_tz(self) -> tzinfo:
+        zone = datetime.now().astimezone().tzinfo
+        return zone if zone is not None else UTC
+
+
+@dataclass
+class ManualClock:
+    """A clock that moves only when told: for tests, replays and simulations."""
+
+    current: datetime = field(default_factory=lambda: datetime(2026, 1, 1, tzinfo=UTC))
+    zone: tzinfo = UTC
+
+    def now(self) -> datetime:
+        return self.current
+
+    def local_tz(self) -> tzinfo:
+        return self.zone
+
+    def advance(self, **delta: float) -> None:
+        """Move the clock forward by ``timedelta(**delta)``."""
+        self.current += timedelta(**delta)
+
+
+def stamp(moment: datetime) -> str:
+    """The stored form of an instant."""
+    if moment.tzinfo is None:
+        raise InvalidTime(
+            f"timestamp {moment.isoformat()} has no timezone",
+            remedy="give an offset or Z",
+        )
+    return moment.astimezone(UTC).strftime(_STORED)
+
+
+def parse_stamp(text: str) -> datetime:
+    """Read a stored or RFC 3339 timestamp back into an aware datetime."""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError as exc:
+        raise InvalidTime(
+            f"{text!r} is not an RFC 3339 timestamp",
+            remedy="write it like 2026-10-25T18:00:00Z",
+            value=text,
+        ) from exc
+    if moment.tzinfo is None:
+        raise InvalidTime(
+            f"timestamp {text!r} has no timezone",
+            remedy="add an offset such as Z or +02:00, or give a bare YYYY-MM-DD date",
+            value=text,
+        )
+    return moment
+
+
+_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def parse_expires(text: str, clock: Clock) -> str:
+    """An expiry as written by a user, to its stored form.
+
+    An RFC 3339 timestamp is taken as given. A bare ``YYYY-MM-DD`` means the
+    whole of that day in local time: the memory expires when the next day
+    begins.
+    """
+    text = text.strip()
+    if _DATE.match(text):
+        try:
+            day = date.fromisoformat(text)
+        except ValueError as exc:
+            raise InvalidTime(
+                f"{text!r} is not a calendar date",
+                remedy="write a real date as YYYY-MM-DD",
+                value=text,
+            ) from exc
+        next_day = day + timedelta(days=1)
+        local = datetime(next_day.year, next_day.month, next_day.day, tzinfo=clock.local_tz())
+        return stamp(local)
+    return stamp(parse_stamp(text))
+
+
+_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+_UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def parse_duration(text: str) -> timedelta:
+    """A duration such as ``90d``, ``12h``, ``2w`` (units s, m, h, d, w)."""
+    match = _DURATION.match(text)
+    if not match:
+        raise InvalidTime(
+            f"{text!r} is not a duration",
+            remedy="write a number and a unit, such as 90d, 12h or 2w",
+            value=text,
+        )
+    return timedelta(seconds=int(match.group(1)) * _UNIT_SECONDS[match.group(2)])
+
+
+def age_phrase(then: datetime, now: datetime) -> str:
+    """``today``, ``yesterday``, ``N days ago``: how a person says an age."""
+    days = (now.date() - then.astimezone(now.tzinfo).date()).days
+    if days <= 0:
+        return "today"
+    if days == 1:
+        return "yesterday"
+    return f"{days} days ago"
+
+
+def age_days(then: datetime, now: datetime) -> float:
+    """Age in days, fractional, never negative."""
+    return max(0.0, (now - then).total_seconds() / 86400.0)

@@ -1,0 +1,68 @@
+"""Where the store lives and the settings read from ``config.toml`` beside it.
+
+    $RETAIN_HOME/            (default ~/.local/share/retain/, mode 0700)
+        retain.db            the store (mode 0600)
+        config.toml          optional settings
+
+    [memory]
+    inline_max_bytes = 32768
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from retain.errors import ConfigInvalid
+
+DEFAULT_INLINE_MAX_BYTES = 32 * 1024
+STORE_FILE = "retain.db"
+CONFIG_FILE = "config.toml"
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    inline_max_bytes: int = DEFAULT_INLINE_MAX_BYTES
+
+
+def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
+    """The home directory: the argument, else ``$RETAIN_HOME``, else the XDG default."""
+    if home is not None and str(home) != "":
+        return Path(home).expanduser()
+    env = os.environ.get("RETAIN_HOME")
+    if env:
+        return Path(env).expanduser()
+    data = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data) / "retain"
+
+
+def load_settings(home: Path) -> Settings:
+    """Read ``config.toml`` under ``home``; a missing file means every default."""
+    path = home / CONFIG_FILE
+    if not path.exists():
+        return Settings()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigInvalid(
+            f"cannot read {path}: {exc}",
+            remedy="fix the file's TOML or remove it to use the defaults",
+            path=str(path),
+        ) from exc
+    memory: Any = data.get("memory", {})
+    if not isinstance(memory, dict):
+        raise ConfigInvalid(
+            f"[memory] in {path} is not a table", remedy="write it as a [memory] section"
+        )
+    inline = memory.get("inline_max_bytes", DEFAULT_INLINE_MAX_BYTES)
+    if not isinstance(inline, int) or isinstance(inline, bool) or inline < 0:
+        raise ConfigInvalid(
+            f"[memory] inline_max_bytes in {path} must be a whole number of bytes ≥ 0",
+            remedy="set it like inline_max_bytes = 32768",
+            path=str(path),
+            value=inline,
+        )
+    return Settings(inline_max_bytes=inline)

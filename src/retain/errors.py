@@ -1,0 +1,289 @@
+"""Every refusal retain makes, as one exception tree.
+
+Each class carries a stable snake_case ``code`` (doors map codes, never
+messages), a message saying what would have happened, a ``remedy`` saying
+what to do instead, and ``details``: the ids and numbers it concerns.
+
+    RetainError
+    ├── InvalidInput                 invalid_input
+    │   ├── InvalidName              invalid_name
+    │   ├── InvalidValue             invalid_value
+    │   ├── InvalidTime              invalid_time
+    │   ├── DescriptionRequired      description_required
+    │   ├── TooManyReferences        too_many_references
+    │   └── NoProject                no_project
+    ├── NotFound                     not_found
+    │   └── ProjectNotFound          project_not_found
+    ├── Conflict                     conflict
+    │   ├── NameConflict             name_conflict
+    │   ├── MemoryExists             memory_exists
+    │   ├── ProjectExists            project_exists
+    │   ├── AmbiguousName            ambiguous_name
+    │   └── ProjectNotEmpty          project_not_empty
+    ├── BudgetExceeded               budget_exceeded
+    │   └── InlineBudgetExceeded     inline_budget_exceeded
+    ├── EditFailed                   edit_failed
+    │   ├── EditNoMatch              edit_no_match
+    │   └── EditAmbiguous            edit_ambiguous
+    ├── StaleUpdate                  stale_update
+    ├── TransferError                transfer_error
+    │   ├── ExportTargetNotEmpty     export_target_not_empty
+    │   ├── UnexportableDescription  unexportable_description
+    │   ├── SnapshotInvalid          snapshot_invalid
+    │   └── UnknownFormatVersion     unknown_format_version
+    ├── StoreError                   store_error
+    │   ├── StoreBusy                store_busy
+    │   ├── SchemaTooNew             schema_too_new
+    │   └── IntegrityFailed          integrity_failed
+    └── ConfigInvalid                config_invalid
+
+Backend exceptions (``sqlite3.Error`` and friends) are mapped once, at the
+storage boundary, to ``StoreError`` subclasses; nothing above storage sees a
+driver exception.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RetainError(Exception):
+    """Root of every error retain raises on purpose."""
+
+    code = "retain_error"
+
+    def __init__(self, message: str, *, remedy: str = "", **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        self.remedy = remedy
+        self.details: dict[str, Any] = details
+
+    def __str__(self) -> str:
+        return f"{self.message}; {self.remedy}" if self.remedy else self.message
+
+    def to_dict(self) -> dict[str, Any]:
+        """The error as doors publish it: code, message, remedy, details."""
+        return {
+            "code": self.code,
+            "message": self.message,
+            "remedy": self.remedy,
+            "details": self.details,
+        }
+
+
+# -- bad input ---------------------------------------------------------------
+
+
+class InvalidInput(RetainError):
+    """A value the caller passed cannot be stored as given."""
+
+    code = "invalid_input"
+
+
+class InvalidName(InvalidInput):
+    """A memory or project name breaks the naming rule."""
+
+    code = "invalid_name"
+
+
+class InvalidValue(InvalidInput):
+    """A field's value is out of range or malformed (``details['field']`` says which)."""
+
+    code = "invalid_value"
+
+
+class InvalidTime(InvalidInput):
+    """A timestamp, date or duration could not be parsed."""
+
+    code = "invalid_time"
+
+
+class DescriptionRequired(InvalidInput):
+    """A new memory was written without a description."""
+
+    code = "description_required"
+
+
+class TooManyReferences(InvalidInput):
+    """A memory would carry more references than the limit."""
+
+    code = "too_many_references"
+
+
+class NoProject(InvalidInput):
+    """A write asked for the project tier with no project selected."""
+
+    code = "no_project"
+
+
+# -- lookups -----------------------------------------------------------------
+
+
+class NotFound(RetainError):
+    """No memory answers to the name or id in the tiers looked at."""
+
+    code = "not_found"
+
+
+class ProjectNotFound(NotFound):
+    """A project name no project row has."""
+
+    code = "project_not_found"
+
+
+# -- conflicts ---------------------------------------------------------------
+
+
+class Conflict(RetainError):
+    """The write would break a uniqueness or emptiness rule."""
+
+    code = "conflict"
+
+
+class NameConflict(Conflict):
+    """A global memory and a project memory would share one name."""
+
+    code = "name_conflict"
+
+
+class MemoryExists(Conflict):
+    """A create-only write met a memory that already has the name."""
+
+    code = "memory_exists"
+
+
+class ProjectExists(Conflict):
+    """A project of that name already exists."""
+
+    code = "project_exists"
+
+
+class AmbiguousName(Conflict):
+    """A name exists in several projects and no project was chosen."""
+
+    code = "ambiguous_name"
+
+
+class ProjectNotEmpty(Conflict):
+    """A project still holds memories and cannot be removed."""
+
+    code = "project_not_empty"
+
+
+# -- budgets -----------------------------------------------------------------
+
+
+class BudgetExceeded(RetainError):
+    """A write would take a bounded quantity past its budget."""
+
+    code = "budget_exceeded"
+
+
+class InlineBudgetExceeded(BudgetExceeded):
+    """Inline bodies would total more than ``[memory] inline_max_bytes``."""
+
+    code = "inline_budget_exceeded"
+
+
+# -- edits -------------------------------------------------------------------
+
+
+class EditFailed(RetainError):
+    """An edit could not be applied to the body as it stands."""
+
+    code = "edit_failed"
+
+
+class EditNoMatch(EditFailed):
+    """The text to replace does not occur in the body."""
+
+    code = "edit_no_match"
+
+
+class EditAmbiguous(EditFailed):
+    """The text to replace occurs more than once and ``replace_all`` was not set."""
+
+    code = "edit_ambiguous"
+
+
+class StaleUpdate(RetainError):
+    """The memory changed after the caller read it (compare-and-swap refused)."""
+
+    code = "stale_update"
+
+
+# -- export / import ---------------------------------------------------------
+
+
+class TransferError(RetainError):
+    """An export or import was refused as a whole."""
+
+    code = "transfer_error"
+
+
+class ExportTargetNotEmpty(TransferError):
+    """The export directory exists and holds files."""
+
+    code = "export_target_not_empty"
+
+
+class UnexportableDescription(TransferError):
+    """A description has no form YAML frontmatter can carry."""
+
+    code = "unexportable_description"
+
+
+class SnapshotInvalid(TransferError):
+    """An import directory is not a readable snapshot."""
+
+    code = "snapshot_invalid"
+
+
+class UnknownFormatVersion(TransferError):
+    """A snapshot was written in a format version this retain cannot read."""
+
+    code = "unknown_format_version"
+
+
+# -- the store ---------------------------------------------------------------
+
+
+class StoreError(RetainError):
+    """The store itself failed or is in a state retain will not touch."""
+
+    code = "store_error"
+
+
+class StoreBusy(StoreError):
+    """Another writer held the store past every retry."""
+
+    code = "store_busy"
+
+
+class SchemaTooNew(StoreError):
+    """The store was migrated by a newer retain than this one."""
+
+    code = "schema_too_new"
+
+
+class IntegrityFailed(StoreError):
+    """``verify`` found the search index or the event chain unsound."""
+
+    code = "integrity_failed"
+
+
+class ConfigInvalid(RetainError):
+    """The configuration file cannot be read or holds a bad value."""
+
+    code = "config_invalid"
+
+
+def all_error_classes() -> list[type[RetainError]]:
+    """Every class of the tree, root included, in definition order."""
+    seen: list[type[RetainError]] = []
+    stack: list[type[RetainError]] = [RetainError]
+    while stack:
+        cls = stack.pop(0)
+        seen.append(cls)
+        stack.extend(cls.__subclasses__())
+    return seen

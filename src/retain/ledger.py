@@ -1,0 +1,149 @@
+"""The event log's hash chain.
+
+Each event's hash covers the previous hash, its own header fields and the
+SHA-256 digest of its payload — not the payload itself — so a later erasure
+can blank a payload and the chain still verifies.
+
+    hash = sha256(prev_hash | seq | event_id | realm | memory_id | kind |
+                  tx_time | principal | reason | payload_digest)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from retain.chrono import stamp
+from retain.model import Event
+
+GENESIS = "0" * 64
+
+
+def canonical(payload: Any) -> str:
+    """The one JSON text a payload is hashed and stored as."""
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def event_hash(
+    *,
+    prev_hash: str,
+    seq: int,
+    event_id: str,
+    realm: str,
+    memory_id: str | None,
+    kind: str,
+    tx_time: str,
+    principal: str,
+    reason: str,
+    payload_digest: str,
+) -> str:
+    fields = (
+        prev_hash,
+        str(seq),
+        event_id,
+        realm,
+        memory_id or "",
+        kind,
+        tx_time,
+        principal,
+        reason,
+        payload_digest,
+    )
+    return digest("\x1f".join(fields))
+
+
+def seal(
+    *,
+    prev_seq: int,
+    prev_hash: str,
+    event_id: str,
+    realm: str,
+    memory_id: str | None,
+    kind: str,
+    tx_time: datetime,
+    principal: str,
+    reason: str,
+    payload: Any,
+) -> Event:
+    """The next event of the chain, hashed and ready to append."""
+    text = canonical(payload)
+    payload_digest = digest(text)
+    seq = prev_seq + 1
+    when = stamp(tx_time)
+    return Event(
+        seq=seq,
+        event_id=event_id,
+        realm=realm,
+        memory_id=memory_id,
+        kind=kind,
+        tx_time=tx_time,
+        principal=principal,
+        reason=reason,
+        payload=text,
+        payload_digest=payload_digest,
+        prev_hash=prev_hash,
+        hash=event_hash(
+            prev_hash=prev_hash,
+            seq=seq,
+            event_id=event_id,
+            realm=realm,
+            memory_id=memory_id,
+            kind=kind,
+            tx_time=when,
+            principal=principal,
+            reason=reason,
+            payload_digest=payload_digest,
+        ),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ChainCheck:
+    ok: bool
+    events: int
+    head: str
+    problem: str = ""
+
+
+def check_chain(events: Iterable[Event]) -> ChainCheck:
+    """Walk the log in ``seq`` order and recompute every link."""
+    prev_hash = GENESIS
+    expected_seq = 1
+    count = 0
+    for event in events:
+        count += 1
+        if event.seq != expected_seq:
+            return ChainCheck(False, count, prev_hash, f"event seq {event.seq} follows a gap")
+        if event.prev_hash != prev_hash:
+            return ChainCheck(
+                False, count, prev_hash, f"event {event.seq} does not link to its predecessor"
+            )
+        if event.payload is not None and digest(event.payload) != event.payload_digest:
+            return ChainCheck(
+                False, count, prev_hash, f"event {event.seq} payload does not match its digest"
+            )
+        recomputed = event_hash(
+            prev_hash=event.prev_hash,
+            seq=event.seq,
+            event_id=event.event_id,
+            realm=event.realm,
+            memory_id=event.memory_id,
+            kind=event.kind,
+            tx_time=stamp(event.tx_time),
+            principal=event.principal,
+            reason=event.reason,
+            payload_digest=event.payload_digest,
+        )
+        if recomputed != event.hash:
+            return ChainCheck(False, count, prev_hash, f"event {event.seq} hash does not match")
+        prev_hash = event.hash
+        expected_seq += 1
+    return ChainCheck(True, count, prev_hash)

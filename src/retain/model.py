@@ -1,0 +1,273 @@
+"""The nouns: frozen value types that cross every layer.
+
+Nothing here touches storage or enforces a rule; the service does that.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from collections.abc import Sequence
+from typing import Any
+
+from retain.chrono import stamp
+
+DEFAULT_REALM = "default"
+GLOBAL_SCOPE = "global"
+PROJECT_PREFIX = "project:"
+DEFAULT_PRIORITY = 5
+
+
+class Load(StrEnum):
+    """How a memory reaches an agent's context."""
+
+    INLINE = "inline"  # body rendered whole, within the inline budget
+    INDEX = "index"  # listed by description in the index
+    SEARCH = "search"  # reached by search alone
+
+
+class Trust(StrEnum):
+    """How far a memory is trusted, lowest first."""
+
+    CLAIMED = "claimed"
+    OBSERVED = "observed"
+    ATTESTED = "attested"
+    VERIFIED = "verified"
+
+
+class Status(StrEnum):
+    """Where a memory stands in its life."""
+
+    ACTIVE = "active"
+    QUARANTINED = "quarantined"
+    SUPERSEDED = "superseded"
+    RETRACTED = "retracted"
+    DISCARDED = "discarded"
+    FORGOTTEN = "forgotten"
+
+
+def project_scope(project: str) -> str:
+    """The scope string of a project's tier."""
+    return PROJECT_PREFIX + project
+
+
+def scope_project(scope: str) -> str | None:
+    """The project a scope belongs to, or None for any other scope."""
+    return scope[len(PROJECT_PREFIX) :] if scope.startswith(PROJECT_PREFIX) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """One memory, every stored field."""
+
+    id: str
+    realm: str
+    scope: str
+    name: str | None
+    description: str
+    body: str
+    tags: tuple[str, ...]
+    priority: int
+    load: Load
+    references: tuple[str, ...]
+    source: str
+    subject: str | None
+    predicate: str | None
+    trust: Trust
+    status: Status
+    ever_quarantined: bool
+    supersedes: str | None
+    content_hash: str
+    author: str
+    created_at: datetime
+    updated_at: datetime
+    verified_at: datetime
+    expires_at: datetime | None
+    valid_from: datetime | None
+    valid_to: datetime | None
+    read_count: int
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def project(self) -> str | None:
+        return scope_project(self.scope)
+
+    @property
+    def tier(self) -> str:
+        """``global`` or the project's name, for people."""
+        return self.project or GLOBAL_SCOPE
+
+    @property
+    def body_bytes(self) -> int:
+        return len(self.body.encode("utf-8"))
+
+    def is_expired(self, now: datetime) -> bool:
+        return self.expires_at is not None and self.expires_at <= now
+
+    def to_dict(self, now: datetime, *, body: bool = False) -> dict[str, Any]:
+        """The public record: what ``--format json`` and the HTTP API print."""
+        record: dict[str, Any] = {
+            "id": self.id,
+            "name": self.name,
+            "project": self.project,
+            "description": self.description,
+            "priority": self.priority,
+            "load": self.load.value,
+            "tags": list(self.tags),
+            "references": list(self.references),
+            "source": self.source,
+            "trust": self.trust.value,
+            "status": self.status.value,
+            "author": self.author,
+            "created_at": stamp(self.created_at),
+            "updated_at": stamp(self.updated_at),
+            "verified_at": stamp(self.verified_at),
+            "expires_at": stamp(self.expires_at) if self.expires_at else None,
+            "expired": self.is_expired(now),
+            "read_count": self.read_count,
+        }
+        if body:
+            record["body"] = self.body
+        return record
+
+
+@dataclass(frozen=True, slots=True)
+class Project:
+    name: str
+    created_at: datetime
+    memory_count: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One entry of the append-only, hash-chained log."""
+
+    seq: int
+    event_id: str
+    realm: str
+    memory_id: str | None
+    kind: str
+    tx_time: datetime
+    principal: str
+    reason: str
+    payload: str | None
+    payload_digest: str
+    prev_hash: str
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class Restore:
+    """Values an import brings back as they were, instead of stamping new ones."""
+
+    created_at: datetime
+    verified_at: datetime
+    read_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class WriteRequest:
+    """One memory write. ``None`` keeps what is there; ``""`` clears body or expiry,
+    ``[]`` clears a list."""
+
+    name: str
+    description: str | None = None
+    body: str | None = None
+    tags: Sequence[str] | None = None
+    priority: int | None = None
+    load: str | Load | None = None
+    references: Sequence[str] | None = None
+    source: str | None = None
+    expires: str | None = None
+    project: str | None = None
+    tier: str | None = None
+    verified: bool = False
+    create_only: bool = False
+    expected_hash: str | None = None
+    restore: Restore | None = None
+    exact_tier: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    memory: Memory
+    created: bool
+    changed: bool
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Reference:
+    """One line of a memory's references, resolved when it names a memory."""
+
+    target: str
+    description: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    memory: Memory
+    text: str
+    offset: int
+    next_offset: int | None
+    total_chars: int
+    caption: str
+    references: tuple[Reference, ...]
+    referenced_by: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EditResult:
+    memory: Memory
+    replacements: int
+    excerpt: str
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class DeleteResult:
+    memory: Memory
+    referenced_by: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    memory: Memory
+    score: float
+    senses: tuple[str, ...]
+    scanned_terms: tuple[str, ...] = ()
+    queries: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    hits: tuple[SearchHit, ...]
+    summary: str
+    listing: bool
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    ok: bool
+    memories: int
+    index_documents: int
+    index_sound: bool
+    events: int
+    chain_ok: bool
+    problems: tuple[str, ...]
+    rebuilt: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStatus:
+    location: str
+    schema_version: int
+    realm: str
+    memories: int
+    projects: int
+    events: int
+    chain_head: str
+    inline_bytes: int
+    inline_max_bytes: int
+    size_bytes: int

@@ -1,0 +1,144 @@
+"""Lexical search: how a query becomes word matches and plain-text scans.
+
+A query answers in four senses, and every hit says which answered it:
+
+``stem``
+    the words of the query, matched after Porter stemming (deploys, deploying).
+``prefix``
+    a retry when stemming found too little: a query word matches the start of
+    a stored word (``deploy`` finds *deployment*), and a query word shortened
+    by a derivational suffix matches too (``deployment`` finds *deploys*).
+``scan``
+    a term the tokenizer cannot split into words: text in a script written
+    without spaces (Chinese, Japanese, Thai, …) and long identifiers, paths and
+    URLs, matched as plain text beside the word matches.
+``text``
+    when nothing else answered, the whole query matched as plain text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from retain.storage.base import LexicalHit, MemoryFilter, Transaction
+
+STEM = "stem"
+PREFIX = "prefix"
+SCAN = "scan"
+TEXT = "text"
+
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_IDENTIFIER = re.compile(r"[^\W_]+(?:[./:_\-@#\\]+[^\W_]+)+")
+_LONG_IDENTIFIER = 8
+_SUFFIXES = (
+    "ations", "ation", "ments", "ment", "nesses", "ness", "ities", "ity", "ings", "ing",
+    "ers", "er", "ions", "ion", "ables", "able", "ibles", "ible", "ively", "ive", "fully",
+    "ful", "lessly", "less", "ously", "ous", "ally", "al", "ly", "ed", "es", "s",
+)  # fmt: skip
+_MIN_STEM = 4
+
+
+def _unspaced(char: str) -> bool:
+    """A character of a script written without spaces between words."""
+    if not char.isalpha():
+        return False
+    name = unicodedata.name(char, "")
+    return name.startswith(
+        ("CJK", "HIRAGANA", "KATAKANA", "THAI", "LAO", "KHMER", "MYANMAR", "TIBETAN")
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class QueryPlan:
+    """What one query string asks for."""
+
+    text: str
+    words: tuple[str, ...]
+    needles: tuple[str, ...]
+
+
+def analyze(query: str) -> QueryPlan:
+    """Split a query into words for the index and needles for the plain-text scan."""
+    words: list[str] = []
+    needles: list[str] = []
+    for identifier in _IDENTIFIER.findall(query):
+        if len(identifier) >= _LONG_IDENTIFIER:
+            needles.append(identifier)
+    for word in _WORD.findall(query):
+        if any(_unspaced(c) for c in word):
+            run = ""
+            for c in word + " ":
+                if _unspaced(c):
+                    run += c
+                    continue
+                if run:
+                    needles.append(run)
+                    run = ""
+            spaced = "".join(" " if _unspaced(c) else c for c in word).split()
+            words.extend(spaced)
+        else:
+            words.append(word)
+    return QueryPlan(
+        text=query.strip(),
+        words=tuple(dict.fromkeys(words)),
+        needles=tuple(dict.fromkeys(needles)),
+    )
+
+
+def shortened(word: str) -> str | None:
+    """The word without one derivational suffix, when enough remains to mean something."""
+    lowered = word.lower()
+    for suffix in _SUFFIXES:
+        if lowered.endswith(suffix) and len(lowered) - len(suffix) >= _MIN_STEM:
+            return lowered[: -len(suffix)]
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class SenseHits:
+    """The ranked hits of one sense for one query."""
+
+    sense: str
+    hits: tuple[LexicalHit, ...]
+
+
+def search_query(
+    tx: Transaction, where: MemoryFilter, plan: QueryPlan, *, depth: int
+) -> list[SenseHits]:
+    """Every sense that answered ``plan``, best hits first within each."""
+    answered: list[SenseHits] = []
+    found: set[str] = set()
+    if plan.words:
+        stem = tx.match_terms(where, plan.words, prefix=False, limit=depth)
+        if stem:
+            answered.append(SenseHits(STEM, tuple(stem)))
+            found.update(h.memory_id for h in stem)
+        if len(stem) < depth:
+            prefixes: list[str] = [w for w in plan.words if len(w) >= 3]
+            prefixes += [s for s in map(shortened, plan.words) if s]
+            more = tx.match_terms(where, list(dict.fromkeys(prefixes)), prefix=True, limit=depth)
+            fresh = tuple(h for h in more if h.memory_id not in found)
+            if fresh:
+                answered.append(SenseHits(PREFIX, fresh))
+                found.update(h.memory_id for h in fresh)
+    if plan.needles:
+        scanned = tx.scan_text(where, plan.needles, limit=depth)
+        if scanned:
+            answered.append(SenseHits(SCAN, tuple(scanned)))
+    if not answered and plan.text:
+        whole = tx.scan_text(where, [plan.text], limit=depth)
+        if whole:
+            answered.append(SenseHits(TEXT, tuple(whole)))
+    return answered
+
+
+def query_terms(queries: Sequence[str]) -> list[QueryPlan]:
+    """Plans for the non-blank queries of a list, duplicates dropped."""
+    plans = []
+    for query in dict.fromkeys(q.strip() for q in queries):
+        if query:
+            plans.append(analyze(query))
+    return plans

@@ -1,0 +1,973 @@
+"""MemoryService: every verb, and every rule behind it.
+
+Doors (Python, CLI, HTTP, MCP) translate arguments and results; the rules
+live here, once. Each verb runs in one backend transaction: its change and
+its event land together or not at all.
+
+Tiers and the ``project`` argument of the verbs that find a memory by name:
+
+* ``None`` — every tier; a name held by several projects is refused until a
+  project is named;
+* ``""`` — the global tier alone;
+* ``"webdev"`` — what a session on project webdev sees: its tier and global.
+
+``list`` is the exception, as an operator listing is: a project name there
+picks that one tier.
+
+This module is one piece because the verbs share the lookup, merge and
+event helpers below; the field checks, the budget, search planning and
+ranking, and export/import live in their own modules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from retain import budget, fields, ledger, transfer
+from retain.chrono import (
+    Clock,
+    SystemClock,
+    age_phrase,
+    parse_duration,
+    parse_expires,
+    parse_stamp,
+    stamp,
+)
+from retain.config import Settings
+from retain.errors import (
+    AmbiguousName,
+    DescriptionRequired,
+    EditAmbiguous,
+    EditNoMatch,
+    IntegrityFailed,
+    InvalidValue,
+    MemoryExists,
+    NameConflict,
+    NoProject,
+    NotFound,
+    ProjectExists,
+    ProjectNotEmpty,
+    ProjectNotFound,
+    StaleUpdate,
+)
+from retain.ids import IdFactory
+from retain.model import (
+    DEFAULT_PRIORITY,
+    DEFAULT_REALM,
+    GLOBAL_SCOPE,
+    DeleteResult,
+    EditResult,
+    Load,
+    Memory,
+    Project,
+    ReadResult,
+    Reference,
+    Restore,
+    SearchHit,
+    SearchResult,
+    Status,
+    StoreStatus,
+    Trust,
+    VerifyReport,
+    WriteRequest,
+    WriteResult,
+    project_scope,
+)
+from retain.search import lexical, rank
+from retain.storage.base import Backend, InlineEntry, MemoryFilter, Transaction
+
+READ_PAGE_CHARS = 16_000
+SHORT_BODY_CHARS = 280
+SIMILAR_DESCRIPTION = 0.6
+SEARCH_LIMIT_MAX = 200
+_WORDS = re.compile(r"[^\W_]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """A memory with what cites it: the answer to ``get``."""
+
+    memory: Memory
+    referenced_by: tuple[str, ...]
+
+
+def content_hash(body: str) -> str:
+    """The compare-and-swap token of a body."""
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def _trust_of(principal: str) -> Trust:
+    if principal.startswith(("app:", "operator:")):
+        return Trust.ATTESTED
+    if principal.startswith("agent:"):
+        return Trust.OBSERVED
+    return Trust.CLAIMED
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in _WORDS.findall(text.casefold()) if len(w) > 1}
+
+
+def _label(memory: Memory) -> str:
+    name = memory.name or memory.id
+    return f"{memory.project}/{name}" if memory.project else name
+
+
+class _Inline:
+    """The inline entries of a realm as a transaction changes them."""
+
+    def __init__(self, entries: list[InlineEntry]) -> None:
+        self.start = list(entries)
+        self.current = {e.memory_id: e for e in entries}
+        self.touched: set[str] = set()
+
+    def apply(self, before: Memory | None, after: Memory | None, now: str) -> None:
+        was = before is not None and budget.counts(before, now)
+        will = after is not None and budget.counts(after, now)
+        if not was and not will:
+            return
+        if before is not None:
+            self.current.pop(before.id, None)
+            self.touched.add(before.scope)
+        if after is not None and will:
+            self.current[after.id] = budget.entry(after)
+            self.touched.add(after.scope)
+
+    def check(self, limit: int) -> None:
+        budget.check(self.start, self.current.values(), budget=limit, touched=self.touched)
+
+
+class MemoryService:
+    """The verbs over one store, as one principal in one realm."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        settings: Settings | None = None,
+        clock: Clock | None = None,
+        realm: str = DEFAULT_REALM,
+        principal: str = "operator:local",
+    ) -> None:
+        self.backend = backend
+        self.settings = settings or Settings()
+        self.clock = clock or SystemClock()
+        self.realm = fields.name(realm, what="realm")
+        self.principal = principal
+        self._ids = IdFactory()
+        now = stamp(self.clock.now())
+        self.backend.write(lambda tx: tx.ensure_realm(self.realm, now))
+
+    def close(self) -> None:
+        self.backend.close()
+
+    # -- shared helpers -------------------------------------------------------------
+
+    def _now(self) -> datetime:
+        return self.clock.now()
+
+    def _event(
+        self,
+        tx: Transaction,
+        kind: str,
+        payload: Any,
+        *,
+        memory_id: str | None = None,
+        reason: str = "",
+        when: datetime | None = None,
+    ) -> None:
+        seq, head = tx.chain_head()
+        moment = when or self._now()
+        tx.append_event(
+            ledger.seal(
+                prev_seq=seq,
+                prev_hash=head,
+                event_id=self._ids.new(moment),
+                realm=self.realm,
+                memory_id=memory_id,
+                kind=kind,
+                tx_time=moment,
+                principal=self.principal,
+                reason=reason,
+                payload=payload,
+            )
+        )
+
+    def _payload(self, memory: Memory) -> dict[str, Any]:
+        return memory.to_dict(self._now(), body=True)
+
+    def _require_project(self, tx: Transaction, project: str) -> None:
+        if tx.get_project(self.realm, project) is None:
+            raise ProjectNotFound(
+                f"there is no project {project!r}",
+                remedy=f"create it with `retain project add {project}` or check the name",
+                project=project,
+            )
+
+    def _scopes(self, tx: Transaction, project: str | None) -> list[str] | None:
+        """The scopes a name lookup covers (see the module docstring)."""
+        if project is None:
+            return None
+        if project == "":
+            return [GLOBAL_SCOPE]
+        self._require_project(tx, project)
+        return [GLOBAL_SCOPE, project_scope(project)]
+
+    def _locate(self, tx: Transaction, name: str, project: str | None) -> Memory:
+        fields.name(name)
+        found = tx.find_by_name(self.realm, name, self._scopes(tx, project))
+        if not found:
+            where = (
+                "any tier"
+                if project is None
+                else ("the global tier" if project == "" else f"project {project!r} or global")
+            )
+            raise NotFound(
+                f"no memory named {name!r} in {where}",
+                remedy="check the name with `retain list` or `retain search`",
+                name=name,
+                project=project,
+            )
+        if len(found) > 1:
+            tiers = [m.tier for m in found]
+            raise AmbiguousName(
+                f"{name!r} is in several projects: {', '.join(tiers)}",
+                remedy="name the project with --project (or project=)",
+                name=name,
+                projects=tiers,
+            )
+        return found[0]
+
+    # -- projects --------------------------------------------------------------------
+
+    def add_project(self, name: str) -> Project:
+        fields.name(name, what="project")
+        now = self._now()
+
+        def run(tx: Transaction) -> Project:
+            if tx.get_project(self.realm, name) is not None:
+                raise ProjectExists(
+                    f"project {name!r} already exists",
+                    remedy="use it as it is, or pick another name",
+                    project=name,
+                )
+            tx.insert_project(self.realm, name, stamp(now))
+            self._event(tx, "project_add", {"project": name})
+            return Project(name, now)
+
+        return self.backend.write(run)
+
+    def list_projects(self) -> list[Project]:
+        return self.backend.read(lambda tx: tx.list_projects(self.realm))
+
+    def rename_project(self, old: str, new: str) -> Project:
+        fields.name(new, what="project")
+
+        def run(tx: Transaction) -> Project:
+            self._require_project(tx, old)
+            if tx.get_project(self.realm, new) is not None:
+                raise ProjectExists(
+                    f"project {new!r} already exists",
+                    remedy="pick a name no project has",
+                    project=new,
+                )
+            moved = tx.rename_project(self.realm, old, new)
+            self._event(tx, "project_rename", {"from": old, "to": new, "memories": moved})
+            project = tx.get_project(self.realm, new)
+            assert project is not None
+            return replace(project, memory_count=moved)
+
+        return self.backend.write(run)
+
+    def remove_project(self, name: str) -> None:
+        def run(tx: Transaction) -> None:
+            self._require_project(tx, name)
+            remaining = tx.count_memories(self.realm, project_scope(name))
+            if remaining:
+                raise ProjectNotEmpty(
+                    f"project {name!r} still holds {remaining} memories",
+                    remedy=(
+                        "remove or move them first (`retain list --project "
+                        f"{name}` shows them)"
+                    ),
+                    project=name,
+                    memories=remaining,
+                )
+            tx.delete_project(self.realm, name)
+            self._event(tx, "project_remove", {"project": name})
+
+        self.backend.write(run)
+
+    # -- writing ------------------------------------------------------------------
+
+    def write(self, name: str, **options: Any) -> WriteResult:
+        """Create or update one memory by name (see ``WriteRequest`` for the options)."""
+        request = WriteRequest(name=name, **options)
+        return self.write_many([request], notes=True)[0]
+
+    def write_many(
+        self, requests: Sequence[WriteRequest], *, notes: bool = False, reason: str = ""
+    ) -> list[WriteResult]:
+        """Apply every write in one transaction: all land or none does."""
+        for request in requests:
+            self._check_request(request)
+        now = self._now()
+        now_stamp = stamp(now)
+
+        def run(tx: Transaction) -> list[WriteResult]:
+            inline = _Inline(tx.inline_entries(self.realm, now_stamp))
+            results = []
+            for request in requests:
+                results.append(self._apply(tx, request, now, inline, notes, reason))
+                if len(requests) == 1:
+                    inline.check(self.settings.inline_max_bytes)
+            if len(requests) > 1:
+                inline.check(self.settings.inline_max_bytes)
+            return results
+
+        return self.backend.write(run)
+
+    def _check_request(self, r: WriteRequest) -> None:
+        fields.name(r.name)
+        if r.project:
+            fields.name(r.project, what="project")
+        if r.tier not in (None, "global", "project"):
+            raise InvalidValue(
+                f"tier {r.tier!r} is not global or project",
+                remedy="pass tier global or project, or leave it out",
+                field="tier",
+            )
+        if r.tier == "project" and not r.project:
+            raise NoProject(
+                "a write to the project tier needs a project",
+                remedy="pass a project, or write to the global tier",
+                name=r.name,
+            )
+        if r.priority is not None:
+            fields.priority(r.priority)
+        if r.load is not None:
+            fields.load(r.load)
+        if r.tags is not None:
+            fields.tags(r.tags)
+        if r.references is not None:
+            fields.references(r.references)
+        if r.source is not None:
+            fields.source(r.source)
+        if r.expires:
+            parse_expires(r.expires, self.clock)
+
+    def _apply(
+        self,
+        tx: Transaction,
+        r: WriteRequest,
+        now: datetime,
+        inline: _Inline,
+        notes: bool,
+        reason: str,
+    ) -> WriteResult:
+        project = r.project or None
+        if project:
+            self._require_project(tx, project)
+        if r.exact_tier:
+            visible = [project_scope(project) if project else GLOBAL_SCOPE]
+        else:
+            visible = [GLOBAL_SCOPE] + ([project_scope(project)] if project else [])
+        existing_rows = tx.find_by_name(self.realm, r.name, visible)
+        existing = existing_rows[0] if existing_rows else None
+        if existing is not None and r.create_only:
+            raise MemoryExists(
+                f"a memory named {r.name!r} already exists in the {existing.tier} tier",
+                remedy="pass --force (or write without create_only) to update it",
+                name=r.name,
+                tier=existing.tier,
+            )
+        if r.expected_hash is not None and (
+            existing is None or existing.content_hash != r.expected_hash
+        ):
+            raise StaleUpdate(
+                f"memory {r.name!r} changed after it was read",
+                remedy="read it again and redo the change on the current body",
+                name=r.name,
+            )
+        if r.tier == "global":
+            scope = GLOBAL_SCOPE
+        elif r.tier == "project" and project:
+            scope = project_scope(project)
+        elif existing is not None:
+            scope = existing.scope
+        else:
+            scope = project_scope(project) if project else GLOBAL_SCOPE
+        self._check_name_free(tx, r.name, scope, existing)
+
+        merged = self._merge(r, existing, scope, now)
+        out_notes: list[str] = []
+        if len(merged.description) > fields.DESCRIPTION_NOTE_AT:
+            out_notes.append(
+                f"The description is {len(merged.description)} characters long; the index "
+                "lists it every turn, so keep the fact there short and the detail in the body."
+            )
+        if existing is not None and merged.is_expired(now):
+            out_notes.append(
+                f"'{r.name}' stays expired (since {stamp(merged.expires_at or now)}); "
+                "pass a new expiry, or an empty one to clear it."
+            )
+        if existing is not None and existing.scope != merged.scope:
+            out_notes.append(f"Moved '{r.name}' from the {existing.tier} tier to {merged.tier}.")
+        if notes and (existing is None or existing.description != merged.description):
+            similar = self._similar(tx, merged)
+            if similar is not None:
+                out_notes.append(
+                    f"Note: '{similar.name}' already says something very similar. If this is "
+                    f"the same fact, write to '{similar.name}' instead and remove "
+                    f"'{r.name}'. Two near-copies both stay in the index and neither "
+                    "supersedes the other."
+                )
+
+        if existing is not None and self._same(existing, merged) and not r.verified:
+            return WriteResult(existing, created=False, changed=False, notes=tuple(out_notes))
+        if existing is None:
+            tx.insert_memory(merged)
+            kind = "create"
+        else:
+            if not tx.update_memory(merged, existing):
+                raise StaleUpdate(
+                    f"memory {r.name!r} changed while this write was being made",
+                    remedy="read it again and retry the write",
+                    name=r.name,
+                )
+            kind = "update"
+        inline.apply(existing, merged, stamp(now))
+        self._event(tx, kind, self._payload(merged), memory_id=merged.id, reason=reason)
+        return WriteResult(
+            merged, created=existing is None, changed=True, notes=tuple(out_notes)
+        )
+
+    def _check_name_free(
+        self, tx: Transaction, name: str, scope: str, existing: Memory | None
+    ) -> None:
+        others = [
+            m
+            for m in tx.find_by_name(self.realm, name, None)
+            if existing is None or m.id != existing.id
+        ]
+        if scope == GLOBAL_SCOPE:
+            clash = others
+        else:
+            clash = [m for m in others if m.scope in (GLOBAL_SCOPE, scope)]
+        if clash:
+            tiers = sorted({m.tier for m in clash})
+            raise NameConflict(
+                f"{name!r} is already a memory of the {', '.join(tiers)} tier, and a global "
+                "name may not also be a project's",
+                remedy="choose another name",
+                name=name,
+                tiers=tiers,
+            )
+
+    def _merge(
+        self, r: WriteRequest, existing: Memory | None, scope: str, now: datetime
+    ) -> Memory:
+        description = fields.description(r.description) if r.description is not None else ""
+        if existing is None:
+            if not description:
+                raise DescriptionRequired(
+                    f"new memory {r.name!r} has no description",
+                    remedy="describe it in one line: the index lists it by this",
+                    name=r.name,
+                )
+            body = r.body or ""
+            expires = parse_expires(r.expires, self.clock) if r.expires else None
+            created = r.restore.created_at if r.restore else now
+            if r.restore:
+                verified = r.restore.verified_at
+            else:
+                verified = created
+            return Memory(
+                id=self._ids.new(now),
+                realm=self.realm,
+                scope=scope,
+                name=r.name,
+                description=description,
+                body=body,
+                tags=fields.tags(r.tags or ()),
+                priority=r.priority if r.priority is not None else DEFAULT_PRIORITY,
+                load=fields.load(r.load) if r.load is not None else Load.INDEX,
+                references=fields.references(r.references or ()),
+                source=fields.source(r.source or ""),
+                subject=None,
+                predicate=None,
+                trust=_trust_of(self.principal),
+                status=Status.ACTIVE,
+                ever_quarantined=False,
+                supersedes=None,
+                content_hash=content_hash(body),
+                author=self.principal,
+                created_at=created,
+                updated_at=now,
+                verified_at=verified,
+                expires_at=_parse_stamp(expires),
+                valid_from=None,
+                valid_to=None,
+                read_count=r.restore.read_count if r.restore else 0,
+            )
+        body = existing.body if r.body is None else r.body
+        if r.expires is None:
+            expires_at = existing.expires_at
+        elif r.expires == "":
+            expires_at = None
+        else:
+            expires_at = _parse_stamp(parse_expires(r.expires, self.clock))
+        merged = replace(
+            existing,
+            scope=scope,
+            description=description or existing.description,
+            body=body,
+            tags=existing.tags if r.tags is None else fields.tags(r.tags),
+            priority=existing.priority if r.priority is None else r.priority,
+            load=existing.load if r.load is None else fields.load(r.load),
+            references=(
+                existing.references if r.references is None else fields.references(r.references)
+            ),
+            source=existing.source if not r.source else fields.source(r.source),
+            content_hash=content_hash(body),
+            expires_at=expires_at,
+        )
+        if r.restore is not None:
+            merged = replace(
+                merged,
+                verified_at=r.restore.verified_at,
+                read_count=r.restore.read_count,
+            )
+        elif r.verified:
+            merged = replace(merged, verified_at=now)
+        if not self._same(existing, merged) or merged.verified_at != existing.verified_at:
+            merged = replace(merged, updated_at=now)
+        return merged
+
+    @staticmethod
+    def _same(a: Memory, b: Memory) -> bool:
+        return replace(a, updated_at=b.updated_at) == b
+
+    def _similar(self, tx: Transaction, memory: Memory) -> Memory | None:
+        """A visible memory whose description says nearly the same thing."""
+        mine = _words(memory.description)
+        if not mine:
+            return None
+        scopes = (
+            None if memory.scope == GLOBAL_SCOPE else (GLOBAL_SCOPE, memory.scope)
+        )
+        where = MemoryFilter(realm=self.realm, scopes=scopes)
+        hits = tx.match_terms(where, sorted(mine), prefix=False, limit=8)
+        candidates = tx.get_many([h.memory_id for h in hits])
+        best: tuple[float, Memory] | None = None
+        for other in candidates:
+            if other.id == memory.id or other.name == memory.name:
+                continue
+            theirs = _words(other.description)
+            similarity = len(mine & theirs) / len(mine | theirs) if theirs else 0.0
+            if similarity >= SIMILAR_DESCRIPTION and (best is None or similarity > best[0]):
+                best = (similarity, other)
+        return best[1] if best else None
+
+    # -- edit -------------------------------------------------------------------------
+
+    def edit(
+        self,
+        name: str,
+        old: str,
+        new: str,
+        *,
+        replace_all: bool = False,
+        verified: bool = False,
+        project: str | None = None,
+    ) -> EditResult:
+        """Replace ``old`` with ``new`` in a body; ``new`` empty deletes the text."""
+        if old == "":
+            raise InvalidValue(
+                "the text to replace is empty",
+                remedy="give the exact text to find in the body",
+                field="old",
+            )
+        now = self._now()
+        now_stamp = stamp(now)
+
+        def run(tx: Transaction) -> EditResult:
+            current = self._locate(tx, name, project)
+            found = current.body.count(old)
+            if found == 0:
+                raise EditNoMatch(
+                    f"the text to replace does not occur in {name!r}",
+                    remedy="read the memory and copy the text exactly, whitespace included",
+                    name=name,
+                )
+            if found > 1 and not replace_all:
+                raise EditAmbiguous(
+                    f"the text to replace occurs {found} times in {name!r}",
+                    remedy="give more surrounding text to pick one, or pass replace_all",
+                    name=name,
+                    occurrences=found,
+                )
+            body = current.body.replace(old, new) if replace_all else current.body.replace(
+                old, new, 1
+            )
+            changed = replace(
+                current,
+                body=body,
+                content_hash=content_hash(body),
+                updated_at=now,
+                verified_at=now if verified else current.verified_at,
+            )
+            inline = _Inline(tx.inline_entries(self.realm, now_stamp))
+            inline.apply(current, changed, now_stamp)
+            inline.check(self.settings.inline_max_bytes)
+            if not tx.update_memory(changed, current):
+                raise StaleUpdate(
+                    f"memory {name!r} changed while the edit was being made",
+                    remedy="read it again and redo the edit",
+                    name=name,
+                )
+            self._event(tx, "edit", self._payload(changed), memory_id=changed.id)
+            start = current.body.find(old)
+            return EditResult(
+                changed,
+                replacements=found if replace_all else 1,
+                excerpt=_excerpt(body, start, len(new)),
+            )
+
+        return self.backend.write(run)
+
+    # -- reading ------------------------------------------------------------------------
+
+    def get(self, name: str, *, project: str | None = None) -> Record:
+        """Every field of a memory and what references it; counts as no read."""
+
+        def run(tx: Transaction) -> Record:
+            memory = self._locate(tx, name, project)
+            return Record(memory, self._referenced_by(tx, memory))
+
+        return self.backend.read(run)
+
+    def _referenced_by(self, tx: Transaction, memory: Memory) -> tuple[str, ...]:
+        targets = [memory.id] + ([memory.name] if memory.name else [])
+        return tuple(_label(m) for m in tx.referencing(self.realm, targets) if m.id != memory.id)
+
+    def read(self, name: str, *, offset: int = 0, project: str | None = None) -> ReadResult:
+        """A page of a memory's body with its caption; the first page counts as a read."""
+        if offset < 0:
+            raise InvalidValue(
+                f"offset {offset} is negative",
+                remedy="pass 0 or a continuation offset a read returned",
+                field="offset",
+            )
+        now = self._now()
+
+        def run(tx: Transaction) -> ReadResult:
+            memory = self._locate(tx, name, project)
+            if offset > len(memory.body):
+                raise InvalidValue(
+                    f"offset {offset} is past the end of {name!r} ({len(memory.body)} characters)",
+                    remedy="pass 0 or a continuation offset a read returned",
+                    field="offset",
+                )
+            if offset == 0:
+                count = tx.increment_read_count(memory.id)
+                memory = replace(memory, read_count=count)
+                self._event(tx, "read", {"read_count": count}, memory_id=memory.id)
+            end = offset + READ_PAGE_CHARS
+            references = []
+            for target in memory.references:
+                named = (
+                    tx.find_by_name(self.realm, target, [GLOBAL_SCOPE, memory.scope])
+                    if fields.is_name(target)
+                    else []
+                )
+                references.append(Reference(target, named[0].description if named else None))
+            return ReadResult(
+                memory=memory,
+                text=memory.body[offset:end],
+                offset=offset,
+                next_offset=end if end < len(memory.body) else None,
+                total_chars=len(memory.body),
+                caption=self.caption(memory, now),
+                references=tuple(references),
+                referenced_by=self._referenced_by(tx, memory),
+            )
+
+        return self.backend.write(run)
+
+    @staticmethod
+    def caption(memory: Memory, now: datetime) -> str:
+        """"Recorded 47 days ago, verified yesterday" and the expiry, when there is one."""
+        recorded = f"Recorded {age_phrase(memory.created_at, now)}"
+        if memory.verified_at > memory.created_at:
+            checked = f"verified {age_phrase(memory.verified_at, now)}"
+        else:
+            checked = "not verified since"
+        text = f"{recorded}, {checked}."
+        if memory.is_expired(now):
+            text += f" Expired {age_phrase(memory.expires_at or now, now)}."
+        return text + " A point-in-time note, not live state."
+
+    def list(
+        self,
+        *,
+        project: str | None = None,
+        tag: str | None = None,
+        referencing: str | None = None,
+        unverified: str | None = None,
+        expired: bool = False,
+        limit: int | None = None,
+    ) -> list[Memory]:
+        """Memories in index order (priority, then newest first)."""
+
+        def run(tx: Transaction) -> list[Memory]:
+            return tx.list_memories(self._filter(tx, project, tag, referencing, unverified,
+                                                 expired, listing=True), limit)
+
+        return self.backend.read(run)
+
+    def _filter(
+        self,
+        tx: Transaction,
+        project: str | None,
+        tag: str | None,
+        referencing: str | None,
+        unverified: str | None,
+        expired: bool,
+        *,
+        listing: bool,
+        tier: str | None = None,
+    ) -> MemoryFilter:
+        scopes: tuple[str, ...] | None
+        if project is None:
+            scopes = None if tier != "global" else (GLOBAL_SCOPE,)
+        elif project == "":
+            scopes = (GLOBAL_SCOPE,)
+        else:
+            self._require_project(tx, project)
+            if listing or tier == "project":
+                scopes = (project_scope(project),)
+            elif tier == "global":
+                scopes = (GLOBAL_SCOPE,)
+            else:
+                scopes = (GLOBAL_SCOPE, project_scope(project))
+        targets: tuple[str, ...] = ()
+        if referencing:
+            targets = (referencing,)
+            named = tx.find_by_name(self.realm, referencing, None) if fields.is_name(referencing) else []
+            targets += tuple(m.id for m in named)
+        now = self._now()
+        verified_before = stamp(now - parse_duration(unverified)) if unverified else None
+        if tag is not None:
+            fields.tags([tag])
+        return MemoryFilter(
+            realm=self.realm,
+            scopes=scopes,
+            tag=tag,
+            referencing=targets,
+            verified_before=verified_before,
+            expired_at=stamp(now) if expired else None,
+        )
+
+    def search(
+        self,
+        queries: str | Sequence[str] = (),
+        *,
+        project: str | None = None,
+        tier: str | None = None,
+        limit: int = 10,
+        tag: str | None = None,
+        referencing: str | None = None,
+        unverified: str | None = None,
+        expired: bool = False,
+    ) -> SearchResult:
+        """Search by one query or a list of synonyms; without queries, a filtered listing."""
+        if isinstance(queries, str):
+            queries = [queries]
+        if not 1 <= limit <= SEARCH_LIMIT_MAX:
+            raise InvalidValue(
+                f"limit {limit} is outside 1–{SEARCH_LIMIT_MAX}",
+                remedy=f"ask for 1 to {SEARCH_LIMIT_MAX} results",
+                field="limit",
+            )
+        if tier not in (None, "global", "project"):
+            raise InvalidValue(
+                f"tier {tier!r} is not global or project",
+                remedy="pass tier global or project, or leave it out",
+                field="tier",
+            )
+        if tier == "project" and not project:
+            raise NoProject(
+                "a search of the project tier needs a project",
+                remedy="pass a project, or search without a tier",
+            )
+        plans = lexical.query_terms(queries)
+        now = self._now()
+
+        def run(tx: Transaction) -> SearchResult:
+            where = self._filter(
+                tx, project, tag, referencing, unverified, expired, listing=False, tier=tier
+            )
+            if not plans:
+                memories = tx.list_memories(where, limit)
+                hits = tuple(SearchHit(m, 0.0, ()) for m in memories)
+                return SearchResult(
+                    hits, _listing_summary(len(hits), tag, referencing, unverified, expired),
+                    listing=True,
+                )
+            depth = max(limit * 3, 30)
+            per_query = [(p.text, lexical.search_query(tx, where, p, depth=depth)) for p in plans]
+            fused = rank.fuse(per_query)
+            memories = {m.id: m for m in tx.get_many(list(fused))}
+            best = max((f.score for f in fused.values()), default=0.0)
+            scored = []
+            for memory_id, entry in fused.items():
+                memory = memories.get(memory_id)
+                if memory is None:
+                    continue
+                score = rank.final_score(entry.score, best, memory, now)
+                scored.append(
+                    SearchHit(
+                        memory,
+                        score,
+                        tuple(entry.senses),
+                        tuple(entry.scanned),
+                        tuple(entry.queries),
+                    )
+                )
+            scored.sort(key=lambda h: (-h.score, h.memory.priority, h.memory.id))
+            top = tuple(scored[:limit])
+            summary = f"{len(top)} of {len(scored)} matching memories, best first"
+            return SearchResult(top, summary, listing=False)
+
+        return self.backend.read(run)
+
+    # -- delete -------------------------------------------------------------------------
+
+    def delete(self, name: str, *, project: str | None = None) -> DeleteResult:
+        """Remove a memory; memories that referenced it keep their references."""
+
+        def run(tx: Transaction) -> DeleteResult:
+            memory = self._locate(tx, name, project)
+            cited = self._referenced_by(tx, memory)
+            tx.delete_memory(memory.id)
+            self._event(tx, "delete", self._payload(memory), memory_id=memory.id)
+            return DeleteResult(memory, cited)
+
+        return self.backend.write(run)
+
+    # -- export / import ---------------------------------------------------------------
+
+    def export(self, directory: str | Path, *, project: str | None = None) -> int:
+        """Write a snapshot; returns how many memories it holds."""
+        def run(tx: Transaction) -> list[Memory]:
+            where = self._filter(tx, project, None, None, None, False, listing=True)
+            return tx.list_memories(replace(where, statuses=tuple(s.value for s in Status)))
+
+        memories = self.backend.read(run)
+        return transfer.export_snapshot(Path(directory), memories)
+
+    def import_(self, directory: str | Path, *, force: bool = False) -> list[WriteResult]:
+        """Restore a snapshot in one transaction; nothing lands unless everything does."""
+        snapshot = transfer.read_snapshot(Path(directory))
+        requests = [replace(item, create_only=not force, exact_tier=True) for item in snapshot]
+        if not requests:
+            return []
+        return self.write_many(requests, reason="import")
+
+    # -- health -----------------------------------------------------------------------
+
+    def verify(self, *, rebuild: bool = False) -> VerifyReport:
+        """Check the search index and the event chain; ``rebuild`` regenerates the index."""
+        if rebuild:
+            self.backend.rebuild_index()
+        sound, documents, problems = self.backend.check_index()
+
+        def chain(tx: Transaction) -> tuple[int, ledger.ChainCheck]:
+            return tx.count_memories(self.realm), ledger.check_chain(tx.iter_events())
+
+        memories, check = self.backend.read(chain)
+        all_problems = list(problems)
+        if not check.ok:
+            all_problems.append(f"event chain broken: {check.problem}")
+        return VerifyReport(
+            ok=not all_problems,
+            memories=memories,
+            index_documents=documents,
+            index_sound=sound,
+            events=check.events,
+            chain_ok=check.ok,
+            problems=tuple(all_problems),
+            rebuilt=rebuild,
+        )
+
+    def require_sound(self) -> VerifyReport:
+        """``verify`` that raises ``IntegrityFailed`` when anything is wrong."""
+        report = self.verify()
+        if not report.ok:
+            raise IntegrityFailed(
+                "; ".join(report.problems),
+                remedy="run `retain verify --rebuild` for the index; a broken chain means "
+                "the log was altered outside retain",
+                problems=list(report.problems),
+            )
+        return report
+
+    def status(self) -> StoreStatus:
+        now_stamp = stamp(self._now())
+
+        def run(tx: Transaction) -> StoreStatus:
+            entries = tx.inline_entries(self.realm, now_stamp)
+            projects = tx.list_projects(self.realm)
+            fullest = max(budget.bands(entries, [p.name for p in projects]).values(),
+                          key=lambda b: b.total)
+            seq, head = tx.chain_head()
+            return StoreStatus(
+                location=self.backend.location,
+                schema_version=self.backend.schema_version(),
+                realm=self.realm,
+                memories=tx.count_memories(self.realm),
+                projects=len(projects),
+                events=seq,
+                chain_head=head,
+                inline_bytes=fullest.total,
+                inline_max_bytes=self.settings.inline_max_bytes,
+                size_bytes=self.backend.size_bytes(),
+            )
+
+        return self.backend.read(run)
+
+
+def _parse_stamp(value: str | None) -> datetime | None:
+    return parse_stamp(value) if value else None
+
+
+def _excerpt(body: str, start: int, length: int, context: int = 2) -> str:
+    """The lines around a change, for showing what an edit did."""
+    lines = body.splitlines(keepends=True)
+    first = body.count("\n", 0, start)
+    last = body.count("\n", 0, start + length)
+    return "".join(lines[max(0, first - context) : last + context + 1])
+
+
+def _listing_summary(
+    count: int, tag: str | None, referencing: str | None, unverified: str | None, expired: bool
+) -> str:
+    what = "memory" if count == 1 else "memories"
+    parts = []
+    if tag:
+        parts.append(f"tagged {tag!r}")
+    if referencing:
+        parts.append(f"referencing {referencing!r}")
+    if unverified:
+        parts.append(f"not verified in {unverified}")
+    if expired:
+        parts.append("expired")
+    qualifier = (" " + ", ".join(parts)) if parts else ""
+    return f"{count} {what}{qualifier}, most important first"

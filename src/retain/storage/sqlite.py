@@ -1,0 +1,693 @@
+"""The embedded backend: one SQLite file in WAL mode.
+
+Writes run in ``BEGIN IMMEDIATE`` transactions and are retried when another
+process holds the write lock; anything raised inside a transaction rolls it
+back whole. Connections are per thread and re-opened after a fork.
+
+Full-text search uses an FTS5 external-content table. FTS5 costs time in
+proportion to the rows a query matches (about 0.3 µs per match here even
+without ranking), so ``match_terms`` plans each query from the index's own
+term statistics before running it:
+
+* when the query's terms match few rows in all, every match is ranked by
+  BM25 (exact);
+* otherwise the rarest terms lead: only rows holding one of them are
+  candidates, ranked by BM25 over every term of the query (a row holding only
+  very common words cannot outrank one holding a rare one by much, and
+  BM25's IDF gives such words almost no weight anyway);
+* when every term is very common, the newest ``_COMMON_WINDOW`` rows that hold
+  them all (or, failing that, any of them) are ranked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import suppress
+from pathlib import Path
+from typing import Any, TypeVar
+
+from retain.chrono import parse_stamp, stamp
+from retain.errors import MemoryExists, SchemaTooNew, StoreBusy, StoreError
+from retain.ledger import GENESIS
+from retain.model import Event, Load, Memory, Project, Status, Trust
+from retain.storage.base import InlineEntry, LexicalHit, MemoryFilter
+from retain.storage.sqlite_schema import MIGRATIONS, latest_version
+
+T = TypeVar("T")
+
+_BM25 = "bm25(memories_fts, 10.0, 5.0, 1.0)"
+_EXACT_BUDGET = 6000  # rows ranked exhaustively
+_COMMON_WINDOW = 1000  # rows ranked when every term is very common
+_RETRIES = 40
+_BUSY_TIMEOUT_MS = 2000
+
+_COLUMNS = (
+    "id, realm, scope, name, description, body, tags, priority, load, refs, source, subject, "
+    "predicate, trust, status, ever_quarantined, supersedes, content_hash, author, created_at, "
+    "updated_at, verified_at, expires_at, valid_from, valid_to, read_count, metadata"
+)
+_M_COLUMNS = ", ".join("m." + c.strip() for c in _COLUMNS.split(","))
+
+
+def _opt_time(value: str | None) -> Any:
+    return parse_stamp(value) if value else None
+
+
+def _memory(row: Sequence[Any]) -> Memory:
+    return Memory(
+        id=row[0],
+        realm=row[1],
+        scope=row[2],
+        name=row[3],
+        description=row[4],
+        body=row[5],
+        tags=tuple(json.loads(row[6])),
+        priority=row[7],
+        load=Load(row[8]),
+        references=tuple(json.loads(row[9])),
+        source=row[10],
+        subject=row[11],
+        predicate=row[12],
+        trust=Trust(row[13]),
+        status=Status(row[14]),
+        ever_quarantined=bool(row[15]),
+        supersedes=row[16],
+        content_hash=row[17],
+        author=row[18],
+        created_at=parse_stamp(row[19]),
+        updated_at=parse_stamp(row[20]),
+        verified_at=parse_stamp(row[21]),
+        expires_at=_opt_time(row[22]),
+        valid_from=_opt_time(row[23]),
+        valid_to=_opt_time(row[24]),
+        read_count=row[25],
+        metadata=json.loads(row[26]),
+    )
+
+
+def _stamp_or_none(value: Any) -> str | None:
+    return stamp(value) if value is not None else None
+
+
+def _params(m: Memory) -> dict[str, Any]:
+    return {
+        "id": m.id,
+        "realm": m.realm,
+        "scope": m.scope,
+        "name": m.name,
+        "description": m.description,
+        "body": m.body,
+        "body_bytes": m.body_bytes,
+        "tags": json.dumps(list(m.tags), ensure_ascii=False),
+        "priority": m.priority,
+        "load": m.load.value,
+        "refs": json.dumps(list(m.references), ensure_ascii=False),
+        "source": m.source,
+        "subject": m.subject,
+        "predicate": m.predicate,
+        "trust": m.trust.value,
+        "status": m.status.value,
+        "ever_quarantined": int(m.ever_quarantined),
+        "supersedes": m.supersedes,
+        "content_hash": m.content_hash,
+        "author": m.author,
+        "created_at": stamp(m.created_at),
+        "updated_at": stamp(m.updated_at),
+        "verified_at": stamp(m.verified_at),
+        "expires_at": _stamp_or_none(m.expires_at),
+        "valid_from": _stamp_or_none(m.valid_from),
+        "valid_to": _stamp_or_none(m.valid_to),
+        "read_count": m.read_count,
+        "metadata": json.dumps(m.metadata, sort_keys=True, ensure_ascii=False),
+    }
+
+
+_INSERT_COLUMNS = [
+    "id", "realm", "scope", "name", "description", "body", "body_bytes", "tags", "priority",
+    "load", "refs", "source", "subject", "predicate", "trust", "status", "ever_quarantined",
+    "supersedes", "content_hash", "author", "created_at", "updated_at", "verified_at",
+    "expires_at", "valid_from", "valid_to", "read_count", "metadata",
+]  # fmt: skip
+# created_at is absent from the update list: the statement itself keeps it.
+_UPDATE_COLUMNS = [c for c in _INSERT_COLUMNS if c not in ("id", "realm", "created_at")]
+_UPSERT = (
+    f"INSERT INTO memories ({', '.join(_INSERT_COLUMNS)}) "
+    f"VALUES ({', '.join(':' + c for c in _INSERT_COLUMNS)}) "
+    "ON CONFLICT(id) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in _UPDATE_COLUMNS)
+    + " WHERE memories.content_hash = :expect_hash AND memories.updated_at = :expect_updated"
+)
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return "locked" in text or "busy" in text
+
+
+class SqliteTransaction:
+    """The operations of one connection, inside whatever transaction is open."""
+
+    def __init__(self, con: sqlite3.Connection) -> None:
+        self.con = con
+
+    # -- helpers --------------------------------------------------------------
+
+    def _filter_sql(self, where: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
+        clauses = [f"{alias}.realm = ?"]
+        args: list[Any] = [where.realm]
+        if where.scopes is not None:
+            clauses.append(f"{alias}.scope IN ({', '.join('?' * len(where.scopes))})")
+            args.extend(where.scopes)
+        clauses.append(f"{alias}.status IN ({', '.join('?' * len(where.statuses))})")
+        args.extend(where.statuses)
+        if where.tag is not None:
+            clauses.append(
+                f"EXISTS (SELECT 1 FROM memory_tags t WHERE t.tag = ? "
+                f"AND t.memory_num = {alias}.num)"
+            )
+            args.append(where.tag)
+        if where.referencing:
+            clauses.append(
+                f"EXISTS (SELECT 1 FROM memory_refs r WHERE r.memory_num = {alias}.num "
+                f"AND r.target IN ({', '.join('?' * len(where.referencing))}))"
+            )
+            args.extend(where.referencing)
+        if where.verified_before is not None:
+            clauses.append(f"{alias}.verified_at < ?")
+            args.append(where.verified_before)
+        if where.expired_at is not None:
+            clauses.append(f"{alias}.expires_at IS NOT NULL AND {alias}.expires_at <= ?")
+            args.append(where.expired_at)
+        if where.scopes is not None and not where.scopes:
+            clauses.append("0")
+        return " AND ".join(clauses), args
+
+    # -- realms and projects --------------------------------------------------
+
+    def ensure_realm(self, realm: str, now: str) -> None:
+        self.con.execute(
+            "INSERT INTO realms(name, created_at) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
+            (realm, now),
+        )
+
+    def get_project(self, realm: str, name: str) -> Project | None:
+        row = self.con.execute(
+            "SELECT name, created_at FROM projects WHERE realm = ? AND name = ?", (realm, name)
+        ).fetchone()
+        return Project(row[0], parse_stamp(row[1])) if row else None
+
+    def list_projects(self, realm: str) -> list[Project]:
+        rows = self.con.execute(
+            "SELECT p.name, p.created_at, "
+            "(SELECT count(*) FROM memories m WHERE m.realm = p.realm "
+            " AND m.scope = 'project:' || p.name) "
+            "FROM projects p WHERE p.realm = ? ORDER BY p.name",
+            (realm,),
+        ).fetchall()
+        return [Project(r[0], parse_stamp(r[1]), r[2]) for r in rows]
+
+    def insert_project(self, realm: str, name: str, now: str) -> None:
+        self.con.execute(
+            "INSERT INTO projects(realm, name, created_at) VALUES (?, ?, ?)", (realm, name, now)
+        )
+
+    def rename_project(self, realm: str, old: str, new: str) -> int:
+        self.con.execute(
+            "UPDATE projects SET name = ? WHERE realm = ? AND name = ?", (new, realm, old)
+        )
+        cur = self.con.execute(
+            "UPDATE memories SET scope = ? WHERE realm = ? AND scope = ?",
+            ("project:" + new, realm, "project:" + old),
+        )
+        return cur.rowcount
+
+    def delete_project(self, realm: str, name: str) -> None:
+        self.con.execute("DELETE FROM projects WHERE realm = ? AND name = ?", (realm, name))
+
+    def count_memories(self, realm: str, scope: str | None = None) -> int:
+        if scope is None:
+            row = self.con.execute(
+                "SELECT count(*) FROM memories WHERE realm = ?", (realm,)
+            ).fetchone()
+        else:
+            row = self.con.execute(
+                "SELECT count(*) FROM memories WHERE realm = ? AND scope = ?", (realm, scope)
+            ).fetchone()
+        return int(row[0])
+
+    # -- memories -------------------------------------------------------------
+
+    def find_by_name(self, realm: str, name: str, scopes: Sequence[str] | None) -> list[Memory]:
+        sql = f"SELECT {_COLUMNS} FROM memories WHERE realm = ? AND name = ?"
+        args: list[Any] = [realm, name]
+        if scopes is not None:
+            if not scopes:
+                return []
+            sql += f" AND scope IN ({', '.join('?' * len(scopes))})"
+            args.extend(scopes)
+        return [_memory(r) for r in self.con.execute(sql + " ORDER BY scope", args)]
+
+    def get_many(self, ids: Sequence[str]) -> list[Memory]:
+        found: dict[str, Memory] = {}
+        chunk = 500
+        for start in range(0, len(ids), chunk):
+            part = ids[start : start + chunk]
+            rows = self.con.execute(
+                f"SELECT {_COLUMNS} FROM memories WHERE id IN ({', '.join('?' * len(part))})",
+                part,
+            )
+            for row in rows:
+                found[row[0]] = _memory(row)
+        return [found[i] for i in ids if i in found]
+
+    def _save(self, memory: Memory, expect: Memory | None) -> bool:
+        params = _params(memory)
+        params["expect_hash"] = expect.content_hash if expect else None
+        params["expect_updated"] = stamp(expect.updated_at) if expect else None
+        try:
+            cur = self.con.execute(_UPSERT, params)
+        except sqlite3.IntegrityError as exc:
+            if "memories.realm, memories.scope, memories.name" in str(exc):
+                raise MemoryExists(
+                    f"a memory named {memory.name!r} already exists in {memory.scope}",
+                    remedy="choose another name, or write to the existing memory",
+                    name=memory.name,
+                    scope=memory.scope,
+                ) from exc
+            raise
+        return cur.rowcount == 1
+
+    def insert_memory(self, memory: Memory) -> None:
+        if not self._save(memory, None):
+            raise StoreError(f"memory id {memory.id} already exists", memory_id=memory.id)
+
+    def update_memory(self, memory: Memory, current: Memory) -> bool:
+        return self._save(memory, current)
+
+    def delete_memory(self, memory_id: str) -> None:
+        self.con.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+
+    def increment_read_count(self, memory_id: str) -> int:
+        row = self.con.execute(
+            "UPDATE memories SET read_count = read_count + 1 WHERE id = ? RETURNING read_count",
+            (memory_id,),
+        ).fetchone()
+        return int(row[0])
+
+    def list_memories(self, where: MemoryFilter, limit: int | None = None) -> list[Memory]:
+        clause, args = self._filter_sql(where)
+        sql = (
+            f"SELECT {_M_COLUMNS} FROM memories m WHERE {clause} "
+            "ORDER BY m.priority ASC, m.created_at DESC, m.id DESC"
+        )
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        return [_memory(r) for r in self.con.execute(sql, args)]
+
+    def inline_entries(self, realm: str, now: str) -> list[InlineEntry]:
+        rows = self.con.execute(
+            "SELECT id, name, scope, body_bytes FROM memories WHERE realm = ? AND load = 'inline' "
+            "AND status = 'active' AND body_bytes > 0 "
+            "AND (expires_at IS NULL OR expires_at > ?)",
+            (realm, now),
+        )
+        return [InlineEntry(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def referencing(self, realm: str, targets: Sequence[str]) -> list[Memory]:
+        if not targets:
+            return []
+        rows = self.con.execute(
+            f"SELECT DISTINCT {_M_COLUMNS} FROM memory_refs r "
+            "JOIN memories m ON m.num = r.memory_num "
+            f"WHERE m.realm = ? AND r.target IN ({', '.join('?' * len(targets))}) "
+            "ORDER BY m.priority, m.created_at DESC",
+            [realm, *targets],
+        )
+        return [_memory(r) for r in rows]
+
+    # -- lexical search -------------------------------------------------------
+
+    def _document_frequency(self, term: str, prefix: bool) -> int:
+        """Rows holding ``term`` (an upper bound for a prefix), from the index's vocabulary."""
+        tokens = self._tokens(term)
+        if not tokens:
+            return 0
+        counts = []
+        for i, token in enumerate(tokens):
+            if prefix and i == len(tokens) - 1:
+                row = self.con.execute(
+                    "SELECT coalesce(sum(doc), 0) FROM temp.retain_vocab "
+                    "WHERE term >= ? AND term < ?",
+                    (token, token + "\U0010ffff"),
+                ).fetchone()
+            else:
+                row = self.con.execute(
+                    "SELECT doc FROM temp.retain_vocab WHERE term = ?", (token,)
+                ).fetchone()
+            counts.append(int(row[0]) if row else 0)
+        return min(counts)
+
+    def _tokens(self, text: str) -> list[str]:
+        """``text`` as the index's tokenizer stores it (stemmed, folded)."""
+        self.con.execute("DELETE FROM temp.retain_tokenizer")
+        self.con.execute("INSERT INTO temp.retain_tokenizer(rowid, x) VALUES (1, ?)", (text,))
+        rows = self.con.execute(
+            "SELECT term FROM temp.retain_tokenizer_vocab ORDER BY offset"
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def match_terms(
+        self, where: MemoryFilter, terms: Sequence[str], *, prefix: bool, limit: int
+    ) -> list[LexicalHit]:
+        suffix = "*" if prefix else ""
+        stats = []
+        for term in dict.fromkeys(terms):
+            df = self._document_frequency(term, prefix)
+            if df:
+                stats.append((df, _quote(term) + suffix))
+        if not stats:
+            return []
+        stats.sort()
+        everything = " OR ".join(p for _, p in stats)
+        clause, args = self._filter_sql(where)
+        join = f"JOIN memories m ON m.num = memories_fts.rowid WHERE memories_fts MATCH ? AND {clause}"
+        total = sum(df for df, _ in stats)
+        if total <= _EXACT_BUDGET or stats[0][0] <= _EXACT_BUDGET:
+            if total <= _EXACT_BUDGET:
+                expression = everything
+            else:
+                lead, running = [], 0
+                for df, phrase in stats:
+                    if running + df > _EXACT_BUDGET and lead:
+                        break
+                    lead.append(phrase)
+                    running += df
+                expression = f"({' OR '.join(lead)}) AND ({everything})"
+            rows = self.con.execute(
+                f"SELECT m.id, {_BM25} AS s FROM memories_fts {join} ORDER BY s LIMIT ?",
+                [expression, *args, limit],
+            ).fetchall()
+            return [LexicalHit(r[0], -r[1]) for r in rows]
+        # Every term is very common: rank a window of the newest rows holding them.
+        rows = []
+        for expression in (" AND ".join(p for _, p in stats), everything):
+            rows = self.con.execute(
+                f"SELECT m.id, {_BM25} FROM memories_fts {join} "
+                "ORDER BY memories_fts.rowid DESC LIMIT ?",
+                [expression, *args, _COMMON_WINDOW],
+            ).fetchall()
+            if len(rows) >= limit or len(stats) == 1:
+                break
+        rows.sort(key=lambda r: r[1])
+        return [LexicalHit(r[0], -r[1]) for r in rows[:limit]]
+
+    def scan_text(
+        self, where: MemoryFilter, needles: Sequence[str], *, limit: int
+    ) -> list[LexicalHit]:
+        if not needles:
+            return []
+        clause, args = self._filter_sql(where)
+        likes = []
+        for needle in needles:
+            escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+            likes.append(f"%{escaped}%")
+        text = "(coalesce(m.name, '') || ' ' || m.description || ' ' || m.body)"
+        any_like = " OR ".join(f"{text} LIKE ? ESCAPE '\\'" for _ in likes)
+        rows = self.con.execute(
+            f"SELECT m.id, coalesce(m.name, ''), m.description, m.body FROM memories m "
+            f"WHERE {clause} AND ({any_like})",
+            [*args, *likes],
+        ).fetchall()
+        hits = []
+        folded = [n.casefold() for n in needles]
+        for memory_id, name, description, body in rows:
+            fields = (name.casefold(), description.casefold(), body.casefold())
+            matched = tuple(n for n, f in zip(needles, folded, strict=True) if any(f in x for x in fields))
+            if not matched:
+                continue
+            score = 0.0
+            for f in folded:
+                score += 10.0 * (f in fields[0]) + 5.0 * (f in fields[1]) + 1.0 * (f in fields[2])
+            hits.append(LexicalHit(memory_id, score, matched))
+        hits.sort(key=lambda h: (-h.score, h.memory_id))
+        return hits[:limit]
+
+    # -- the event log ---------------------------------------------------------
+
+    def chain_head(self) -> tuple[int, str]:
+        row = self.con.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
+        return (int(row[0]), str(row[1])) if row else (0, GENESIS)
+
+    def append_event(self, event: Event) -> None:
+        self.con.execute(
+            "INSERT INTO events(seq, event_id, realm, memory_id, kind, tx_time, principal, "
+            "reason, payload, payload_digest, prev_hash, hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                event.seq,
+                event.event_id,
+                event.realm,
+                event.memory_id,
+                event.kind,
+                stamp(event.tx_time),
+                event.principal,
+                event.reason,
+                event.payload,
+                event.payload_digest,
+                event.prev_hash,
+                event.hash,
+            ),
+        )
+
+    def iter_events(self, realm: str | None = None) -> Iterator[Event]:
+        sql = (
+            "SELECT seq, event_id, realm, memory_id, kind, tx_time, principal, reason, payload, "
+            "payload_digest, prev_hash, hash FROM events"
+        )
+        args: list[Any] = []
+        if realm is not None:
+            sql += " WHERE realm = ?"
+            args.append(realm)
+        for r in self.con.execute(sql + " ORDER BY seq", args):
+            yield Event(
+                r[0], r[1], r[2], r[3], r[4], parse_stamp(r[5]), r[6], r[7], r[8], r[9], r[10],
+                r[11],
+            )  # fmt: skip
+
+    def count_events(self) -> int:
+        return int(self.con.execute("SELECT count(*) FROM events").fetchone()[0])
+
+
+class SqliteBackend:
+    """A store in one SQLite file (created 0600 in a 0700 directory)."""
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.location = str(self.path)
+        self._local = threading.local()
+        self._create_file()
+        self._migrate()
+
+    # -- connections ------------------------------------------------------------
+
+    def _create_file(self) -> None:
+        directory = self.path.parent
+        if not directory.exists():
+            directory.mkdir(mode=0o700, parents=True)
+        if not self.path.exists():
+            fd = os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600)
+            os.close(fd)
+        with suppress(OSError):
+            os.chmod(self.path, 0o600)
+
+    def _connect(self) -> sqlite3.Connection:
+        con = sqlite3.connect(
+            self.path, isolation_level=None, check_same_thread=False, timeout=0
+        )
+        con.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        con.execute("PRAGMA journal_mode = WAL")
+        con.execute("PRAGMA synchronous = FULL")
+        con.execute("PRAGMA foreign_keys = ON")
+        con.execute("PRAGMA temp_store = MEMORY")
+        con.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.retain_tokenizer USING fts5("
+            "x, tokenize='porter unicode61 remove_diacritics 2')"
+        )
+        con.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.retain_tokenizer_vocab "
+            "USING fts5vocab(temp, retain_tokenizer, 'instance')"
+        )
+        with suppress(sqlite3.OperationalError):  # the index exists once migrated
+            con.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.retain_vocab "
+                "USING fts5vocab(main, memories_fts, 'row')"
+            )
+        return con
+
+    @property
+    def _con(self) -> sqlite3.Connection:
+        pid = os.getpid()
+        con: sqlite3.Connection | None = getattr(self._local, "con", None)
+        if con is None or getattr(self._local, "pid", None) != pid:
+            con = self._connect()
+            self._local.con = con
+            self._local.pid = pid
+        return con
+
+    def close(self) -> None:
+        con = getattr(self._local, "con", None)
+        if con is not None and getattr(self._local, "pid", None) == os.getpid():
+            con.close()
+        self._local = threading.local()
+
+    # -- transactions -------------------------------------------------------------
+
+    def _run(self, begin: str, fn: Callable[[SqliteTransaction], T]) -> T:
+        con = self._con
+        delay = 0.001
+        for attempt in range(_RETRIES):
+            try:
+                con.execute(begin)
+            except sqlite3.OperationalError as exc:
+                if _is_busy(exc) and attempt < _RETRIES - 1:
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.1)
+                    continue
+                raise self._mapped(exc) from exc
+            try:
+                result = fn(SqliteTransaction(con))
+                con.execute("COMMIT")
+                return result
+            except sqlite3.OperationalError as exc:
+                con.execute("ROLLBACK")
+                if _is_busy(exc) and attempt < _RETRIES - 1:
+                    time.sleep(delay)
+                    delay = min(delay * 2, 0.1)
+                    continue
+                raise self._mapped(exc) from exc
+            except sqlite3.Error as exc:
+                con.execute("ROLLBACK")
+                raise self._mapped(exc) from exc
+            except BaseException:
+                if con.in_transaction:
+                    con.execute("ROLLBACK")
+                raise
+        raise StoreBusy(
+            f"{self.location} stayed locked by another writer",
+            remedy="retry once the other process has finished writing",
+        )
+
+    def _mapped(self, exc: sqlite3.Error) -> StoreError:
+        if isinstance(exc, sqlite3.OperationalError) and _is_busy(exc):
+            return StoreBusy(
+                f"{self.location} is locked by another writer: {exc}",
+                remedy="retry once the other process has finished writing",
+            )
+        return StoreError(f"{self.location}: {exc}", remedy="run `retain verify`")
+
+    def write(self, fn: Callable[[SqliteTransaction], T]) -> T:
+        return self._run("BEGIN IMMEDIATE", fn)
+
+    def read(self, fn: Callable[[SqliteTransaction], T]) -> T:
+        return self._run("BEGIN DEFERRED", fn)
+
+    # -- schema -----------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        con = self._con
+        try:
+            con.execute(
+                "CREATE TABLE IF NOT EXISTS schema_migrations ("
+                "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+            )
+        except sqlite3.Error as exc:
+            raise self._mapped(exc) from exc
+        current = self.schema_version()
+        if current > latest_version():
+            raise SchemaTooNew(
+                f"{self.location} is at schema version {current}; this retain knows up to "
+                f"{latest_version()}",
+                remedy="upgrade retain to open this store",
+                version=current,
+            )
+        for migration in MIGRATIONS:
+            if migration.version <= current:
+                continue
+
+            def apply(tx: SqliteTransaction, m: Any = migration) -> None:
+                # Another process may have applied it while we waited for the lock.
+                done = tx.con.execute(
+                    "SELECT 1 FROM schema_migrations WHERE version = ?", (m.version,)
+                ).fetchone()
+                if done:
+                    return
+                m.apply(tx.con)
+                tx.con.execute(
+                    "INSERT INTO schema_migrations(version, name, applied_at) "
+                    "VALUES (?, ?, datetime('now'))",
+                    (m.version, m.name),
+                )
+
+            self.write(apply)
+        # The vocabulary view needs the index, which the first migration made.
+        self.close()
+
+    def schema_version(self) -> int:
+        row = self._con.execute("SELECT max(version) FROM schema_migrations").fetchone()
+        return int(row[0] or 0)
+
+    def size_bytes(self) -> int:
+        total = 0
+        for suffix in ("", "-wal"):
+            with suppress(OSError):
+                total += os.path.getsize(str(self.path) + suffix)
+        return total
+
+    # -- the derived index ---------------------------------------------------------
+
+    def check_index(self) -> tuple[bool, int, list[str]]:
+        con = self._con
+        problems: list[str] = []
+        try:
+            con.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)")
+        except sqlite3.DatabaseError as exc:
+            problems.append(f"full-text index is not sound: {exc}")
+        documents = int(con.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()[0])
+        memories = int(con.execute("SELECT count(*) FROM memories").fetchone()[0])
+        if documents != memories:
+            problems.append(
+                f"full-text index holds {documents} documents for {memories} memories"
+            )
+        stray = con.execute(
+            "SELECT count(*) FROM memories_fts_docsize d "
+            "WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.num = d.id)"
+        ).fetchone()[0]
+        if stray:
+            problems.append(f"full-text index holds {stray} documents of no memory")
+        return (not problems, documents, problems)
+
+    def rebuild_index(self) -> None:
+        def rebuild(tx: SqliteTransaction) -> None:
+            tx.con.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
+            tx.con.execute("DELETE FROM memory_tags")
+            tx.con.execute(
+                "INSERT OR IGNORE INTO memory_tags(tag, memory_num) "
+                "SELECT j.value, m.num FROM memories m, json_each(m.tags) j"
+            )
+            tx.con.execute("DELETE FROM memory_refs")
+            tx.con.execute(
+                "INSERT OR IGNORE INTO memory_refs(target, memory_num) "
+                "SELECT j.value, m.num FROM memories m, json_each(m.refs) j"
+            )
+
+        self.write(rebuild)

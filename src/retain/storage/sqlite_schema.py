@@ -1,0 +1,179 @@
+"""The SQLite schema as an append-only list of migrations.
+
+Each migration is a small function applied in its own transaction together
+with the row that records it. Never edit a migration that has shipped; add
+the next one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    apply: Callable[[sqlite3.Connection], None]
+
+
+def run_script(con: sqlite3.Connection, script: str) -> None:
+    """Execute each statement of ``script`` inside the caller's transaction.
+
+    ``executescript`` would commit first, so statements are split with
+    ``sqlite3.complete_statement`` (which understands trigger bodies).
+    """
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            con.execute(pending)
+            pending = ""
+    if pending.strip():
+        raise ValueError(f"incomplete SQL statement in migration: {pending[:80]!r}")
+
+
+def _m001_foundation(con: sqlite3.Connection) -> None:
+    run_script(
+        con,
+        """
+        CREATE TABLE realms (
+            name TEXT PRIMARY KEY,
+            created_at TEXT NOT NULL
+        ) WITHOUT ROWID;
+
+        CREATE TABLE projects (
+            realm TEXT NOT NULL REFERENCES realms(name),
+            name TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (realm, name)
+        ) WITHOUT ROWID;
+
+        CREATE TABLE memories (
+            num INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            realm TEXT NOT NULL REFERENCES realms(name),
+            scope TEXT NOT NULL,
+            name TEXT,
+            description TEXT NOT NULL,
+            body TEXT NOT NULL,
+            body_bytes INTEGER NOT NULL,
+            tags TEXT NOT NULL DEFAULT '[]',
+            priority INTEGER NOT NULL,
+            load TEXT NOT NULL CHECK (load IN ('inline', 'index', 'search')),
+            refs TEXT NOT NULL DEFAULT '[]',
+            source TEXT NOT NULL DEFAULT '',
+            subject TEXT,
+            predicate TEXT,
+            trust TEXT NOT NULL
+                CHECK (trust IN ('claimed', 'observed', 'attested', 'verified')),
+            status TEXT NOT NULL CHECK (status IN
+                ('active', 'quarantined', 'superseded', 'retracted', 'discarded', 'forgotten')),
+            ever_quarantined INTEGER NOT NULL DEFAULT 0,
+            supersedes TEXT,
+            content_hash TEXT NOT NULL,
+            author TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            verified_at TEXT NOT NULL,
+            expires_at TEXT,
+            valid_from TEXT,
+            valid_to TEXT,
+            read_count INTEGER NOT NULL DEFAULT 0,
+            metadata TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE UNIQUE INDEX memories_scope_name ON memories(realm, scope, name)
+            WHERE name IS NOT NULL;
+        CREATE INDEX memories_name ON memories(realm, name) WHERE name IS NOT NULL;
+        CREATE INDEX memories_index_order ON memories(realm, priority, created_at DESC);
+        CREATE INDEX memories_inline ON memories(realm) WHERE load = 'inline';
+
+        -- Derived lookups, kept in step with the JSON columns by triggers.
+        CREATE TABLE memory_tags (
+            tag TEXT NOT NULL,
+            memory_num INTEGER NOT NULL REFERENCES memories(num) ON DELETE CASCADE,
+            PRIMARY KEY (tag, memory_num)
+        ) WITHOUT ROWID;
+        CREATE INDEX memory_tags_memory ON memory_tags(memory_num);
+        CREATE TABLE memory_refs (
+            target TEXT NOT NULL,
+            memory_num INTEGER NOT NULL REFERENCES memories(num) ON DELETE CASCADE,
+            PRIMARY KEY (target, memory_num)
+        ) WITHOUT ROWID;
+        CREATE INDEX memory_refs_memory ON memory_refs(memory_num);
+
+        CREATE TRIGGER memories_lists_ai AFTER INSERT ON memories BEGIN
+            INSERT OR IGNORE INTO memory_tags(tag, memory_num)
+                SELECT value, new.num FROM json_each(new.tags);
+            INSERT OR IGNORE INTO memory_refs(target, memory_num)
+                SELECT value, new.num FROM json_each(new.refs);
+        END;
+        CREATE TRIGGER memories_tags_au AFTER UPDATE OF tags ON memories BEGIN
+            DELETE FROM memory_tags WHERE memory_num = old.num;
+            INSERT OR IGNORE INTO memory_tags(tag, memory_num)
+                SELECT value, new.num FROM json_each(new.tags);
+        END;
+        CREATE TRIGGER memories_refs_au AFTER UPDATE OF refs ON memories BEGIN
+            DELETE FROM memory_refs WHERE memory_num = old.num;
+            INSERT OR IGNORE INTO memory_refs(target, memory_num)
+                SELECT value, new.num FROM json_each(new.refs);
+        END;
+
+        -- Full text: an external-content index over the memories table.
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            name, description, body,
+            content='memories', content_rowid='num',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts(rowid, name, description, body)
+                VALUES (new.num, new.name, new.description, new.body);
+        END;
+        CREATE TRIGGER memories_fts_ad AFTER DELETE ON memories BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, name, description, body)
+                VALUES ('delete', old.num, old.name, old.description, old.body);
+        END;
+        CREATE TRIGGER memories_fts_au AFTER UPDATE OF name, description, body ON memories BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, name, description, body)
+                VALUES ('delete', old.num, old.name, old.description, old.body);
+            INSERT INTO memories_fts(rowid, name, description, body)
+                VALUES (new.num, new.name, new.description, new.body);
+        END;
+
+        -- The event log: append-only and hash-chained. Only the payload may
+        -- ever be blanked (erasure keeps its digest in the chain).
+        CREATE TABLE events (
+            seq INTEGER PRIMARY KEY,
+            event_id TEXT NOT NULL UNIQUE,
+            realm TEXT NOT NULL,
+            memory_id TEXT,
+            kind TEXT NOT NULL,
+            tx_time TEXT NOT NULL,
+            principal TEXT NOT NULL,
+            reason TEXT NOT NULL DEFAULT '',
+            payload TEXT,
+            payload_digest TEXT NOT NULL,
+            prev_hash TEXT NOT NULL,
+            hash TEXT NOT NULL UNIQUE
+        );
+        CREATE INDEX events_memory ON events(memory_id, seq);
+        CREATE TRIGGER events_append_only_update
+            BEFORE UPDATE OF seq, event_id, realm, memory_id, kind, tx_time, principal,
+                             reason, payload_digest, prev_hash, hash ON events
+        BEGIN
+            SELECT RAISE(ABORT, 'events are append-only');
+        END;
+        CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events BEGIN
+            SELECT RAISE(ABORT, 'events are append-only');
+        END;
+        """
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (Migration(1, "foundation", _m001_foundation),)
+
+
+def latest_version() -> int:
+    return MIGRATIONS[-1].version

@@ -1,0 +1,274 @@
+"""Export and import: a store as a directory of Markdown files, and back.
+
+A snapshot is::
+
+    export.toml            format_version, and when and by what it was written
+    <name>.md              a global memory
+    <project>/<name>.md    a project's memory
+
+Each file is YAML frontmatter (description; project; priority and load when
+not the defaults; created; verified when it differs from created; expires;
+source; read_count; references and tags when set) and then the body, byte
+for byte. The directory is created 0700 and every file 0600. An export that
+fails removes what it wrote; a description YAML cannot carry refuses the
+whole run before anything is written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import os
+import shutil
+import tomllib
+from collections.abc import Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from retain.chrono import parse_stamp, stamp
+from retain.errors import (
+    ExportTargetNotEmpty,
+    SnapshotInvalid,
+    UnexportableDescription,
+    UnknownFormatVersion,
+)
+from retain.model import DEFAULT_PRIORITY, Load, Memory, Restore, WriteRequest
+
+FORMAT_VERSION = 1
+MANIFEST = "export.toml"
+_OPEN = b"---\n"
+_CLOSE = b"\n---\n"
+
+
+def _yaml(data: dict[str, Any]) -> str:
+    return yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=1_000_000)
+
+
+def frontmatter(memory: Memory) -> dict[str, Any]:
+    data: dict[str, Any] = {"description": memory.description}
+    if memory.project:
+        data["project"] = memory.project
+    if memory.priority != DEFAULT_PRIORITY:
+        data["priority"] = memory.priority
+    if memory.load is not Load.INDEX:
+        data["load"] = memory.load.value
+    data["created"] = stamp(memory.created_at)
+    if memory.verified_at != memory.created_at:
+        data["verified"] = stamp(memory.verified_at)
+    if memory.expires_at is not None:
+        data["expires"] = stamp(memory.expires_at)
+    if memory.source:
+        data["source"] = memory.source
+    data["read_count"] = memory.read_count
+    if memory.references:
+        data["references"] = list(memory.references)
+    if memory.tags:
+        data["tags"] = list(memory.tags)
+    return data
+
+
+def render(memory: Memory) -> bytes:
+    """One memory as the bytes of its file."""
+    head = _yaml(frontmatter(memory))
+    return _OPEN + head.encode("utf-8") + b"---\n" + memory.body.encode("utf-8")
+
+
+def _carried(memory: Memory) -> bool:
+    try:
+        back = yaml.safe_load(_yaml({"description": memory.description}))
+    except yaml.YAMLError:
+        return False
+    return isinstance(back, dict) and back.get("description") == memory.description
+
+
+def _file_name(memory: Memory) -> str:
+    return f"{memory.name or memory.id}.md"
+
+
+def export_snapshot(directory: Path, memories: Sequence[Memory]) -> int:
+    """Write ``memories`` under ``directory``, which must be new or empty."""
+    for memory in memories:
+        if not _carried(memory):
+            raise UnexportableDescription(
+                f"the description of {memory.name!r} cannot be written as YAML",
+                remedy=f"rewrite the description of {memory.name!r} and export again",
+                name=memory.name,
+            )
+    if directory.exists():
+        if not directory.is_dir():
+            raise ExportTargetNotEmpty(
+                f"{directory} exists and is not a directory",
+                remedy="export to a new or empty directory",
+                directory=str(directory),
+            )
+        if any(directory.iterdir()):
+            raise ExportTargetNotEmpty(
+                f"{directory} is not empty",
+                remedy="export to a new or empty directory: a snapshot is never merged",
+                directory=str(directory),
+            )
+        created_root = False
+    else:
+        directory.mkdir(mode=0o700, parents=True)
+        created_root = True
+    os.chmod(directory, 0o700)
+    written: list[Path] = []
+    try:
+        for memory in memories:
+            folder = directory / memory.project if memory.project else directory
+            if not folder.exists():
+                folder.mkdir(mode=0o700)
+                written.append(folder)
+            path = folder / _file_name(memory)
+            _write_private(path, render(memory))
+            written.append(path)
+        manifest = (
+            f"format_version = {FORMAT_VERSION}\n"
+            f'exported_at = "{stamp(datetime.now().astimezone())}"\n'
+            f'retain_version = "{importlib.metadata.version("retain")}"\n'
+            f"memories = {len(memories)}\n"
+        )
+        _write_private(directory / MANIFEST, manifest.encode("utf-8"))
+    except BaseException:
+        if created_root:
+            shutil.rmtree(directory, ignore_errors=True)
+        else:
+            for path in reversed(written):
+                with contextlib.suppress(OSError):
+                    path.rmdir() if path.is_dir() else path.unlink()
+            with contextlib.suppress(OSError):
+                (directory / MANIFEST).unlink()
+        raise
+    return len(memories)
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
+# -- import ---------------------------------------------------------------------------
+
+
+def read_manifest(directory: Path) -> dict[str, Any]:
+    path = directory / MANIFEST
+    if not directory.is_dir():
+        raise SnapshotInvalid(
+            f"{directory} is not a directory",
+            remedy="point import at a directory `retain export` wrote",
+            directory=str(directory),
+        )
+    try:
+        manifest = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise SnapshotInvalid(
+            f"{directory} has no {MANIFEST}",
+            remedy="point import at a directory `retain export` wrote",
+            directory=str(directory),
+        ) from exc
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SnapshotInvalid(
+            f"cannot read {path}: {exc}", remedy="restore the manifest from the original export"
+        ) from exc
+    version = manifest.get("format_version")
+    if version != FORMAT_VERSION:
+        raise UnknownFormatVersion(
+            f"{path} is format_version {version!r}; this retain reads {FORMAT_VERSION}",
+            remedy="import it with the retain version that wrote it, or a newer one",
+            format_version=version,
+        )
+    return manifest
+
+
+def _when(value: Any, field: str, path: Path) -> datetime:
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            raise SnapshotInvalid(
+                f"{path}: {field} has no timezone", remedy="write it as RFC 3339 with Z"
+            )
+        return value
+    if isinstance(value, str):
+        try:
+            return parse_stamp(value)
+        except Exception as exc:
+            raise SnapshotInvalid(
+                f"{path}: {field} {value!r} is not a timestamp",
+                remedy="write it as RFC 3339, like 2026-01-01T00:00:00Z",
+            ) from exc
+    raise SnapshotInvalid(f"{path}: {field} is missing or not a timestamp", remedy="add it")
+
+
+def parse_file(path: Path, project: str | None) -> WriteRequest:
+    """One exported file back into a write that restores it."""
+    raw = path.read_bytes()
+    if not raw.startswith(_OPEN):
+        raise SnapshotInvalid(
+            f"{path} does not start with YAML frontmatter", remedy="open it with ---"
+        )
+    end = raw.find(_CLOSE, len(_OPEN) - 1)
+    if end < 0:
+        raise SnapshotInvalid(f"{path} has no closing --- line", remedy="close the frontmatter")
+    try:
+        head = yaml.safe_load(raw[len(_OPEN) : end + 1].decode("utf-8"))
+        body = raw[end + len(_CLOSE) :].decode("utf-8")
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise SnapshotInvalid(f"{path}: {exc}", remedy="fix the file's YAML or text") from exc
+    if not isinstance(head, dict):
+        raise SnapshotInvalid(f"{path}: frontmatter is not a mapping", remedy="use key: value")
+    declared = head.get("project")
+    if declared != project:
+        raise SnapshotInvalid(
+            f"{path}: frontmatter says project {declared!r} but the file is under {project!r}",
+            remedy="move the file to its project's folder or fix the frontmatter",
+        )
+    created = _when(head.get("created"), "created", path)
+    verified = _when(head["verified"], "verified", path) if "verified" in head else created
+    expires = head.get("expires")
+    read_count = head.get("read_count", 0)
+    if not isinstance(read_count, int) or read_count < 0:
+        raise SnapshotInvalid(f"{path}: read_count must be a whole number", remedy="fix it")
+    for key in ("tags", "references"):
+        if key in head and not (
+            isinstance(head[key], list) and all(isinstance(x, str) for x in head[key])
+        ):
+            raise SnapshotInvalid(f"{path}: {key} must be a list of strings", remedy="fix it")
+    description = head.get("description")
+    if not isinstance(description, str):
+        raise SnapshotInvalid(f"{path}: description must be text", remedy="add a description")
+    return WriteRequest(
+        name=path.stem,
+        description=description,
+        body=body,
+        tags=head.get("tags", []),
+        priority=head.get("priority", DEFAULT_PRIORITY),
+        load=head.get("load", Load.INDEX.value),
+        references=head.get("references", []),
+        source=str(head.get("source", "")),
+        expires=stamp(_when(expires, "expires", path)) if expires is not None else "",
+        project=project,
+        tier="project" if project else "global",
+        restore=Restore(created_at=created, verified_at=verified, read_count=read_count),
+    )
+
+
+def read_snapshot(directory: Path) -> list[WriteRequest]:
+    """Every memory of a snapshot, the manifest checked first."""
+    read_manifest(directory)
+    requests = []
+    for entry in sorted(directory.iterdir()):
+        if entry.is_dir():
+            for item in sorted(entry.iterdir()):
+                if item.is_dir():
+                    raise SnapshotInvalid(
+                        f"{item} is nested too deep for a snapshot",
+                        remedy="keep project folders one level under the snapshot",
+                    )
+                if item.suffix == ".md":
+                    requests.append(parse_file(item, entry.name))
+        elif entry.suffix == ".md":
+            requests.append(parse_file(entry, None))
+    return requests
