@@ -1,9 +1,9 @@
 """retain: governed long-term memory for AI agents.
 
-    import retain
-    mem = retain.open()                 # the embedded store under $RETAIN_HOME
-    mem.write("tz", description="Alice is in UTC+8", tags=["people"])
-    mem.search("timezone")
+import retain
+mem = retain.open()                 # the embedded store under $RETAIN_HOME
+mem.write("tz", description="Alice is in UTC+8", tags=["people"])
+mem.search("timezone")
 """
 
 from __future__ import annotations
@@ -54,9 +54,7 @@ def open(  # noqa: A001 - the natural verb, as in sqlite3 and shelve
     if path.is_dir():
         path = path / STORE_FILE
     backend = SqliteBackend(path)
-    return MemoryService(
-        backend, settings=settings, clock=clock, realm=realm, principal=principal
-    )
+    return MemoryService(backend, settings=settings, clock=clock, realm=realm, principal=principal)
 
 
 __all__ = [

@@ -52,7 +52,7 @@ def bands(entries: Iterable[InlineEntry], projects: Iterable[str] = ()) -> dict[
         elif project is not None:
             by_project.setdefault(project, []).append(e)
     global_total = sum(e.body_bytes for e in global_members)
-    result = {None: Band(None, global_total, tuple(global_members))}
+    result: dict[str | None, Band] = {None: Band(None, global_total, tuple(global_members))}
     for project, members in by_project.items():
         result[project] = Band(
             project,
@@ -91,8 +91,10 @@ def check(
         if not affected:
             continue
         previous = old[key].total if key in old else 0
-        if band.total > budget and band.total > previous and (
-            worst is None or band.total > worst.total
+        if (
+            band.total > budget
+            and band.total > previous
+            and (worst is None or band.total > worst.total)
         ):
             worst = band
     if worst is None:

@@ -1,11 +1,11 @@
 """Where the store lives and the settings read from ``config.toml`` beside it.
 
-    $RETAIN_HOME/            (default ~/.local/share/retain/, mode 0700)
-        retain.db            the store (mode 0600)
-        config.toml          optional settings
+$RETAIN_HOME/            (default ~/.local/share/retain/, mode 0700)
+    retain.db            the store (mode 0600)
+    config.toml          optional settings
 
-    [memory]
-    inline_max_bytes = 32768
+[memory]
+inline_max_bytes = 32768
 """
 
 from __future__ import annotations

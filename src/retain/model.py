@@ -5,10 +5,10 @@ Nothing here touches storage or enforces a rule; the service does that.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from collections.abc import Sequence
 from typing import Any
 
 from retain.chrono import stamp

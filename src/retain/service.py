@@ -68,7 +68,6 @@ from retain.model import (
     Project,
     ReadResult,
     Reference,
-    Restore,
     SearchHit,
     SearchResult,
     Status,
@@ -293,8 +292,7 @@ class MemoryService:
                 raise ProjectNotEmpty(
                     f"project {name!r} still holds {remaining} memories",
                     remedy=(
-                        "remove or move them first (`retain list --project "
-                        f"{name}` shows them)"
+                        f"remove or move them first (`retain list --project {name}` shows them)"
                     ),
                     project=name,
                     memories=remaining,
@@ -383,7 +381,7 @@ class MemoryService:
         if existing is not None and r.create_only:
             raise MemoryExists(
                 f"a memory named {r.name!r} already exists in the {existing.tier} tier",
-                remedy="pass --force (or write without create_only) to update it",
+                remedy="update it instead (`retain add --force`), or choose another name",
                 name=r.name,
                 tier=existing.tier,
             )
@@ -444,9 +442,7 @@ class MemoryService:
             kind = "update"
         inline.apply(existing, merged, stamp(now))
         self._event(tx, kind, self._payload(merged), memory_id=merged.id, reason=reason)
-        return WriteResult(
-            merged, created=existing is None, changed=True, notes=tuple(out_notes)
-        )
+        return WriteResult(merged, created=existing is None, changed=True, notes=tuple(out_notes))
 
     def _check_name_free(
         self, tx: Transaction, name: str, scope: str, existing: Memory | None
@@ -470,9 +466,7 @@ class MemoryService:
                 tiers=tiers,
             )
 
-    def _merge(
-        self, r: WriteRequest, existing: Memory | None, scope: str, now: datetime
-    ) -> Memory:
+    def _merge(self, r: WriteRequest, existing: Memory | None, scope: str, now: datetime) -> Memory:
         description = fields.description(r.description) if r.description is not None else ""
         if existing is None:
             if not description:
@@ -484,10 +478,7 @@ class MemoryService:
             body = r.body or ""
             expires = parse_expires(r.expires, self.clock) if r.expires else None
             created = r.restore.created_at if r.restore else now
-            if r.restore:
-                verified = r.restore.verified_at
-            else:
-                verified = created
+            verified = r.restore.verified_at if r.restore else created
             return Memory(
                 id=self._ids.new(now),
                 realm=self.realm,
@@ -559,9 +550,7 @@ class MemoryService:
         mine = _words(memory.description)
         if not mine:
             return None
-        scopes = (
-            None if memory.scope == GLOBAL_SCOPE else (GLOBAL_SCOPE, memory.scope)
-        )
+        scopes = None if memory.scope == GLOBAL_SCOPE else (GLOBAL_SCOPE, memory.scope)
         where = MemoryFilter(realm=self.realm, scopes=scopes)
         hits = tx.match_terms(where, sorted(mine), prefix=False, limit=8)
         candidates = tx.get_many([h.memory_id for h in hits])
@@ -613,8 +602,8 @@ class MemoryService:
                     name=name,
                     occurrences=found,
                 )
-            body = current.body.replace(old, new) if replace_all else current.body.replace(
-                old, new, 1
+            body = (
+                current.body.replace(old, new) if replace_all else current.body.replace(old, new, 1)
             )
             changed = replace(
                 current,
@@ -703,7 +692,7 @@ class MemoryService:
 
     @staticmethod
     def caption(memory: Memory, now: datetime) -> str:
-        """"Recorded 47 days ago, verified yesterday" and the expiry, when there is one."""
+        """ "Recorded 47 days ago, verified yesterday" and the expiry, when there is one."""
         recorded = f"Recorded {age_phrase(memory.created_at, now)}"
         if memory.verified_at > memory.created_at:
             checked = f"verified {age_phrase(memory.verified_at, now)}"
@@ -714,7 +703,7 @@ class MemoryService:
             text += f" Expired {age_phrase(memory.expires_at or now, now)}."
         return text + " A point-in-time note, not live state."
 
-    def list(
+    def list_memories(
         self,
         *,
         project: str | None = None,
@@ -727,8 +716,10 @@ class MemoryService:
         """Memories in index order (priority, then newest first)."""
 
         def run(tx: Transaction) -> list[Memory]:
-            return tx.list_memories(self._filter(tx, project, tag, referencing, unverified,
-                                                 expired, listing=True), limit)
+            return tx.list_memories(
+                self._filter(tx, project, tag, referencing, unverified, expired, listing=True),
+                limit,
+            )
 
         return self.backend.read(run)
 
@@ -760,7 +751,11 @@ class MemoryService:
         targets: tuple[str, ...] = ()
         if referencing:
             targets = (referencing,)
-            named = tx.find_by_name(self.realm, referencing, None) if fields.is_name(referencing) else []
+            named = (
+                tx.find_by_name(self.realm, referencing, None)
+                if fields.is_name(referencing)
+                else []
+            )
             targets += tuple(m.id for m in named)
         now = self._now()
         verified_before = stamp(now - parse_duration(unverified)) if unverified else None
@@ -815,10 +810,11 @@ class MemoryService:
                 tx, project, tag, referencing, unverified, expired, listing=False, tier=tier
             )
             if not plans:
-                memories = tx.list_memories(where, limit)
-                hits = tuple(SearchHit(m, 0.0, ()) for m in memories)
+                listed = tx.list_memories(where, limit)
+                hits = tuple(SearchHit(m, 0.0, ()) for m in listed)
                 return SearchResult(
-                    hits, _listing_summary(len(hits), tag, referencing, unverified, expired),
+                    hits,
+                    _listing_summary(len(hits), tag, referencing, unverified, expired),
                     listing=True,
                 )
             depth = max(limit * 3, 30)
@@ -866,6 +862,7 @@ class MemoryService:
 
     def export(self, directory: str | Path, *, project: str | None = None) -> int:
         """Write a snapshot; returns how many memories it holds."""
+
         def run(tx: Transaction) -> list[Memory]:
             where = self._filter(tx, project, None, None, None, False, listing=True)
             return tx.list_memories(replace(where, statuses=tuple(s.value for s in Status)))
@@ -925,8 +922,9 @@ class MemoryService:
         def run(tx: Transaction) -> StoreStatus:
             entries = tx.inline_entries(self.realm, now_stamp)
             projects = tx.list_projects(self.realm)
-            fullest = max(budget.bands(entries, [p.name for p in projects]).values(),
-                          key=lambda b: b.total)
+            fullest = max(
+                budget.bands(entries, [p.name for p in projects]).values(), key=lambda b: b.total
+            )
             seq, head = tx.chain_head()
             return StoreStatus(
                 location=self.backend.location,

@@ -380,13 +380,16 @@ class SqliteTransaction:
         stats.sort()
         everything = " OR ".join(p for _, p in stats)
         clause, args = self._filter_sql(where)
-        join = f"JOIN memories m ON m.num = memories_fts.rowid WHERE memories_fts MATCH ? AND {clause}"
+        join = (
+            f"JOIN memories m ON m.num = memories_fts.rowid WHERE memories_fts MATCH ? AND {clause}"
+        )
         total = sum(df for df, _ in stats)
         if total <= _EXACT_BUDGET or stats[0][0] <= _EXACT_BUDGET:
             if total <= _EXACT_BUDGET:
                 expression = everything
             else:
-                lead, running = [], 0
+                lead: list[str] = []
+                running = 0
                 for df, phrase in stats:
                     if running + df > _EXACT_BUDGET and lead:
                         break
@@ -432,7 +435,9 @@ class SqliteTransaction:
         folded = [n.casefold() for n in needles]
         for memory_id, name, description, body in rows:
             fields = (name.casefold(), description.casefold(), body.casefold())
-            matched = tuple(n for n, f in zip(needles, folded, strict=True) if any(f in x for x in fields))
+            matched = tuple(
+                n for n, f in zip(needles, folded, strict=True) if any(f in x for x in fields)
+            )
             if not matched:
                 continue
             score = 0.0
@@ -511,9 +516,7 @@ class SqliteBackend:
             os.chmod(self.path, 0o600)
 
     def _connect(self) -> sqlite3.Connection:
-        con = sqlite3.connect(
-            self.path, isolation_level=None, check_same_thread=False, timeout=0
-        )
+        con = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=0)
         con.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
         con.execute("PRAGMA journal_mode = WAL")
         con.execute("PRAGMA synchronous = FULL")
@@ -659,15 +662,15 @@ class SqliteBackend:
         con = self._con
         problems: list[str] = []
         try:
-            con.execute("INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)")
+            con.execute(
+                "INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)"
+            )
         except sqlite3.DatabaseError as exc:
             problems.append(f"full-text index is not sound: {exc}")
         documents = int(con.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()[0])
         memories = int(con.execute("SELECT count(*) FROM memories").fetchone()[0])
         if documents != memories:
-            problems.append(
-                f"full-text index holds {documents} documents for {memories} memories"
-            )
+            problems.append(f"full-text index holds {documents} documents for {memories} memories")
         stray = con.execute(
             "SELECT count(*) FROM memories_fts_docsize d "
             "WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.num = d.id)"

@@ -168,7 +168,7 @@ def _m001_foundation(con: sqlite3.Connection) -> None:
         CREATE TRIGGER events_append_only_delete BEFORE DELETE ON events BEGIN
             SELECT RAISE(ABORT, 'events are append-only');
         END;
-        """
+        """,
     )
 
 

@@ -1,0 +1,736 @@
+"""The ``retain`` command: parse, call one service verb, render.
+
+No rule lives here. Errors are printed with their code and remedy and mapped
+to an exit status through ``EXIT_CODES``; anything unmapped is a bug (70).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+import retain
+from retain import errors
+from retain.chrono import age_phrase, stamp
+from retain.model import Memory, SearchHit
+from retain.service import SHORT_BODY_CHARS, MemoryService
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_CODES: dict[type[errors.RetainError], int] = {
+    errors.NotFound: 3,
+    errors.Conflict: 4,
+    errors.BudgetExceeded: 5,
+    errors.EditFailed: 6,
+    errors.StaleUpdate: 7,
+    errors.TransferError: 8,
+    errors.InvalidInput: 9,
+    errors.IntegrityFailed: 10,
+    errors.StoreBusy: 11,
+    errors.StoreError: 12,
+    errors.ConfigInvalid: 13,
+}
+EXIT_BUG = 70
+
+out = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def exit_code(error: errors.RetainError) -> int:
+    """The exit status of an error: its nearest class in ``EXIT_CODES``."""
+    for cls in type(error).__mro__:
+        if cls in EXIT_CODES:
+            return EXIT_CODES[cls]
+    return EXIT_BUG
+
+
+def _emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+
+
+# -- shared options ---------------------------------------------------------------------
+
+
+def home_option(fn: F) -> F:
+    return click.option(
+        "--home",
+        type=click.Path(file_okay=False, path_type=Path),
+        envvar="RETAIN_HOME",
+        help="Directory of the store (default $RETAIN_HOME or ~/.local/share/retain).",
+    )(fn)
+
+
+def format_option(fn: F) -> F:
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["table", "json"]),
+        default="table",
+        show_default=True,
+        help="table for people, json for programs.",
+    )(fn)
+
+
+def project_option(help_text: str) -> Callable[[F], F]:
+    return click.option("--project", "-p", default=None, help=help_text)
+
+
+@contextmanager
+def _service(home: Path | None, fmt: str = "table") -> Iterator[MemoryService]:
+    """Open the store, run the verb, and turn a refusal into its exit status."""
+    service: MemoryService | None = None
+    try:
+        service = retain.open(home=home)
+        yield service
+    except errors.RetainError as exc:
+        if fmt == "json":
+            click.echo(json.dumps({"error": exc.to_dict()}, ensure_ascii=False), err=True)
+        else:
+            err.print(f"[bold red]error[/] {escape(f'[{exc.code}]')} {escape(exc.message)}")
+            if exc.remedy:
+                err.print(f"  {exc.remedy}", markup=False)
+        sys.exit(exit_code(exc))
+    finally:
+        if service is not None:
+            service.close()
+
+
+# -- rendering ---------------------------------------------------------------------------
+
+
+def _now() -> datetime:
+    return retain.SystemClock().now()
+
+
+def _flags(memory: Memory, now: datetime) -> str:
+    flags = []
+    if memory.verified_at > memory.created_at:
+        flags.append("verified")
+    if memory.is_expired(now):
+        flags.append("expired")
+    return ", ".join(flags)
+
+
+def _memory_table(memories: list[Memory], title: str | None = None) -> Table:
+    now = _now()
+    table = Table(title=title, show_lines=False)
+    for column in ("Name", "Project", "Pri", "Load", "Description", "Tags", "Age", "Reads", ""):
+        table.add_column(column, overflow="fold")
+    for m in memories:
+        table.add_row(
+            m.name or m.id,
+            m.project or "",
+            str(m.priority),
+            m.load.value,
+            m.description,
+            " ".join(m.tags),
+            age_phrase(m.created_at, now),
+            str(m.read_count),
+            _flags(m, now),
+        )
+    return table
+
+
+def _hit_record(hit: SearchHit, now: datetime) -> dict[str, Any]:
+    record = hit.memory.to_dict(now)
+    record.update(
+        score=round(hit.score, 6),
+        senses=list(hit.senses),
+        scanned=list(hit.scanned_terms),
+        verified=hit.memory.verified_at > hit.memory.created_at,
+        age=age_phrase(hit.memory.created_at, now),
+    )
+    if len(hit.memory.body) <= SHORT_BODY_CHARS:
+        record["body"] = hit.memory.body
+    return record
+
+
+def _print_notes(notes: tuple[str, ...]) -> None:
+    for note in notes:
+        out.print(note, markup=False)
+
+
+# -- the command group -----------------------------------------------------------------
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(retain.__version__, prog_name="retain")
+def cli() -> None:
+    """retain: governed long-term memory for AI agents.
+
+    Memories live in one SQLite file under $RETAIN_HOME
+    (default ~/.local/share/retain/).
+    """
+
+
+# -- projects ------------------------------------------------------------------------------
+
+
+@cli.group()
+def project() -> None:
+    """Create, list, rename and remove projects (the project tiers)."""
+
+
+@project.command("add")
+@click.argument("name")
+@home_option
+@format_option
+def project_add(name: str, home: Path | None, fmt: str) -> None:
+    """Create project NAME."""
+    with _service(home, fmt) as service:
+        created = service.add_project(name)
+        if fmt == "json":
+            _emit_json({"name": created.name, "created_at": stamp(created.created_at)})
+        else:
+            out.print(f"Created project '{created.name}'.", markup=False)
+
+
+@project.command("list")
+@home_option
+@format_option
+def project_list(home: Path | None, fmt: str) -> None:
+    """List projects with how many memories each holds."""
+    with _service(home, fmt) as service:
+        projects = service.list_projects()
+        if fmt == "json":
+            _emit_json(
+                {
+                    "projects": [
+                        {
+                            "name": p.name,
+                            "created_at": stamp(p.created_at),
+                            "memories": p.memory_count,
+                        }
+                        for p in projects
+                    ]
+                }
+            )
+            return
+        table = Table()
+        for column in ("Project", "Memories", "Created"):
+            table.add_column(column)
+        for p in projects:
+            table.add_row(p.name, str(p.memory_count), stamp(p.created_at))
+        out.print(table)
+
+
+@project.command("rename")
+@click.argument("old")
+@click.argument("new")
+@home_option
+@format_option
+def project_rename(old: str, new: str, home: Path | None, fmt: str) -> None:
+    """Rename project OLD to NEW, moving its memories with it."""
+    with _service(home, fmt) as service:
+        renamed = service.rename_project(old, new)
+        if fmt == "json":
+            _emit_json({"name": renamed.name, "memories": renamed.memory_count})
+        else:
+            out.print(
+                f"Renamed project '{old}' to '{new}' ({renamed.memory_count} memories moved).",
+                markup=False,
+            )
+
+
+@project.command("remove")
+@click.argument("name")
+@home_option
+@format_option
+def project_remove(name: str, home: Path | None, fmt: str) -> None:
+    """Remove project NAME (refused while it holds memories)."""
+    with _service(home, fmt) as service:
+        service.remove_project(name)
+        if fmt == "json":
+            _emit_json({"removed": name})
+        else:
+            out.print(f"Removed project '{name}'.", markup=False)
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("name")
+@click.option("--description", "-d", help="One line: what the index lists.")
+@click.option("--body", "-b", help='The body; "" clears it.')
+@click.option(
+    "--from-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Read the body from a file, byte for byte.",
+)
+@click.option("--priority", type=int, help="0 (most important) to 9; default 5.")
+@click.option("--tag", "tags", multiple=True, help="A tag; repeat for more.")
+@click.option("--no-tags", is_flag=True, help="Clear the tags.")
+@click.option(
+    "--load", type=click.Choice(["inline", "index", "search"]), help="How it reaches context."
+)
+@project_option("File it in this project's tier.")
+@click.option("--tier", type=click.Choice(["global", "project"]), help="Move it to this tier.")
+@click.option("--source", help="One line: where the fact came from.")
+@click.option("--expires", help='RFC 3339, or YYYY-MM-DD (end of that local day); "" clears.')
+@click.option("--reference", "references", multiple=True, help="A reference; repeat for more.")
+@click.option("--no-references", is_flag=True, help="Clear the references.")
+@click.option("--verified", is_flag=True, help="The fact was checked just now.")
+@click.option(
+    "--force", is_flag=True, help="Update the memory if NAME exists (keeps what is not given)."
+)
+@home_option
+@format_option
+def add(
+    name: str,
+    description: str | None,
+    body: str | None,
+    from_file: Path | None,
+    priority: int | None,
+    tags: tuple[str, ...],
+    no_tags: bool,
+    load: str | None,
+    project: str | None,
+    tier: str | None,
+    source: str | None,
+    expires: str | None,
+    references: tuple[str, ...],
+    no_references: bool,
+    verified: bool,
+    force: bool,
+    home: Path | None,
+    fmt: str,
+) -> None:
+    """Save memory NAME; with --force, update it, keeping every field not given."""
+    if body is not None and from_file is not None:
+        raise click.UsageError("give --body or --from-file, not both")
+    if from_file is not None:
+        body = from_file.read_bytes().decode("utf-8")
+    with _service(home, fmt) as service:
+        result = service.write(
+            name,
+            description=description,
+            body=body,
+            tags=[] if no_tags else (list(tags) if tags else None),
+            priority=priority,
+            load=load,
+            references=[] if no_references else (list(references) if references else None),
+            source=source,
+            expires=expires,
+            project=project,
+            tier=tier,
+            verified=verified,
+            create_only=not force,
+        )
+        memory = result.memory
+        if fmt == "json":
+            record = memory.to_dict(_now())
+            record.update(created=result.created, changed=result.changed, notes=list(result.notes))
+            _emit_json(record)
+            return
+        verb_done = "Saved" if result.created else ("Updated" if result.changed else "Unchanged:")
+        where = f"project {memory.project}" if memory.project else "global"
+        out.print(
+            f"{verb_done} memory '{memory.name}' (priority {memory.priority}, {where}).",
+            markup=False,
+        )
+        _print_notes(result.notes)
+
+
+@cli.command()
+@click.argument("name")
+@click.option("--old", help="Text to replace, exactly once (non-interactive edit).")
+@click.option("--new", default=None, help="Replacement text; empty deletes the old text.")
+@click.option("--replace-all", is_flag=True, help="Replace every occurrence of --old.")
+@click.option("--verified", is_flag=True, help="The fact was checked just now.")
+@project_option("The project whose memory to edit.")
+@home_option
+@format_option
+def edit(
+    name: str,
+    old: str | None,
+    new: str | None,
+    replace_all: bool,
+    verified: bool,
+    project: str | None,
+    home: Path | None,
+    fmt: str,
+) -> None:
+    """Edit the body of NAME in $VISUAL or $EDITOR, or with --old/--new."""
+    with _service(home, fmt) as service:
+        if old is not None:
+            result = service.edit(
+                name, old, new or "", replace_all=replace_all, verified=verified, project=project
+            )
+            if fmt == "json":
+                record = result.memory.to_dict(_now())
+                record.update(replacements=result.replacements, excerpt=result.excerpt)
+                _emit_json(record)
+            else:
+                out.print(
+                    f"Edited '{name}' ({result.replacements} replacement"
+                    f"{'s' if result.replacements != 1 else ''}):",
+                    markup=False,
+                )
+                out.print(result.excerpt, markup=False)
+            return
+        current = service.get(name, project=project).memory
+        edited = click.edit(current.body, extension=".md", require_save=True)
+        if edited is None or edited == current.body:
+            out.print(f"No change to '{name}'.", markup=False)
+            return
+        written = service.write(
+            name,
+            body=edited,
+            project=current.project or "",
+            verified=verified,
+            expected_hash=current.content_hash,
+        )
+        if fmt == "json":
+            _emit_json(written.memory.to_dict(_now()))
+        else:
+            out.print(f"Updated the body of '{name}'.", markup=False)
+
+
+@cli.command()
+@click.argument("name")
+@project_option("The project whose memory to remove.")
+@home_option
+@format_option
+def remove(name: str, project: str | None, home: Path | None, fmt: str) -> None:
+    """Remove memory NAME; memories that reference it keep their references."""
+    with _service(home, fmt) as service:
+        result = service.delete(name, project=project)
+        if fmt == "json":
+            _emit_json({"removed": result.memory.name, "referenced_by": list(result.referenced_by)})
+            return
+        out.print(f"Removed memory '{name}'.", markup=False)
+        if result.referenced_by:
+            out.print(
+                "Still referenced by: "
+                + ", ".join(result.referenced_by)
+                + " (their references are kept as markers to revisit).",
+                markup=False,
+            )
+
+
+# -- reading ---------------------------------------------------------------------------------
+
+
+@cli.command()
+@click.argument("name")
+@project_option("The project whose memory to get.")
+@home_option
+@format_option
+def get(name: str, project: str | None, home: Path | None, fmt: str) -> None:
+    """Every stored field of NAME, and what references it."""
+    with _service(home, fmt) as service:
+        record = service.get(name, project=project)
+        data = record.memory.to_dict(_now())
+        data["referenced_by"] = list(record.referenced_by)
+        if fmt == "json":
+            _emit_json(data)
+            return
+        table = Table(show_header=False)
+        table.add_column("field", style="bold")
+        table.add_column("value", overflow="fold")
+        for key, value in data.items():
+            shown = (
+                ", ".join(value)
+                if isinstance(value, list)
+                else ("" if value is None else str(value))
+            )
+            table.add_row(key, shown)
+        out.print(table)
+
+
+@cli.command()
+@click.argument("name")
+@project_option("The project whose memory to show.")
+@home_option
+@format_option
+def show(name: str, project: str | None, home: Path | None, fmt: str) -> None:
+    """The body of NAME, exactly as stored."""
+    with _service(home, fmt) as service:
+        memory = service.get(name, project=project).memory
+        if fmt == "json":
+            _emit_json(memory.to_dict(_now(), body=True))
+        else:
+            sys.stdout.write(memory.body)
+            if memory.body and not memory.body.endswith("\n"):
+                sys.stdout.write("\n")
+
+
+@cli.command()
+@click.argument("name")
+@click.option("--offset", type=int, default=0, show_default=True, help="Continuation offset.")
+@project_option("The project whose memory to read.")
+@home_option
+@format_option
+def read(name: str, offset: int, project: str | None, home: Path | None, fmt: str) -> None:
+    """Read NAME as an agent does: a captioned page of the body (counts as a read)."""
+    with _service(home, fmt) as service:
+        page = service.read(name, offset=offset, project=project)
+        if fmt == "json":
+            data = page.memory.to_dict(_now())
+            data.update(
+                text=page.text,
+                offset=page.offset,
+                next_offset=page.next_offset,
+                total_chars=page.total_chars,
+                caption=page.caption,
+                references=[
+                    {"target": r.target, "description": r.description} for r in page.references
+                ],
+                referenced_by=list(page.referenced_by),
+            )
+            _emit_json(data)
+            return
+        out.print(f"{page.memory.name}: {page.memory.description}", markup=False)
+        out.print(page.caption, markup=False)
+        out.print(page.text, markup=False)
+        if page.next_offset is not None:
+            out.print(
+                f"[{page.total_chars - page.next_offset} more characters: "
+                f"--offset {page.next_offset}]",
+                markup=False,
+            )
+        for ref in page.references:
+            out.print(
+                f"References: {ref.target}" + (f" — {ref.description}" if ref.description else ""),
+                markup=False,
+            )
+        if page.referenced_by:
+            out.print("Referenced by: " + ", ".join(page.referenced_by), markup=False)
+
+
+@cli.command("list")
+@project_option('One project\'s tier; "" for the global tier.')
+@click.option("--tag", help="Only memories with this tag.")
+@click.option("--referencing", help="Only memories referencing this memory, path, URL or id.")
+@click.option("--unverified", help="Only memories not verified within this period, e.g. 90d.")
+@click.option("--expired", is_flag=True, help="Only memories past their expiry.")
+@home_option
+@format_option
+def list_(
+    project: str | None,
+    tag: str | None,
+    referencing: str | None,
+    unverified: str | None,
+    expired: bool,
+    home: Path | None,
+    fmt: str,
+) -> None:
+    """Memories in index order: priority, then newest first."""
+    with _service(home, fmt) as service:
+        memories = service.list_memories(
+            project=project,
+            tag=tag,
+            referencing=referencing,
+            unverified=unverified,
+            expired=expired,
+        )
+        if fmt == "json":
+            now = _now()
+            _emit_json({"memories": [m.to_dict(now) for m in memories]})
+        else:
+            out.print(_memory_table(memories))
+
+
+@cli.command()
+@click.argument("queries", nargs=-1)
+@project_option("Search as a session on this project sees (its tier and global).")
+@click.option("--tier", type=click.Choice(["global", "project"]), help="Search one tier.")
+@click.option("--limit", "-n", type=int, default=10, show_default=True, help="At most this many.")
+@click.option("--tag", help="Only memories with this tag.")
+@click.option("--referencing", help="Only memories referencing this target.")
+@click.option("--unverified", help="Only memories not verified within this period, e.g. 90d.")
+@click.option("--expired", is_flag=True, help="Only memories past their expiry.")
+@home_option
+@format_option
+def search(
+    queries: tuple[str, ...],
+    project: str | None,
+    tier: str | None,
+    limit: int,
+    tag: str | None,
+    referencing: str | None,
+    unverified: str | None,
+    expired: bool,
+    home: Path | None,
+    fmt: str,
+) -> None:
+    """Search memories; several QUERIES are synonyms whose hits are fused."""
+    with _service(home, fmt) as service:
+        result = service.search(
+            list(queries),
+            project=project,
+            tier=tier,
+            limit=limit,
+            tag=tag,
+            referencing=referencing,
+            unverified=unverified,
+            expired=expired,
+        )
+        now = _now()
+        if fmt == "json":
+            _emit_json(
+                {
+                    "summary": result.summary,
+                    "listing": result.listing,
+                    "memories": [_hit_record(h, now) for h in result.hits],
+                }
+            )
+            return
+        out.print(result.summary, markup=False)
+        table = Table()
+        for column in ("Name", "Project", "Pri", "Age", "Reads", "Description", "Match", ""):
+            table.add_column(column, overflow="fold")
+        for hit in result.hits:
+            m = hit.memory
+            match = ", ".join(hit.senses)
+            if hit.scanned_terms:
+                match += f" ({', '.join(hit.scanned_terms)})"
+            description = m.description
+            if m.body and len(m.body) <= SHORT_BODY_CHARS:
+                description += "\n" + m.body
+            table.add_row(
+                m.name or m.id,
+                m.project or "",
+                str(m.priority),
+                age_phrase(m.created_at, now),
+                str(m.read_count),
+                description,
+                match,
+                _flags(m, now),
+            )
+        out.print(table)
+
+
+# -- export, import, health ----------------------------------------------------------------
+
+
+@cli.command()
+@click.option(
+    "--directory",
+    "-o",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="A new or empty directory for the snapshot.",
+)
+@project_option("Export one project's tier only.")
+@home_option
+@format_option
+def export(directory: Path, project: str | None, home: Path | None, fmt: str) -> None:
+    """Write every memory as Markdown with YAML frontmatter (a snapshot)."""
+    with _service(home, fmt) as service:
+        count = service.export(directory, project=project)
+        if fmt == "json":
+            _emit_json({"directory": str(directory), "memories": count})
+        else:
+            out.print(f"Exported {count} memories to {directory}.", markup=False)
+
+
+@cli.command("import")
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="Overwrite memories the store already holds.")
+@home_option
+@format_option
+def import_(directory: Path, force: bool, home: Path | None, fmt: str) -> None:
+    """Restore a snapshot written by `retain export`, all or nothing."""
+    with _service(home, fmt) as service:
+        results = service.import_(directory, force=force)
+        created = sum(1 for r in results if r.created)
+        if fmt == "json":
+            _emit_json(
+                {"imported": len(results), "created": created, "updated": len(results) - created}
+            )
+        else:
+            out.print(
+                f"Imported {len(results)} memories ({created} new, "
+                f"{len(results) - created} overwritten).",
+                markup=False,
+            )
+
+
+@cli.command()
+@click.option("--rebuild", is_flag=True, help="Regenerate the search index from the table first.")
+@home_option
+@format_option
+def verify(rebuild: bool, home: Path | None, fmt: str) -> None:
+    """Check the search index and the event chain."""
+    with _service(home, fmt) as service:
+        report = service.verify(rebuild=rebuild)
+        if fmt == "json":
+            _emit_json(
+                {
+                    "ok": report.ok,
+                    "memories": report.memories,
+                    "index_documents": report.index_documents,
+                    "index_sound": report.index_sound,
+                    "events": report.events,
+                    "chain_ok": report.chain_ok,
+                    "problems": list(report.problems),
+                    "rebuilt": report.rebuilt,
+                }
+            )
+        else:
+            if report.rebuilt:
+                out.print("Rebuilt the search index.", markup=False)
+            out.print(
+                f"{report.memories} memories, {report.index_documents} indexed documents, "
+                f"{report.events} events.",
+                markup=False,
+            )
+            for problem in report.problems:
+                out.print(f"problem: {problem}", markup=False)
+            if report.ok:
+                out.print("Index sound; event chain unbroken.", markup=False)
+        if not report.ok:
+            sys.exit(EXIT_CODES[errors.IntegrityFailed])
+
+
+@cli.command()
+@home_option
+@format_option
+def status(home: Path | None, fmt: str) -> None:
+    """Where the store is and what it holds."""
+    with _service(home, fmt) as service:
+        s = service.status()
+        data = {
+            "location": s.location,
+            "schema_version": s.schema_version,
+            "realm": s.realm,
+            "memories": s.memories,
+            "projects": s.projects,
+            "events": s.events,
+            "chain_head": s.chain_head,
+            "inline_bytes": s.inline_bytes,
+            "inline_max_bytes": s.inline_max_bytes,
+            "size_bytes": s.size_bytes,
+        }
+        if fmt == "json":
+            _emit_json(data)
+            return
+        table = Table(show_header=False)
+        table.add_column("field", style="bold")
+        table.add_column("value")
+        for key, value in data.items():
+            table.add_row(key, str(value))
+        out.print(table)
+
+
+def main() -> None:
+    """The console script's entry point."""
+    try:
+        cli(standalone_mode=True)
+    except Exception:  # a bug: log it and exit 70
+        err.print("internal error (a bug in retain; please report it):", markup=False)
+        err.print(traceback.format_exc(), markup=False)
+        sys.exit(EXIT_BUG)
