@@ -45,9 +45,22 @@ def is_name(value: str) -> bool:
     return len(value) <= NAME_MAX and bool(_NAME.match(value))
 
 
+def text(value: str, field: str) -> str:
+    """Any stored text: it must be Unicode that UTF-8 can encode (no lone surrogates)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidValue(
+            f"the {field} holds characters that are not valid Unicode text",
+            remedy=f"pass the {field} as UTF-8 text",
+            field=field,
+        ) from exc
+    return value
+
+
 def description(value: str) -> str:
     """The description collapsed to one line."""
-    return _SPACE.sub(" ", value).strip()
+    return _SPACE.sub(" ", text(value, "description")).strip()
 
 
 def priority(value: int) -> int:
@@ -79,11 +92,23 @@ def load(value: str | Load) -> Load:
         ) from exc
 
 
+def _strings(values: Iterable[object], field: str) -> list[str]:
+    """A list field as given, refused when it is a bare string or holds non-strings."""
+    items = [] if isinstance(values, str | bytes) else list(values)
+    if isinstance(values, str | bytes) or not all(isinstance(v, str) for v in items):
+        raise InvalidValue(
+            f"{field} must be a list of strings",
+            remedy=f'pass {field} as a list, such as ["infra"]; [] clears it',
+            field=field,
+        )
+    return [str(v) for v in items]
+
+
 def tags(values: Iterable[str]) -> tuple[str, ...]:
     """Tags: single tokens, no whitespace or commas, duplicates dropped in order."""
     cleaned: list[str] = []
-    for tag in values:
-        tag = tag.strip()
+    for tag in _strings(values, "tags"):
+        tag = text(tag, "tags").strip()
         if not tag or len(tag) > TAG_MAX or _SPACE.search(tag) or "," in tag:
             raise InvalidValue(
                 f"tag {tag!r} is not a single word of at most {TAG_MAX} characters",
@@ -99,8 +124,8 @@ def tags(values: Iterable[str]) -> tuple[str, ...]:
 def references(values: Iterable[str]) -> tuple[str, ...]:
     """References: one line each, at most twenty, duplicates dropped in order."""
     cleaned: list[str] = []
-    for reference in values:
-        reference = reference.strip()
+    for reference in _strings(values, "references"):
+        reference = text(reference, "references").strip()
         if not reference or "\n" in reference or "\r" in reference:
             raise InvalidValue(
                 f"reference {reference!r} is not one non-empty line",
@@ -127,6 +152,7 @@ def references(values: Iterable[str]) -> tuple[str, ...]:
 
 
 def source(value: str) -> str:
+    text(value, "source")
     if "\n" in value.strip() or "\r" in value.strip():
         raise InvalidValue(
             "source must be one line",

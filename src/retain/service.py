@@ -347,6 +347,10 @@ class MemoryService:
                 remedy="pass a project, or write to the global tier",
                 name=r.name,
             )
+        if r.description is not None:
+            fields.description(r.description)
+        if r.body is not None:
+            fields.text(r.body, "body")
         if r.priority is not None:
             fields.priority(r.priority)
         if r.load is not None:
@@ -577,6 +581,8 @@ class MemoryService:
         project: str | None = None,
     ) -> EditResult:
         """Replace ``old`` with ``new`` in a body; ``new`` empty deletes the text."""
+        fields.text(old, "old text")
+        fields.text(new, "new text")
         if old == "":
             raise InvalidValue(
                 "the text to replace is empty",

@@ -6,8 +6,10 @@ A query answers in four senses, and every hit says which answered it:
     the words of the query, matched after Porter stemming (deploys, deploying).
 ``prefix``
     a retry when stemming found too little: a query word matches the start of
-    a stored word (``deploy`` finds *deployment*), and a query word shortened
-    by a derivational suffix matches too (``deployment`` finds *deploys*).
+    a stored word (``deploy`` finds *deployment*), and so does the query word
+    shortened, by a derivational suffix or by its last letters (``deploym``
+    finds *deploys*, ``kestrl`` finds *kestrel*). Prefix hits weigh half as
+    much as stem hits in the ranking.
 ``scan``
     a term the tokenizer cannot split into words: text in a script written
     without spaces (Chinese, Japanese, Thai, …) and long identifiers, paths and
@@ -97,6 +99,17 @@ def shortened(word: str) -> str | None:
     return None
 
 
+def prefixes(word: str) -> list[str]:
+    """The prefixes a word is retried as: itself, without a suffix, without its last letters."""
+    forms = [word] if len(word) >= 3 else []
+    short = shortened(word)
+    if short:
+        forms.append(short)
+    if len(word) >= _MIN_STEM + 2:
+        forms.append(word[: max(_MIN_STEM, len(word) - 2)])
+    return forms
+
+
 @dataclass(frozen=True, slots=True)
 class SenseHits:
     """The ranked hits of one sense for one query."""
@@ -117,9 +130,8 @@ def search_query(
             answered.append(SenseHits(STEM, tuple(stem)))
             found.update(h.memory_id for h in stem)
         if len(stem) < depth:
-            prefixes: list[str] = [w for w in plan.words if len(w) >= 3]
-            prefixes += [s for s in map(shortened, plan.words) if s]
-            more = tx.match_terms(where, list(dict.fromkeys(prefixes)), prefix=True, limit=depth)
+            forms = [form for word in plan.words for form in prefixes(word)]
+            more = tx.match_terms(where, list(dict.fromkeys(forms)), prefix=True, limit=depth)
             fresh = tuple(h for h in more if h.memory_id not in found)
             if fresh:
                 answered.append(SenseHits(PREFIX, fresh))

@@ -1,9 +1,11 @@
 """Ranking: fuse what each sense of each query found, then weigh salience.
 
 Relevance is reciprocal-rank fusion (k = 60) over every ranked list: each
-sense of each query in a ``queries`` list contributes ``1 / (60 + rank)``, so a
-memory several lists agree on rises, and synonyms cost nothing. Relevance is
-normalised to the best hit (1.0).
+sense of each query in a ``queries`` list contributes ``weight / (60 + rank)``,
+so a memory several lists agree on rises, and synonyms cost nothing. The
+guessing senses (``prefix``, and the whole-query ``text`` scan) weigh half as
+much as the exact ones (``stem``, ``scan``). Relevance is normalised to the
+best hit (1.0).
 
 Salience is the bounded prior that turns "what matched" into "what you
 probably meant":
@@ -28,7 +30,7 @@ from datetime import datetime
 
 from retain.chrono import age_days
 from retain.model import Memory
-from retain.search.lexical import SenseHits
+from retain.search.lexical import PREFIX, SCAN, STEM, TEXT, SenseHits
 
 RRF_K = 60
 RELEVANCE_WEIGHT = 0.85
@@ -36,6 +38,7 @@ SALIENCE_WEIGHT = 0.15
 FRESHNESS_HALF_LIFE_DAYS = 365.0
 READS_SATURATE = 50
 STANDING_PRIORITY = 1
+SENSE_WEIGHTS = {STEM: 1.0, SCAN: 1.0, PREFIX: 0.5, TEXT: 0.5}
 MAX_PRIORITY = 9
 
 
@@ -52,9 +55,10 @@ def fuse(per_query: Sequence[tuple[str, Sequence[SenseHits]]]) -> dict[str, Fuse
     fused: dict[str, Fused] = {}
     for query, senses in per_query:
         for sense in senses:
+            weight = SENSE_WEIGHTS[sense.sense]
             for rank, hit in enumerate(sense.hits, start=1):
                 entry = fused.setdefault(hit.memory_id, Fused())
-                entry.score += 1.0 / (RRF_K + rank)
+                entry.score += weight / (RRF_K + rank)
                 if sense.sense not in entry.senses:
                     entry.senses.append(sense.sense)
                 if query not in entry.queries:

@@ -1,0 +1,193 @@
+"""Search: senses, fusion, weighting, filters and flags."""
+
+from __future__ import annotations
+
+import pytest
+
+from retain import errors
+from retain.chrono import ManualClock
+from retain.search.lexical import analyze, prefixes, shortened
+from retain.service import MemoryService
+
+
+def names(service: MemoryService, *queries: str, **kw: object) -> list[str | None]:
+    return [h.memory.name for h in service.search(list(queries), **kw).hits]  # type: ignore[arg-type]
+
+
+def test_stemming_matches_inflections(service: MemoryService) -> None:
+    service.write("ship", description="Deploys happen on Tuesdays")
+    hit = service.search("deploying").hits[0]
+    assert hit.memory.name == "ship"
+    assert hit.senses == ("stem",)
+
+
+def test_prefix_retry_matches_the_start_of_a_stored_word(service: MemoryService) -> None:
+    service.write("ship", description="The deployment checklist")
+    hit = service.search("deploym").hits[0]
+    assert (hit.memory.name, hit.senses) == ("ship", ("prefix",))
+
+
+def test_prefix_retry_shortens_the_query_word(service: MemoryService) -> None:
+    service.write("ship", description="Deploys are frozen")
+    hit = service.search("deployments").hits[0]
+    assert hit.memory.name == "ship"
+    assert "prefix" in hit.senses or "stem" in hit.senses
+
+
+def test_name_outweighs_description_outweighs_body(service: MemoryService) -> None:
+    service.write("in-body", description="something", body="the kestrel flies")
+    service.write("in-description", description="a kestrel note")
+    service.write("kestrel", description="bird")
+    assert names(service, "kestrel") == ["kestrel", "in-description", "in-body"]
+
+
+def test_unspaced_script_terms_are_scanned_as_plain_text(service: MemoryService) -> None:
+    service.write("jp", description="東京の会議は火曜日", body="meeting notes")
+    service.write("other", description="meeting in Paris")
+    hit = service.search("会議 meeting").hits[0]
+    assert hit.memory.name == "jp"
+    assert "scan" in hit.senses and "stem" in hit.senses
+    assert hit.scanned_terms == ("会議",)
+
+
+def test_long_identifiers_and_urls_are_scanned(service: MemoryService) -> None:
+    service.write("cfg", description="config", body="see /etc/retain/deploy_host.conf for it")
+    hit = service.search("/etc/retain/deploy_host.conf").hits[0]
+    assert hit.memory.name == "cfg"
+    assert "scan" in hit.senses
+
+
+def test_whole_query_plain_text_fallback_when_nothing_else_answers(
+    service: MemoryService,
+) -> None:
+    service.write("odd", description="token", body="the value is +-+ here")
+    hit = service.search("+-+").hits[0]
+    assert (hit.memory.name, hit.senses) == ("odd", ("text",))
+
+
+def test_a_query_about_nothing_stored_returns_nothing(service: MemoryService) -> None:
+    service.write("tz", description="Alice is in UTC+8")
+    assert service.search("zebra").hits == ()
+
+
+def test_queries_list_fuses_synonyms(service: MemoryService) -> None:
+    service.write("terse", description="Prefers terse replies")
+    service.write("brief", description="Keep brevity in mind")
+    service.write("other", description="Unrelated note")
+    assert set(names(service, "terse", "brevity", "verbosity")) == {"terse", "brief"}
+    both = service.search(["terse", "prefers"]).hits[0]
+    assert both.memory.name == "terse"
+    assert set(both.queries) == {"terse", "prefers"}
+
+
+def test_importance_breaks_ties_between_equal_matches(service: MemoryService) -> None:
+    service.write("minor", description="kestrel note", priority=8)
+    service.write("major", description="kestrel note", priority=0)
+    assert names(service, "kestrel") == ["major", "minor"]
+
+
+def test_read_count_counters_priority_drift(service: MemoryService) -> None:
+    service.write("unread", description="kestrel note", priority=5)
+    service.write("well-read", description="kestrel note", priority=5)
+    for _ in range(40):
+        service.read("well-read")
+    assert names(service, "kestrel") == ["well-read", "unread"]
+
+
+def test_freshness_decays_on_verified_but_not_for_standing_rules(
+    service: MemoryService, clock: ManualClock
+) -> None:
+    service.write("old", description="kestrel note", priority=5)
+    service.write("old-rule", description="kestrel rule", priority=1)
+    clock.advance(days=730)
+    service.write("new", description="kestrel note", priority=5)
+    order = names(service, "kestrel")
+    assert order.index("new") < order.index("old")
+    service.write("old", verified=True)
+    order = names(service, "kestrel")
+    assert order[0] == "old-rule" or order.index("old") < order.index("new") + 1
+
+
+def test_results_mark_expired_and_stay_searchable(
+    service: MemoryService, clock: ManualClock
+) -> None:
+    service.write("freeze", description="deploy freeze", expires="2026-03-02")
+    clock.advance(days=5)
+    hit = service.search("freeze").hits[0]
+    assert hit.memory.is_expired(clock.now())
+
+
+def test_search_scopes_follow_the_session(service: MemoryService) -> None:
+    service.add_project("web")
+    service.add_project("api")
+    service.write("g", description="kestrel global")
+    service.write("w", description="kestrel web", project="web")
+    service.write("a", description="kestrel api", project="api")
+    assert set(names(service, "kestrel")) == {"g", "w", "a"}
+    assert set(names(service, "kestrel", project="web")) == {"g", "w"}
+    assert set(names(service, "kestrel", project="web", tier="project")) == {"w"}
+    assert set(names(service, "kestrel", project="web", tier="global")) == {"g"}
+    assert set(names(service, "kestrel", project="")) == {"g"}
+    with pytest.raises(errors.NoProject):
+        service.search("kestrel", tier="project")
+
+
+def test_search_filters_narrow_and_without_queries_it_lists(service: MemoryService) -> None:
+    service.write("a", description="kestrel", tags=["birds"], references=["deploy-host"])
+    service.write("b", description="kestrel too", priority=1)
+    assert names(service, "kestrel", tag="birds") == ["a"]
+    listing = service.search([], referencing="deploy-host")
+    assert listing.listing
+    assert [h.memory.name for h in listing.hits] == ["a"]
+    assert listing.summary == "1 memory referencing 'deploy-host', most important first"
+
+
+def test_search_limit_is_bounded(service: MemoryService) -> None:
+    for i in range(15):
+        service.write(f"n{i}", description=f"kestrel {i}")
+    assert len(service.search("kestrel", limit=5).hits) == 5
+    with pytest.raises(errors.InvalidValue):
+        service.search("kestrel", limit=0)
+
+
+def test_search_finds_every_match_past_the_common_word_window(service: MemoryService) -> None:
+    from retain.model import WriteRequest
+
+    batch = [WriteRequest(f"n{i}", description=f"common words here {i}") for i in range(7000)]
+    batch.append(WriteRequest("rare", description="common words with a falcon"))
+    service.write_many(batch)
+    hits = service.search("common falcon").hits
+    assert hits[0].memory.name == "rare"
+
+
+def test_analyze_splits_words_needles_and_scripts() -> None:
+    plan = analyze("deploy 東京会議 https://example.org/a/b x")
+    assert "deploy" in plan.words and "x" in plan.words
+    assert "東京会議" in plan.needles
+    assert "https://example.org/a/b" in plan.needles
+
+
+def test_prefix_forms_include_the_shortened_word() -> None:
+    assert prefixes("deploym") == ["deploym", "deplo"]
+    assert prefixes("deployment") == ["deployment", "deploy", "deployme"]
+    assert prefixes("ab") == []
+
+
+def test_a_misspelt_word_is_found_by_prefix(service: MemoryService) -> None:
+    service.write("bird", description="A kestrel hovers")
+    hit = service.search("kestrl").hits[0]
+    assert (hit.memory.name, hit.senses) == ("bird", ("prefix",))
+
+
+def test_prefix_hits_rank_below_stem_hits(service: MemoryService) -> None:
+    service.write("fuzzy", description="deployment", priority=0)
+    service.write("exact", description="deploym", priority=9)
+    assert names(service, "deploym") == ["exact", "fuzzy"]
+
+
+@pytest.mark.parametrize(
+    ("word", "short"),
+    [("deployment", "deploy"), ("running", "runn"), ("cat", None), ("kindness", "kind")],
+)
+def test_shortened_drops_one_derivational_suffix(word: str, short: str | None) -> None:
+    assert shortened(word) == short

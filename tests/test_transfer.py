@@ -1,0 +1,295 @@
+"""Export and import: byte-exact snapshots, all or nothing."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from retain import errors
+from retain.chrono import ManualClock
+from retain.config import Settings
+from retain.service import MemoryService
+from retain.storage.sqlite import SqliteBackend
+from tests.conftest import ServiceFactory, store_state
+
+AWKWARD_BODIES = {
+    "crlf": "line one\r\nline two\r\n",
+    "zwj": "family: 👨\u200d👩\u200d👧 and a\u200dzero-width joiner",
+    "blank-edges": "\n\n  indented start\n\nend with blanks\n\n\n",
+    "dashes": "---\nnot frontmatter\n---\n",
+    "empty": "",
+    "no-final-newline": "last line without newline",
+}
+
+
+def _fill(service: MemoryService, clock: ManualClock) -> None:
+    service.add_project("web")
+    service.add_project("api")
+    for name, body in AWKWARD_BODIES.items():
+        service.write(name, description=f"Body case {name}", body=body)
+    service.write(
+        "rule",
+        description="Answer in kind: match the user's language",
+        body="Match it.",
+        priority=0,
+        load="inline",
+        tags=["style", "people"],
+        references=["crlf", "https://example.org/x"],
+        source="operator, in chat",
+        expires="2027-06-30",
+    )
+    service.write("stack", description="Uses pnpm", project="web", tags=["infra"])
+    service.write("stack", description="Uses cargo", project="api", load="search")
+    clock.advance(days=3)
+    service.write("rule", verified=True)
+    for _ in range(3):
+        service.read("rule")
+
+
+def _fields(service: MemoryService) -> list[tuple[object, ...]]:
+    return sorted(
+        (
+            m.scope, m.name, m.description, m.body, m.tags, m.priority, m.load, m.references,
+            m.source, m.created_at, m.verified_at, m.expires_at, m.read_count,
+        )
+        for m in service.list_memories()
+    )  # fmt: skip
+
+
+def test_export_import_round_trip_is_exact(
+    service: MemoryService, clock: ManualClock, tmp_path: Path
+) -> None:
+    _fill(service, clock)
+    target = tmp_path / "snapshot"
+    assert service.export(target) == len(AWKWARD_BODIES) + 3
+    fresh = MemoryService(SqliteBackend(tmp_path / "fresh" / "retain.db"), clock=clock)
+    fresh.add_project("web")
+    fresh.add_project("api")
+    clock.advance(days=10)
+    fresh.import_(target)
+    assert _fields(fresh) == _fields(service)
+    for name, body in AWKWARD_BODIES.items():
+        raw = (target / f"{name}.md").read_bytes()
+        assert raw.endswith(body.encode("utf-8"))
+    fresh.close()
+
+
+def test_export_layout_and_permissions(
+    service: MemoryService, clock: ManualClock, tmp_path: Path
+) -> None:
+    _fill(service, clock)
+    target = tmp_path / "snapshot"
+    service.export(target)
+    assert (target / "web" / "stack.md").exists()
+    assert (target / "api" / "stack.md").exists()
+    assert (target / "export.toml").read_text().startswith("format_version = 1\n")
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o700
+    for path in target.rglob("*"):
+        expected = 0o700 if path.is_dir() else 0o600
+        assert stat.S_IMODE(os.stat(path).st_mode) == expected, path
+
+
+def test_export_frontmatter_carries_only_what_is_set(
+    service: MemoryService, clock: ManualClock, tmp_path: Path
+) -> None:
+    _fill(service, clock)
+    service.export(tmp_path / "s")
+    plain = (tmp_path / "s" / "empty.md").read_text()
+    assert "priority" not in plain and "load" not in plain and "verified" not in plain
+    assert "tags" not in plain and "project" not in plain and "read_count: 0" in plain
+    rule = (tmp_path / "s" / "rule.md").read_text()
+    for key in ("priority: 0", "load: inline", "verified:", "expires:", "source:", "tags:"):
+        assert key in rule
+    assert "read_count: 3" in rule
+    assert "project: web" in (tmp_path / "s" / "web" / "stack.md").read_text()
+
+
+def test_export_of_one_project(service: MemoryService, clock: ManualClock, tmp_path: Path) -> None:
+    _fill(service, clock)
+    assert service.export(tmp_path / "s", project="web") == 1
+    assert sorted(p.name for p in (tmp_path / "s").rglob("*.md")) == ["stack.md"]
+
+
+def test_export_refuses_a_non_empty_directory(service: MemoryService, tmp_path: Path) -> None:
+    service.write("a", description="a")
+    target = tmp_path / "s"
+    target.mkdir()
+    (target / "stale.md").write_text("old")
+    with pytest.raises(errors.ExportTargetNotEmpty):
+        service.export(target)
+    assert sorted(p.name for p in target.iterdir()) == ["stale.md"]
+
+
+def test_export_tightens_an_existing_empty_directory(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    service.write("a", description="a")
+    target = tmp_path / "s"
+    target.mkdir(mode=0o755)
+    service.export(target)
+    assert stat.S_IMODE(os.stat(target).st_mode) == 0o700
+
+
+def test_export_refuses_a_description_yaml_cannot_carry(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    import sqlite3
+
+    service.write("fine", description="fine")
+    service.write("bad", description="bad")
+    # A row written past retain's doors: NEL survives nowhere in YAML.
+    con = sqlite3.connect(service.backend.location)
+    con.execute("UPDATE memories SET description = 'a\x85b' WHERE name = 'bad'")
+    con.commit()
+    con.close()
+    with pytest.raises(errors.UnexportableDescription) as caught:
+        service.export(tmp_path / "s")
+    assert caught.value.details["name"] == "bad"
+    assert not (tmp_path / "s").exists()
+
+
+def test_failed_export_removes_what_it_wrote(
+    service: MemoryService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retain import transfer
+
+    for i in range(5):
+        service.write(f"n{i}", description=f"note {i}")
+    calls = {"n": 0}
+    real = transfer._write_private
+
+    def failing(path: Path, data: bytes) -> None:
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise OSError("disk full")
+        real(path, data)
+
+    monkeypatch.setattr(transfer, "_write_private", failing)
+    target = tmp_path / "existing"
+    target.mkdir()
+    with pytest.raises(OSError):
+        service.export(target)
+    assert list(target.iterdir()) == []
+    calls["n"] = 0
+    with pytest.raises(OSError):
+        service.export(tmp_path / "new")
+    assert not (tmp_path / "new").exists()
+
+
+def test_write_refuses_text_that_is_not_unicode(service: MemoryService) -> None:
+    before = store_state(service)
+    for fields in ({"description": "\ud800"}, {"description": "d", "body": "a\udc80"}):
+        with pytest.raises(errors.InvalidValue):
+            service.write("x", **fields)
+    assert store_state(service) == before
+
+
+def test_import_is_all_or_nothing(
+    make_service: ServiceFactory, clock: ManualClock, tmp_path: Path
+) -> None:
+    source = MemoryService(SqliteBackend(tmp_path / "src.db"), clock=clock)
+    source.add_project("web")
+    source.write("a", description="a")
+    source.write("b", description="b", project="web")
+    source.export(tmp_path / "s")
+    source.close()
+    target = make_service()
+    before = store_state(target)
+    with pytest.raises(errors.ProjectNotFound):
+        target.import_(tmp_path / "s")
+    assert store_state(target) == before
+
+
+def test_import_refuses_an_existing_name_until_force(
+    service: MemoryService, clock: ManualClock, tmp_path: Path
+) -> None:
+    service.write("a", description="original", body="one")
+    service.export(tmp_path / "s")
+    service.write("a", body="changed")
+    service.write("extra", description="x")
+    before = store_state(service)
+    with pytest.raises(errors.MemoryExists):
+        service.import_(tmp_path / "s")
+    assert store_state(service) == before
+    service.import_(tmp_path / "s", force=True)
+    assert service.get("a").memory.body == "one"
+
+
+def test_import_refuses_a_name_global_and_project_would_share(
+    make_service: ServiceFactory, clock: ManualClock, tmp_path: Path
+) -> None:
+    source = MemoryService(SqliteBackend(tmp_path / "src.db"), clock=clock)
+    source.add_project("web")
+    source.write("stack", description="web stack", project="web")
+    source.export(tmp_path / "s")
+    source.close()
+    target = make_service()
+    target.add_project("web")
+    target.write("stack", description="global stack")
+    before = store_state(target)
+    for force in (False, True):
+        with pytest.raises(errors.NameConflict):
+            target.import_(tmp_path / "s", force=force)
+    assert store_state(target) == before
+
+
+def test_import_holds_the_inline_budget_over_the_whole_snapshot(
+    make_service: ServiceFactory, clock: ManualClock, tmp_path: Path
+) -> None:
+    source = MemoryService(SqliteBackend(tmp_path / "src.db"), clock=clock)
+    for i in range(3):
+        source.write(f"r{i}", description=f"rule {i}", load="inline", body="x" * 40)
+    source.export(tmp_path / "s")
+    source.close()
+    target = make_service(settings=Settings(inline_max_bytes=100))
+    before = store_state(target)
+    with pytest.raises(errors.InlineBudgetExceeded):
+        target.import_(tmp_path / "s")
+    assert store_state(target) == before
+
+
+def test_import_refuses_an_unknown_format_version(service: MemoryService, tmp_path: Path) -> None:
+    service.write("a", description="a")
+    service.export(tmp_path / "s")
+    manifest = tmp_path / "s" / "export.toml"
+    manifest.write_text(manifest.read_text().replace("format_version = 1", "format_version = 99"))
+    with pytest.raises(errors.UnknownFormatVersion):
+        service.import_(tmp_path / "s")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "no frontmatter",
+        "---\ndescription: x\n",
+        "---\n[not, a, mapping]\n---\n",
+        "---\ndescription: x\ncreated: yesterday\n---\n",
+        "---\ndescription: x\ncreated: '2026-01-01T00:00:00Z'\nread_count: -1\n---\n",
+        "---\ndescription: x\ncreated: '2026-01-01T00:00:00Z'\ntags: notalist\n---\n",
+        "---\ndescription: x\nproject: web\ncreated: '2026-01-01T00:00:00Z'\n---\n",
+    ],
+)
+def test_import_refuses_a_malformed_file(
+    service: MemoryService, tmp_path: Path, content: str
+) -> None:
+    target = tmp_path / "s"
+    target.mkdir()
+    (target / "export.toml").write_text("format_version = 1\n")
+    (target / "good.md").write_text("---\ndescription: g\ncreated: '2026-01-01T00:00:00Z'\n---\n")
+    (target / "bad.md").write_text(content)
+    before = store_state(service)
+    with pytest.raises(errors.SnapshotInvalid):
+        service.import_(target)
+    assert store_state(service) == before
+
+
+def test_import_refuses_a_directory_without_manifest(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    with pytest.raises(errors.SnapshotInvalid):
+        service.import_(tmp_path)
+    with pytest.raises(errors.SnapshotInvalid):
+        service.import_(tmp_path / "missing")
