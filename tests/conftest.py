@@ -33,9 +33,7 @@ def backend_name(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
-def make_service(
-    backend_name: str, tmp_path: Path, clock: ManualClock
-) -> Iterator[ServiceFactory]:
+def make_service(backend_name: str, tmp_path: Path, clock: ManualClock) -> Iterator[ServiceFactory]:
     """Open services on one fresh store; settings and principal may vary per call."""
     opened: list[MemoryService] = []
     path = tmp_path / "store" / "retain.db"

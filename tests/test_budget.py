@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from tests.conftest import ServiceFactory, store_state
 
 from retain import errors
 from retain.chrono import ManualClock
 from retain.config import Settings
 from retain.service import MemoryService
-from tests.conftest import ServiceFactory, store_state
 
 
 @pytest.fixture

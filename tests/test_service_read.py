@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from tests.conftest import store_state
 
 from retain import errors
 from retain.chrono import ManualClock
 from retain.service import READ_PAGE_CHARS, MemoryService
-from tests.conftest import store_state
 
 # -- projects ----------------------------------------------------------------------
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from tests.conftest import ServiceFactory, store_state
 
 from retain import errors
 from retain.chrono import ManualClock
 from retain.model import Load, Trust
 from retain.service import MemoryService
-from tests.conftest import ServiceFactory, store_state
 
 
 def test_write_creates_a_global_memory_with_defaults(service: MemoryService) -> None:

@@ -7,13 +7,13 @@ import stat
 from pathlib import Path
 
 import pytest
+from tests.conftest import ServiceFactory, store_state
 
 from retain import errors
 from retain.chrono import ManualClock
 from retain.config import Settings
 from retain.service import MemoryService
 from retain.storage.sqlite import SqliteBackend
-from tests.conftest import ServiceFactory, store_state
 
 AWKWARD_BODIES = {
     "crlf": "line one\r\nline two\r\n",

@@ -4,7 +4,7 @@ Each class carries a stable snake_case ``code`` (doors map codes, never
 messages), a message saying what would have happened, a ``remedy`` saying
 what to do instead, and ``details``: the ids and numbers it concerns.
 
-    RetainError
+    RetainError                      retain_error
     ├── InvalidInput                 invalid_input
     │   ├── InvalidName              invalid_name
     │   ├── InvalidValue             invalid_value

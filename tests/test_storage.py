@@ -1,0 +1,186 @@
+"""The store itself: files, schema, transactions, the log, verify."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+from tests.conftest import store_state
+
+from retain import errors, ledger
+from retain.chrono import ManualClock
+from retain.service import MemoryService
+from retain.storage.sqlite import SqliteBackend
+from retain.storage.sqlite_schema import latest_version
+
+
+def _raw(service: MemoryService) -> sqlite3.Connection:
+    return sqlite3.connect(service.backend.location, isolation_level=None)
+
+
+def test_store_is_private_wal_with_foreign_keys(tmp_path: Path) -> None:
+    path = tmp_path / "home" / "retain.db"
+    backend = SqliteBackend(path)
+    assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    con = backend._con
+    assert con.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert con.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    backend.close()
+
+
+def test_migrations_are_recorded_once(tmp_path: Path) -> None:
+    path = tmp_path / "retain.db"
+    SqliteBackend(path).close()
+    SqliteBackend(path).close()
+    rows = sqlite3.connect(path).execute("SELECT version, name FROM schema_migrations").fetchall()
+    assert rows == [(1, "foundation")]
+    assert latest_version() == 1
+
+
+def test_a_store_from_a_newer_retain_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "retain.db"
+    SqliteBackend(path).close()
+    con = sqlite3.connect(path)
+    con.execute("INSERT INTO schema_migrations VALUES (999, 'future', 'now')")
+    con.commit()
+    con.close()
+    with pytest.raises(errors.SchemaTooNew):
+        SqliteBackend(path)
+
+
+def test_every_change_appends_a_chained_event(service: MemoryService) -> None:
+    service.add_project("web")
+    service.write("a", description="a", body="x")
+    service.edit("a", "x", "y")
+    service.read("a")
+    service.delete("a")
+    events = service.backend.read(lambda tx: list(tx.iter_events()))
+    assert [e.kind for e in events] == ["project_add", "create", "edit", "read", "delete"]
+    assert all(e.principal == "operator:test" for e in events)
+    check = ledger.check_chain(events)
+    assert check.ok and check.events == 5 and check.head == events[-1].hash
+
+
+def test_events_cannot_be_updated_or_deleted(service: MemoryService) -> None:
+    service.write("a", description="a")
+    con = _raw(service)
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        con.execute("UPDATE events SET kind = 'forged'")
+    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
+        con.execute("DELETE FROM events")
+
+
+def test_verify_detects_a_tampered_payload(service: MemoryService) -> None:
+    service.write("a", description="a", body="secret plan")
+    assert service.verify().ok
+    con = _raw(service)
+    con.execute("UPDATE events SET payload = replace(payload, 'secret', 'public')")
+    report = service.verify()
+    assert not report.ok and not report.chain_ok
+    assert "payload does not match" in report.problems[0]
+    with pytest.raises(errors.IntegrityFailed):
+        service.require_sound()
+
+
+def test_a_blanked_payload_still_verifies(service: MemoryService) -> None:
+    service.write("a", description="a", body="to be erased")
+    _raw(service).execute("UPDATE events SET payload = NULL")
+    assert service.verify().chain_ok
+
+
+def test_verify_detects_an_index_out_of_step_and_rebuild_mends_it(
+    service: MemoryService,
+) -> None:
+    service.write("a", description="kestrel")
+    service.write("b", description="falcon")
+    con = _raw(service)
+    con.execute("DROP TRIGGER memories_fts_ai")
+    con.execute(
+        "INSERT INTO memories(id, realm, scope, name, description, body, body_bytes, priority, "
+        "load, trust, status, content_hash, author, created_at, updated_at, verified_at) "
+        "SELECT 'X', realm, scope, 'c', 'osprey', '', 0, 5, 'index', trust, status, "
+        "content_hash, author, created_at, updated_at, verified_at FROM memories LIMIT 1"
+    )
+    report = service.verify()
+    assert not report.ok and report.index_documents == 2 and report.memories == 3
+    # Only the plain-text fallback can see the unindexed row.
+    assert [h.senses for h in service.search("osprey").hits] == [("text",)]
+    rebuilt = service.verify(rebuild=True)
+    assert rebuilt.ok and rebuilt.rebuilt
+    assert [h.senses for h in service.search("osprey").hits] == [("stem",)]
+
+
+def test_a_failed_transaction_leaves_nothing(service: MemoryService) -> None:
+    service.write("a", description="a")
+    before = store_state(service)
+
+    def half(tx: object) -> None:
+        service._event(tx, "create", {"x": 1})  # type: ignore[arg-type]
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        service.backend.write(half)  # type: ignore[arg-type]
+    assert store_state(service) == before
+
+
+def test_a_locked_store_is_retried_then_reported_busy(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retain.storage import sqlite as module
+
+    monkeypatch.setattr(module, "_RETRIES", 3)
+    con = _raw(service)
+    con.execute("PRAGMA busy_timeout = 0")
+    con.execute("BEGIN IMMEDIATE")
+    service.backend._con.execute("PRAGMA busy_timeout = 0")
+    with pytest.raises(errors.StoreBusy):
+        service.write("a", description="a")
+    con.execute("ROLLBACK")
+    assert service.write("a", description="a").created
+
+
+def _writer(path: str, worker: int, count: int) -> None:
+    service = MemoryService(SqliteBackend(path), principal=f"agent:w{worker}")
+    for i in range(count):
+        service.write(f"w{worker}-{i}", description=f"note {i} of worker {worker}")
+        service.write(f"shared-{i % 3}", description=f"shared note {i % 3}", body=f"{worker}")
+    service.close()
+
+
+def test_concurrent_processes_lose_nothing_and_keep_the_chain(tmp_path: Path) -> None:
+    path = str(tmp_path / "retain.db")
+    SqliteBackend(path).close()
+    context = multiprocessing.get_context("spawn")
+    procs = [context.Process(target=_writer, args=(path, w, 25)) for w in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=120)
+        assert p.exitcode == 0
+    service = MemoryService(SqliteBackend(path), clock=ManualClock())
+    names = {m.name for m in service.list_memories()}
+    assert {f"w{w}-{i}" for w in range(4) for i in range(25)} <= names
+    assert len(names) == 100 + 3
+    report = service.verify()
+    assert report.ok, report.problems
+    service.close()
+
+
+def test_a_forked_child_gets_its_own_connection(service: MemoryService) -> None:
+    service.write("a", description="a")
+    parent_con = service.backend._con
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        try:
+            ok = service.backend._con is not parent_con and service.get("a").memory.name == "a"
+            os.write(write, b"1" if ok else b"0")
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(read, 1) == b"1"
