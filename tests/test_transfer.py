@@ -293,3 +293,19 @@ def test_import_refuses_a_directory_without_manifest(
         service.import_(tmp_path)
     with pytest.raises(errors.SnapshotInvalid):
         service.import_(tmp_path / "missing")
+
+
+def test_long_operations_report_progress(service: MemoryService, tmp_path: Path) -> None:
+    for i in range(3):
+        service.write(f"n{i}", description=f"note {i}")
+    seen: list[tuple[str, int, int]] = []
+    service.export(tmp_path / "s", progress=lambda *a: seen.append(a))
+    assert seen == [("export", 1, 3), ("export", 2, 3), ("export", 3, 3)]
+    seen.clear()
+    service.import_(tmp_path / "s", force=True, progress=lambda *a: seen.append(a))
+    assert seen[:3] == [("read", 1, 3), ("read", 2, 3), ("read", 3, 3)]
+    assert seen[3:] == [("write", 1, 3), ("write", 2, 3), ("write", 3, 3)]
+    seen.clear()
+    service.verify(rebuild=True, progress=lambda *a: seen.append(a))
+    events = service.status().events
+    assert seen == [("rebuild", 0, 1), ("rebuild", 1, 1), ("chain", events, events)]

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from retain import budget, fields, ledger, transfer
 from retain.chrono import (
@@ -80,6 +80,10 @@ from retain.model import (
 )
 from retain.search import lexical, rank
 from retain.storage.base import Backend, InlineEntry, MemoryFilter, Transaction
+
+T = TypeVar("T")
+Progress = Callable[[str, int, int], None]
+"""A long operation reports ``(phase, done, total)`` through one of these."""
 
 READ_PAGE_CHARS = 16_000
 SHORT_BODY_CHARS = 280
@@ -310,9 +314,17 @@ class MemoryService:
         return self.write_many([request], notes=True)[0]
 
     def write_many(
-        self, requests: Sequence[WriteRequest], *, notes: bool = False, reason: str = ""
+        self,
+        requests: Sequence[WriteRequest],
+        *,
+        notes: bool = False,
+        reason: str = "",
+        progress: Progress | None = None,
     ) -> list[WriteResult]:
-        """Apply every write in one transaction: all land or none does."""
+        """Apply every write in one transaction: all land or none does.
+
+        The inline budget is measured once, over the batch as a whole.
+        """
         for request in requests:
             self._check_request(request)
         now = self._now()
@@ -321,12 +333,11 @@ class MemoryService:
         def run(tx: Transaction) -> list[WriteResult]:
             inline = _Inline(tx.inline_entries(self.realm, now_stamp))
             results = []
-            for request in requests:
+            for done, request in enumerate(requests, start=1):
                 results.append(self._apply(tx, request, now, inline, notes, reason))
-                if len(requests) == 1:
-                    inline.check(self.settings.inline_max_bytes)
-            if len(requests) > 1:
-                inline.check(self.settings.inline_max_bytes)
+                if progress is not None:
+                    progress("write", done, len(requests))
+            inline.check(self.settings.inline_max_bytes)
             return results
 
         return self.backend.write(run)
@@ -866,34 +877,50 @@ class MemoryService:
 
     # -- export / import ---------------------------------------------------------------
 
-    def export(self, directory: str | Path, *, project: str | None = None) -> int:
-        """Write a snapshot; returns how many memories it holds."""
+    def export(
+        self,
+        directory: str | Path,
+        *,
+        project: str | None = None,
+        progress: Progress | None = None,
+    ) -> int:
+        """Write a snapshot of the active memories; returns how many it holds."""
 
         def run(tx: Transaction) -> list[Memory]:
             where = self._filter(tx, project, None, None, None, False, listing=True)
-            return tx.list_memories(replace(where, statuses=tuple(s.value for s in Status)))
+            return tx.list_memories(where)
 
         memories = self.backend.read(run)
-        return transfer.export_snapshot(Path(directory), memories)
+        return transfer.export_snapshot(Path(directory), memories, progress)
 
-    def import_(self, directory: str | Path, *, force: bool = False) -> list[WriteResult]:
+    def import_(
+        self, directory: str | Path, *, force: bool = False, progress: Progress | None = None
+    ) -> list[WriteResult]:
         """Restore a snapshot in one transaction; nothing lands unless everything does."""
-        snapshot = transfer.read_snapshot(Path(directory))
+        snapshot = transfer.read_snapshot(Path(directory), progress)
         requests = [replace(item, create_only=not force, exact_tier=True) for item in snapshot]
         if not requests:
             return []
-        return self.write_many(requests, reason="import")
+        return self.write_many(requests, reason="import", progress=progress)
 
     # -- health -----------------------------------------------------------------------
 
-    def verify(self, *, rebuild: bool = False) -> VerifyReport:
+    def verify(self, *, rebuild: bool = False, progress: Progress | None = None) -> VerifyReport:
         """Check the search index and the event chain; ``rebuild`` regenerates the index."""
         if rebuild:
+            if progress is not None:
+                progress("rebuild", 0, 1)
             self.backend.rebuild_index()
+            if progress is not None:
+                progress("rebuild", 1, 1)
         sound, documents, problems = self.backend.check_index()
 
         def chain(tx: Transaction) -> tuple[int, ledger.ChainCheck]:
-            return tx.count_memories(self.realm), ledger.check_chain(tx.iter_events())
+            total = tx.count_events()
+            events = tx.iter_events()
+            if progress is not None:
+                events = _reporting(events, "chain", total, progress)
+            return tx.count_memories(self.realm), ledger.check_chain(events)
 
         memories, check = self.backend.read(chain)
         all_problems = list(problems)
@@ -946,6 +973,16 @@ class MemoryService:
             )
 
         return self.backend.read(run)
+
+
+def _reporting(
+    items: Iterator[T], phase: str, total: int, progress: Progress, every: int = 1000
+) -> Iterator[T]:
+    """Pass ``items`` through, reporting every ``every`` of them and the last."""
+    for done, item in enumerate(items, start=1):
+        yield item
+        if done % every == 0 or done == total:
+            progress(phase, done, total)
 
 
 def _parse_stamp(value: str | None) -> datetime | None:

@@ -21,7 +21,7 @@ import importlib.metadata
 import os
 import shutil
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -88,7 +88,11 @@ def _file_name(memory: Memory) -> str:
     return f"{memory.name or memory.id}.md"
 
 
-def export_snapshot(directory: Path, memories: Sequence[Memory]) -> int:
+def export_snapshot(
+    directory: Path,
+    memories: Sequence[Memory],
+    progress: Callable[[str, int, int], None] | None = None,
+) -> int:
     """Write ``memories`` under ``directory``, which must be new or empty."""
     for memory in memories:
         if not _carried(memory):
@@ -117,7 +121,7 @@ def export_snapshot(directory: Path, memories: Sequence[Memory]) -> int:
     os.chmod(directory, 0o700)
     written: list[Path] = []
     try:
-        for memory in memories:
+        for done, memory in enumerate(memories, start=1):
             folder = directory / memory.project if memory.project else directory
             if not folder.exists():
                 folder.mkdir(mode=0o700)
@@ -125,6 +129,8 @@ def export_snapshot(directory: Path, memories: Sequence[Memory]) -> int:
             path = folder / _file_name(memory)
             _write_private(path, render(memory))
             written.append(path)
+            if progress is not None:
+                progress("export", done, len(memories))
         manifest = (
             f"format_version = {FORMAT_VERSION}\n"
             f'exported_at = "{stamp(datetime.now().astimezone())}"\n'
@@ -255,10 +261,12 @@ def parse_file(path: Path, project: str | None) -> WriteRequest:
     )
 
 
-def read_snapshot(directory: Path) -> list[WriteRequest]:
+def read_snapshot(
+    directory: Path, progress: Callable[[str, int, int], None] | None = None
+) -> list[WriteRequest]:
     """Every memory of a snapshot, the manifest checked first."""
     read_manifest(directory)
-    requests = []
+    files: list[tuple[Path, str | None]] = []
     for entry in sorted(directory.iterdir()):
         if entry.is_dir():
             for item in sorted(entry.iterdir()):
@@ -268,7 +276,12 @@ def read_snapshot(directory: Path) -> list[WriteRequest]:
                         remedy="keep project folders one level under the snapshot",
                     )
                 if item.suffix == ".md":
-                    requests.append(parse_file(item, entry.name))
+                    files.append((item, entry.name))
         elif entry.suffix == ".md":
-            requests.append(parse_file(entry, None))
+            files.append((entry, None))
+    requests = []
+    for done, (path, project) in enumerate(files, start=1):
+        requests.append(parse_file(path, project))
+        if progress is not None:
+            progress("read", done, len(files))
     return requests

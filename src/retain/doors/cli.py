@@ -18,13 +18,15 @@ from typing import Any, TypeVar
 import click
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeRemainingColumn
+from rich.progress import Progress as RichProgress
 from rich.table import Table
 
 import retain
 from retain import errors
 from retain.chrono import age_phrase, stamp
 from retain.model import Memory, SearchHit
-from retain.service import SHORT_BODY_CHARS, MemoryService
+from retain.service import SHORT_BODY_CHARS, MemoryService, Progress
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -104,6 +106,30 @@ def _service(home: Path | None, fmt: str = "table") -> Iterator[MemoryService]:
     finally:
         if service is not None:
             service.close()
+
+
+@contextmanager
+def _progress() -> Iterator[Progress | None]:
+    """A progress bar on stderr for a long operation, when stderr is a terminal."""
+    if not err.is_terminal:
+        yield None
+        return
+    with RichProgress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def report(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bar.add_task(phase, total=total)
+            bar.update(tasks[phase], completed=done, total=total)
+
+        yield report
 
 
 # -- rendering ---------------------------------------------------------------------------
@@ -630,7 +656,8 @@ def search(
 def export(directory: Path, project: str | None, home: Path | None, fmt: str) -> None:
     """Write every memory as Markdown with YAML frontmatter (a snapshot)."""
     with _service(home, fmt) as service:
-        count = service.export(directory, project=project)
+        with _progress() as progress:
+            count = service.export(directory, project=project, progress=progress)
         if fmt == "json":
             _emit_json({"directory": str(directory), "memories": count})
         else:
@@ -645,7 +672,8 @@ def export(directory: Path, project: str | None, home: Path | None, fmt: str) ->
 def import_(directory: Path, force: bool, home: Path | None, fmt: str) -> None:
     """Restore a snapshot written by `retain export`, all or nothing."""
     with _service(home, fmt) as service:
-        results = service.import_(directory, force=force)
+        with _progress() as progress:
+            results = service.import_(directory, force=force, progress=progress)
         created = sum(1 for r in results if r.created)
         if fmt == "json":
             _emit_json(
@@ -666,7 +694,8 @@ def import_(directory: Path, force: bool, home: Path | None, fmt: str) -> None:
 def verify(rebuild: bool, home: Path | None, fmt: str) -> None:
     """Check the search index and the event chain."""
     with _service(home, fmt) as service:
-        report = service.verify(rebuild=rebuild)
+        with _progress() as progress:
+            report = service.verify(rebuild=rebuild, progress=progress)
         if fmt == "json":
             _emit_json(
                 {
