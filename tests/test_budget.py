@@ -34,8 +34,8 @@ def test_inline_write_past_the_budget_is_refused_with_totals_and_names(
     assert error.details["total_bytes"] == 102
     assert error.details["budget_bytes"] == 100
     assert [e["name"] for e in error.details["largest"]] == ["handbook", "tone", "deploy"]
-    assert "0.1 KiB against the 0.1 KiB inline budget" in error.message
-    assert error.remedy.startswith("shorten 'handbook' (0.1 KiB), 'tone' (0.0 KiB) or 'deploy'")
+    assert "would total 102 bytes against the 100 bytes inline budget" in error.message
+    assert error.remedy.startswith("shorten 'handbook' (60 bytes), 'tone' (30 bytes) or 'deploy'")
     assert error.remedy.endswith("or set load: index on one that is not a standing rule")
     assert store_state(small) == before
 
@@ -114,3 +114,9 @@ def test_a_batch_is_measured_as_a_whole(small: MemoryService) -> None:
         ]
     )
     assert small.status().inline_bytes == 90
+
+
+def test_sizes_read_in_bytes_then_kib() -> None:
+    from retain.budget import kib
+
+    assert (kib(1023), kib(1024), kib(34_202)) == ("1023 bytes", "1.0 KiB", "33.4 KiB")

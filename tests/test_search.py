@@ -6,7 +6,7 @@ import pytest
 
 from retain import errors
 from retain.chrono import ManualClock
-from retain.search.lexical import analyze, prefixes, shortened
+from retain.search.lexical import analyze
 from retain.service import MemoryService
 
 
@@ -167,12 +167,6 @@ def test_analyze_splits_words_needles_and_scripts() -> None:
     assert "https://example.org/a/b" in plan.needles
 
 
-def test_prefix_forms_include_the_shortened_word() -> None:
-    assert prefixes("deploym") == ["deploym", "deplo"]
-    assert prefixes("deployment") == ["deployment", "deploy", "deployme"]
-    assert prefixes("ab") == []
-
-
 def test_a_misspelt_word_is_found_by_prefix(service: MemoryService) -> None:
     service.write("bird", description="A kestrel hovers")
     hit = service.search("kestrl").hits[0]
@@ -185,9 +179,15 @@ def test_prefix_hits_rank_below_stem_hits(service: MemoryService) -> None:
     assert names(service, "deploym") == ["exact", "fuzzy"]
 
 
-@pytest.mark.parametrize(
-    ("word", "short"),
-    [("deployment", "deploy"), ("running", "runn"), ("cat", None), ("kindness", "kind")],
-)
-def test_shortened_drops_one_derivational_suffix(word: str, short: str | None) -> None:
-    assert shortened(word) == short
+def test_a_derived_word_finds_relatives_whose_stems_differ(service: MemoryService) -> None:
+    service.write("ship", description="Deploys happen on Tuesdays")
+    service.write("doc", description="The deployment checklist")
+    # Porter: deployment -> deploy, deploys/deploying -> deploi
+    assert set(names(service, "deployment")) == {"ship", "doc"}
+    assert set(names(service, "deploying")) == {"ship", "doc"}
+
+
+def test_scan_folds_case_beyond_ascii(service: MemoryService) -> None:
+    service.write("apples", description="fruit", body="Die ÄPFEL-sorte /usr/share/Äpfel.txt")
+    assert names(service, "/usr/share/äpfel.txt") == ["apples"]
+    assert names(service, "ÄPFEL-SORTE") == ["apples"]

@@ -63,7 +63,8 @@ def bands(entries: Iterable[InlineEntry], projects: Iterable[str] = ()) -> dict[
 
 
 def kib(n: int) -> str:
-    return f"{n / 1024:.1f} KiB"
+    """A size as people read it: bytes below 1 KiB, KiB to one decimal above."""
+    return f"{n} bytes" if n < 1024 else f"{n / 1024:.1f} KiB"
 
 
 def check(
@@ -102,7 +103,7 @@ def check(
     largest = sorted(worst.members, key=lambda e: (-e.body_bytes, e.name or ""))[:3]
     named = [f"'{e.name or e.memory_id}' ({kib(e.body_bytes)})" for e in largest]
     listing = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " or " + named[-1]
-    where = f" in project {worst.project!r}'s band" if worst.project else ""
+    where = f" in the band of project {worst.project!r}" if worst.project else ""
     raise InlineBudgetExceeded(
         f"inline memories would total {kib(worst.total)}{where} against the "
         f"{kib(budget)} inline budget ([memory] inline_max_bytes)",

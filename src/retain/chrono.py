@@ -24,20 +24,19 @@ class Clock(Protocol):
         """The current instant, timezone-aware."""
         ...
 
-    def local_tz(self) -> tzinfo:
-        """The zone a bare date (``YYYY-MM-DD``) is read in."""
+    def local_tz(self) -> tzinfo | None:
+        """The zone a bare date (``YYYY-MM-DD``) is read in; None for the system's rules."""
         ...
 
 
 class SystemClock:
-    """The machine's clock and local zone."""
+    """The machine's clock and local zone (daylight saving included)."""
 
     def now(self) -> datetime:
         return datetime.now(UTC)
 
-    def local_tz(self) -> tzinfo:
-        zone = datetime.now().astimezone().tzinfo
-        return zone if zone is not None else UTC
+    def local_tz(self) -> tzinfo | None:
+        return None
 
 
 @dataclass
@@ -108,7 +107,10 @@ def parse_expires(text: str, clock: Clock) -> str:
                 value=text,
             ) from exc
         next_day = day + timedelta(days=1)
-        local = datetime(next_day.year, next_day.month, next_day.day, tzinfo=clock.local_tz())
+        midnight = datetime(next_day.year, next_day.month, next_day.day)
+        zone = clock.local_tz()
+        # With no zone given, astimezone() applies the system's rules for that very day.
+        local = midnight.replace(tzinfo=zone) if zone is not None else midnight.astimezone()
         return stamp(local)
     return stamp(parse_stamp(text))
 

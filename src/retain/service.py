@@ -396,7 +396,11 @@ class MemoryService:
         if existing is not None and r.create_only:
             raise MemoryExists(
                 f"a memory named {r.name!r} already exists in the {existing.tier} tier",
-                remedy="update it instead (`retain add --force`), or choose another name",
+                remedy=(
+                    "overwrite it with the snapshot's version: `retain import --force`"
+                    if r.restore is not None
+                    else "update it instead (`retain add --force`), or choose another name"
+                ),
                 name=r.name,
                 tier=existing.tier,
             )
@@ -442,11 +446,16 @@ class MemoryService:
                     "supersedes the other."
                 )
 
-        if existing is not None and self._same(existing, merged) and not r.verified:
+        if existing is not None and self._same(existing, merged):
             return WriteResult(existing, created=False, changed=False, notes=tuple(out_notes))
         if existing is None:
             tx.insert_memory(merged)
             kind = "create"
+        elif r.restore is not None:
+            # A restore replaces the memory with the snapshot's, created date included.
+            tx.delete_memory(existing.id)
+            tx.insert_memory(merged)
+            kind = "restore"
         else:
             if not tx.update_memory(merged, existing):
                 raise StaleUpdate(
@@ -547,6 +556,7 @@ class MemoryService:
         if r.restore is not None:
             merged = replace(
                 merged,
+                created_at=r.restore.created_at,
                 verified_at=r.restore.verified_at,
                 read_count=r.restore.read_count,
             )
@@ -891,7 +901,7 @@ class MemoryService:
             return tx.list_memories(where)
 
         memories = self.backend.read(run)
-        return transfer.export_snapshot(Path(directory), memories, progress)
+        return transfer.export_snapshot(Path(directory), memories, self._now(), progress)
 
     def import_(
         self, directory: str | Path, *, force: bool = False, progress: Progress | None = None
@@ -915,14 +925,14 @@ class MemoryService:
                 progress("rebuild", 1, 1)
         sound, documents, problems = self.backend.check_index()
 
-        def chain(tx: Transaction) -> tuple[int, ledger.ChainCheck]:
+        def chain(tx: Transaction) -> tuple[int, int, ledger.ChainCheck]:
             total = tx.count_events()
             events = tx.iter_events()
             if progress is not None:
                 events = _reporting(events, "chain", total, progress)
-            return tx.count_memories(self.realm), ledger.check_chain(events)
+            return tx.count_memories(self.realm), total, ledger.check_chain(events)
 
-        memories, check = self.backend.read(chain)
+        memories, total, check = self.backend.read(chain)
         all_problems = list(problems)
         if not check.ok:
             all_problems.append(f"event chain broken: {check.problem}")
@@ -931,7 +941,7 @@ class MemoryService:
             memories=memories,
             index_documents=documents,
             index_sound=sound,
-            events=check.events,
+            events=total,
             chain_ok=check.ok,
             problems=tuple(all_problems),
             rebuilt=rebuild,
@@ -941,12 +951,7 @@ class MemoryService:
         """``verify`` that raises ``IntegrityFailed`` when anything is wrong."""
         report = self.verify()
         if not report.ok:
-            raise IntegrityFailed(
-                "; ".join(report.problems),
-                remedy="run `retain verify --rebuild` for the index; a broken chain means "
-                "the log was altered outside retain",
-                problems=list(report.problems),
-            )
+            raise integrity_error(report)
         return report
 
     def status(self) -> StoreStatus:
@@ -973,6 +978,16 @@ class MemoryService:
             )
 
         return self.backend.read(run)
+
+
+def integrity_error(report: VerifyReport) -> IntegrityFailed:
+    """The refusal a failed ``verify`` stands for."""
+    return IntegrityFailed(
+        "; ".join(report.problems),
+        remedy="run `retain verify --rebuild` to regenerate the index; a broken event chain "
+        "means the log was altered outside retain: restore it from a backup",
+        problems=list(report.problems),
+    )
 
 
 def _reporting(

@@ -91,6 +91,7 @@ def _file_name(memory: Memory) -> str:
 def export_snapshot(
     directory: Path,
     memories: Sequence[Memory],
+    now: datetime,
     progress: Callable[[str, int, int], None] | None = None,
 ) -> int:
     """Write ``memories`` under ``directory``, which must be new or empty."""
@@ -133,7 +134,7 @@ def export_snapshot(
                 progress("export", done, len(memories))
         manifest = (
             f"format_version = {FORMAT_VERSION}\n"
-            f'exported_at = "{stamp(datetime.now().astimezone())}"\n'
+            f'exported_at = "{stamp(now)}"\n'
             f'retain_version = "{importlib.metadata.version("retain")}"\n'
             f"memories = {len(memories)}\n"
         )

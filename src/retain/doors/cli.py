@@ -7,10 +7,14 @@ to an exit status through ``EXIT_CODES``; anything unmapped is a bug (70).
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import subprocess
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -26,7 +30,7 @@ import retain
 from retain import errors
 from retain.chrono import age_phrase, stamp
 from retain.model import Memory, SearchHit
-from retain.service import SHORT_BODY_CHARS, MemoryService, Progress
+from retain.service import SHORT_BODY_CHARS, MemoryService, Progress, integrity_error
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -130,6 +134,39 @@ def _progress() -> Iterator[Progress | None]:
             bar.update(tasks[phase], completed=done, total=total)
 
         yield report
+
+
+def _decode(data: bytes, what: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise errors.InvalidValue(
+            f"{what} is not UTF-8 text ({exc.reason} at byte {exc.start})",
+            remedy="convert it to UTF-8 first",
+            field="body",
+        ) from exc
+
+
+def _run_editor(data: bytes) -> bytes:
+    """Open ``data`` in $VISUAL, else $EDITOR, else vi; return the file's bytes as saved.
+
+    The bytes go to the editor and come back untouched: line endings, a final
+    newline (or none) and a byte-order mark survive.
+    """
+    command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    fd, path = tempfile.mkstemp(prefix="retain-", suffix=".md")  # created 0600
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        status = subprocess.call([*shlex.split(command), path])
+        if status != 0:
+            raise click.ClickException(
+                f"Editing failed: {command!r} exited with status {status}; nothing was saved"
+            )
+        return Path(path).read_bytes()
+    finally:
+        with suppress(OSError):
+            os.unlink(path)
 
 
 # -- rendering ---------------------------------------------------------------------------
@@ -336,9 +373,9 @@ def add(
     """Save memory NAME; with --force, update it, keeping every field not given."""
     if body is not None and from_file is not None:
         raise click.UsageError("give --body or --from-file, not both")
-    if from_file is not None:
-        body = from_file.read_bytes().decode("utf-8")
     with _service(home, fmt) as service:
+        if from_file is not None:
+            body = _decode(from_file.read_bytes(), str(from_file))
         result = service.write(
             name,
             description=description,
@@ -389,6 +426,8 @@ def edit(
     fmt: str,
 ) -> None:
     """Edit the body of NAME in $VISUAL or $EDITOR, or with --old/--new."""
+    if old is None and (new is not None or replace_all):
+        raise click.UsageError("--new and --replace-all need --old")
     with _service(home, fmt) as service:
         if old is not None:
             result = service.edit(
@@ -407,9 +446,12 @@ def edit(
                 out.print(result.excerpt, markup=False)
             return
         current = service.get(name, project=project).memory
-        edited = click.edit(current.body, extension=".md", require_save=True)
-        if edited is None or edited == current.body:
-            out.print(f"No change to '{name}'.", markup=False)
+        edited = _decode(_run_editor(current.body.encode("utf-8")), "the edited body")
+        if edited == current.body:
+            if fmt == "json":
+                _emit_json({**current.to_dict(_now()), "changed": False})
+            else:
+                out.print(f"No change to '{name}'.", markup=False)
             return
         written = service.write(
             name,
@@ -419,7 +461,7 @@ def edit(
             expected_hash=current.content_hash,
         )
         if fmt == "json":
-            _emit_json(written.memory.to_dict(_now()))
+            _emit_json({**written.memory.to_dict(_now()), "changed": True})
         else:
             out.print(f"Updated the body of '{name}'.", markup=False)
 
@@ -488,9 +530,8 @@ def show(name: str, project: str | None, home: Path | None, fmt: str) -> None:
         if fmt == "json":
             _emit_json(memory.to_dict(_now(), body=True))
         else:
-            sys.stdout.write(memory.body)
-            if memory.body and not memory.body.endswith("\n"):
-                sys.stdout.write("\n")
+            sys.stdout.buffer.write(memory.body.encode("utf-8"))
+            sys.stdout.flush()
 
 
 @cli.command()
@@ -722,7 +763,7 @@ def verify(rebuild: bool, home: Path | None, fmt: str) -> None:
             if report.ok:
                 out.print("Index sound; event chain unbroken.", markup=False)
         if not report.ok:
-            sys.exit(EXIT_CODES[errors.IntegrityFailed])
+            raise integrity_error(report)
 
 
 @cli.command()

@@ -6,10 +6,12 @@ A query answers in four senses, and every hit says which answered it:
     the words of the query, matched after Porter stemming (deploys, deploying).
 ``prefix``
     a retry when stemming found too little: a query word matches the start of
-    a stored word (``deploy`` finds *deployment*), and so does the query word
-    shortened, by a derivational suffix or by its last letters (``deploym``
-    finds *deploys*, ``kestrl`` finds *kestrel*). Prefix hits weigh half as
-    much as stem hits in the ranking.
+    a stored word (``deploy`` finds *deployment*), and so does the query word's
+    stem shortened by a letter or two, so a derived word finds its relatives
+    whose stems differ (``deployment`` finds *deploys*) and a misspelling finds
+    its word (``kestrl`` finds *kestrel*). The backend decides the shortened
+    forms, since they depend on its stemmer. Prefix hits weigh half as much as
+    stem hits in the ranking.
 ``scan``
     a term the tokenizer cannot split into words: text in a script written
     without spaces (Chinese, Japanese, Thai, …) and long identifiers, paths and
@@ -35,12 +37,6 @@ TEXT = "text"
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _IDENTIFIER = re.compile(r"[^\W_]+(?:[./:_\-@#\\]+[^\W_]+)+")
 _LONG_IDENTIFIER = 8
-_SUFFIXES = (
-    "ations", "ation", "ments", "ment", "nesses", "ness", "ities", "ity", "ings", "ing",
-    "ers", "er", "ions", "ion", "ables", "able", "ibles", "ible", "ively", "ive", "fully",
-    "ful", "lessly", "less", "ously", "ous", "ally", "al", "ly", "ed", "es", "s",
-)  # fmt: skip
-_MIN_STEM = 4
 
 
 def _unspaced(char: str) -> bool:
@@ -90,26 +86,6 @@ def analyze(query: str) -> QueryPlan:
     )
 
 
-def shortened(word: str) -> str | None:
-    """The word without one derivational suffix, when enough remains to mean something."""
-    lowered = word.lower()
-    for suffix in _SUFFIXES:
-        if lowered.endswith(suffix) and len(lowered) - len(suffix) >= _MIN_STEM:
-            return lowered[: -len(suffix)]
-    return None
-
-
-def prefixes(word: str) -> list[str]:
-    """The prefixes a word is retried as: itself, without a suffix, without its last letters."""
-    forms = [word] if len(word) >= 3 else []
-    short = shortened(word)
-    if short:
-        forms.append(short)
-    if len(word) >= _MIN_STEM + 2:
-        forms.append(word[: max(_MIN_STEM, len(word) - 2)])
-    return forms
-
-
 @dataclass(frozen=True, slots=True)
 class SenseHits:
     """The ranked hits of one sense for one query."""
@@ -130,8 +106,7 @@ def search_query(
             answered.append(SenseHits(STEM, tuple(stem)))
             found.update(h.memory_id for h in stem)
         if len(stem) < depth:
-            forms = [form for word in plan.words for form in prefixes(word)]
-            more = tx.match_terms(where, list(dict.fromkeys(forms)), prefix=True, limit=depth)
+            more = tx.match_terms(where, plan.words, prefix=True, limit=depth)
             fresh = tuple(h for h in more if h.memory_id not in found)
             if fresh:
                 answered.append(SenseHits(PREFIX, fresh))

@@ -44,6 +44,7 @@ _BM25 = "bm25(memories_fts, 10.0, 5.0, 1.0)"
 _EXACT_BUDGET = 6000  # rows ranked exhaustively
 _COMMON_WINDOW = 1000  # rows ranked when every term is very common
 _RETRIES = 40
+_MIN_PREFIX = 4
 _BUSY_TIMEOUT_MS = 2000
 
 _COLUMNS = (
@@ -366,12 +367,33 @@ class SqliteTransaction:
         ).fetchall()
         return [r[0] for r in rows]
 
+    def _prefix_forms(self, word: str) -> list[str]:
+        """What a word is retried as in the prefix sense, in forms the tokenizer keeps.
+
+        FTS5 stems a prefix query too (``deploy*`` is searched as ``deploi*``),
+        and Porter gives derived words different stems (deployment → deploy,
+        deploys → deploi). So besides the word itself, its stem shortened by
+        one and two letters is tried, down to four letters, where the tokenizer
+        leaves the shortened stem as it is: ``deplo*`` finds both, and a
+        misspelt ``kestrl`` finds *kestrel* through ``kestr*``.
+        """
+        forms = [word] if len(word) >= 3 else []
+        stems = self._tokens(word)
+        if len(stems) == 1:
+            stem = stems[0]
+            for cut in (1, 2):
+                form = stem[:-cut]
+                if len(form) >= _MIN_PREFIX and self._tokens(form) == [form]:
+                    forms.append(form)
+        return forms
+
     def match_terms(
         self, where: MemoryFilter, terms: Sequence[str], *, prefix: bool, limit: int
     ) -> list[LexicalHit]:
         suffix = "*" if prefix else ""
+        words = [form for t in terms for form in self._prefix_forms(t)] if prefix else terms
         stats = []
-        for term in dict.fromkeys(terms):
+        for term in dict.fromkeys(words):
             df = self._document_frequency(term, prefix)
             if df:
                 stats.append((df, _quote(term) + suffix))
@@ -420,16 +442,23 @@ class SqliteTransaction:
         if not needles:
             return []
         clause, args = self._filter_sql(where)
-        likes = []
-        for needle in needles:
-            escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            likes.append(f"%{escaped}%")
         text = "(coalesce(m.name, '') || ' ' || m.description || ' ' || m.body)"
-        any_like = " OR ".join(f"{text} LIKE ? ESCAPE '\\'" for _ in likes)
+        tests, values = [], []
+        for needle in needles:
+            if needle.isascii():  # LIKE folds ASCII case, in C
+                escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                tests.append(f"{text} LIKE ? ESCAPE '\\'")
+                values.append(f"%{escaped}%")
+            elif needle.casefold() == needle == needle.upper():  # a caseless script
+                tests.append(f"instr({text}, ?) > 0")
+                values.append(needle)
+            else:
+                tests.append(f"instr(retain_fold({text}), ?) > 0")
+                values.append(needle.casefold())
         rows = self.con.execute(
             f"SELECT m.id, coalesce(m.name, ''), m.description, m.body FROM memories m "
-            f"WHERE {clause} AND ({any_like})",
-            [*args, *likes],
+            f"WHERE {clause} AND ({' OR '.join(tests)})",
+            [*args, *values],
         ).fetchall()
         hits = []
         folded = [n.casefold() for n in needles]
@@ -516,12 +545,25 @@ class SqliteBackend:
             os.chmod(self.path, 0o600)
 
     def _connect(self) -> sqlite3.Connection:
-        con = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=0)
+        try:
+            return self._configure(
+                sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, timeout=0)
+            )
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(
+                f"{self.location} is not a retain store: {exc}",
+                remedy="point --home or the path at a retain store, or move the file away",
+                location=self.location,
+            ) from exc
+
+    @staticmethod
+    def _configure(con: sqlite3.Connection) -> sqlite3.Connection:
         con.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
         con.execute("PRAGMA journal_mode = WAL")
         con.execute("PRAGMA synchronous = FULL")
         con.execute("PRAGMA foreign_keys = ON")
         con.execute("PRAGMA temp_store = MEMORY")
+        con.create_function("retain_fold", 1, str.casefold, deterministic=True)
         con.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.retain_tokenizer USING fts5("
             "x, tokenize='porter unicode61 remove_diacritics 2')"
