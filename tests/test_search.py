@@ -68,6 +68,7 @@ def test_whole_query_plain_text_fallback_when_nothing_else_answers(
 def test_a_query_about_nothing_stored_returns_nothing(service: MemoryService) -> None:
     service.write("tz", description="Alice is in UTC+8")
     assert service.search("zebra").hits == ()
+    assert service.search("lic").hits == ()  # plain words are never matched mid-word
 
 
 def test_queries_list_fuses_synonyms(service: MemoryService) -> None:
@@ -191,3 +192,23 @@ def test_scan_folds_case_beyond_ascii(service: MemoryService) -> None:
     service.write("apples", description="fruit", body="Die ÄPFEL-sorte /usr/share/Äpfel.txt")
     assert names(service, "/usr/share/äpfel.txt") == ["apples"]
     assert names(service, "ÄPFEL-SORTE") == ["apples"]
+
+
+def test_common_words_add_to_the_rank_of_rows_holding_the_rare_ones(
+    service: MemoryService,
+) -> None:
+    from retain.model import WriteRequest
+    from retain.storage.sqlite_fts import COMMON
+
+    team = [WriteRequest(f"f{i}", description=f"the team met {i}") for i in range(COMMON + 10)]
+    other = [WriteRequest(f"o{i}", description=f"a crew ate {i}") for i in range(2 * COMMON)]
+    service.write_many(team + other)
+    service.write("plain", description="falcon sighted near river")
+    service.write("both", description="falcon sighted near team")
+    assert names(service, "falcon team")[:2] == ["both", "plain"]
+    # Every word common: the newest rows holding them all come first.
+    assert names(service, "team met", limit=3) == [
+        f"f{COMMON + 9}",
+        f"f{COMMON + 8}",
+        f"f{COMMON + 7}",
+    ]

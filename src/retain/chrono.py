@@ -14,8 +14,6 @@ from typing import Protocol
 
 from retain.errors import InvalidTime
 
-_STORED = "%Y-%m-%dT%H:%M:%S.%fZ"
-
 
 class Clock(Protocol):
     """Where retain gets the time; tests and simulations pass their own."""
@@ -64,7 +62,7 @@ def stamp(moment: datetime) -> str:
             f"timestamp {moment.isoformat()} has no timezone",
             remedy="give an offset or Z",
         )
-    return moment.astimezone(UTC).strftime(_STORED)
+    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def parse_stamp(text: str) -> datetime:

@@ -7,20 +7,19 @@ process are strictly increasing even when the clock stands still.
 
 from __future__ import annotations
 
+import base64
 import os
 import threading
 from datetime import datetime
 
-_ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 _RANDOM_MAX = (1 << 80) - 1
+# base64's RFC 4648 alphabet, mapped onto Crockford's (which ULIDs use).
+_CROCKFORD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "0123456789ABCDEFGHJKMNPQRSTVWXYZ")
 
 
-def _encode(value: int, length: int) -> str:
-    chars = []
-    for _ in range(length):
-        chars.append(_ALPHABET[value & 31])
-        value >>= 5
-    return "".join(reversed(chars))
+def _encode(value: int) -> str:
+    """A 130-bit value as 26 Crockford base32 characters (done by base64, in C)."""
+    return base64.b32encode(value.to_bytes(20, "big")).decode("ascii")[6:].translate(_CROCKFORD)
 
 
 class IdFactory:
@@ -43,4 +42,4 @@ class IdFactory:
             else:
                 self._last_random = int.from_bytes(os.urandom(10), "big") >> 1
             self._last_ms = ms
-            return _encode(ms, 10) + _encode(self._last_random, 16)
+            return _encode((ms << 80) | self._last_random)

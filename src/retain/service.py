@@ -391,8 +391,8 @@ class MemoryService:
             visible = [project_scope(project) if project else GLOBAL_SCOPE]
         else:
             visible = [GLOBAL_SCOPE] + ([project_scope(project)] if project else [])
-        existing_rows = tx.find_by_name(self.realm, r.name, visible)
-        existing = existing_rows[0] if existing_rows else None
+        named = tx.find_by_name(self.realm, r.name, None)
+        existing = next((m for m in named if m.scope in visible), None)
         if existing is not None and r.create_only:
             raise MemoryExists(
                 f"a memory named {r.name!r} already exists in the {existing.tier} tier",
@@ -420,7 +420,7 @@ class MemoryService:
             scope = existing.scope
         else:
             scope = project_scope(project) if project else GLOBAL_SCOPE
-        self._check_name_free(tx, r.name, scope, existing)
+        self._check_name_free(named, r.name, scope, existing)
 
         merged = self._merge(r, existing, scope, now)
         out_notes: list[str] = []
@@ -468,14 +468,12 @@ class MemoryService:
         self._event(tx, kind, self._payload(merged), memory_id=merged.id, reason=reason)
         return WriteResult(merged, created=existing is None, changed=True, notes=tuple(out_notes))
 
+    @staticmethod
     def _check_name_free(
-        self, tx: Transaction, name: str, scope: str, existing: Memory | None
+        named: Sequence[Memory], name: str, scope: str, existing: Memory | None
     ) -> None:
-        others = [
-            m
-            for m in tx.find_by_name(self.realm, name, None)
-            if existing is None or m.id != existing.id
-        ]
+        """Refuse ``scope`` for ``name`` when another memory of the realm holds it there."""
+        others = [m for m in named if existing is None or m.id != existing.id]
         if scope == GLOBAL_SCOPE:
             clash = others
         else:
@@ -577,7 +575,7 @@ class MemoryService:
             return None
         scopes = None if memory.scope == GLOBAL_SCOPE else (GLOBAL_SCOPE, memory.scope)
         where = MemoryFilter(realm=self.realm, scopes=scopes)
-        hits = tx.match_terms(where, sorted(mine), prefix=False, limit=8)
+        hits = tx.match_terms(where, sorted(mine), prefix=False, limit=8, field="description")
         candidates = tx.get_many([h.memory_id for h in hits])
         best: tuple[float, Memory] | None = None
         for other in candidates:
@@ -845,7 +843,10 @@ class MemoryService:
                     listing=True,
                 )
             depth = max(limit * 3, 30)
-            per_query = [(p.text, lexical.search_query(tx, where, p, depth=depth)) for p in plans]
+            per_query = [
+                (p.text, lexical.search_query(tx, where, p, depth=depth, wanted=limit))
+                for p in plans
+            ]
             fused = rank.fuse(per_query)
             memories = {m.id: m for m in tx.get_many(list(fused))}
             best = max((f.score for f in fused.values()), default=0.0)

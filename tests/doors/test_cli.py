@@ -1300,6 +1300,7 @@ def corpus(webdev: Retain) -> Retain:
     webdev.ok("add", "brief", "-d", "Wants brevity in summaries")
     webdev.ok("add", "stack", "-d", "Deploys with pnpm", "-p", "webdev")
     webdev.ok("add", "plot", "-d", "Deploys the trailer", "-p", "movie")
+    webdev.ok("add", "marker", "-d", "Section break", "--body", "end of part ~~")
     return webdev
 
 
@@ -1322,7 +1323,7 @@ def test_search_fuses_several_queries_as_synonyms(corpus: Retain) -> None:
         ("deploying", "deploy", "stem"),
         ("deployment", "deploy", "prefix"),
         ("北京时间", "zh", "scan"),
-        ("mmari", "brief", "text"),
+        ("~~", "marker", "text"),
     ],
 )
 def test_search_says_which_sense_answered(

@@ -17,7 +17,9 @@ A query answers in four senses, and every hit says which answered it:
     without spaces (Chinese, Japanese, Thai, …) and long identifiers, paths and
     URLs, matched as plain text beside the word matches.
 ``text``
-    when nothing else answered, the whole query matched as plain text.
+    when nothing else answered and the query holds characters the word index
+    drops (punctuation, symbols), the whole query matched as plain text. A
+    query of plain words that nothing matches costs no scan.
 """
 
 from __future__ import annotations
@@ -95,9 +97,12 @@ class SenseHits:
 
 
 def search_query(
-    tx: Transaction, where: MemoryFilter, plan: QueryPlan, *, depth: int
+    tx: Transaction, where: MemoryFilter, plan: QueryPlan, *, depth: int, wanted: int
 ) -> list[SenseHits]:
-    """Every sense that answered ``plan``, best hits first within each."""
+    """Every sense that answered ``plan``, at most ``depth`` hits each, best first.
+
+    The prefix retry runs when stemming found fewer than the ``wanted`` results.
+    """
     answered: list[SenseHits] = []
     found: set[str] = set()
     if plan.words:
@@ -105,7 +110,7 @@ def search_query(
         if stem:
             answered.append(SenseHits(STEM, tuple(stem)))
             found.update(h.memory_id for h in stem)
-        if len(stem) < depth:
+        if len(stem) < wanted:
             more = tx.match_terms(where, plan.words, prefix=True, limit=depth)
             fresh = tuple(h for h in more if h.memory_id not in found)
             if fresh:
@@ -115,7 +120,7 @@ def search_query(
         scanned = tx.scan_text(where, plan.needles, limit=depth)
         if scanned:
             answered.append(SenseHits(SCAN, tuple(scanned)))
-    if not answered and plan.text:
+    if not answered and plan.text and _WORD.sub("", plan.text).strip():
         whole = tx.scan_text(where, [plan.text], limit=depth)
         if whole:
             answered.append(SenseHits(TEXT, tuple(whole)))

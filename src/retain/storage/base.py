@@ -79,8 +79,20 @@ class Transaction(Protocol):
 
     # lexical search
     def match_terms(
-        self, where: MemoryFilter, terms: Sequence[str], *, prefix: bool, limit: int
-    ) -> list[LexicalHit]: ...
+        self,
+        where: MemoryFilter,
+        terms: Sequence[str],
+        *,
+        prefix: bool,
+        limit: int,
+        field: str | None = None,
+    ) -> list[LexicalHit]:
+        """Rows holding the words (or, with ``prefix``, words starting like them), best first.
+
+        ``field`` restricts the match to one of name, description, body.
+        """
+        ...
+
     def scan_text(
         self, where: MemoryFilter, needles: Sequence[str], *, limit: int
     ) -> list[LexicalHit]: ...

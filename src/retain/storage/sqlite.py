@@ -4,19 +4,8 @@ Writes run in ``BEGIN IMMEDIATE`` transactions and are retried when another
 process holds the write lock; anything raised inside a transaction rolls it
 back whole. Connections are per thread and re-opened after a fork.
 
-Full-text search uses an FTS5 external-content table. FTS5 costs time in
-proportion to the rows a query matches (about 0.3 µs per match here even
-without ranking), so ``match_terms`` plans each query from the index's own
-term statistics before running it:
-
-* when the query's terms match few rows in all, every match is ranked by
-  BM25 (exact);
-* otherwise the rarest terms lead: only rows holding one of them are
-  candidates, ranked by BM25 over every term of the query (a row holding only
-  very common words cannot outrank one holding a rare one by much, and
-  BM25's IDF gives such words almost no weight anyway);
-* when every term is very common, the newest ``_COMMON_WINDOW`` rows that hold
-  them all (or, failing that, any of them) are ranked.
+Full-text search uses an FTS5 external-content table kept in step by triggers;
+``sqlite_fts`` plans and runs the word searches over it.
 """
 
 from __future__ import annotations
@@ -36,15 +25,13 @@ from retain.errors import MemoryExists, SchemaTooNew, StoreBusy, StoreError
 from retain.ledger import GENESIS
 from retain.model import Event, Load, Memory, Project, Status, Trust
 from retain.storage.base import InlineEntry, LexicalHit, MemoryFilter
+from retain.storage.sqlite_fts import FtsSearch
 from retain.storage.sqlite_schema import MIGRATIONS, latest_version
 
 T = TypeVar("T")
 
-_BM25 = "bm25(memories_fts, 10.0, 5.0, 1.0)"
-_EXACT_BUDGET = 6000  # rows ranked exhaustively
-_COMMON_WINDOW = 1000  # rows ranked when every term is very common
 _RETRIES = 40
-_MIN_PREFIX = 4
+_CACHE_KIB = 64 * 1024  # page cache per connection
 _BUSY_TIMEOUT_MS = 2000
 
 _COLUMNS = (
@@ -145,10 +132,6 @@ _UPSERT = (
 )
 
 
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', '""') + '"'
-
-
 def _is_busy(exc: sqlite3.Error) -> bool:
     text = str(exc).lower()
     return "locked" in text or "busy" in text
@@ -157,8 +140,10 @@ def _is_busy(exc: sqlite3.Error) -> bool:
 class SqliteTransaction:
     """The operations of one connection, inside whatever transaction is open."""
 
-    def __init__(self, con: sqlite3.Connection) -> None:
+    def __init__(self, con: sqlite3.Connection, common: set[str]) -> None:
         self.con = con
+        self.fts = FtsSearch(con, common)
+        self._head: tuple[int, str] | None = None  # the chain head this transaction wrote
 
     # -- helpers --------------------------------------------------------------
 
@@ -255,7 +240,8 @@ class SqliteTransaction:
                 return []
             sql += f" AND scope IN ({', '.join('?' * len(scopes))})"
             args.extend(scopes)
-        return [_memory(r) for r in self.con.execute(sql + " ORDER BY scope", args)]
+        # No ORDER BY: it would tempt the planner off the (realm, name) index.
+        return sorted((_memory(r) for r in self.con.execute(sql, args)), key=lambda m: m.scope)
 
     def get_many(self, ids: Sequence[str]) -> list[Memory]:
         found: dict[str, Memory] = {}
@@ -338,103 +324,17 @@ class SqliteTransaction:
 
     # -- lexical search -------------------------------------------------------
 
-    def _document_frequency(self, term: str, prefix: bool) -> int:
-        """Rows holding ``term`` (an upper bound for a prefix), from the index's vocabulary."""
-        tokens = self._tokens(term)
-        if not tokens:
-            return 0
-        counts = []
-        for i, token in enumerate(tokens):
-            if prefix and i == len(tokens) - 1:
-                row = self.con.execute(
-                    "SELECT coalesce(sum(doc), 0) FROM temp.retain_vocab "
-                    "WHERE term >= ? AND term < ?",
-                    (token, token + "\U0010ffff"),
-                ).fetchone()
-            else:
-                row = self.con.execute(
-                    "SELECT doc FROM temp.retain_vocab WHERE term = ?", (token,)
-                ).fetchone()
-            counts.append(int(row[0]) if row else 0)
-        return min(counts)
-
-    def _tokens(self, text: str) -> list[str]:
-        """``text`` as the index's tokenizer stores it (stemmed, folded)."""
-        self.con.execute("DELETE FROM temp.retain_tokenizer")
-        self.con.execute("INSERT INTO temp.retain_tokenizer(rowid, x) VALUES (1, ?)", (text,))
-        rows = self.con.execute(
-            "SELECT term FROM temp.retain_tokenizer_vocab ORDER BY offset"
-        ).fetchall()
-        return [r[0] for r in rows]
-
-    def _prefix_forms(self, word: str) -> list[str]:
-        """What a word is retried as in the prefix sense, in forms the tokenizer keeps.
-
-        FTS5 stems a prefix query too (``deploy*`` is searched as ``deploi*``),
-        and Porter gives derived words different stems (deployment → deploy,
-        deploys → deploi). So besides the word itself, its stem shortened by
-        one and two letters is tried, down to four letters, where the tokenizer
-        leaves the shortened stem as it is: ``deplo*`` finds both, and a
-        misspelt ``kestrl`` finds *kestrel* through ``kestr*``.
-        """
-        forms = [word] if len(word) >= 3 else []
-        stems = self._tokens(word)
-        if len(stems) == 1:
-            stem = stems[0]
-            for cut in (1, 2):
-                form = stem[:-cut]
-                if len(form) >= _MIN_PREFIX and self._tokens(form) == [form]:
-                    forms.append(form)
-        return forms
-
     def match_terms(
-        self, where: MemoryFilter, terms: Sequence[str], *, prefix: bool, limit: int
+        self,
+        where: MemoryFilter,
+        terms: Sequence[str],
+        *,
+        prefix: bool,
+        limit: int,
+        field: str | None = None,
     ) -> list[LexicalHit]:
-        suffix = "*" if prefix else ""
-        words = [form for t in terms for form in self._prefix_forms(t)] if prefix else terms
-        stats = []
-        for term in dict.fromkeys(words):
-            df = self._document_frequency(term, prefix)
-            if df:
-                stats.append((df, _quote(term) + suffix))
-        if not stats:
-            return []
-        stats.sort()
-        everything = " OR ".join(p for _, p in stats)
         clause, args = self._filter_sql(where)
-        join = (
-            f"JOIN memories m ON m.num = memories_fts.rowid WHERE memories_fts MATCH ? AND {clause}"
-        )
-        total = sum(df for df, _ in stats)
-        if total <= _EXACT_BUDGET or stats[0][0] <= _EXACT_BUDGET:
-            if total <= _EXACT_BUDGET:
-                expression = everything
-            else:
-                lead: list[str] = []
-                running = 0
-                for df, phrase in stats:
-                    if running + df > _EXACT_BUDGET and lead:
-                        break
-                    lead.append(phrase)
-                    running += df
-                expression = f"({' OR '.join(lead)}) AND ({everything})"
-            rows = self.con.execute(
-                f"SELECT m.id, {_BM25} AS s FROM memories_fts {join} ORDER BY s LIMIT ?",
-                [expression, *args, limit],
-            ).fetchall()
-            return [LexicalHit(r[0], -r[1]) for r in rows]
-        # Every term is very common: rank a window of the newest rows holding them.
-        rows = []
-        for expression in (" AND ".join(p for _, p in stats), everything):
-            rows = self.con.execute(
-                f"SELECT m.id, {_BM25} FROM memories_fts {join} "
-                "ORDER BY memories_fts.rowid DESC LIMIT ?",
-                [expression, *args, _COMMON_WINDOW],
-            ).fetchall()
-            if len(rows) >= limit or len(stats) == 1:
-                break
-        rows.sort(key=lambda r: r[1])
-        return [LexicalHit(r[0], -r[1]) for r in rows[:limit]]
+        return self.fts.match(clause, args, terms, prefix=prefix, limit=limit, field=field)
 
     def scan_text(
         self, where: MemoryFilter, needles: Sequence[str], *, limit: int
@@ -479,6 +379,8 @@ class SqliteTransaction:
     # -- the event log ---------------------------------------------------------
 
     def chain_head(self) -> tuple[int, str]:
+        if self._head is not None:
+            return self._head
         row = self.con.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
         return (int(row[0]), str(row[1])) if row else (0, GENESIS)
 
@@ -502,6 +404,7 @@ class SqliteTransaction:
                 event.hash,
             ),
         )
+        self._head = (event.seq, event.hash)
 
     def iter_events(self, realm: str | None = None) -> Iterator[Event]:
         sql = (
@@ -529,6 +432,7 @@ class SqliteBackend:
         self.path = Path(path)
         self.location = str(self.path)
         self._local = threading.local()
+        self._common: set[str] = set()  # FTS phrases known to be common (see sqlite_fts)
         self._create_file()
         self._migrate()
 
@@ -563,6 +467,7 @@ class SqliteBackend:
         con.execute("PRAGMA synchronous = FULL")
         con.execute("PRAGMA foreign_keys = ON")
         con.execute("PRAGMA temp_store = MEMORY")
+        con.execute(f"PRAGMA cache_size = -{_CACHE_KIB}")
         con.create_function("retain_fold", 1, str.casefold, deterministic=True)
         con.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.retain_tokenizer USING fts5("
@@ -572,11 +477,6 @@ class SqliteBackend:
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.retain_tokenizer_vocab "
             "USING fts5vocab(temp, retain_tokenizer, 'instance')"
         )
-        with suppress(sqlite3.OperationalError):  # the index exists once migrated
-            con.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.retain_vocab "
-                "USING fts5vocab(main, memories_fts, 'row')"
-            )
         return con
 
     @property
@@ -610,7 +510,7 @@ class SqliteBackend:
                     continue
                 raise self._mapped(exc) from exc
             try:
-                result = fn(SqliteTransaction(con))
+                result = fn(SqliteTransaction(con, self._common))
                 con.execute("COMMIT")
                 return result
             except sqlite3.OperationalError as exc:
@@ -684,8 +584,6 @@ class SqliteBackend:
                 )
 
             self.write(apply)
-        # The vocabulary view needs the index, which the first migration made.
-        self.close()
 
     def schema_version(self) -> int:
         row = self._con.execute("SELECT max(version) FROM schema_migrations").fetchone()

@@ -1,0 +1,210 @@
+"""Word search over SQLite's FTS5 index, planned so its cost stays bounded.
+
+FTS5 spends time in proportion to the rows a query touches: iterating
+matches costs about 0.3 µs a row, and ``bm25()`` first walks the whole
+posting list of every phrase in the query to weigh it. A query with a word
+that half the store holds would cost tens of milliseconds at 100k memories.
+So each query is planned from how many rows each of its terms matches,
+counted up to ``COMMON`` (a term reaching it is *common*, remembered for the
+life of the process; a rare count is never cached, so a new word is always
+seen):
+
+* the rarest terms whose counts add up to at most ``COMMON`` **lead**: only
+  rows holding one of them are candidates, ranked by BM25 over the lead terms
+  (field weights name 10, description 5, body 1);
+* the common terms then add a bounded bonus to each candidate that holds
+  them, weighted by field and by an IDF estimate — a tie-breaker among rows
+  that share the rare words, as BM25 would do with them;
+* when every term is common, the newest ``WINDOW`` rows holding them all
+  (failing that, any of them) are ranked by that bonus alone: BM25 can say
+  little about words most rows hold.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from retain.storage.base import LexicalHit
+
+COMMON = 2000
+WINDOW = 200
+CANDIDATES = 4  # rows ranked per result asked for, before filters
+FIELD_WEIGHTS = (10.0, 5.0, 1.0)  # name, description, body
+MIN_PREFIX = 4
+_BM25 = "bm25(memories_fts, 10.0, 5.0, 1.0)"
+_WORD = re.compile(r"[^\W_]+")
+
+
+def quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+class FtsSearch:
+    """Runs planned word searches on one connection."""
+
+    def __init__(self, con: sqlite3.Connection, common: set[str]) -> None:
+        self.con = con
+        self.common = common  # phrases known to match at least COMMON rows
+
+    # -- terms ------------------------------------------------------------------
+
+    def tokens(self, text: str) -> list[str]:
+        """``text`` as the index's tokenizer stores it (stemmed, folded)."""
+        self.con.execute("DELETE FROM temp.retain_tokenizer")
+        self.con.execute("INSERT INTO temp.retain_tokenizer(rowid, x) VALUES (1, ?)", (text,))
+        rows = self.con.execute(
+            "SELECT term FROM temp.retain_tokenizer_vocab ORDER BY offset"
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def prefix_forms(self, word: str) -> list[str]:
+        """What a word is retried as in the prefix sense, in forms the tokenizer keeps.
+
+        FTS5 stems a prefix query too (``deploy*`` is searched as ``deploi*``),
+        and Porter gives derived words different stems (deployment → deploy,
+        deploys → deploi). So besides the word itself, its stem shortened by
+        one and two letters is tried, down to four letters, where the tokenizer
+        leaves the shortened stem as it is: ``deplo*`` finds both, and a
+        misspelt ``kestrl`` finds *kestrel* through ``kestr*``. A word whose
+        exact match is already common is not widened.
+        """
+        if quote(word) in self.common:
+            return []
+        forms = [word] if len(word) >= 3 else []
+        stems = self.tokens(word)
+        if len(stems) == 1:
+            stem = stems[0]
+            for cut in (1, 2):
+                form = stem[:-cut]
+                if len(form) >= MIN_PREFIX and self.tokens(form) == [form]:
+                    forms.append(form)
+        return forms
+
+    def frequency(self, phrase: str) -> int:
+        """Rows matching ``phrase``, counted up to ``COMMON``."""
+        if phrase in self.common:
+            return COMMON
+        row = self.con.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
+            (phrase, COMMON),
+        ).fetchone()
+        count = int(row[0])
+        if count >= COMMON:
+            self.common.add(phrase)
+        return count
+
+    # -- the search -------------------------------------------------------------
+
+    def match(
+        self,
+        filter_sql: str,
+        filter_args: list[Any],
+        terms: Sequence[str],
+        *,
+        prefix: bool,
+        limit: int,
+        field: str | None = None,
+    ) -> list[LexicalHit]:
+        words = [f for t in terms for f in self.prefix_forms(t)] if prefix else list(terms)
+        column = f"{{{field}}} : " if field else ""
+        suffix = "*" if prefix else ""
+        stats: list[tuple[int, str, str]] = []
+        for word in dict.fromkeys(words):
+            phrase = column + quote(word) + suffix
+            count = self.frequency(phrase)
+            if count:
+                stats.append((count, phrase, word))
+        if not stats:
+            return []
+        stats.sort()
+        lead: list[str] = []
+        running = 0
+        for count, phrase, _ in stats:
+            if count >= COMMON or running + count > COMMON:
+                break
+            lead.append(phrase)
+            running += count
+        rest = [word for _, phrase, word in stats if phrase not in lead]
+        if lead:
+            rows = self._ranked(" OR ".join(lead), filter_sql, filter_args, limit, bool(rest))
+        else:
+            rows = self._newest(stats, filter_sql, filter_args, limit)
+        if not rest:
+            return [LexicalHit(r[0], r[1]) for r in rows[:limit]]
+        idf = self._common_idf()
+        hits = [LexicalHit(r[0], r[1] + _bonus(rest, r[2:], idf)) for r in rows]
+        hits.sort(key=lambda h: -h.score)
+        return hits[:limit]
+
+    def _ranked(
+        self,
+        expression: str,
+        filter_sql: str,
+        filter_args: list[Any],
+        limit: int,
+        texts: bool,
+    ) -> list[tuple[Any, ...]]:
+        """Lead rows by BM25, best first: ranked inside the index, then filtered."""
+        columns = "m.id, -f.s" + (", coalesce(m.name, ''), m.description, m.body" if texts else "")
+        cap = max(limit * CANDIDATES, 64)
+        rows = self.con.execute(
+            f"SELECT {columns} FROM (SELECT rowid, {_BM25} AS s FROM memories_fts "
+            "WHERE memories_fts MATCH ? ORDER BY s LIMIT ?) f "
+            f"JOIN memories m ON m.num = f.rowid WHERE {filter_sql} ORDER BY f.s",
+            [expression, cap, *filter_args],
+        ).fetchall()
+        if len(rows) < min(limit, cap):
+            # The filters may have removed ranked rows: rank every lead row that passes them.
+            rows = self.con.execute(
+                f"SELECT {columns} FROM (SELECT rowid, {_BM25} AS s FROM memories_fts "
+                "WHERE memories_fts MATCH ?) f "
+                f"JOIN memories m ON m.num = f.rowid WHERE {filter_sql} ORDER BY f.s LIMIT ?",
+                [expression, *filter_args, cap],
+            ).fetchall()
+        return rows
+
+    def _newest(
+        self,
+        stats: list[tuple[int, str, str]],
+        filter_sql: str,
+        filter_args: list[Any],
+        limit: int,
+    ) -> list[tuple[Any, ...]]:
+        """The newest rows holding every common term, else any; scored later by the bonus."""
+        phrases = [phrase for _, phrase, _ in stats]
+        rows: list[tuple[Any, ...]] = []
+        for joiner in (" AND ", " OR "):
+            rows = self.con.execute(
+                "SELECT m.id, 0.0, coalesce(m.name, ''), m.description, m.body FROM "
+                "(SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? "
+                "ORDER BY rowid DESC LIMIT ?) f "
+                f"JOIN memories m ON m.num = f.rowid WHERE {filter_sql} ORDER BY f.rowid DESC",
+                [joiner.join(phrases), WINDOW, *filter_args],
+            ).fetchall()
+            if len(rows) >= limit or len(phrases) == 1:
+                break
+        # Newer rows first among equal bonuses: a tiny decreasing score keeps that order.
+        return [(r[0], -i * 1e-6, *r[2:]) for i, r in enumerate(rows)]
+
+    def _common_idf(self) -> float:
+        """An IDF estimate for a term matching about ``COMMON`` rows (at least 0.1)."""
+        row = self.con.execute("SELECT max(num) FROM memories").fetchone()
+        total = int(row[0] or 0)
+        return max(0.1, math.log((total - COMMON + 0.5) / (COMMON + 0.5))) if total else 0.1
+
+
+def _bonus(words: Sequence[str], texts: Sequence[str], idf: float) -> float:
+    """Field-weighted credit for each common word a row holds (matched by its start)."""
+    # " tok1 tok2 …": a word-start test becomes one substring search, in C.
+    fields = [" " + " ".join(_WORD.findall(text.casefold())) for text in texts]
+    score = 0.0
+    for word in words:
+        start = " " + word.casefold()[: max(MIN_PREFIX, len(word) - 2)]
+        for weight, field in zip(FIELD_WEIGHTS, fields, strict=True):
+            if start in field:
+                score += weight * idf
+    return score
