@@ -7,6 +7,7 @@ Stored timestamps are UTC, RFC 3339, fixed width with microseconds
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta, tzinfo
@@ -55,6 +56,7 @@ class ManualClock:
         self.current += timedelta(**delta)
 
 
+@functools.lru_cache(maxsize=256)
 def stamp(moment: datetime) -> str:
     """The stored form of an instant."""
     if moment.tzinfo is None:

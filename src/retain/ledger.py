@@ -23,9 +23,12 @@ from retain.model import Event
 GENESIS = "0" * 64
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical(payload: Any) -> str:
     """The one JSON text a payload is hashed and stored as."""
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(payload)
 
 
 def digest(text: str) -> str:

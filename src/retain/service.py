@@ -325,8 +325,7 @@ class MemoryService:
 
         The inline budget is measured once, over the batch as a whole.
         """
-        for request in requests:
-            self._check_request(request)
+        requests = [self._normalized(request) for request in requests]
         now = self._now()
         now_stamp = stamp(now)
 
@@ -342,7 +341,11 @@ class MemoryService:
 
         return self.backend.write(run)
 
-    def _check_request(self, r: WriteRequest) -> None:
+    def _normalized(self, r: WriteRequest) -> WriteRequest:
+        """The request checked field by field, in stored form (refused before any I/O).
+
+        ``expires`` comes back as a stored timestamp, ``""`` (clear) or None (keep).
+        """
         fields.name(r.name)
         if r.project:
             fields.name(r.project, what="project")
@@ -358,22 +361,17 @@ class MemoryService:
                 remedy="pass a project, or write to the global tier",
                 name=r.name,
             )
-        if r.description is not None:
-            fields.description(r.description)
-        if r.body is not None:
-            fields.text(r.body, "body")
-        if r.priority is not None:
-            fields.priority(r.priority)
-        if r.load is not None:
-            fields.load(r.load)
-        if r.tags is not None:
-            fields.tags(r.tags)
-        if r.references is not None:
-            fields.references(r.references)
-        if r.source is not None:
-            fields.source(r.source)
-        if r.expires:
-            parse_expires(r.expires, self.clock)
+        return replace(
+            r,
+            description=None if r.description is None else fields.description(r.description),
+            body=None if r.body is None else fields.text(r.body, "body"),
+            priority=None if r.priority is None else fields.priority(r.priority),
+            load=None if r.load is None else fields.load(r.load),
+            tags=None if r.tags is None else fields.tags(r.tags),
+            references=None if r.references is None else fields.references(r.references),
+            source=None if r.source is None else fields.source(r.source),
+            expires=parse_expires(r.expires, self.clock) if r.expires else r.expires,
+        )
 
     def _apply(
         self,
@@ -489,7 +487,7 @@ class MemoryService:
             )
 
     def _merge(self, r: WriteRequest, existing: Memory | None, scope: str, now: datetime) -> Memory:
-        description = fields.description(r.description) if r.description is not None else ""
+        description = r.description or ""
         if existing is None:
             if not description:
                 raise DescriptionRequired(
@@ -498,7 +496,7 @@ class MemoryService:
                     name=r.name,
                 )
             body = r.body or ""
-            expires = parse_expires(r.expires, self.clock) if r.expires else None
+            expires = r.expires or None
             created = r.restore.created_at if r.restore else now
             verified = r.restore.verified_at if r.restore else created
             return Memory(
@@ -508,11 +506,11 @@ class MemoryService:
                 name=r.name,
                 description=description,
                 body=body,
-                tags=fields.tags(r.tags or ()),
+                tags=tuple(r.tags or ()),
                 priority=r.priority if r.priority is not None else DEFAULT_PRIORITY,
-                load=fields.load(r.load) if r.load is not None else Load.INDEX,
-                references=fields.references(r.references or ()),
-                source=fields.source(r.source or ""),
+                load=Load(r.load) if r.load is not None else Load.INDEX,
+                references=tuple(r.references or ()),
+                source=r.source or "",
                 subject=None,
                 predicate=None,
                 trust=_trust_of(self.principal),
@@ -535,19 +533,17 @@ class MemoryService:
         elif r.expires == "":
             expires_at = None
         else:
-            expires_at = _parse_stamp(parse_expires(r.expires, self.clock))
+            expires_at = _parse_stamp(r.expires)
         merged = replace(
             existing,
             scope=scope,
             description=description or existing.description,
             body=body,
-            tags=existing.tags if r.tags is None else fields.tags(r.tags),
+            tags=existing.tags if r.tags is None else tuple(r.tags),
             priority=existing.priority if r.priority is None else r.priority,
-            load=existing.load if r.load is None else fields.load(r.load),
-            references=(
-                existing.references if r.references is None else fields.references(r.references)
-            ),
-            source=existing.source if not r.source else fields.source(r.source),
+            load=existing.load if r.load is None else Load(r.load),
+            references=(existing.references if r.references is None else tuple(r.references)),
+            source=r.source or existing.source,
             content_hash=content_hash(body),
             expires_at=expires_at,
         )

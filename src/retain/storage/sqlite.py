@@ -78,6 +78,9 @@ def _memory(row: Sequence[Any]) -> Memory:
     )
 
 
+_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+
+
 def _stamp_or_none(value: Any) -> str | None:
     return stamp(value) if value is not None else None
 
@@ -91,10 +94,10 @@ def _params(m: Memory) -> dict[str, Any]:
         "description": m.description,
         "body": m.body,
         "body_bytes": m.body_bytes,
-        "tags": json.dumps(list(m.tags), ensure_ascii=False),
+        "tags": _JSON(list(m.tags)),
         "priority": m.priority,
         "load": m.load.value,
-        "refs": json.dumps(list(m.references), ensure_ascii=False),
+        "refs": _JSON(list(m.references)),
         "source": m.source,
         "subject": m.subject,
         "predicate": m.predicate,
@@ -111,7 +114,7 @@ def _params(m: Memory) -> dict[str, Any]:
         "valid_from": _stamp_or_none(m.valid_from),
         "valid_to": _stamp_or_none(m.valid_to),
         "read_count": m.read_count,
-        "metadata": json.dumps(m.metadata, sort_keys=True, ensure_ascii=False),
+        "metadata": _JSON(m.metadata),
     }
 
 
