@@ -14,7 +14,8 @@ seen):
   (field weights name 10, description 5, body 1);
 * the common terms then add a bounded bonus to each candidate that holds
   them, weighted by field and by an IDF estimate — a tie-breaker among rows
-  that share the rare words, as BM25 would do with them;
+  that share the rare words, as BM25 would do with them (a match held to one
+  field, a lookup such as the near-duplicate check, skips this);
 * when every term is common, the newest ``WINDOW`` rows holding them all
   (failing that, any of them) are ranked by that bonus alone: BM25 can say
   little about words most rows hold.
@@ -128,7 +129,8 @@ class FtsSearch:
                 break
             lead.append(phrase)
             running += count
-        rest = [word for _, phrase, word in stats if phrase not in lead]
+        # A match held to one field is a lookup: BM25 over the lead terms is enough.
+        rest = [] if field else [word for _, phrase, word in stats if phrase not in lead]
         if lead:
             rows = self._ranked(" OR ".join(lead), filter_sql, filter_args, limit, bool(rest))
         else:
@@ -150,7 +152,7 @@ class FtsSearch:
     ) -> list[tuple[Any, ...]]:
         """Lead rows by BM25, best first: ranked inside the index, then filtered."""
         columns = "m.id, -f.s" + (", coalesce(m.name, ''), m.description, m.body" if texts else "")
-        cap = max(limit * CANDIDATES, 64)
+        cap = max(limit * CANDIDATES, 16)
         rows = self.con.execute(
             f"SELECT {columns} FROM (SELECT rowid, {_BM25} AS s FROM memories_fts "
             "WHERE memories_fts MATCH ? ORDER BY s LIMIT ?) f "

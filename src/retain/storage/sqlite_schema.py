@@ -156,7 +156,7 @@ def _m001_foundation(con: sqlite3.Connection) -> None:
             payload TEXT,
             payload_digest TEXT NOT NULL,
             prev_hash TEXT NOT NULL,
-            hash TEXT NOT NULL UNIQUE
+            hash TEXT NOT NULL
         );
         CREATE INDEX events_memory ON events(memory_id, seq);
         CREATE TRIGGER events_append_only_update
