@@ -571,8 +571,8 @@ class MemoryService:
             return None
         scopes = None if memory.scope == GLOBAL_SCOPE else (GLOBAL_SCOPE, memory.scope)
         where = MemoryFilter(realm=self.realm, scopes=scopes)
-        hits = tx.match_terms(where, sorted(mine), prefix=False, limit=8, field="description")
-        candidates = tx.get_many([h.memory_id for h in hits])
+        ids = tx.lookup_words(where, sorted(mine), field="description", limit=8)
+        candidates = tx.get_many(ids)
         best: tuple[float, Memory] | None = None
         for other in candidates:
             if other.id == memory.id or other.name == memory.name:

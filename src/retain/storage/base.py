@@ -79,18 +79,15 @@ class Transaction(Protocol):
 
     # lexical search
     def match_terms(
-        self,
-        where: MemoryFilter,
-        terms: Sequence[str],
-        *,
-        prefix: bool,
-        limit: int,
-        field: str | None = None,
+        self, where: MemoryFilter, terms: Sequence[str], *, prefix: bool, limit: int
     ) -> list[LexicalHit]:
-        """Rows holding the words (or, with ``prefix``, words starting like them), best first.
+        """Rows holding the words (or, with ``prefix``, words starting like them), best first."""
+        ...
 
-        ``field`` restricts the match to one of name, description, body.
-        """
+    def lookup_words(
+        self, where: MemoryFilter, words: Sequence[str], *, field: str, limit: int
+    ) -> list[str]:
+        """Ids of rows whose ``field`` (name, description or body) holds the rarest words."""
         ...
 
     def scan_text(

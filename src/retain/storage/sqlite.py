@@ -328,16 +328,16 @@ class SqliteTransaction:
     # -- lexical search -------------------------------------------------------
 
     def match_terms(
-        self,
-        where: MemoryFilter,
-        terms: Sequence[str],
-        *,
-        prefix: bool,
-        limit: int,
-        field: str | None = None,
+        self, where: MemoryFilter, terms: Sequence[str], *, prefix: bool, limit: int
     ) -> list[LexicalHit]:
         clause, args = self._filter_sql(where)
-        return self.fts.match(clause, args, terms, prefix=prefix, limit=limit, field=field)
+        return self.fts.match(clause, args, terms, prefix=prefix, limit=limit)
+
+    def lookup_words(
+        self, where: MemoryFilter, words: Sequence[str], *, field: str, limit: int
+    ) -> list[str]:
+        clause, args = self._filter_sql(where)
+        return self.fts.lookup(clause, args, words, field=field, limit=limit)
 
     def scan_text(
         self, where: MemoryFilter, needles: Sequence[str], *, limit: int

@@ -14,8 +14,7 @@ seen):
   (field weights name 10, description 5, body 1);
 * the common terms then add a bounded bonus to each candidate that holds
   them, weighted by field and by an IDF estimate — a tie-breaker among rows
-  that share the rare words, as BM25 would do with them (a match held to one
-  field, a lookup such as the near-duplicate check, skips this);
+  that share the rare words, as BM25 would do with them;
 * when every term is common, the newest ``WINDOW`` rows holding them all
   (failing that, any of them) are ranked by that bonus alone: BM25 can say
   little about words most rows hold.
@@ -108,14 +107,12 @@ class FtsSearch:
         *,
         prefix: bool,
         limit: int,
-        field: str | None = None,
     ) -> list[LexicalHit]:
         words = [f for t in terms for f in self.prefix_forms(t)] if prefix else list(terms)
-        column = f"{{{field}}} : " if field else ""
         suffix = "*" if prefix else ""
         stats: list[tuple[int, str, str]] = []
         for word in dict.fromkeys(words):
-            phrase = column + quote(word) + suffix
+            phrase = quote(word) + suffix
             count = self.frequency(phrase)
             if count:
                 stats.append((count, phrase, word))
@@ -129,8 +126,7 @@ class FtsSearch:
                 break
             lead.append(phrase)
             running += count
-        # A match held to one field is a lookup: BM25 over the lead terms is enough.
-        rest = [] if field else [word for _, phrase, word in stats if phrase not in lead]
+        rest = [word for _, phrase, word in stats if phrase not in lead]
         if lead:
             rows = self._ranked(" OR ".join(lead), filter_sql, filter_args, limit, bool(rest))
         else:
@@ -141,6 +137,37 @@ class FtsSearch:
         hits = [LexicalHit(r[0], r[1] + _bonus(rest, r[2:], idf)) for r in rows]
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
+
+    def lookup(
+        self,
+        filter_sql: str,
+        filter_args: list[Any],
+        words: Sequence[str],
+        *,
+        field: str,
+        limit: int,
+    ) -> list[str]:
+        """Ids of the newest rows whose ``field`` holds the two rarest of ``words``.
+
+        A cheap candidate list for "does something say nearly this already":
+        text sharing most of the words shares the rarest ones.
+        """
+        stats = []
+        for word in dict.fromkeys(words):
+            phrase = quote(word)
+            count = self.frequency(f"{{{field}}} : {phrase}")
+            if count:
+                stats.append((count, phrase))
+        if not stats:
+            return []
+        rarest = [phrase for _, phrase in sorted(stats)[:2]]
+        rows = self.con.execute(
+            "SELECT m.id FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? "
+            "ORDER BY rowid DESC LIMIT ?) f "
+            f"JOIN memories m ON m.num = f.rowid WHERE {filter_sql} ORDER BY f.rowid DESC",
+            [f"{{{field}}} : ({' AND '.join(rarest)})", limit, *filter_args],
+        ).fetchall()
+        return [r[0] for r in rows]
 
     def _ranked(
         self,
