@@ -266,7 +266,7 @@ class SqliteTransaction:
         try:
             cur = self.con.execute(_UPSERT, params)
         except sqlite3.IntegrityError as exc:
-            if "memories.realm, memories.scope, memories.name" in str(exc):
+            if "memories.realm, memories.name, memories.scope" in str(exc):
                 raise MemoryExists(
                     f"a memory named {memory.name!r} already exists in {memory.scope}",
                     remedy="choose another name, or write to the existing memory",

@@ -22,6 +22,7 @@ seen):
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import sqlite3
@@ -36,7 +37,6 @@ CANDIDATES = 4  # rows ranked per result asked for, before filters
 FIELD_WEIGHTS = (10.0, 5.0, 1.0)  # name, description, body
 MIN_PREFIX = 4
 _BM25 = "bm25(memories_fts, 10.0, 5.0, 1.0)"
-_WORD = re.compile(r"[^\W_]+")
 
 
 def quote(term: str) -> str:
@@ -227,13 +227,18 @@ class FtsSearch:
 
 
 def _bonus(words: Sequence[str], texts: Sequence[str], idf: float) -> float:
-    """Field-weighted credit for each common word a row holds (matched by its start)."""
-    # " tok1 tok2 …": a word-start test becomes one substring search, in C.
-    fields = [" " + " ".join(_WORD.findall(text.casefold())) for text in texts]
+    """Field-weighted credit for each common word a row holds (matched at a word's start)."""
     score = 0.0
     for word in words:
-        start = " " + word.casefold()[: max(MIN_PREFIX, len(word) - 2)]
-        for weight, field in zip(FIELD_WEIGHTS, fields, strict=True):
-            if start in field:
+        starts = _word_start(word)
+        for weight, text in zip(FIELD_WEIGHTS, texts, strict=True):
+            if starts.search(text):
                 score += weight * idf
     return score
+
+
+@functools.lru_cache(maxsize=1024)
+def _word_start(word: str) -> re.Pattern[str]:
+    """A pattern finding a word that starts like ``word`` (its last letters may differ)."""
+    start = word[: max(MIN_PREFIX, len(word) - 2)]
+    return re.compile(r"(?<![^\W_])" + re.escape(start), re.IGNORECASE)

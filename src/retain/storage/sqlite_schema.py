@@ -84,9 +84,9 @@ def _m001_foundation(con: sqlite3.Connection) -> None:
             read_count INTEGER NOT NULL DEFAULT 0,
             metadata TEXT NOT NULL DEFAULT '{}'
         );
-        CREATE UNIQUE INDEX memories_scope_name ON memories(realm, scope, name)
+        -- One index for both uses: a name is unique within its scope, and found by name.
+        CREATE UNIQUE INDEX memories_name ON memories(realm, name, scope)
             WHERE name IS NOT NULL;
-        CREATE INDEX memories_name ON memories(realm, name) WHERE name IS NOT NULL;
         CREATE INDEX memories_index_order ON memories(realm, priority, created_at DESC);
         CREATE INDEX memories_inline ON memories(realm) WHERE load = 'inline';
 
