@@ -320,3 +320,40 @@ def test_list_fields_refuse_a_bare_string(service: MemoryService, field: str) ->
     with pytest.raises(errors.InvalidValue):
         service.write("x", description="d", **{field: "people"})
     assert store_state(service) == before
+
+
+def test_a_batch_sees_its_own_earlier_writes(service: MemoryService) -> None:
+    from retain.model import WriteRequest
+
+    service.add_project("web")
+    results = service.write_many(
+        [
+            WriteRequest("a", description="first", body="one"),
+            WriteRequest("a", body="two", tags=["x"]),
+            WriteRequest("b", description="b", project="web"),
+            WriteRequest("b", project="web", tier="global"),
+        ]
+    )
+    assert [(r.created, r.changed) for r in results] == [
+        (True, True), (False, True), (True, True), (False, True)
+    ]  # fmt: skip
+    a = service.get("a").memory
+    assert (a.description, a.body, a.tags) == ("first", "two", ("x",))
+    assert service.get("b").memory.scope == "global"
+    assert len(service.list_memories()) == 2
+    assert service.verify().ok
+
+
+def test_a_batch_refuses_a_clash_among_its_own_writes(service: MemoryService) -> None:
+    from retain.model import WriteRequest
+
+    service.add_project("web")
+    before = store_state(service)
+    with pytest.raises(errors.NameConflict):
+        service.write_many(
+            [
+                WriteRequest("a", description="in web", project="web"),
+                WriteRequest("a", description="global", tier="global"),
+            ]
+        )
+    assert store_state(service) == before

@@ -10,6 +10,7 @@ Full-text search uses an FTS5 external-content table kept in step by triggers;
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sqlite3
@@ -79,6 +80,15 @@ def _memory(row: Sequence[Any]) -> Memory:
 
 
 _JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+
+
+_INSERT_CHUNK = 200  # rows per INSERT statement (28 parameters each)
+
+
+@functools.lru_cache(maxsize=8)
+def _insert_sql(rows: int) -> str:
+    row = "(" + ", ".join("?" * len(_INSERT_COLUMNS)) + ")"
+    return f"INSERT INTO memories ({', '.join(_INSERT_COLUMNS)}) VALUES " + ", ".join([row] * rows)
 
 
 def _stamp_or_none(value: Any) -> str | None:
@@ -266,19 +276,28 @@ class SqliteTransaction:
         try:
             cur = self.con.execute(_UPSERT, params)
         except sqlite3.IntegrityError as exc:
-            if "memories.realm, memories.name, memories.scope" in str(exc):
-                raise MemoryExists(
-                    f"a memory named {memory.name!r} already exists in {memory.scope}",
-                    remedy="choose another name, or write to the existing memory",
-                    name=memory.name,
-                    scope=memory.scope,
-                ) from exc
-            raise
+            raise self._integrity(exc) from exc
         return cur.rowcount == 1
 
-    def insert_memory(self, memory: Memory) -> None:
-        if not self._save(memory, None):
-            raise StoreError(f"memory id {memory.id} already exists", memory_id=memory.id)
+    @staticmethod
+    def _integrity(exc: sqlite3.IntegrityError) -> Exception:
+        """A constraint the database settled: a name taken in a scope, or the error as is."""
+        if "memories.realm, memories.name, memories.scope" in str(exc):
+            return MemoryExists(
+                "a memory of that name already exists in that tier",
+                remedy="choose another name, or write to the existing memory",
+            )
+        return exc
+
+    def insert_memories(self, memories: Sequence[Memory]) -> None:
+        # Many rows per statement: the FTS5 index flushes once per statement.
+        for start in range(0, len(memories), _INSERT_CHUNK):
+            chunk = memories[start : start + _INSERT_CHUNK]
+            values = [params[c] for m in chunk for params in (_params(m),) for c in _INSERT_COLUMNS]
+            try:
+                self.con.execute(_insert_sql(len(chunk)), values)
+            except sqlite3.IntegrityError as exc:
+                raise self._integrity(exc) from exc
 
     def update_memory(self, memory: Memory, current: Memory) -> bool:
         return self._save(memory, current)
