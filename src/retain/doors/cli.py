@@ -88,6 +88,24 @@ def format_option(fn: F) -> F:
     )(fn)
 
 
+def filter_options(fn: F) -> F:
+    """The hygiene filters `list` and `search` share."""
+    for option in reversed(
+        [
+            click.option("--tag", help="Only memories with this tag."),
+            click.option(
+                "--referencing", help="Only memories referencing this memory, path, URL or id."
+            ),
+            click.option(
+                "--unverified", help="Only memories not verified within this period, e.g. 90d."
+            ),
+            click.option("--expired", is_flag=True, help="Only memories past their expiry."),
+        ]
+    ):
+        fn = option(fn)
+    return fn
+
+
 def project_option(help_text: str) -> Callable[[F], F]:
     return click.option("--project", "-p", default=None, help=help_text)
 
@@ -579,10 +597,7 @@ def read(name: str, offset: int, project: str | None, home: Path | None, fmt: st
 
 @cli.command("list")
 @project_option('One project\'s tier; "" for the global tier.')
-@click.option("--tag", help="Only memories with this tag.")
-@click.option("--referencing", help="Only memories referencing this memory, path, URL or id.")
-@click.option("--unverified", help="Only memories not verified within this period, e.g. 90d.")
-@click.option("--expired", is_flag=True, help="Only memories past their expiry.")
+@filter_options
 @home_option
 @format_option
 def list_(
@@ -615,10 +630,7 @@ def list_(
 @project_option("Search as a session on this project sees (its tier and global).")
 @click.option("--tier", type=click.Choice(["global", "project"]), help="Search one tier.")
 @click.option("--limit", "-n", type=int, default=10, show_default=True, help="At most this many.")
-@click.option("--tag", help="Only memories with this tag.")
-@click.option("--referencing", help="Only memories referencing this target.")
-@click.option("--unverified", help="Only memories not verified within this period, e.g. 90d.")
-@click.option("--expired", is_flag=True, help="Only memories past their expiry.")
+@filter_options
 @home_option
 @format_option
 def search(
