@@ -269,10 +269,10 @@ class SqliteTransaction:
                 found[row[0]] = _memory(row)
         return [found[i] for i in ids if i in found]
 
-    def _save(self, memory: Memory, expect: Memory | None) -> bool:
+    def update_memory(self, memory: Memory, current: Memory) -> bool:
         params = _params(memory)
-        params["expect_hash"] = expect.content_hash if expect else None
-        params["expect_updated"] = stamp(expect.updated_at) if expect else None
+        params["expect_hash"] = current.content_hash
+        params["expect_updated"] = stamp(current.updated_at)
         try:
             cur = self.con.execute(_UPSERT, params)
         except sqlite3.IntegrityError as exc:
@@ -298,9 +298,6 @@ class SqliteTransaction:
                 self.con.execute(_insert_sql(len(chunk)), values)
             except sqlite3.IntegrityError as exc:
                 raise self._integrity(exc) from exc
-
-    def update_memory(self, memory: Memory, current: Memory) -> bool:
-        return self._save(memory, current)
 
     def delete_memory(self, memory_id: str) -> None:
         self.con.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
