@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import hashlib
 import io
 import itertools
 import json
@@ -35,6 +36,7 @@ import random
 import shutil
 import sqlite3
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -45,10 +47,12 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import retain
 from retain import WriteRequest
+
+T = TypeVar("T")
 
 # -- targets (from the issue) ------------------------------------------------------------
 
@@ -64,6 +68,8 @@ VOCABULARY = 30_000
 CONTENT_SPREAD = 6  # made-up words between two content words after the head
 RARE_MIN_RANK = 300  # rare/medium query words come from ranks at or below this one
 COMMON_POOL = 40  # common query words: the corpus's top words by document frequency
+WARM_QUERIES = 40  # searches run, unmeasured, before each size's query sets
+MISS_SHARE = 4  # the missing-word set is a quarter the size of the others: it is slow
 PROJECTS = ("webdev", "infra", "research")
 PROJECT_SHARE = 0.25
 PRIORITY_WEIGHTS = (2, 3, 5, 8, 10, 14, 10, 8, 6, 4)
@@ -267,7 +273,8 @@ def make_queries(corpus: Corpus, docs: Sequence[Doc], count: int, rng: random.Ra
         rng.shuffle(words)
         mixed.append(" ".join(words))
     miss = [
-        " ".join(corpus.missing_word(rng) for _ in range(rng.choice((2, 3)))) for _ in range(count)
+        " ".join(corpus.missing_word(rng) for _ in range(rng.choice((2, 3))))
+        for _ in range(max(1, count // MISS_SHARE))
     ]
     return QuerySets({"rare": rare, "common": common, "mixed": mixed, "miss": miss}, pool, shares)
 
@@ -351,9 +358,10 @@ def file_sizes(directory: Path) -> dict[str, int]:
     return sizes
 
 
-def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+def timed(fn: Callable[..., T], *args: Any, **kwargs: Any) -> tuple[float, T]:
+    """``fn(*args, **kwargs)`` and the seconds it took."""
     start = time.perf_counter()
-    value = fn()
+    value = fn(*args, **kwargs)
     return time.perf_counter() - start, value
 
 
@@ -371,24 +379,25 @@ def bench_size(
     # Batched writes.
     log(f"size {size}: write_many in batches of {args.batch}")
     batch_seconds: list[float] = []
+    batch_sizes: list[int] = []
     with profiler.phase(f"{size}-write_many"):
         for start in range(0, size, args.batch):
             requests = [d.request() for d in docs[start : start + args.batch]]
-            seconds, _ = timed(lambda r=requests: service.write_many(r))
+            seconds, _ = timed(service.write_many, requests)
             batch_seconds.append(seconds)
+            batch_sizes.append(len(requests))
             done = start + len(requests)
             if done % (args.batch * 10) == 0 or done == size:
                 log(f"  {done:>7} written, last batch {len(requests) / seconds:8.0f}/s")
     total = sum(batch_seconds)
     tenth = max(1, len(batch_seconds) // 10)
-    per_batch = args.batch
     batched = {
         "memories": size,
         "batch": args.batch,
         "seconds": round(total, 3),
         "per_s": round(size / total, 1),
-        "first_tenth_per_s": round(tenth * per_batch / sum(batch_seconds[:tenth]), 1),
-        "last_tenth_per_s": round(tenth * per_batch / sum(batch_seconds[-tenth:]), 1),
+        "first_tenth_per_s": round(sum(batch_sizes[:tenth]) / sum(batch_seconds[:tenth]), 1),
+        "last_tenth_per_s": round(sum(batch_sizes[-tenth:]) / sum(batch_seconds[-tenth:]), 1),
         "batch_ms": summary_ms(batch_seconds),
     }
     log(f"size {size}: {batched['per_s']:.0f} memories/s batched")
@@ -400,14 +409,13 @@ def bench_size(
         for doc in extra:
             r = doc.request()
             seconds, _ = timed(
-                lambda r=r: service.write(
-                    r.name,
-                    description=r.description,
-                    body=r.body,
-                    tags=r.tags,
-                    priority=r.priority,
-                    project=r.project,
-                )
+                service.write,
+                r.name,
+                description=r.description,
+                body=r.body,
+                tags=r.tags,
+                priority=r.priority,
+                project=r.project,
             )
             singles.append(seconds)
     rng = random.Random(f"updates:{args.seed}:{size}")
@@ -415,15 +423,14 @@ def bench_size(
     with profiler.phase(f"{size}-write_update"):
         for doc in rng.sample(docs, min(len(docs), args.single_writes)):
             body = doc.body + " Updated."
-            seconds, _ = timed(
-                lambda d=doc, b=body: service.write(d.name, body=b, project=d.project)
-            )
+            seconds, _ = timed(service.write, doc.name, body=body, project=doc.project)
             updates.append(seconds)
 
     # Search.
     queries = make_queries(corpus, docs, args.queries, random.Random(f"q:{args.seed}:{size}"))
     warm = random.Random(f"warm:{args.seed}")
-    for query in warm.sample(list(itertools.chain(*queries.sets.values())), 40):
+    every = list(itertools.chain(*queries.sets.values()))
+    for query in warm.sample(every, min(WARM_QUERIES, len(every))):
         service.search(query)
     searches: dict[str, Any] = {}
     for kind, texts in queries.sets.items():
@@ -432,7 +439,7 @@ def bench_size(
         hits: list[int] = []
         with profiler.phase(f"{size}-search_{kind}"):
             for text in texts:
-                seconds, result = timed(lambda t=text: service.search(t))
+                seconds, result = timed(service.search, text)
                 seconds_list.append(seconds)
                 hits.append(len(result.hits))
         slowest = sorted(zip(seconds_list, texts, strict=True), reverse=True)[:5]
@@ -468,6 +475,50 @@ def bench_size(
     }
 
 
+def durable_commit_floor(home: Path, commits: int = 200) -> dict[str, float | int]:
+    """One-row commits on a bare SQLite file with the store's pragmas: the disk's floor."""
+    path = home / "floor.db"
+    con = sqlite3.connect(path, isolation_level=None)
+    try:
+        con.execute("PRAGMA journal_mode = WAL")
+        con.execute("PRAGMA synchronous = FULL")
+        con.execute("CREATE TABLE t(x)")
+        seconds = []
+        for i in range(commits):
+            start = time.perf_counter()
+            con.execute("BEGIN IMMEDIATE")
+            con.execute("INSERT INTO t VALUES (?)", (i,))
+            con.execute("COMMIT")
+            seconds.append(time.perf_counter() - start)
+    finally:
+        con.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+    return summary_ms(seconds)
+
+
+def _git(*args: str) -> str:
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def source_state() -> dict[str, Any]:
+    """The commit measured and any uncommitted change to src/ (read-only git).
+
+    Taken when the run starts, after ``retain`` is imported: that is the code measured.
+    """
+    state: dict[str, Any] = {"commit": None, "src_modified": None, "src_diff_sha256": None}
+    with suppress(OSError, subprocess.SubprocessError):
+        state["commit"] = _git("rev-parse", "HEAD").strip()
+        changed = _git("status", "--porcelain", "--", "src").splitlines()
+        state["src_modified"] = sorted(line[3:] for line in changed if line.strip())
+        if state["src_modified"]:
+            diff = _git("diff", "HEAD", "--", "src").encode("utf-8")
+            state["src_diff_sha256"] = hashlib.sha256(diff).hexdigest()
+    return state
+
+
 def machine() -> dict[str, Any]:
     cpu = platform.processor()
     with suppress(OSError):
@@ -500,6 +551,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--profile", type=Path, help="write cProfile output of each phase here")
     args = parser.parse_args(argv)
     args.size_list = [int(s) for s in args.sizes.split(",") if s.strip()]
+    if not args.size_list or min(args.size_list) < 1:
+        parser.error("--sizes needs one or more positive whole numbers")
+    for option in ("queries", "batch", "single_writes"):
+        if getattr(args, option) < 1:
+            parser.error(f"--{option.replace('_', '-')} must be at least 1")
     return args
 
 
@@ -509,10 +565,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     home = Path(tempfile.mkdtemp(prefix="retain-bench-")) if temporary else args.home
     profiler = Profiler(args.profile)
     started = datetime.now(UTC)
+    source = source_state()
     log(f"stores under {home}; corpus seed {args.seed}")
     corpus = Corpus(args.seed)
     results: dict[str, Any] = {}
     try:
+        home.mkdir(parents=True, exist_ok=True)
+        floor = durable_commit_floor(home)
+        log(f"bare SQLite durable commit: p50 {floor['p50']:.3f} ms")
         for size in args.size_list:
             results[str(size)] = bench_size(corpus, size, args, home, profiler)
     finally:
@@ -522,7 +582,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "benchmark": "bench/store.py",
         "date": started.isoformat(timespec="seconds"),
         "command": " ".join(["python", "bench/store.py", *(argv or sys.argv[1:])]),
-        "machine": machine(),
+        "machine": {**machine(), "bare_sqlite_commit_ms": floor},
+        "source": source,
         "parameters": {
             "sizes": args.size_list,
             "queries_per_set": args.queries,
