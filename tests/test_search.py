@@ -212,3 +212,14 @@ def test_common_words_add_to_the_rank_of_rows_holding_the_rare_ones(
         f"f{COMMON + 8}",
         f"f{COMMON + 7}",
     ]
+
+
+def test_a_small_store_with_several_frequent_words_still_ranks(service: MemoryService) -> None:
+    from retain.model import WriteRequest
+
+    # Two words in 1,200 rows each: together past the lead budget in a store of 1,201.
+    batch = [WriteRequest(f"n{i}", description=f"alpha beta {i}") for i in range(1200)]
+    batch.append(WriteRequest("odd", description="alpha gamma"))
+    service.write_many(batch)
+    hits = service.search("alpha beta gamma").hits
+    assert hits[0].memory.name == "odd"

@@ -126,15 +126,16 @@ class FtsSearch:
                 break
             lead.append(phrase)
             running += count
-        rest = [word for _, phrase, word in stats if phrase not in lead]
+        rest = [(word, count) for count, phrase, word in stats if phrase not in lead]
         if lead:
             rows = self._ranked(" OR ".join(lead), filter_sql, filter_args, limit, bool(rest))
         else:
             rows = self._newest(stats, filter_sql, filter_args, limit)
         if not rest:
             return [LexicalHit(r[0], r[1]) for r in rows[:limit]]
-        idf = self._common_idf()
-        hits = [LexicalHit(r[0], r[1] + _bonus(rest, r[2:], idf)) for r in rows]
+        total = self._rows()
+        weighted = [(word, _idf(count, total)) for word, count in rest]
+        hits = [LexicalHit(r[0], r[1] + _bonus(weighted, r[2:])) for r in rows]
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
 
@@ -219,17 +220,22 @@ class FtsSearch:
         # Newer rows first among equal bonuses: a tiny decreasing score keeps that order.
         return [(r[0], -i * 1e-6, *r[2:]) for i, r in enumerate(rows)]
 
-    def _common_idf(self) -> float:
-        """An IDF estimate for a term matching about ``COMMON`` rows (at least 0.1)."""
+    def _rows(self) -> int:
+        """About how many rows the index holds (the highest row number: instant)."""
         row = self.con.execute("SELECT max(num) FROM memories").fetchone()
-        total = int(row[0] or 0)
-        return max(0.1, math.log((total - COMMON + 0.5) / (COMMON + 0.5))) if total else 0.1
+        return int(row[0] or 0)
 
 
-def _bonus(words: Sequence[str], texts: Sequence[str], idf: float) -> float:
-    """Field-weighted credit for each common word a row holds (matched at a word's start)."""
+def _idf(count: int, total: int) -> float:
+    """BM25's IDF for a term in ``count`` of ``total`` rows (a count may be a floor), ≥ 0.1."""
+    total = max(total, count)
+    return max(0.1, math.log((total - count + 0.5) / (count + 0.5)))
+
+
+def _bonus(words: Sequence[tuple[str, float]], texts: Sequence[str]) -> float:
+    """Field weight × IDF for each (word, idf) a row holds (matched at a word's start)."""
     score = 0.0
-    for word in words:
+    for word, idf in words:
         starts = _word_start(word)
         for weight, text in zip(FIELD_WEIGHTS, texts, strict=True):
             if starts.search(text):
