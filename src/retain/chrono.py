@@ -64,7 +64,14 @@ def stamp(moment: datetime) -> str:
             f"timestamp {moment.isoformat()} has no timezone",
             remedy="give an offset or Z",
         )
-    return moment.astimezone(UTC).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
+    try:
+        utc = moment.astimezone(UTC)
+    except OverflowError as exc:
+        raise InvalidTime(
+            f"{moment.isoformat()} is outside the years 1–9999 in UTC",
+            remedy="give a time between years 1 and 9999",
+        ) from exc
+    return utc.replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
 
 
 def parse_stamp(text: str) -> datetime:
@@ -89,6 +96,11 @@ def parse_stamp(text: str) -> datetime:
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
+def parse_optional_stamp(text: str | None) -> datetime | None:
+    """A stored timestamp, or None for an empty column."""
+    return parse_stamp(text) if text else None
+
+
 def parse_expires(text: str, clock: Clock) -> str:
     """An expiry as written by a user, to its stored form.
 
@@ -96,6 +108,11 @@ def parse_expires(text: str, clock: Clock) -> str:
     whole of that day in local time: the memory expires when the next day
     begins.
     """
+    if not isinstance(text, str):
+        raise InvalidTime(
+            f"expires {text!r} is not text",
+            remedy="give an RFC 3339 timestamp or a YYYY-MM-DD date as a string",
+        )
     text = text.strip()
     if _DATE.match(text):
         try:
@@ -106,6 +123,12 @@ def parse_expires(text: str, clock: Clock) -> str:
                 remedy="write a real date as YYYY-MM-DD",
                 value=text,
             ) from exc
+        if day == date.max:
+            raise InvalidTime(
+                f"{text!r} is the last day retain can store",
+                remedy="give an earlier date, or no expiry",
+                value=text,
+            )
         next_day = day + timedelta(days=1)
         midnight = datetime(next_day.year, next_day.month, next_day.day)
         zone = clock.local_tz()
@@ -128,7 +151,22 @@ def parse_duration(text: str) -> timedelta:
             remedy="write a number and a unit, such as 90d, 12h or 2w",
             value=text,
         )
-    return timedelta(seconds=int(match.group(1)) * _UNIT_SECONDS[match.group(2)])
+    try:
+        return timedelta(seconds=int(match.group(1)) * _UNIT_SECONDS[match.group(2)])
+    except OverflowError as exc:
+        raise InvalidTime(
+            f"{text!r} is longer than retain can count", remedy="give a shorter period"
+        ) from exc
+
+
+def before(moment: datetime, period: timedelta) -> datetime:
+    """``moment - period``, refused rather than overflowing before year 1."""
+    try:
+        return moment - period
+    except OverflowError as exc:
+        raise InvalidTime(
+            "that period reaches back before year 1", remedy="give a shorter period"
+        ) from exc
 
 
 def age_phrase(then: datetime, now: datetime) -> str:

@@ -20,7 +20,7 @@ TAG_MAX = 64
 MIN_PRIORITY = 0
 MAX_PRIORITY = 9
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _SPACE = re.compile(r"\s+")
 
 
@@ -28,7 +28,7 @@ def name(value: str, *, what: str = "memory") -> str:
     """A memory or project name: letters, digits, ``.``, ``_``, ``-``; it is also a file name."""
     if not isinstance(value, str) or not value:
         raise InvalidName(f"a {what} needs a name", remedy="give a name like deploy-host")
-    if len(value) > NAME_MAX or not _NAME.match(value):
+    if len(value) > NAME_MAX or not _NAME.fullmatch(value):
         raise InvalidName(
             f"{value!r} is not a valid {what} name",
             remedy=(
@@ -42,11 +42,17 @@ def name(value: str, *, what: str = "memory") -> str:
 
 def is_name(value: str) -> bool:
     """Whether ``value`` could be a memory's name (and so may refer to one)."""
-    return len(value) <= NAME_MAX and bool(_NAME.match(value))
+    return isinstance(value, str) and len(value) <= NAME_MAX and bool(_NAME.fullmatch(value))
 
 
 def text(value: str, field: str) -> str:
     """Any stored text: it must be Unicode that UTF-8 can encode (no lone surrogates)."""
+    if not isinstance(value, str):
+        raise InvalidValue(
+            f"the {field} must be text, not {type(value).__name__}",
+            remedy=f"pass the {field} as a string",
+            field=field,
+        )
     try:
         value.encode("utf-8")
     except UnicodeEncodeError as exc:

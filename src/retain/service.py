@@ -34,6 +34,7 @@ from retain.chrono import (
     Clock,
     SystemClock,
     age_phrase,
+    before,
     parse_duration,
     parse_expires,
     parse_stamp,
@@ -810,7 +811,7 @@ class MemoryService:
             )
             targets += tuple(m.id for m in named)
         now = self._now()
-        verified_before = stamp(now - parse_duration(unverified)) if unverified else None
+        verified_before = stamp(before(now, parse_duration(unverified))) if unverified else None
         if tag is not None:
             fields.tags([tag])
         return MemoryFilter(

@@ -16,9 +16,6 @@ from retain.model import Event, Memory, Project
 
 T = TypeVar("T")
 
-ALL_SCOPES: None = None
-
-
 @dataclass(frozen=True, slots=True)
 class MemoryFilter:
     """Which memories a listing or search may return.

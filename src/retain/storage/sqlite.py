@@ -21,7 +21,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
-from retain.chrono import parse_stamp, stamp
+from retain.chrono import parse_optional_stamp, parse_stamp, stamp
 from retain.errors import MemoryExists, SchemaTooNew, StoreBusy, StoreError
 from retain.ledger import GENESIS
 from retain.model import Event, Load, Memory, Project, Status, Trust
@@ -41,10 +41,6 @@ _COLUMNS = (
     "updated_at, verified_at, expires_at, valid_from, valid_to, read_count, metadata"
 )
 _M_COLUMNS = ", ".join("m." + c.strip() for c in _COLUMNS.split(","))
-
-
-def _opt_time(value: str | None) -> Any:
-    return parse_stamp(value) if value else None
 
 
 def _memory(row: Sequence[Any]) -> Memory:
@@ -71,9 +67,9 @@ def _memory(row: Sequence[Any]) -> Memory:
         created_at=parse_stamp(row[19]),
         updated_at=parse_stamp(row[20]),
         verified_at=parse_stamp(row[21]),
-        expires_at=_opt_time(row[22]),
-        valid_from=_opt_time(row[23]),
-        valid_to=_opt_time(row[24]),
+        expires_at=parse_optional_stamp(row[22]),
+        valid_from=parse_optional_stamp(row[23]),
+        valid_to=parse_optional_stamp(row[24]),
         read_count=row[25],
         metadata=json.loads(row[26]),
     )
@@ -459,11 +455,18 @@ class SqliteBackend:
 
     def _create_file(self) -> None:
         directory = self.path.parent
-        if not directory.exists():
-            directory.mkdir(mode=0o700, parents=True)
-        if not self.path.exists():
-            fd = os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600)
-            os.close(fd)
+        try:
+            if not directory.exists():
+                directory.mkdir(mode=0o700, parents=True)
+            if not self.path.exists():
+                fd = os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600)
+                os.close(fd)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the store {self.location}: {exc.strerror or exc}",
+                remedy="point --home (or $RETAIN_HOME) at a directory you can write",
+                location=self.location,
+            ) from exc
         with suppress(OSError):
             os.chmod(self.path, 0o600)
 
@@ -533,23 +536,28 @@ class SqliteBackend:
                 con.execute("COMMIT")
                 return result
             except sqlite3.OperationalError as exc:
-                con.execute("ROLLBACK")
+                self._rollback(con)
                 if _is_busy(exc) and attempt < _RETRIES - 1:
                     time.sleep(delay)
                     delay = min(delay * 2, 0.1)
                     continue
                 raise self._mapped(exc) from exc
             except sqlite3.Error as exc:
-                con.execute("ROLLBACK")
+                self._rollback(con)
                 raise self._mapped(exc) from exc
             except BaseException:
-                if con.in_transaction:
-                    con.execute("ROLLBACK")
+                self._rollback(con)
                 raise
         raise StoreBusy(
             f"{self.location} stayed locked by another writer",
             remedy="retry once the other process has finished writing",
         )
+
+    @staticmethod
+    def _rollback(con: sqlite3.Connection) -> None:
+        """Roll back what is still open (SQLite may already have, e.g. on a full disk)."""
+        if con.in_transaction:
+            con.execute("ROLLBACK")
 
     def _mapped(self, exc: sqlite3.Error) -> StoreError:
         if isinstance(exc, sqlite3.OperationalError) and _is_busy(exc):
@@ -618,25 +626,32 @@ class SqliteBackend:
     # -- the derived index ---------------------------------------------------------
 
     def check_index(self) -> tuple[bool, int, list[str]]:
-        con = self._con
-        problems: list[str] = []
-        try:
-            con.execute(
-                "INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)"
-            )
-        except sqlite3.DatabaseError as exc:
-            problems.append(f"full-text index is not sound: {exc}")
-        documents = int(con.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()[0])
-        memories = int(con.execute("SELECT count(*) FROM memories").fetchone()[0])
-        if documents != memories:
-            problems.append(f"full-text index holds {documents} documents for {memories} memories")
-        stray = con.execute(
-            "SELECT count(*) FROM memories_fts_docsize d "
-            "WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.num = d.id)"
-        ).fetchone()[0]
-        if stray:
-            problems.append(f"full-text index holds {stray} documents of no memory")
-        return (not problems, documents, problems)
+        def check(tx: SqliteTransaction) -> tuple[bool, int, list[str]]:
+            con = tx.con
+            problems: list[str] = []
+            try:  # a write command to FTS5: it runs under the write lock, retried when busy
+                con.execute(
+                    "INSERT INTO memories_fts(memories_fts, rank) VALUES ('integrity-check', 1)"
+                )
+            except sqlite3.DatabaseError as exc:
+                if _is_busy(exc):
+                    raise
+                problems.append(f"full-text index is not sound: {exc}")
+            documents = int(con.execute("SELECT count(*) FROM memories_fts_docsize").fetchone()[0])
+            memories = int(con.execute("SELECT count(*) FROM memories").fetchone()[0])
+            if documents != memories:
+                problems.append(
+                    f"full-text index holds {documents} documents for {memories} memories"
+                )
+            stray = con.execute(
+                "SELECT count(*) FROM memories_fts_docsize d "
+                "WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.num = d.id)"
+            ).fetchone()[0]
+            if stray:
+                problems.append(f"full-text index holds {stray} documents of no memory")
+            return (not problems, documents, problems)
+
+        return self.write(check)
 
     def rebuild_index(self) -> None:
         def rebuild(tx: SqliteTransaction) -> None:
