@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from retain.chrono import ManualClock
+from retain.chrono import Clock, ManualClock
 from retain.config import Settings
 from retain.service import MemoryService
 from retain.storage.sqlite import SqliteBackend
@@ -34,20 +34,23 @@ def backend_name(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def make_service(backend_name: str, tmp_path: Path, clock: ManualClock) -> Iterator[ServiceFactory]:
-    """Open services on one fresh store; settings and principal may vary per call."""
+    """Open services on one fresh store; settings, principal and clock may vary per call."""
+    manual = clock
     opened: list[MemoryService] = []
     path = tmp_path / "store" / "retain.db"
 
     def make(
-        *, settings: Settings | None = None, principal: str = "operator:test", **kw: object
+        *,
+        settings: Settings | None = None,
+        principal: str = "operator:test",
+        clock: Clock | None = None,
     ) -> MemoryService:
         assert backend_name == "sqlite"
         service = MemoryService(
             SqliteBackend(path),
             settings=settings or Settings(),
-            clock=clock,
+            clock=clock or manual,
             principal=principal,
-            **kw,  # type: ignore[arg-type]
         )
         opened.append(service)
         return service

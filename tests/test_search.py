@@ -223,3 +223,20 @@ def test_a_small_store_with_several_frequent_words_still_ranks(service: MemorySe
     service.write_many(batch)
     hits = service.search("alpha beta gamma").hits
     assert hits[0].memory.name == "odd"
+
+
+def test_filters_apply_inside_the_common_word_window(service: MemoryService) -> None:
+    from retain.model import WriteRequest
+    from retain.storage.sqlite_fts import COMMON
+
+    service.add_project("a")
+    service.add_project("b")
+    service.write("b-deploy", description="we deploy on fridays", project="b")
+    service.write("deploy", description="how releases go out")
+    crowd = [
+        WriteRequest(f"a{i}", description=f"deploy step {i}", project="a") for i in range(COMMON)
+    ]
+    service.write_many(crowd)
+    assert names(service, "deploy", project="b", tier="project") == ["b-deploy"]
+    assert "b-deploy" in names(service, "deploy", project="b")
+    assert "deploy" in names(service, "deploy")  # a name holding the words is always a candidate

@@ -229,3 +229,26 @@ def test_list_referencing_a_memory_matches_by_name_or_id(service: MemoryService)
     service.write("by-name", description="x", references=["host"])
     service.write("by-id", description="y", references=[host.id])
     assert {m.name for m in service.list_memories(referencing="host")} == {"by-name", "by-id"}
+
+
+def test_backlinks_by_name_stay_within_the_tier_the_name_resolves_in(
+    service: MemoryService,
+) -> None:
+    service.add_project("a")
+    service.add_project("b")
+    service.write("notes", description="a's notes", project="a")
+    service.write("notes", description="b's notes", project="b")
+    service.write("user-b", description="uses notes", project="b", references=["notes"])
+    assert service.get("notes", project="a").referenced_by == ()
+    assert service.get("notes", project="b").referenced_by == ("b/user-b",)
+    a_notes = service.get("notes", project="a").memory
+    service.write("by-id", description="cites a's by id", project="b", references=[a_notes.id])
+    assert service.get("notes", project="a").referenced_by == ("b/by-id",)
+
+
+def test_an_edit_that_changes_nothing_records_nothing(service: MemoryService) -> None:
+    service.write("n", description="d", body="hello")
+    before = store_state(service)
+    result = service.edit("n", "hello", "hello")
+    assert result.replacements == 0
+    assert store_state(service) == before

@@ -33,7 +33,9 @@ def test_write_refused_without_description_for_a_new_memory(service: MemoryServi
     assert store_state(service) == before
 
 
-@pytest.mark.parametrize("name", ["", "has space", "../up", ".hidden", "x" * 129, "a/b", "é"])
+@pytest.mark.parametrize(
+    "name", ["", "has space", "../up", ".hidden", "x" * 129, "a/b", "é", "x\n", "web\n"]
+)
 def test_write_refused_for_an_invalid_name(service: MemoryService, name: str) -> None:
     before = store_state(service)
     with pytest.raises(errors.InvalidName):
@@ -357,3 +359,38 @@ def test_a_batch_refuses_a_clash_among_its_own_writes(service: MemoryService) ->
             ]
         )
     assert store_state(service) == before
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"description": 5},
+        {"description": "d", "body": 5},
+        {"description": "d", "source": 5},
+        {"description": "d", "expires": 20270101},
+        {"description": "d", "expires": "9999-12-31"},
+        {"description": "d", "expires": "0001-01-01T00:00:00+01:00"},
+    ],
+)
+def test_write_refuses_values_of_the_wrong_type_or_range(
+    service: MemoryService, options: dict[str, object]
+) -> None:
+    before = store_state(service)
+    with pytest.raises(errors.InvalidInput):
+        service.write("x", **options)
+    assert store_state(service) == before
+
+
+def test_reads_refuse_arguments_of_the_wrong_type(service: MemoryService) -> None:
+    service.write("a", description="a", body="text")
+    for call in (
+        lambda: service.search(None),  # type: ignore[arg-type]
+        lambda: service.search([1]),  # type: ignore[list-item]
+        lambda: service.search("a", limit="5"),  # type: ignore[arg-type]
+        lambda: service.read("a", offset="5"),  # type: ignore[arg-type]
+        lambda: service.edit("a", 1, "x"),  # type: ignore[arg-type]
+        lambda: service.list_memories(referencing=5),  # type: ignore[arg-type]
+        lambda: service.list_memories(unverified="1000000000d"),
+    ):
+        with pytest.raises(errors.InvalidInput):
+            call()

@@ -13,7 +13,7 @@ from tests.conftest import store_state
 
 from retain import errors, ledger
 from retain.chrono import ManualClock
-from retain.service import MemoryService
+from retain.service import MemoryService, integrity_error
 from retain.storage.sqlite import SqliteBackend
 from retain.storage.sqlite_schema import latest_version
 
@@ -60,10 +60,12 @@ def test_every_change_appends_a_chained_event(service: MemoryService) -> None:
     service.read("a")
     service.delete("a")
     events = service.backend.read(lambda tx: list(tx.iter_events()))
-    assert [e.kind for e in events] == ["project_add", "create", "edit", "read", "delete"]
+    assert [e.kind for e in events] == [
+        "realm_add", "project_add", "create", "edit", "read", "delete"
+    ]  # fmt: skip
     assert all(e.principal == "operator:test" for e in events)
     check = ledger.check_chain(events)
-    assert check.ok and check.events == 5 and check.head == events[-1].hash
+    assert check.ok and check.events == 6 and check.head == events[-1].hash
 
 
 def test_events_cannot_be_updated_or_deleted(service: MemoryService) -> None:
@@ -83,8 +85,9 @@ def test_verify_detects_a_tampered_payload(service: MemoryService) -> None:
     report = service.verify()
     assert not report.ok and not report.chain_ok
     assert "payload does not match" in report.problems[0]
-    with pytest.raises(errors.IntegrityFailed):
-        service.require_sound()
+    error = integrity_error(report)
+    assert isinstance(error, errors.IntegrityFailed)
+    assert error.details["problems"] == list(report.problems)
 
 
 def test_a_blanked_payload_still_verifies(service: MemoryService) -> None:
@@ -119,7 +122,7 @@ def test_a_failed_transaction_leaves_nothing(service: MemoryService) -> None:
     before = store_state(service)
 
     def half(tx: object) -> None:
-        service._event(tx, "create", {"x": 1})  # type: ignore[arg-type]
+        service._event(tx, "create", {"x": 1}, when=service.clock.now())  # type: ignore[arg-type]
         raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError):
@@ -183,3 +186,69 @@ def test_a_forked_child_gets_its_own_connection(service: MemoryService) -> None:
             os._exit(0)
     os.waitpid(pid, 0)
     assert os.read(read, 1) == b"1"
+
+
+def test_opening_an_existing_store_takes_no_write_lock(tmp_path: Path) -> None:
+    path = tmp_path / "retain.db"
+    MemoryService(SqliteBackend(path)).close()
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    service = MemoryService(SqliteBackend(path))  # would block or fail if it wrote
+    assert service.list_memories() == []
+    other.execute("ROLLBACK")
+    service.close()
+
+
+def test_events_carry_the_instant_of_the_change(make_service: object) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    class Ticking:
+        def __init__(self) -> None:
+            self.t = datetime(2026, 1, 1, tzinfo=UTC)
+
+        def now(self) -> datetime:
+            self.t += timedelta(milliseconds=1)
+            return self.t
+
+        def local_tz(self) -> None:
+            return None
+
+    service = make_service(clock=Ticking())  # type: ignore[operator]
+    memory = service.write("a", description="a").memory
+    event = service.backend.read(lambda tx: list(tx.iter_events()))[-1]
+    assert event.tx_time == memory.updated_at
+
+
+def test_a_full_disk_is_a_store_error_and_writes_nothing(service: MemoryService) -> None:
+    service.write("a", description="a")
+    before = store_state(service)
+    con = service.backend._con
+    pages = con.execute("PRAGMA page_count").fetchone()[0]
+    con.execute(f"PRAGMA max_page_count = {pages + 2}")
+    with pytest.raises(errors.StoreError):
+        service.write("big", description="big", body="z" * 200_000)
+    con.execute("PRAGMA max_page_count = 1073741823")
+    assert store_state(service) == before
+
+
+def test_verify_on_a_locked_store_reports_busy_not_broken(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retain.storage import sqlite as module
+
+    monkeypatch.setattr(module, "_RETRIES", 2)
+    other = _raw(service)
+    other.execute("PRAGMA busy_timeout = 0")
+    service.backend._con.execute("PRAGMA busy_timeout = 0")
+    other.execute("BEGIN IMMEDIATE")
+    with pytest.raises(errors.StoreBusy):
+        service.verify()
+    other.execute("ROLLBACK")
+    assert service.verify().ok
+
+
+def test_a_store_in_an_impossible_place_is_refused(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(errors.StoreError):
+        SqliteBackend(blocker / "home" / "retain.db")

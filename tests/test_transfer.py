@@ -170,11 +170,11 @@ def test_failed_export_removes_what_it_wrote(
     monkeypatch.setattr(transfer, "_write_private", failing)
     target = tmp_path / "existing"
     target.mkdir()
-    with pytest.raises(OSError):
+    with pytest.raises(errors.TransferError):
         service.export(target)
     assert list(target.iterdir()) == []
     calls["n"] = 0
-    with pytest.raises(OSError):
+    with pytest.raises(errors.TransferError):
         service.export(tmp_path / "new")
     assert not (tmp_path / "new").exists()
 
@@ -309,3 +309,34 @@ def test_long_operations_report_progress(service: MemoryService, tmp_path: Path)
     service.verify(rebuild=True, progress=lambda *a: seen.append(a))
     events = service.status().events
     assert seen == [("rebuild", 0, 1), ("rebuild", 1, 1), ("chain", events, events)]
+
+
+def test_export_refuses_a_place_it_cannot_write(service: MemoryService, tmp_path: Path) -> None:
+    service.write("a", description="a")
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(errors.TransferError):
+        service.export(blocker / "snapshot")
+
+
+def test_export_refuses_a_project_named_like_the_manifest(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    service.add_project("export.toml")
+    service.write("n", description="n", project="export.toml")
+    with pytest.raises(errors.TransferError):
+        service.export(tmp_path / "s")
+    assert not (tmp_path / "s").exists()
+
+
+def test_import_skips_dot_folders_and_refuses_unreadable_files(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    service.write("a", description="a")
+    service.export(tmp_path / "s")
+    (tmp_path / "s" / ".git" / "objects").mkdir(parents=True)
+    (tmp_path / "s" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    service.import_(tmp_path / "s", force=True)
+    (tmp_path / "s" / "gone.md").symlink_to(tmp_path / "nowhere.md")
+    with pytest.raises(errors.SnapshotInvalid):
+        service.import_(tmp_path / "s", force=True)

@@ -17,6 +17,7 @@ DEFAULT_REALM = "default"
 GLOBAL_SCOPE = "global"
 PROJECT_PREFIX = "project:"
 DEFAULT_PRIORITY = 5
+SHORT_BODY_CHARS = 280
 
 
 class Load(StrEnum):
@@ -101,6 +102,16 @@ class Memory:
     @property
     def body_bytes(self) -> int:
         return len(self.body.encode("utf-8"))
+
+    @property
+    def was_verified(self) -> bool:
+        """Checked after it was recorded."""
+        return self.verified_at > self.created_at
+
+    @property
+    def short_body(self) -> str | None:
+        """The body, when short enough to show with a search hit."""
+        return self.body if len(self.body) <= SHORT_BODY_CHARS else None
 
     def is_expired(self, now: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now
@@ -222,7 +233,6 @@ class EditResult:
     memory: Memory
     replacements: int
     excerpt: str
-    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

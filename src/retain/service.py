@@ -37,7 +37,7 @@ from retain.chrono import (
     before,
     parse_duration,
     parse_expires,
-    parse_stamp,
+    parse_optional_stamp,
     stamp,
 )
 from retain.config import Settings
@@ -87,7 +87,6 @@ Progress = Callable[[str, int, int], None]
 """A long operation reports ``(phase, done, total)`` through one of these."""
 
 READ_PAGE_CHARS = 16_000
-SHORT_BODY_CHARS = 280
 SIMILAR_DESCRIPTION = 0.6
 SEARCH_LIMIT_MAX = 200
 _WORDS = re.compile(r"[^\W_]+")
@@ -190,8 +189,16 @@ class MemoryService:
         self.realm = fields.name(realm, what="realm")
         self.principal = principal
         self._ids = IdFactory()
-        now = stamp(self.clock.now())
-        self.backend.write(lambda tx: tx.ensure_realm(self.realm, now))
+        if not self.backend.read(lambda tx: tx.realm_exists(self.realm)):
+            self.backend.write(self._add_realm)
+
+    def _add_realm(self, tx: Transaction) -> None:
+        """Create this service's realm, once, with its event."""
+        if tx.realm_exists(self.realm):  # another process was first
+            return
+        now = self._now()
+        tx.ensure_realm(self.realm, stamp(now))
+        self._event(tx, "realm_add", {"realm": self.realm}, when=now)
 
     def close(self) -> None:
         self.backend.close()
@@ -207,12 +214,13 @@ class MemoryService:
         kind: str,
         payload: Any,
         *,
+        when: datetime,
         memory_id: str | None = None,
         reason: str = "",
-        when: datetime | None = None,
     ) -> None:
+        """Append the event of a change, stamped with the verb's own instant."""
         seq, head = tx.chain_head()
-        moment = when or self._now()
+        moment = when
         tx.append_event(
             ledger.seal(
                 prev_seq=seq,
@@ -228,8 +236,9 @@ class MemoryService:
             )
         )
 
-    def _payload(self, memory: Memory) -> dict[str, Any]:
-        return memory.to_dict(self._now(), body=True)
+    @staticmethod
+    def _payload(memory: Memory, now: datetime) -> dict[str, Any]:
+        return memory.to_dict(now, body=True)
 
     def _require_project(self, tx: Transaction, project: str) -> None:
         if tx.get_project(self.realm, project) is None:
@@ -287,7 +296,7 @@ class MemoryService:
                     project=name,
                 )
             tx.insert_project(self.realm, name, stamp(now))
-            self._event(tx, "project_add", {"project": name})
+            self._event(tx, "project_add", {"project": name}, when=now)
             return Project(name, now)
 
         return self.backend.write(run)
@@ -297,6 +306,7 @@ class MemoryService:
 
     def rename_project(self, old: str, new: str) -> Project:
         fields.name(new, what="project")
+        now = self._now()
 
         def run(tx: Transaction) -> Project:
             self._require_project(tx, old)
@@ -307,7 +317,7 @@ class MemoryService:
                     project=new,
                 )
             moved = tx.rename_project(self.realm, old, new)
-            self._event(tx, "project_rename", {"from": old, "to": new, "memories": moved})
+            self._event(tx, "project_rename", {"from": old, "to": new, "memories": moved}, when=now)
             project = tx.get_project(self.realm, new)
             assert project is not None
             return replace(project, memory_count=moved)
@@ -315,6 +325,8 @@ class MemoryService:
         return self.backend.write(run)
 
     def remove_project(self, name: str) -> None:
+        now = self._now()
+
         def run(tx: Transaction) -> None:
             self._require_project(tx, name)
             remaining = tx.count_memories(self.realm, project_scope(name))
@@ -328,7 +340,7 @@ class MemoryService:
                     memories=remaining,
                 )
             tx.delete_project(self.realm, name)
-            self._event(tx, "project_remove", {"project": name})
+            self._event(tx, "project_remove", {"project": name}, when=now)
 
         self.backend.write(run)
 
@@ -495,7 +507,9 @@ class MemoryService:
                 )
             kind = "update"
         inline.apply(existing, merged, stamp(now))
-        self._event(tx, kind, self._payload(merged), memory_id=merged.id, reason=reason)
+        self._event(
+            tx, kind, self._payload(merged, now), memory_id=merged.id, reason=reason, when=now
+        )
         return WriteResult(merged, created=existing is None, changed=True, notes=tuple(out_notes))
 
     @staticmethod
@@ -554,7 +568,7 @@ class MemoryService:
                 created_at=created,
                 updated_at=now,
                 verified_at=verified,
-                expires_at=_parse_stamp(expires),
+                expires_at=parse_optional_stamp(expires),
                 valid_from=None,
                 valid_to=None,
                 read_count=r.restore.read_count if r.restore else 0,
@@ -565,7 +579,7 @@ class MemoryService:
         elif r.expires == "":
             expires_at = None
         else:
-            expires_at = _parse_stamp(r.expires)
+            expires_at = parse_optional_stamp(r.expires)
         merged = replace(
             existing,
             scope=scope,
@@ -588,7 +602,7 @@ class MemoryService:
             )
         elif r.verified:
             merged = replace(merged, verified_at=now)
-        if not self._same(existing, merged) or merged.verified_at != existing.verified_at:
+        if not self._same(existing, merged):
             merged = replace(merged, updated_at=now)
         return merged
 
@@ -655,9 +669,10 @@ class MemoryService:
                     name=name,
                     occurrences=found,
                 )
-            body = (
-                current.body.replace(old, new) if replace_all else current.body.replace(old, new, 1)
-            )
+            body = current.body.replace(old, new, -1 if replace_all else 1)
+            start = current.body.find(old)
+            if body == current.body and not verified:  # nothing to change: nothing recorded
+                return EditResult(current, replacements=0, excerpt=_excerpt(body, start, len(new)))
             changed = replace(
                 current,
                 body=body,
@@ -674,8 +689,7 @@ class MemoryService:
                     remedy="read it again and redo the edit",
                     name=name,
                 )
-            self._event(tx, "edit", self._payload(changed), memory_id=changed.id)
-            start = current.body.find(old)
+            self._event(tx, "edit", self._payload(changed, now), memory_id=changed.id, when=now)
             return EditResult(
                 changed,
                 replacements=found if replace_all else 1,
@@ -696,14 +710,23 @@ class MemoryService:
         return self.backend.read(run)
 
     def _referenced_by(self, tx: Transaction, memory: Memory) -> tuple[str, ...]:
+        """What cites ``memory``: by its id from anywhere, by its name from where that
+        name resolves to it (its own tier, or anywhere for a global memory)."""
         targets = [memory.id] + ([memory.name] if memory.name else [])
-        return tuple(_label(m) for m in tx.referencing(self.realm, targets) if m.id != memory.id)
+        return tuple(
+            _label(m)
+            for m in tx.referencing(self.realm, targets)
+            if m.id != memory.id
+            and (
+                memory.id in m.references or memory.scope == GLOBAL_SCOPE or m.scope == memory.scope
+            )
+        )
 
     def read(self, name: str, *, offset: int = 0, project: str | None = None) -> ReadResult:
         """A page of a memory's body with its caption; the first page counts as a read."""
-        if offset < 0:
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
             raise InvalidValue(
-                f"offset {offset} is negative",
+                f"offset {offset!r} is not a whole number of characters ≥ 0",
                 remedy="pass 0 or a continuation offset a read returned",
                 field="offset",
             )
@@ -720,7 +743,7 @@ class MemoryService:
             if offset == 0:
                 count = tx.increment_read_count(memory.id)
                 memory = replace(memory, read_count=count)
-                self._event(tx, "read", {"read_count": count}, memory_id=memory.id)
+                self._event(tx, "read", {"read_count": count}, memory_id=memory.id, when=now)
             end = offset + READ_PAGE_CHARS
             references = []
             for target in memory.references:
@@ -801,6 +824,9 @@ class MemoryService:
                 scopes = (GLOBAL_SCOPE,)
             else:
                 scopes = (GLOBAL_SCOPE, project_scope(project))
+        for value, field in ((referencing, "referencing"), (unverified, "unverified")):
+            if value is not None:
+                fields.text(value, field)
         targets: tuple[str, ...] = ()
         if referencing:
             targets = (referencing,)
@@ -838,6 +864,13 @@ class MemoryService:
         """Search by one query or a list of synonyms; without queries, a filtered listing."""
         if isinstance(queries, str):
             queries = [queries]
+        queries = [fields.text(q, "query") for q in _as_list(queries, "queries")]
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise InvalidValue(
+                f"limit {limit!r} is not a whole number",
+                remedy=f"ask for 1 to {SEARCH_LIMIT_MAX} results",
+                field="limit",
+            )
         if not 1 <= limit <= SEARCH_LIMIT_MAX:
             raise InvalidValue(
                 f"limit {limit} is outside 1–{SEARCH_LIMIT_MAX}",
@@ -904,12 +937,13 @@ class MemoryService:
 
     def delete(self, name: str, *, project: str | None = None) -> DeleteResult:
         """Remove a memory; memories that referenced it keep their references."""
+        now = self._now()
 
         def run(tx: Transaction) -> DeleteResult:
             memory = self._locate(tx, name, project)
             cited = self._referenced_by(tx, memory)
             tx.delete_memory(memory.id)
-            self._event(tx, "delete", self._payload(memory), memory_id=memory.id)
+            self._event(tx, "delete", self._payload(memory, now), memory_id=memory.id, when=now)
             return DeleteResult(memory, cited)
 
         return self.backend.write(run)
@@ -976,13 +1010,6 @@ class MemoryService:
             rebuilt=rebuild,
         )
 
-    def require_sound(self) -> VerifyReport:
-        """``verify`` that raises ``IntegrityFailed`` when anything is wrong."""
-        report = self.verify()
-        if not report.ok:
-            raise integrity_error(report)
-        return report
-
     def status(self) -> StoreStatus:
         now_stamp = stamp(self._now())
 
@@ -1029,8 +1056,15 @@ def _reporting(
             progress(phase, done, total)
 
 
-def _parse_stamp(value: str | None) -> datetime | None:
-    return parse_stamp(value) if value else None
+def _as_list(values: object, field: str) -> list[Any]:
+    """A list argument, refused when it is None or not a list."""
+    if not isinstance(values, list | tuple):
+        raise InvalidValue(
+            f"{field} must be a list, not {type(values).__name__}",
+            remedy=f"pass {field} as a list of strings",
+            field=field,
+        )
+    return list(values)
 
 
 def _excerpt(body: str, start: int, length: int, context: int = 2) -> str:

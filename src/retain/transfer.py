@@ -32,6 +32,7 @@ from retain.chrono import parse_stamp, stamp
 from retain.errors import (
     ExportTargetNotEmpty,
     SnapshotInvalid,
+    TransferError,
     UnexportableDescription,
     UnknownFormatVersion,
 )
@@ -102,6 +103,29 @@ def export_snapshot(
                 remedy=f"rewrite the description of {memory.name!r} and export again",
                 name=memory.name,
             )
+    for memory in memories:
+        if memory.project == MANIFEST:
+            raise TransferError(
+                f"project {MANIFEST!r} would write its folder over the snapshot's manifest",
+                remedy="rename that project (`retain project rename`) and export again",
+                project=memory.project,
+            )
+    try:
+        return _export(directory, memories, now, progress)
+    except OSError as exc:
+        raise TransferError(
+            f"cannot write the snapshot at {directory}: {exc.strerror or exc}",
+            remedy="export to a directory you can create and write",
+            directory=str(directory),
+        ) from exc
+
+
+def _export(
+    directory: Path,
+    memories: Sequence[Memory],
+    now: datetime,
+    progress: Callable[[str, int, int], None] | None,
+) -> int:
     if directory.exists():
         if not directory.is_dir():
             raise ExportTargetNotEmpty(
@@ -211,7 +235,13 @@ def _when(value: Any, field: str, path: Path) -> datetime:
 
 def parse_file(path: Path, project: str | None) -> WriteRequest:
     """One exported file back into a write that restores it."""
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise SnapshotInvalid(
+            f"cannot read {path}: {exc.strerror or exc}",
+            remedy="restore the file from the original export or remove it",
+        ) from exc
     if not raw.startswith(_OPEN):
         raise SnapshotInvalid(
             f"{path} does not start with YAML frontmatter", remedy="open it with ---"
@@ -262,15 +292,20 @@ def parse_file(path: Path, project: str | None) -> WriteRequest:
     )
 
 
+def _visible(directory: Path) -> list[Path]:
+    """A folder's entries, sorted, without dot-files and dot-folders (such as .git)."""
+    return sorted(p for p in directory.iterdir() if not p.name.startswith("."))
+
+
 def read_snapshot(
     directory: Path, progress: Callable[[str, int, int], None] | None = None
 ) -> list[WriteRequest]:
     """Every memory of a snapshot, the manifest checked first."""
     read_manifest(directory)
     files: list[tuple[Path, str | None]] = []
-    for entry in sorted(directory.iterdir()):
+    for entry in _visible(directory):
         if entry.is_dir():
-            for item in sorted(entry.iterdir()):
+            for item in _visible(entry):
                 if item.is_dir():
                     raise SnapshotInvalid(
                         f"{item} is nested too deep for a snapshot",

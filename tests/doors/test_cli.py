@@ -1889,7 +1889,7 @@ def test_verify_reports_a_sound_store(retain: Retain) -> None:
     retain.ok("add", "a", "-d", "Alpha note")
     retain.ok("add", "b", "-d", "Beta note")
     out = retain.ok("verify").stdout
-    assert "2 memories, 2 indexed documents, 2 events." in out
+    assert "2 memories, 2 indexed documents, 3 events." in out  # realm_add, 2 creates
     assert "Index sound; event chain unbroken." in out
     data = retain.json("verify")
     assert data == {
@@ -1897,7 +1897,7 @@ def test_verify_reports_a_sound_store(retain: Retain) -> None:
         "memories": 2,
         "index_documents": 2,
         "index_sound": True,
-        "events": 2,
+        "events": 3,
         "chain_ok": True,
         "problems": [],
         "rebuilt": False,
@@ -1954,7 +1954,7 @@ def test_status_reports_where_the_store_is_and_what_it_holds(webdev: Retain) -> 
     data = webdev.json("status")
     assert data["location"] == str(webdev.home / "retain.db")
     assert (data["schema_version"], data["realm"]) == (1, "default")
-    assert (data["memories"], data["projects"], data["events"]) == (2, 1, 3)
+    assert (data["memories"], data["projects"], data["events"]) == (2, 1, 4)  # realm_add first
     assert re.fullmatch(r"[0-9a-f]{64}", data["chain_head"])
     assert (data["inline_bytes"], data["inline_max_bytes"]) == (10, 32 * 1024)
     assert data["size_bytes"] > 0
@@ -2044,3 +2044,24 @@ def test_every_read_prints_parseable_json(webdev: Retain, args: list[str]) -> No
     if args[0] in ("list", "search"):
         assert isinstance(data["memories"], list)
         assert data["memories"]
+
+
+def test_interactive_edit_verified_without_a_change_still_verifies(
+    retain: Retain, tmp_path: Path
+) -> None:
+    retain.ok("add", "n", "-d", "A note", "--body", "one\n")
+    retain.ok("edit", "n", "--verified", env={"EDITOR": editor(tmp_path, "pass")})
+    data = retain.json("get", "n")
+    assert data["verified_at"] > data["created_at"]
+
+
+@pytest.mark.parametrize("command", ["/nonexistent/editor", 'vi "'])
+def test_interactive_edit_with_an_editor_that_cannot_run_fails_cleanly(
+    retain: Retain, command: str
+) -> None:
+    retain.ok("add", "n", "-d", "A note", "--body", "one\n")
+    before = retain.state()
+    result = retain("edit", "n", env={"EDITOR": command})
+    assert result.exit_code == 1
+    assert "Editing failed" in result.stderr
+    assert retain.state() == before

@@ -30,7 +30,7 @@ import retain
 from retain import errors
 from retain.chrono import age_phrase, stamp
 from retain.model import Memory, SearchHit
-from retain.service import SHORT_BODY_CHARS, MemoryService, Progress, integrity_error
+from retain.service import MemoryService, Progress, integrity_error
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -176,7 +176,12 @@ def _run_editor(data: bytes) -> bytes:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        status = subprocess.call([*shlex.split(command), path])
+        try:
+            status = subprocess.call([*shlex.split(command), path])
+        except (OSError, ValueError) as exc:
+            raise click.ClickException(
+                f"Editing failed: cannot run {command!r} ({exc}); set $VISUAL or $EDITOR"
+            ) from exc
         if status != 0:
             raise click.ClickException(
                 f"Editing failed: {command!r} exited with status {status}; nothing was saved"
@@ -196,7 +201,7 @@ def _now() -> datetime:
 
 def _flags(memory: Memory, now: datetime) -> str:
     flags = []
-    if memory.verified_at > memory.created_at:
+    if memory.was_verified:
         flags.append("verified")
     if memory.is_expired(now):
         flags.append("expired")
@@ -229,11 +234,11 @@ def _hit_record(hit: SearchHit, now: datetime) -> dict[str, Any]:
         score=round(hit.score, 6),
         senses=list(hit.senses),
         scanned=list(hit.scanned_terms),
-        verified=hit.memory.verified_at > hit.memory.created_at,
+        verified=hit.memory.was_verified,
         age=age_phrase(hit.memory.created_at, now),
     )
-    if len(hit.memory.body) <= SHORT_BODY_CHARS:
-        record["body"] = hit.memory.body
+    if hit.memory.short_body is not None:
+        record["body"] = hit.memory.short_body
     return record
 
 
@@ -465,12 +470,6 @@ def edit(
             return
         current = service.get(name, project=project).memory
         edited = _decode(_run_editor(current.body.encode("utf-8")), "the edited body")
-        if edited == current.body:
-            if fmt == "json":
-                _emit_json({**current.to_dict(_now()), "changed": False})
-            else:
-                out.print(f"No change to '{name}'.", markup=False)
-            return
         written = service.write(
             name,
             body=edited,
@@ -479,9 +478,11 @@ def edit(
             expected_hash=current.content_hash,
         )
         if fmt == "json":
-            _emit_json({**written.memory.to_dict(_now()), "changed": True})
-        else:
+            _emit_json({**written.memory.to_dict(_now()), "changed": written.changed})
+        elif written.changed:
             out.print(f"Updated the body of '{name}'.", markup=False)
+        else:
+            out.print(f"No change to '{name}'.", markup=False)
 
 
 @cli.command()
@@ -677,8 +678,8 @@ def search(
             if hit.scanned_terms:
                 match += f" ({', '.join(hit.scanned_terms)})"
             description = m.description
-            if m.body and len(m.body) <= SHORT_BODY_CHARS:
-                description += "\n" + m.body
+            if m.short_body:
+                description += "\n" + m.short_body
             table.add_row(
                 m.name or m.id,
                 m.project or "",

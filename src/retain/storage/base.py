@@ -16,6 +16,7 @@ from retain.model import Event, Memory, Project
 
 T = TypeVar("T")
 
+
 @dataclass(frozen=True, slots=True)
 class MemoryFilter:
     """Which memories a listing or search may return.
@@ -52,6 +53,7 @@ class Transaction(Protocol):
     """Operations that run inside one transaction of a backend."""
 
     # realms and projects
+    def realm_exists(self, realm: str) -> bool: ...
     def ensure_realm(self, realm: str, now: str) -> None: ...
     def get_project(self, realm: str, name: str) -> Project | None: ...
     def list_projects(self, realm: str) -> list[Project]: ...

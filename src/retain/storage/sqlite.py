@@ -188,6 +188,10 @@ class SqliteTransaction:
 
     # -- realms and projects --------------------------------------------------
 
+    def realm_exists(self, realm: str) -> bool:
+        row = self.con.execute("SELECT 1 FROM realms WHERE name = ?", (realm,)).fetchone()
+        return row is not None
+
     def ensure_realm(self, realm: str, now: str) -> None:
         self.con.execute(
             "INSERT INTO realms(name, created_at) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",

@@ -15,9 +15,10 @@ seen):
 * the common terms then add a bounded bonus to each candidate that holds
   them, weighted by field and by an IDF estimate — a tie-breaker among rows
   that share the rare words, as BM25 would do with them;
-* when every term is common, the newest ``WINDOW`` rows holding them all
-  (failing that, any of them) are ranked by that bonus alone: BM25 can say
-  little about words most rows hold.
+* when every term is common, the rows whose name holds them all, then the
+  newest ``WINDOW`` rows (that pass the filters) holding them all — failing
+  that, any of them — are ranked by that bonus alone: BM25 can say little
+  about words most rows hold.
 """
 
 from __future__ import annotations
@@ -204,21 +205,32 @@ class FtsSearch:
         filter_args: list[Any],
         limit: int,
     ) -> list[tuple[Any, ...]]:
-        """The newest rows holding every common term, else any; scored later by the bonus."""
+        """Rows naming every common term, then the newest rows holding them all (else any).
+
+        The filters apply inside the window, so a tier or tag still finds its own rows
+        however many newer rows elsewhere hold the words. Scored later by the bonus.
+        """
         phrases = [phrase for _, phrase, _ in stats]
+        select = (
+            "SELECT m.id, coalesce(m.name, ''), m.description, m.body FROM memories_fts "
+            f"JOIN memories m ON m.num = memories_fts.rowid "
+            f"WHERE memories_fts MATCH ? AND {filter_sql} "
+            "ORDER BY memories_fts.rowid DESC LIMIT ?"
+        )
+        named = self.con.execute(
+            select, [f"{{name}} : ({' AND '.join(phrases)})", *filter_args, WINDOW]
+        ).fetchall()
         rows: list[tuple[Any, ...]] = []
         for joiner in (" AND ", " OR "):
-            rows = self.con.execute(
-                "SELECT m.id, 0.0, coalesce(m.name, ''), m.description, m.body FROM "
-                "(SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? "
-                "ORDER BY rowid DESC LIMIT ?) f "
-                f"JOIN memories m ON m.num = f.rowid WHERE {filter_sql} ORDER BY f.rowid DESC",
-                [joiner.join(phrases), WINDOW, *filter_args],
-            ).fetchall()
+            rows = self.con.execute(select, [joiner.join(phrases), *filter_args, WINDOW]).fetchall()
             if len(rows) >= limit or len(phrases) == 1:
                 break
+        first: dict[str, tuple[Any, ...]] = {}
+        for row in named + rows:
+            first.setdefault(row[0], row)
+        ordered = list(first.values())
         # Newer rows first among equal bonuses: a tiny decreasing score keeps that order.
-        return [(r[0], -i * 1e-6, *r[2:]) for i, r in enumerate(rows)]
+        return [(r[0], -i * 1e-6, *r[1:]) for i, r in enumerate(ordered)]
 
     def _rows(self) -> int:
         """About how many rows the index holds (the highest row number: instant)."""
