@@ -15,10 +15,10 @@ seen):
 * the common terms then add a bounded bonus to each candidate that holds
   them, weighted by field and by an IDF estimate — a tie-breaker among rows
   that share the rare words, as BM25 would do with them;
-* when every term is common, the rows whose name holds them all, then the
-  newest ``WINDOW`` rows (that pass the filters) holding them all — failing
-  that, any of them — are ranked by that bonus alone: BM25 can say little
-  about words most rows hold.
+* when every term is common, the memories named by the words (``deploy``,
+  ``deploy-host``), then the newest ``WINDOW`` rows that pass the filters and
+  hold them all — failing that, any of them — are ranked by that bonus alone:
+  BM25 can say little about words most rows hold.
 """
 
 from __future__ import annotations
@@ -205,32 +205,47 @@ class FtsSearch:
         filter_args: list[Any],
         limit: int,
     ) -> list[tuple[Any, ...]]:
-        """Rows naming every common term, then the newest rows holding them all (else any).
+        """Memories named by the words, then the newest rows holding them all (else any).
 
-        The filters apply inside the window, so a tier or tag still finds its own rows
-        however many newer rows elsewhere hold the words. Scored later by the bonus.
+        The window is taken from the index first and filtered after, as ranking is;
+        when the filters leave too few rows (a small tier among many newer rows), the
+        newest rows that pass them are looked for through the whole match. Scored
+        later by the bonus.
         """
         phrases = [phrase for _, phrase, _ in stats]
-        select = (
-            "SELECT m.id, coalesce(m.name, ''), m.description, m.body FROM memories_fts "
-            f"JOIN memories m ON m.num = memories_fts.rowid "
-            f"WHERE memories_fts MATCH ? AND {filter_sql} "
-            "ORDER BY memories_fts.rowid DESC LIMIT ?"
-        )
+        words = [word for _, _, word in stats]
+        joined = "-".join(words)
+        names = list(dict.fromkeys([*words, joined, *(w.lower() for w in words), joined.lower()]))
+        texts = "m.id, coalesce(m.name, ''), m.description, m.body"
         named = self.con.execute(
-            select, [f"{{name}} : ({' AND '.join(phrases)})", *filter_args, WINDOW]
+            f"SELECT {texts} FROM memories m WHERE m.name IN ({', '.join('?' * len(names))}) "
+            f"AND {filter_sql}",
+            [*names, *filter_args],
         ).fetchall()
         rows: list[tuple[Any, ...]] = []
         for joiner in (" AND ", " OR "):
-            rows = self.con.execute(select, [joiner.join(phrases), *filter_args, WINDOW]).fetchall()
+            expression = joiner.join(phrases)
+            rows = self.con.execute(
+                f"SELECT {texts} FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? "
+                "ORDER BY rowid DESC LIMIT ?) f JOIN memories m ON m.num = f.rowid "
+                f"WHERE {filter_sql} ORDER BY f.rowid DESC",
+                [expression, WINDOW, *filter_args],
+            ).fetchall()
+            if len(rows) < min(limit, WINDOW):
+                rows = self.con.execute(
+                    f"SELECT {texts} FROM memories_fts JOIN memories m "
+                    "ON m.num = memories_fts.rowid "
+                    f"WHERE memories_fts MATCH ? AND {filter_sql} "
+                    "ORDER BY memories_fts.rowid DESC LIMIT ?",
+                    [expression, *filter_args, WINDOW],
+                ).fetchall()
             if len(rows) >= limit or len(phrases) == 1:
                 break
         first: dict[str, tuple[Any, ...]] = {}
         for row in named + rows:
             first.setdefault(row[0], row)
-        ordered = list(first.values())
         # Newer rows first among equal bonuses: a tiny decreasing score keeps that order.
-        return [(r[0], -i * 1e-6, *r[1:]) for i, r in enumerate(ordered)]
+        return [(r[0], -i * 1e-6, *r[1:]) for i, r in enumerate(first.values())]
 
     def _rows(self) -> int:
         """About how many rows the index holds (the highest row number: instant)."""
