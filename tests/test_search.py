@@ -240,3 +240,14 @@ def test_filters_apply_inside_the_common_word_window(service: MemoryService) -> 
     assert names(service, "deploy", project="b", tier="project") == ["b-deploy"]
     assert "b-deploy" in names(service, "deploy", project="b")
     assert "deploy" in names(service, "deploy")  # a name holding the words is always a candidate
+
+
+def test_common_words_find_the_memory_they_name_in_typed_order(service: MemoryService) -> None:
+    from retain.model import WriteRequest
+    from retain.storage.sqlite_fts import COMMON
+
+    service.write("retain-docs", description="where the manual lives")
+    service.write_many(
+        [WriteRequest(f"n{i}", description=f"retain docs page {i}") for i in range(COMMON)]
+    )
+    assert names(service, "retain docs")[0] == "retain-docs"

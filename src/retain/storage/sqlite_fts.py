@@ -131,7 +131,9 @@ class FtsSearch:
         if lead:
             rows = self._ranked(" OR ".join(lead), filter_sql, filter_args, limit, bool(rest))
         else:
-            rows = self._newest(stats, filter_sql, filter_args, limit)
+            matched = {word for *_, word in stats}
+            typed = [word for word in dict.fromkeys(words) if word in matched]
+            rows = self._newest(stats, typed, filter_sql, filter_args, limit)
         if not rest:
             return [LexicalHit(r[0], r[1]) for r in rows[:limit]]
         total = self._rows()
@@ -201,11 +203,13 @@ class FtsSearch:
     def _newest(
         self,
         stats: list[tuple[int, str, str]],
+        typed: list[str],
         filter_sql: str,
         filter_args: list[Any],
         limit: int,
     ) -> list[tuple[Any, ...]]:
-        """Memories named by the words, then the newest rows holding them all (else any).
+        """Memories the words name (``typed``, in the query's order), then the newest
+        rows holding them all (else any).
 
         The window is taken from the index first and filtered after, as ranking is;
         when the filters leave too few rows (a small tier among many newer rows), the
@@ -213,9 +217,8 @@ class FtsSearch:
         later by the bonus.
         """
         phrases = [phrase for _, phrase, _ in stats]
-        words = [word for _, _, word in stats]
-        joined = "-".join(words)
-        names = list(dict.fromkeys([*words, joined, *(w.lower() for w in words), joined.lower()]))
+        joined = "-".join(typed)
+        names = list(dict.fromkeys([*typed, joined, *(w.lower() for w in typed), joined.lower()]))
         texts = "m.id, coalesce(m.name, ''), m.description, m.body"
         named = self.con.execute(
             f"SELECT {texts} FROM memories m WHERE m.name IN ({', '.join('?' * len(names))}) "
