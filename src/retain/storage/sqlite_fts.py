@@ -33,7 +33,7 @@ from typing import Any
 from retain.storage.base import LexicalHit
 
 COMMON = 2000
-WINDOW = 200
+WINDOW = 120
 CANDIDATES = 4  # rows ranked per result asked for, before filters
 FIELD_WEIGHTS = (10.0, 5.0, 1.0)  # name, description, body
 MIN_PREFIX = 4
@@ -181,21 +181,38 @@ class FtsSearch:
         limit: int,
         texts: bool,
     ) -> list[tuple[Any, ...]]:
-        """Lead rows by BM25, best first: ranked inside the index, then filtered."""
+        """Lead rows by BM25, best first."""
         columns = "m.id, -f.s" + (", coalesce(m.name, ''), m.description, m.body" if texts else "")
         cap = max(limit * CANDIDATES, 16)
+        key = f"{_BM25} AS s"
+        return self._first(columns, key, "s", expression, cap, filter_sql, filter_args, limit)
+
+    def _first(
+        self,
+        columns: str,
+        key: str,
+        order: str,
+        expression: str,
+        cap: int,
+        filter_sql: str,
+        filter_args: list[Any],
+        wanted: int,
+    ) -> list[tuple[Any, ...]]:
+        """The first ``cap`` matches by ``order`` that pass the filters.
+
+        They are taken from the index first and filtered after, which is cheap; when
+        the filters leave fewer than ``wanted`` (a small tier among many other rows),
+        the first that pass are looked for through every match instead.
+        """
+        inner = f"SELECT rowid, {key} FROM memories_fts WHERE memories_fts MATCH ?"
+        outer = f"JOIN memories m ON m.num = f.rowid WHERE {filter_sql} ORDER BY f.{order}"
         rows = self.con.execute(
-            f"SELECT {columns} FROM (SELECT rowid, {_BM25} AS s FROM memories_fts "
-            "WHERE memories_fts MATCH ? ORDER BY s LIMIT ?) f "
-            f"JOIN memories m ON m.num = f.rowid WHERE {filter_sql} ORDER BY f.s",
+            f"SELECT {columns} FROM ({inner} ORDER BY {order} LIMIT ?) f {outer}",
             [expression, cap, *filter_args],
         ).fetchall()
-        if len(rows) < min(limit, cap):
-            # The filters may have removed ranked rows: rank every lead row that passes them.
+        if len(rows) < min(wanted, cap):
             rows = self.con.execute(
-                f"SELECT {columns} FROM (SELECT rowid, {_BM25} AS s FROM memories_fts "
-                "WHERE memories_fts MATCH ?) f "
-                f"JOIN memories m ON m.num = f.rowid WHERE {filter_sql} ORDER BY f.s LIMIT ?",
+                f"SELECT {columns} FROM ({inner}) f {outer} LIMIT ?",
                 [expression, *filter_args, cap],
             ).fetchall()
         return rows
@@ -211,10 +228,7 @@ class FtsSearch:
         """Memories the words name (``typed``, in the query's order), then the newest
         rows holding them all (else any).
 
-        The window is taken from the index first and filtered after, as ranking is;
-        when the filters leave too few rows (a small tier among many newer rows), the
-        newest rows that pass them are looked for through the whole match. Scored
-        later by the bonus.
+        The window is taken as ``_first`` takes ranked rows. Scored later by the bonus.
         """
         phrases = [phrase for _, phrase, _ in stats]
         joined = "-".join(typed)
@@ -228,20 +242,9 @@ class FtsSearch:
         rows: list[tuple[Any, ...]] = []
         for joiner in (" AND ", " OR "):
             expression = joiner.join(phrases)
-            rows = self.con.execute(
-                f"SELECT {texts} FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? "
-                "ORDER BY rowid DESC LIMIT ?) f JOIN memories m ON m.num = f.rowid "
-                f"WHERE {filter_sql} ORDER BY f.rowid DESC",
-                [expression, WINDOW, *filter_args],
-            ).fetchall()
-            if len(rows) < min(limit, WINDOW):
-                rows = self.con.execute(
-                    f"SELECT {texts} FROM memories_fts JOIN memories m "
-                    "ON m.num = memories_fts.rowid "
-                    f"WHERE memories_fts MATCH ? AND {filter_sql} "
-                    "ORDER BY memories_fts.rowid DESC LIMIT ?",
-                    [expression, *filter_args, WINDOW],
-                ).fetchall()
+            rows = self._first(
+                texts, "0", "rowid DESC", expression, WINDOW, filter_sql, filter_args, limit
+            )
             if len(rows) >= limit or len(phrases) == 1:
                 break
         first: dict[str, tuple[Any, ...]] = {}
