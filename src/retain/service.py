@@ -770,7 +770,7 @@ class MemoryService:
     def caption(memory: Memory, now: datetime) -> str:
         """ "Recorded 47 days ago, verified yesterday" and the expiry, when there is one."""
         recorded = f"Recorded {age_phrase(memory.created_at, now)}"
-        if memory.verified_at > memory.created_at:
+        if memory.was_verified:
             checked = f"verified {age_phrase(memory.verified_at, now)}"
         else:
             checked = "not verified since"
@@ -790,18 +790,20 @@ class MemoryService:
         limit: int | None = None,
     ) -> list[Memory]:
         """Memories in index order (priority, then newest first)."""
+        now = self._now()
 
         def run(tx: Transaction) -> list[Memory]:
-            return tx.list_memories(
-                self._filter(tx, project, tag, referencing, unverified, expired, listing=True),
-                limit,
+            where = self._filter(
+                tx, now, project, tag, referencing, unverified, expired, listing=True
             )
+            return tx.list_memories(where, limit)
 
         return self.backend.read(run)
 
     def _filter(
         self,
         tx: Transaction,
+        now: datetime,
         project: str | None,
         tag: str | None,
         referencing: str | None,
@@ -836,7 +838,6 @@ class MemoryService:
                 else []
             )
             targets += tuple(m.id for m in named)
-        now = self._now()
         verified_before = stamp(before(now, parse_duration(unverified))) if unverified else None
         if tag is not None:
             fields.tags([tag])
@@ -893,7 +894,7 @@ class MemoryService:
 
         def run(tx: Transaction) -> SearchResult:
             where = self._filter(
-                tx, project, tag, referencing, unverified, expired, listing=False, tier=tier
+                tx, now, project, tag, referencing, unverified, expired, listing=False, tier=tier
             )
             if not plans:
                 listed = tx.list_memories(where, limit)
@@ -958,13 +959,14 @@ class MemoryService:
         progress: Progress | None = None,
     ) -> int:
         """Write a snapshot of the active memories; returns how many it holds."""
+        now = self._now()
 
         def run(tx: Transaction) -> list[Memory]:
-            where = self._filter(tx, project, None, None, None, False, listing=True)
+            where = self._filter(tx, now, project, None, None, None, False, listing=True)
             return tx.list_memories(where)
 
         memories = self.backend.read(run)
-        return transfer.export_snapshot(Path(directory), memories, self._now(), progress)
+        return transfer.export_snapshot(Path(directory), memories, now, progress)
 
     def import_(
         self, directory: str | Path, *, force: bool = False, progress: Progress | None = None

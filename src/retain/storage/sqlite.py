@@ -182,8 +182,6 @@ class SqliteTransaction:
         if where.expired_at is not None:
             clauses.append(f"{alias}.expires_at IS NOT NULL AND {alias}.expires_at <= ?")
             args.append(where.expired_at)
-        if where.scopes is not None and not where.scopes:
-            clauses.append("0")
         return " AND ".join(clauses), args
 
     # -- realms and projects --------------------------------------------------
