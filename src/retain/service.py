@@ -889,7 +889,7 @@ class MemoryService:
                 "a search of the project tier needs a project",
                 remedy="pass a project, or search without a tier",
             )
-        plans = lexical.query_terms(queries)
+        plans = lexical.plan_queries(queries)
         now = self._now()
 
         def run(tx: Transaction) -> SearchResult:

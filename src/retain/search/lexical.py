@@ -24,6 +24,7 @@ A query answers in four senses, and every hit says which answered it:
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -68,19 +69,9 @@ def analyze(query: str) -> QueryPlan:
         if len(identifier) >= _LONG_IDENTIFIER:
             needles.append(identifier)
     for word in _WORD.findall(query):
-        if any(_unspaced(c) for c in word):
-            run = ""
-            for c in word + " ":
-                if _unspaced(c):
-                    run += c
-                    continue
-                if run:
-                    needles.append(run)
-                    run = ""
-            spaced = "".join(" " if _unspaced(c) else c for c in word).split()
-            words.extend(spaced)
-        else:
-            words.append(word)
+        # Runs of an unspaced script are scanned; the rest of the word is a word.
+        for unspaced, run in itertools.groupby(word, key=_unspaced):
+            (needles if unspaced else words).append("".join(run))
     return QueryPlan(
         text=query.strip(),
         words=tuple(dict.fromkeys(words)),
@@ -127,7 +118,7 @@ def search_query(
     return answered
 
 
-def query_terms(queries: Sequence[str]) -> list[QueryPlan]:
+def plan_queries(queries: Sequence[str]) -> list[QueryPlan]:
     """Plans for the non-blank queries of a list, duplicates dropped."""
     plans = []
     for query in dict.fromkeys(q.strip() for q in queries):
