@@ -1,25 +1,133 @@
-"""Shared fixtures: a manual clock, and a store on every backend.
+"""Shared fixtures: a manual clock, a store on every backend, and a fake embedder.
 
 Every storage-touching test takes ``service`` (or ``make_service``), which is
 parametrized over the backends, so one test runs on each of them.
+``lexical_service`` is a service configured with no embedder, for tests whose
+point is the lexical senses alone; ``make_service(embedder=AxisEmbedder())``
+opens a service that embeds with the deterministic fake below, and
+``endpoint`` answers the ``http`` embedder in-process.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import io
+import json
+import re
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from retain.chrono import Clock, ManualClock
 from retain.config import Settings
+from retain.search.embed import (
+    Embedder,
+    EmbedderSettings,
+    LoadedEmbedder,
+    Matrix,
+    load_embedder,
+    normalised,
+)
 from retain.service import MemoryService
 from retain.storage.sqlite import SqliteBackend
 
 BACKENDS = ["sqlite"]
+LEXICAL = Settings(embedder=EmbedderSettings(provider="none"))
 
 ServiceFactory = Callable[..., MemoryService]
+
+AXES: dict[str, tuple[float, ...]] = {
+    # Four topics, one axis each: cosines between them are exactly 0 or 1.
+    **dict.fromkeys(("cat", "kitten", "tabby", "feline"), (1.0, 0.0, 0.0, 0.0)),
+    **dict.fromkeys(("dog", "puppy", "hound", "canine"), (0.0, 1.0, 0.0, 0.0)),
+    **dict.fromkeys(("car", "truck", "engine", "vehicle"), (0.0, 0.0, 1.0, 0.0)),
+    **dict.fromkeys(("rain", "snow", "storm", "weather"), (0.0, 0.0, 0.0, 1.0)),
+}
+
+
+class AxisEmbedder:
+    """A deterministic embedder with exact vectors (after ``EmbedDemo`` in simonw/llm).
+
+    Each known word stands for a fixed vector; a text is the normalised sum of
+    its known words' vectors, and a text of unknown words is the zero vector.
+    Every batch it was asked for is kept in ``calls``.
+    """
+
+    def __init__(
+        self,
+        words: Mapping[str, Sequence[float]] = AXES,
+        *,
+        model_id: str = "fake:axes",
+        dim: int | None = None,
+    ) -> None:
+        self.words = {w: np.asarray(v, dtype=np.float32) for w, v in words.items()}
+        self._width = len(next(iter(self.words.values())))
+        self._model_id = model_id
+        self._dim = self._width if dim is None else dim  # a dim it does not keep: a liar
+        self.calls: list[list[str]] = []
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        self.calls.append(list(texts))
+        out = np.zeros((len(texts), self._width), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in re.findall(r"[a-z]+", text.lower()):
+                if word in self.words:
+                    out[row] += self.words[word]
+        return normalised(out)
+
+
+class EmbeddedService(MemoryService):
+    """A service that embeds with the embedder it is given rather than the configured one."""
+
+    def __init__(self, *args: object, embedder: Embedder, **kwargs: object) -> None:
+        self._loaded = LoadedEmbedder(embedder, embedder.model_id)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    @property
+    def embedder(self) -> LoadedEmbedder:
+        return self._loaded
+
+
+class Endpoint:
+    """Stands in for ``urllib.request.urlopen`` as an OpenAI-compatible ``/embeddings``:
+    a text holding "cat" is (3, 4), any other (0, 2). Set ``down`` to refuse connections."""
+
+    def __init__(self) -> None:
+        self.requests: list[urllib.request.Request] = []
+        self.down = False
+
+    def __call__(self, request: urllib.request.Request, timeout: float) -> io.BytesIO:
+        self.requests.append(request)
+        if self.down:
+            raise urllib.error.URLError("connection refused")
+        texts = json.loads(request.data)["input"]  # type: ignore[arg-type]
+        rows = [
+            {"index": i, "embedding": [3.0, 4.0] if "cat" in t else [0.0, 2.0]}
+            for i, t in enumerate(texts)
+        ]
+        return io.BytesIO(json.dumps({"data": rows[::-1]}).encode())  # out of order on purpose
+
+
+@pytest.fixture
+def endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[Endpoint]:
+    """The embedding endpoint every ``http`` embedder reaches, in-process."""
+    fake = Endpoint()
+    monkeypatch.setattr(urllib.request, "urlopen", fake)
+    load_embedder.cache_clear()  # nothing loaded against another endpoint
+    yield fake
+    load_embedder.cache_clear()
 
 
 @pytest.fixture
@@ -34,7 +142,7 @@ def backend_name(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def make_service(backend_name: str, tmp_path: Path, clock: ManualClock) -> Iterator[ServiceFactory]:
-    """Open services on one fresh store; settings, principal and clock may vary per call."""
+    """Open services on one fresh store; settings, principal, clock, embedder and realm may vary."""
     manual = clock
     opened: list[MemoryService] = []
     path = tmp_path / "store" / "retain.db"
@@ -44,14 +152,16 @@ def make_service(backend_name: str, tmp_path: Path, clock: ManualClock) -> Itera
         settings: Settings | None = None,
         principal: str = "operator:test",
         clock: Clock | None = None,
+        embedder: Embedder | None = None,
+        realm: str = "default",
     ) -> MemoryService:
         assert backend_name == "sqlite"
-        service = MemoryService(
-            SqliteBackend(path),
-            settings=settings or Settings(),
-            clock=clock or manual,
-            principal=principal,
-        )
+        backend = SqliteBackend(path)
+        options = {"settings": settings or Settings(), "clock": clock or manual, "realm": realm}
+        if embedder is None:
+            service = MemoryService(backend, principal=principal, **options)  # type: ignore[arg-type]
+        else:
+            service = EmbeddedService(backend, embedder=embedder, principal=principal, **options)
         opened.append(service)
         return service
 
@@ -65,11 +175,18 @@ def service(make_service: ServiceFactory) -> MemoryService:
     return make_service()
 
 
+@pytest.fixture
+def lexical_service(make_service: ServiceFactory) -> MemoryService:
+    """A service with no embedder: search answers by the lexical senses alone."""
+    return make_service(settings=LEXICAL)
+
+
 def store_state(service: MemoryService) -> tuple[object, ...]:
     """Everything a refused call must leave as it was: memories, projects, the log head."""
     memories = tuple(
         (m.id, m.scope, m.name, m.description, m.body, m.tags, m.priority, m.load,
-         m.references, m.source, m.expires_at, m.verified_at, m.updated_at, m.read_count)
+         m.references, m.source, m.expires_at, m.verified_at, m.updated_at, m.read_count,
+         m.subject, m.thread, m.valid_from)
         for m in service.list_memories()
     )  # fmt: skip
     projects = tuple((p.name, p.memory_count) for p in service.list_projects())

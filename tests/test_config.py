@@ -9,6 +9,7 @@ import pytest
 import retain
 from retain import errors
 from retain.config import DEFAULT_INLINE_MAX_BYTES, load_settings, resolve_home
+from retain.search.embed import EmbedderSettings
 
 
 def test_home_resolution_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -46,4 +47,68 @@ def test_bad_config_is_refused(tmp_path: Path, text: str) -> None:
 def test_open_creates_the_default_store_under_home(tmp_path: Path) -> None:
     service = retain.open(home=tmp_path / "h")
     assert service.status().location == str(tmp_path / "h" / "retain.db")
+    service.close()
+
+
+def test_without_a_search_section_the_bundled_static_model_is_used(tmp_path: Path) -> None:
+    assert load_settings(tmp_path).embedder == EmbedderSettings(
+        provider="static", model="minilm-l6-static-256", url="", api_key_env=""
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('[search]\nembedder = "hash"\n', EmbedderSettings("hash", "")),
+        ('[search]\nembedder = "none"\n', EmbedderSettings("none", "")),
+        ('[search]\nmodel = "/models/mine"\n', EmbedderSettings("static", "/models/mine")),
+        (
+            '[search]\nembedder = "model2vec"\nmodel = "minishlab/potion-base-8M"\n',
+            EmbedderSettings("model2vec", "minishlab/potion-base-8M"),
+        ),
+        (
+            '[search]\nembedder = "http"\nmodel = "m"\nurl = "http://h:8080/v1"\n'
+            'api_key_env = "EMBED_KEY"\n',
+            EmbedderSettings("http", "m", "http://h:8080/v1", "EMBED_KEY"),
+        ),
+    ],
+    ids=["hash", "none", "static-path", "model2vec", "http"],
+)
+def test_search_section_chooses_the_embedder(
+    tmp_path: Path, text: str, expected: EmbedderSettings
+) -> None:
+    (tmp_path / "config.toml").write_text(text)
+    assert load_settings(tmp_path).embedder == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '[search]\nembedder = "bogus"\n',
+        "[search]\nembedder = 3\n",
+        '[search]\nembedder = "http"\nmodel = "m"\n',
+        '[search]\nembedder = "sentence-transformers"\n',
+        '[search]\nurl = ["a"]\n',
+        "search = 3\n",
+    ],
+    ids=["unknown", "not-text", "http-without-url", "no-model", "url-not-text", "not-a-table"],
+)
+def test_bad_search_config_is_refused(tmp_path: Path, text: str) -> None:
+    (tmp_path / "config.toml").write_text(text)
+    with pytest.raises(errors.ConfigInvalid) as caught:
+        load_settings(tmp_path)
+    assert str(tmp_path / "config.toml") in caught.value.message
+
+
+def test_open_uses_the_configured_embedder(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text('[search]\nembedder = "hash"\n')
+    service = retain.open(home=tmp_path)
+    service.write("n", description="A note")
+    status = service.status()
+    assert (status.embedder, status.embedder_configured, status.degraded, status.vectors) == (
+        "hash-v1-256",
+        "hash",
+        None,
+        1,
+    )
     service.close()

@@ -6,7 +6,8 @@ import pytest
 
 from retain import errors
 from retain.chrono import ManualClock
-from retain.search.lexical import analyze
+from retain.model import SearchHit
+from retain.search.lexical import SEMANTIC, SUBJECT, THREAD, analyze
 from retain.service import MemoryService
 
 
@@ -14,17 +15,22 @@ def names(service: MemoryService, *queries: str, **kw: object) -> list[str | Non
     return [h.memory.name for h in service.search(list(queries), **kw).hits]  # type: ignore[arg-type]
 
 
+def lexical_senses(hit: SearchHit) -> tuple[str, ...]:
+    """The word senses that answered, leaving out the vector and thread/subject ones."""
+    return tuple(s for s in hit.senses if s not in (SEMANTIC, SUBJECT, THREAD))
+
+
 def test_stemming_matches_inflections(service: MemoryService) -> None:
     service.write("ship", description="Deploys happen on Tuesdays")
     hit = service.search("deploying").hits[0]
     assert hit.memory.name == "ship"
-    assert hit.senses == ("stem",)
+    assert lexical_senses(hit) == ("stem",)
 
 
 def test_prefix_retry_matches_the_start_of_a_stored_word(service: MemoryService) -> None:
     service.write("ship", description="The deployment checklist")
     hit = service.search("deploym").hits[0]
-    assert (hit.memory.name, hit.senses) == ("ship", ("prefix",))
+    assert (hit.memory.name, lexical_senses(hit)) == ("ship", ("prefix",))
 
 
 def test_prefix_retry_shortens_the_query_word(service: MemoryService) -> None:
@@ -62,7 +68,7 @@ def test_whole_query_plain_text_fallback_when_nothing_else_answers(
 ) -> None:
     service.write("odd", description="token", body="the value is +-+ here")
     hit = service.search("+-+").hits[0]
-    assert (hit.memory.name, hit.senses) == ("odd", ("text",))
+    assert (hit.memory.name, lexical_senses(hit)) == ("odd", ("text",))
 
 
 def test_a_query_about_nothing_stored_returns_nothing(service: MemoryService) -> None:
@@ -71,7 +77,8 @@ def test_a_query_about_nothing_stored_returns_nothing(service: MemoryService) ->
     assert service.search("lic").hits == ()  # plain words are never matched mid-word
 
 
-def test_queries_list_fuses_synonyms(service: MemoryService) -> None:
+def test_queries_list_fuses_synonyms(lexical_service: MemoryService) -> None:
+    service = lexical_service  # the words alone: the semantic sense would add more
     service.write("terse", description="Prefers terse replies")
     service.write("brief", description="Keep brevity in mind")
     service.write("other", description="Unrelated note")
@@ -81,23 +88,43 @@ def test_queries_list_fuses_synonyms(service: MemoryService) -> None:
     assert set(both.queries) == {"terse", "prefers"}
 
 
+def test_a_memory_is_found_by_meaning_when_no_word_matches(service: MemoryService) -> None:
+    service.write("pet", description="Our cat sleeps on the sofa all afternoon")
+    service.write("car", description="The truck needs new tyres before winter")
+    service.write("food", description="Alice is allergic to peanuts")
+    for query, name in (("kitten", "pet"), ("automobile repair", "car"), ("feline", "pet")):
+        found = [(h.memory.name, h.senses) for h in service.search(query).hits]
+        assert found == [(name, (SEMANTIC,))]
+
+
+def test_a_query_about_nothing_stored_finds_nothing(service: MemoryService) -> None:
+    service.write("pet", description="Our cat sleeps on the sofa all afternoon")
+    service.write("car", description="The truck needs new tyres before winter")
+    service.write("food", description="Alice is allergic to peanuts")
+    assert service.search("How do I configure a Kubernetes ingress?").hits == ()
+
+
 def test_importance_breaks_ties_between_equal_matches(service: MemoryService) -> None:
     service.write("minor", description="kestrel note", priority=8)
     service.write("major", description="kestrel note", priority=0)
     assert names(service, "kestrel") == ["major", "minor"]
 
 
-def test_read_count_counters_priority_drift(service: MemoryService) -> None:
+def test_read_count_counters_priority_drift(lexical_service: MemoryService) -> None:
+    # Equal matches: names of one word each, so neither row is longer for BM25, and no
+    # vectors, whose reading of the names would tell the two apart.
+    service = lexical_service
     service.write("unread", description="kestrel note", priority=5)
-    service.write("well-read", description="kestrel note", priority=5)
+    service.write("reread", description="kestrel note", priority=5)
     for _ in range(40):
-        service.read("well-read")
-    assert names(service, "kestrel") == ["well-read", "unread"]
+        service.read("reread")
+    assert names(service, "kestrel") == ["reread", "unread"]
 
 
 def test_freshness_decays_on_verified_but_not_for_standing_rules(
-    service: MemoryService, clock: ManualClock
+    lexical_service: MemoryService, clock: ManualClock
 ) -> None:
+    service = lexical_service  # no vectors, whose reading of the names would tell them apart
     service.write("old", description="kestrel note", priority=5)
     service.write("old-rule", description="kestrel rule", priority=1)
     clock.advance(days=730)
@@ -109,12 +136,15 @@ def test_freshness_decays_on_verified_but_not_for_standing_rules(
     assert order[0] == "old-rule" or order.index("old") < order.index("new") + 1
 
 
-def test_results_mark_expired_and_stay_searchable(
+def test_expired_memories_are_searched_only_when_asked_for(
     service: MemoryService, clock: ManualClock
 ) -> None:
     service.write("freeze", description="deploy freeze", expires="2026-03-02")
+    service.write("thaw", description="deploy freeze lifted")
     clock.advance(days=5)
-    hit = service.search("freeze").hits[0]
+    assert names(service, "freeze") == ["thaw"]
+    (hit,) = service.search("freeze", expired=True).hits
+    assert hit.memory.name == "freeze"
     assert hit.memory.is_expired(clock.now())
 
 
@@ -171,7 +201,7 @@ def test_analyze_splits_words_needles_and_scripts() -> None:
 def test_a_misspelt_word_is_found_by_prefix(service: MemoryService) -> None:
     service.write("bird", description="A kestrel hovers")
     hit = service.search("kestrl").hits[0]
-    assert (hit.memory.name, hit.senses) == ("bird", ("prefix",))
+    assert (hit.memory.name, lexical_senses(hit)) == ("bird", ("prefix",))
 
 
 def test_prefix_hits_rank_below_stem_hits(service: MemoryService) -> None:
@@ -195,10 +225,12 @@ def test_scan_folds_case_beyond_ascii(service: MemoryService) -> None:
 
 
 def test_common_words_add_to_the_rank_of_rows_holding_the_rare_ones(
-    service: MemoryService,
+    lexical_service: MemoryService,
 ) -> None:
     from retain.model import WriteRequest
     from retain.storage.sqlite_fts import COMMON
+
+    service = lexical_service  # the planner's order, which the semantic sense would add to
 
     team = [WriteRequest(f"f{i}", description=f"the team met {i}") for i in range(COMMON + 10)]
     other = [WriteRequest(f"o{i}", description=f"a crew ate {i}") for i in range(2 * COMMON)]
@@ -214,11 +246,15 @@ def test_common_words_add_to_the_rank_of_rows_holding_the_rare_ones(
     ]
 
 
-def test_a_small_store_with_several_frequent_words_still_ranks(service: MemoryService) -> None:
+def test_a_small_store_with_several_frequent_words_still_ranks(
+    lexical_service: MemoryService,
+) -> None:
     from retain.model import WriteRequest
 
+    service = lexical_service  # the planner's ranking, without the semantic sense
     # Two words in 1,200 rows each: together past the lead budget in a store of 1,201.
-    batch = [WriteRequest(f"n{i}", description=f"alpha beta {i}") for i in range(1200)]
+    # (Written "beta alpha", so that no row holds the query's pair "alpha beta" as a phrase.)
+    batch = [WriteRequest(f"n{i}", description=f"beta alpha {i}") for i in range(1200)]
     batch.append(WriteRequest("odd", description="alpha gamma"))
     service.write_many(batch)
     hits = service.search("alpha beta gamma").hits

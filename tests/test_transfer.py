@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -308,7 +309,13 @@ def test_long_operations_report_progress(service: MemoryService, tmp_path: Path)
     seen.clear()
     service.verify(rebuild=True, progress=lambda *a: seen.append(a))
     events = service.status().events
-    assert seen == [("rebuild", 0, 1), ("rebuild", 1, 1), ("chain", events, events)]
+    assert seen == [
+        ("rebuild", 0, 1),
+        ("rebuild", 1, 1),
+        ("reindex", 0, 3),
+        ("reindex", 3, 3),
+        ("chain", events, events),
+    ]
 
 
 def test_export_refuses_a_place_it_cannot_write(service: MemoryService, tmp_path: Path) -> None:
@@ -340,3 +347,59 @@ def test_import_skips_dot_folders_and_refuses_unreadable_files(
     (tmp_path / "s" / "gone.md").symlink_to(tmp_path / "nowhere.md")
     with pytest.raises(errors.SnapshotInvalid):
         service.import_(tmp_path / "s", force=True)
+
+
+def test_export_import_round_trip_keeps_subject_thread_and_valid_from(
+    service: MemoryService, clock: ManualClock, tmp_path: Path
+) -> None:
+    service.write("t1", description="We adopted a kitten", thread="chat-1", subject="Caroline")
+    service.write("t2", description="She is called Miso", thread="chat-1", valid_from="2023-05-08")
+    service.write("plain", description="No extras")
+    service.export(tmp_path / "s")
+    t2 = (tmp_path / "s" / "t2.md").read_text()
+    assert "thread: chat-1\n" in t2 and "valid_from: '2023-05-08T00:00:00.000000Z'\n" in t2
+    assert "subject: Caroline\n" in (tmp_path / "s" / "t1.md").read_text()
+    plain = (tmp_path / "s" / "plain.md").read_text()
+    assert "subject" not in plain and "thread" not in plain and "valid_from" not in plain
+
+    fresh = MemoryService(SqliteBackend(tmp_path / "fresh" / "retain.db"), clock=clock)
+    fresh.import_(tmp_path / "s")
+    kept = {m.name: (m.subject, m.thread, m.valid_from) for m in fresh.list_memories()}
+    assert kept == {m.name: (m.subject, m.thread, m.valid_from) for m in service.list_memories()}
+    assert kept["t2"][2] == datetime(2023, 5, 8, tzinfo=UTC)
+    # the thread's context is made again on import: a neighbour's word finds the turn
+    assert {h.memory.name for h in fresh.search("kitten").hits} == {"t1", "t2"}
+    assert fresh.verify().ok
+    fresh.close()
+
+
+@pytest.mark.parametrize(
+    "extra",
+    ["subject: 3\n", "thread: [a, b]\n", "valid_from: someday\n"],
+)
+def test_import_refuses_a_malformed_subject_thread_or_valid_from(
+    service: MemoryService, tmp_path: Path, extra: str
+) -> None:
+    target = tmp_path / "s"
+    target.mkdir()
+    (target / "export.toml").write_text("format_version = 1\n")
+    (target / "bad.md").write_text(
+        f"---\ndescription: x\ncreated: '2026-01-01T00:00:00Z'\n{extra}---\n"
+    )
+    before = store_state(service)
+    with pytest.raises(errors.SnapshotInvalid):
+        service.import_(target)
+    assert store_state(service) == before
+
+
+def test_a_forced_import_keeps_every_memory_searchable(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    service.write("a", description="kestrel hovering")
+    service.write("b", description="falcon diving", subject="Ann")
+    service.export(tmp_path / "s")
+    service.write("b", tags=["raptor"])  # not a change of its search key...
+    service.import_(tmp_path / "s", force=True)  # ...but a restore makes the row anew
+    report = service.verify()
+    assert (report.ok, report.problems) == (True, ())
+    assert [h.memory.name for h in service.search("Ann").hits] == ["b"]  # the subject, in context

@@ -108,9 +108,19 @@ def parse_expires(text: str, clock: Clock) -> str:
     whole of that day in local time: the memory expires when the next day
     begins.
     """
+    return _parse_moment(text, clock, "expires", day_end=True)
+
+
+def parse_valid_from(text: str, clock: Clock) -> str:
+    """When a memory began to hold, to its stored form: a bare date is that
+    day's local midnight."""
+    return _parse_moment(text, clock, "valid_from", day_end=False)
+
+
+def _parse_moment(text: str, clock: Clock, field: str, *, day_end: bool) -> str:
     if not isinstance(text, str):
         raise InvalidTime(
-            f"expires {text!r} is not text",
+            f"{field} {text!r} is not text",
             remedy="give an RFC 3339 timestamp or a YYYY-MM-DD date as a string",
         )
     text = text.strip()
@@ -123,14 +133,15 @@ def parse_expires(text: str, clock: Clock) -> str:
                 remedy="write a real date as YYYY-MM-DD",
                 value=text,
             ) from exc
-        if day == date.max:
+        if day_end and day == date.max:
             raise InvalidTime(
                 f"{text!r} is the last day retain can store",
                 remedy="give an earlier date, or no expiry",
                 value=text,
             )
-        next_day = day + timedelta(days=1)
-        midnight = datetime(next_day.year, next_day.month, next_day.day)
+        if day_end:
+            day += timedelta(days=1)
+        midnight = datetime(day.year, day.month, day.day)
         zone = clock.local_tz()
         # With no zone given, astimezone() applies the system's rules for that very day.
         local = midnight.replace(tzinfo=zone) if zone is not None else midnight.astimezone()

@@ -6,6 +6,12 @@ $RETAIN_HOME/            (default ~/.local/share/retain/, mode 0700)
 
 [memory]
 inline_max_bytes = 32768
+
+[search]
+embedder = "static"                  # static | hash | model2vec | sentence-transformers | http
+model = "minilm-l6-static-256"       # the model: a built-in name, a path, or a cached hub id
+url = ""                             # http only: the endpoint's base, e.g. http://localhost:8080/v1
+api_key_env = ""                     # http only: the environment variable holding the key
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from retain.errors import ConfigInvalid
+from retain.search.embed import DEFAULT_STATIC_MODEL, EmbedderSettings, check_settings
 
 DEFAULT_INLINE_MAX_BYTES = 32 * 1024
 STORE_FILE = "retain.db"
@@ -26,6 +33,7 @@ CONFIG_FILE = "config.toml"
 @dataclass(frozen=True, slots=True)
 class Settings:
     inline_max_bytes: int = DEFAULT_INLINE_MAX_BYTES
+    embedder: EmbedderSettings = EmbedderSettings()
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
@@ -65,4 +73,39 @@ def load_settings(home: Path) -> Settings:
             path=str(path),
             value=inline,
         )
-    return Settings(inline_max_bytes=inline)
+    return Settings(inline_max_bytes=inline, embedder=_embedder(data, path))
+
+
+def _embedder(data: dict[str, Any], path: Path) -> EmbedderSettings:
+    search: Any = data.get("search", {})
+    if not isinstance(search, dict):
+        raise ConfigInvalid(
+            f"[search] in {path} is not a table", remedy="write it as a [search] section"
+        )
+    values = {}
+    for key in ("embedder", "model", "url", "api_key_env"):
+        value = search.get(key)
+        if value is not None and not isinstance(value, str):
+            raise ConfigInvalid(
+                f"[search] {key} in {path} must be text",
+                remedy=f'write it in quotes, like {key} = "..."',
+                path=str(path),
+                value=value,
+            )
+        values[key] = value
+    provider = values["embedder"] or "static"
+    model = values["model"]
+    if model is None:
+        model = DEFAULT_STATIC_MODEL if provider == "static" else ""
+    settings = EmbedderSettings(
+        provider=provider,
+        model=model,
+        url=values["url"] or "",
+        api_key_env=values["api_key_env"] or "",
+    )
+    try:
+        return check_settings(settings)
+    except ConfigInvalid as exc:
+        raise ConfigInvalid(
+            f"{exc.message} (in {path})", remedy=exc.remedy, path=str(path)
+        ) from exc

@@ -35,6 +35,9 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   ├── StoreBusy                store_busy
     │   ├── SchemaTooNew             schema_too_new
     │   └── IntegrityFailed          integrity_failed
+    ├── EmbedderError                embedder_error
+    │   ├── EmbedderFailed           embedder_failed
+    │   └── DimensionMismatch        dimension_mismatch
     └── ConfigInvalid                config_invalid
 
 Backend exceptions (``sqlite3.Error`` and friends) are mapped once, at the
@@ -270,6 +273,27 @@ class IntegrityFailed(StoreError):
     """``verify`` found the search index or the event chain unsound."""
 
     code = "integrity_failed"
+
+
+# -- embeddings --------------------------------------------------------------
+
+
+class EmbedderError(RetainError):
+    """The embedder could not turn text into vectors retain can use."""
+
+    code = "embedder_error"
+
+
+class EmbedderFailed(EmbedderError):
+    """The configured embedder failed while in use (an endpoint went away, say)."""
+
+    code = "embedder_failed"
+
+
+class DimensionMismatch(EmbedderError):
+    """Vectors of two sizes met where one size was expected; nothing was mixed."""
+
+    code = "dimension_mismatch"
 
 
 class ConfigInvalid(RetainError):

@@ -166,3 +166,31 @@ def source(value: str) -> str:
             field="source",
         )
     return value.strip()
+
+
+SUBJECT_MAX_CHARS = 200
+THREAD_MAX_CHARS = 200
+
+
+def _line(value: str, field: str, limit: int, remedy: str) -> str:
+    text(value, field)
+    value = value.strip()
+    if "\n" in value or "\r" in value:
+        raise InvalidValue(f"{field} must be one line", remedy=remedy, field=field)
+    if len(value) > limit:
+        raise InvalidValue(
+            f"{field} is {len(value)} characters long; at most {limit} are allowed",
+            remedy=remedy,
+            field=field,
+        )
+    return value
+
+
+def subject(value: str) -> str:
+    """Who or what a memory is about (a fact's subject; a speaker's name)."""
+    return _line(value, "subject", SUBJECT_MAX_CHARS, "name who or what it is about in one line")
+
+
+def thread(value: str) -> str:
+    """The conversation or document a memory belongs to, in order of writing."""
+    return _line(value, "thread", THREAD_MAX_CHARS, "give the conversation's id in one line")

@@ -89,6 +89,7 @@ class Memory:
     valid_to: datetime | None
     read_count: int
     metadata: dict[str, Any] = field(default_factory=dict)
+    thread: str | None = None
 
     @property
     def project(self) -> str | None:
@@ -128,6 +129,9 @@ class Memory:
             "tags": list(self.tags),
             "references": list(self.references),
             "source": self.source,
+            "subject": self.subject,
+            "thread": self.thread,
+            "valid_from": stamp(self.valid_from) if self.valid_from else None,
             "trust": self.trust.value,
             "status": self.status.value,
             "author": self.author,
@@ -191,6 +195,9 @@ class WriteRequest:
     references: Sequence[str] | None = None
     source: str | None = None
     expires: str | None = None
+    subject: str | None = None
+    thread: str | None = None
+    valid_from: str | None = None
     project: str | None = None
     tier: str | None = None
     verified: bool = False
@@ -255,6 +262,8 @@ class SearchResult:
     hits: tuple[SearchHit, ...]
     summary: str
     listing: bool
+    embedder: str = ""
+    degraded: str | None = None  # why the configured embedder is not the one in use
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,6 +276,7 @@ class VerifyReport:
     chain_ok: bool
     problems: tuple[str, ...]
     rebuilt: bool = False
+    vectors: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,3 +291,7 @@ class StoreStatus:
     inline_bytes: int
     inline_max_bytes: int
     size_bytes: int
+    embedder: str = ""  # the model in use
+    embedder_configured: str = ""
+    degraded: str | None = None  # why the configured embedder is not the one in use
+    vectors: int = 0  # memories of the realm with a vector of the model in use

@@ -38,6 +38,7 @@ from retain.chrono import (
     parse_duration,
     parse_expires,
     parse_optional_stamp,
+    parse_valid_from,
     stamp,
 )
 from retain.config import Settings
@@ -79,7 +80,9 @@ from retain.model import (
     WriteResult,
     project_scope,
 )
-from retain.search import lexical, rank
+from retain.search import key, lexical, rank, vectors
+from retain.search.embed import Embedder, LoadedEmbedder, Matrix, load_embedder
+from retain.search.vectors import VectorIndex
 from retain.storage.base import Backend, InlineEntry, MemoryFilter, Transaction
 
 T = TypeVar("T")
@@ -89,6 +92,7 @@ Progress = Callable[[str, int, int], None]
 READ_PAGE_CHARS = 16_000
 SIMILAR_DESCRIPTION = 0.6
 SEARCH_LIMIT_MAX = 200
+REINDEX_PAGE = 2000
 _WORDS = re.compile(r"[^\W_]+")
 
 
@@ -189,6 +193,8 @@ class MemoryService:
         self.realm = fields.name(realm, what="realm")
         self.principal = principal
         self._ids = IdFactory()
+        self._index: VectorIndex | None = None
+        self._background_of: tuple[str, Matrix] | None = None
         if not self.backend.read(lambda tx: tx.realm_exists(self.realm)):
             self.backend.write(self._add_realm)
 
@@ -207,6 +213,17 @@ class MemoryService:
 
     def _now(self) -> datetime:
         return self.clock.now()
+
+    @property
+    def embedder(self) -> LoadedEmbedder:
+        """The embedder in use (loaded once per process), and why it is degraded if it is."""
+        return load_embedder(self.settings.embedder)
+
+    def _rekey(self, tx: Transaction, rekey: key.Rekey, **options: Any) -> int:
+        """Make the search keys of what a write touched, inside its transaction."""
+        if not rekey.ids:
+            return 0
+        return rekey.apply(tx, self.embedder.embedder, self.clock.local_tz(), **options)
 
     def _event(
         self,
@@ -370,13 +387,16 @@ class MemoryService:
         def run(tx: Transaction) -> list[WriteResult]:
             inline = _Inline(tx.inline_entries(self.realm, now_stamp))
             staged = _Staged()
+            rekey = key.Rekey()
             results = []
             for done, request in enumerate(requests, start=1):
-                results.append(self._apply(tx, request, now, inline, staged, notes, reason))
+                results.append(self._apply(tx, request, now, inline, staged, rekey, notes, reason))
                 if progress is not None:
                     progress("write", done, len(requests))
             inline.check(self.settings.inline_max_bytes)
             tx.insert_memories(list(staged.rows.values()))
+            reporter = None if progress is None else (lambda d, t: progress("embed", d, t))
+            self._rekey(tx, rekey, progress=reporter)
             return results
 
         return self.backend.write(run)
@@ -411,6 +431,9 @@ class MemoryService:
             references=None if r.references is None else fields.references(r.references),
             source=None if r.source is None else fields.source(r.source),
             expires=parse_expires(r.expires, self.clock) if r.expires else r.expires,
+            subject=_unless_kept(r.subject, fields.subject),
+            thread=_unless_kept(r.thread, fields.thread),
+            valid_from=_unless_kept(r.valid_from, lambda v: parse_valid_from(v, self.clock)),
         )
 
     def _apply(
@@ -420,6 +443,7 @@ class MemoryService:
         now: datetime,
         inline: _Inline,
         staged: _Staged,
+        rekey: key.Rekey,
         notes: bool,
         reason: str,
     ) -> WriteResult:
@@ -495,10 +519,13 @@ class MemoryService:
             kind = "restore" if r.restore is not None else "update"
         elif r.restore is not None:
             # A restore replaces the memory with the snapshot's, created date included.
+            rekey.leave(tx, existing.id)
             tx.delete_memory(existing.id)
             staged.put(merged)
             kind = "restore"
         else:
+            if existing.thread != merged.thread:
+                rekey.leave(tx, existing.id)
             if not tx.update_memory(merged, existing):
                 raise StaleUpdate(
                     f"memory {r.name!r} changed while this write was being made",
@@ -506,6 +533,8 @@ class MemoryService:
                     name=r.name,
                 )
             kind = "update"
+        if existing is None or r.restore is not None or key.source_changed(existing, merged):
+            rekey.touch(merged.id)  # a restore re-inserts the row: its key goes with it
         inline.apply(existing, merged, stamp(now))
         self._event(
             tx, kind, self._payload(merged, now), memory_id=merged.id, reason=reason, when=now
@@ -557,7 +586,7 @@ class MemoryService:
                 load=Load(r.load) if r.load is not None else Load.INDEX,
                 references=tuple(r.references or ()),
                 source=r.source or "",
-                subject=None,
+                subject=r.subject or None,
                 predicate=None,
                 trust=_trust_of(self.principal),
                 status=Status.ACTIVE,
@@ -569,9 +598,10 @@ class MemoryService:
                 updated_at=now,
                 verified_at=verified,
                 expires_at=parse_optional_stamp(expires),
-                valid_from=None,
+                valid_from=parse_optional_stamp(r.valid_from or None),
                 valid_to=None,
                 read_count=r.restore.read_count if r.restore else 0,
+                thread=r.thread or None,
             )
         body = existing.body if r.body is None else r.body
         if r.expires is None:
@@ -592,6 +622,13 @@ class MemoryService:
             source=r.source or existing.source,
             content_hash=content_hash(body),
             expires_at=expires_at,
+            subject=existing.subject if r.subject is None else (r.subject or None),
+            thread=existing.thread if r.thread is None else (r.thread or None),
+            valid_from=(
+                existing.valid_from
+                if r.valid_from is None
+                else parse_optional_stamp(r.valid_from or None)
+            ),
         )
         if r.restore is not None:
             merged = replace(
@@ -689,6 +726,9 @@ class MemoryService:
                     remedy="read it again and redo the edit",
                     name=name,
                 )
+            rekey = key.Rekey()
+            rekey.touch(changed.id)
+            self._rekey(tx, rekey)
             self._event(tx, "edit", self._payload(changed, now), memory_id=changed.id, when=now)
             return EditResult(
                 changed,
@@ -861,8 +901,14 @@ class MemoryService:
         referencing: str | None = None,
         unverified: str | None = None,
         expired: bool = False,
+        budget_tokens: int | None = None,
     ) -> SearchResult:
-        """Search by one query or a list of synonyms; without queries, a filtered listing."""
+        """Search by one query or a list of synonyms; without queries, a filtered listing.
+
+        Ranked results leave out expired memories unless ``expired`` asks for
+        (only) them. With ``budget_tokens``, every relevant result is returned
+        when all of them fit; otherwise the best that fit, at most ``limit``.
+        """
         if isinstance(queries, str):
             queries = [queries]
         queries = [fields.text(q, "query") for q in _as_list(queries, "queries")]
@@ -889,8 +935,21 @@ class MemoryService:
                 "a search of the project tier needs a project",
                 remedy="pass a project, or search without a tier",
             )
+        if budget_tokens is not None and (
+            isinstance(budget_tokens, bool)
+            or not isinstance(budget_tokens, int)
+            or budget_tokens < 1
+        ):
+            raise InvalidValue(
+                f"token budget {budget_tokens!r} is not a whole number of tokens ≥ 1",
+                remedy="give the tokens the results may fill, like 2000",
+                field="budget",
+            )
         plans = lexical.plan_queries(queries)
         now = self._now()
+        loaded = self.embedder if plans else None
+        embedder = loaded.embedder if loaded is not None else None
+        asked = key.embed(embedder, [p.text for p in plans]) if embedder is not None else None
 
         def run(tx: Transaction) -> SearchResult:
             where = self._filter(
@@ -904,13 +963,28 @@ class MemoryService:
                     _listing_summary(len(hits), tag, referencing, unverified, expired),
                     listing=True,
                 )
-            depth = max(limit * 3, 30)
+            if not expired:
+                where = replace(where, live_at=stamp(now))
+            depth = max(limit, rank.DEPTH)
             per_query = [
                 (p.text, lexical.search_query(tx, where, p, depth=depth, wanted=limit))
                 for p in plans
             ]
+            if embedder is not None and asked is not None:
+                index = self._vector_index(tx, embedder)
+                similarity = index.scores(asked, self.realm)
+                background = self._background(embedder) @ asked.T
+                for i, ((_, senses), row) in enumerate(zip(per_query, similarity, strict=True)):
+                    gate = rank.semantic_gate(row, background[:, i])
+                    semantic = vectors.search(tx, index, where, row, depth=depth, gate=gate)
+                    if semantic.hits:
+                        senses.append(semantic)
             fused = rank.fuse(per_query)
             memories = {m.id: m for m in tx.get_many(list(fused))}
+            named = tx.subjects_named(self.realm, rank.subject_phrases(queries))
+            rank.favour_subject(fused, memories, named)
+            rank.share_thread(fused, tx.thread_adjacent(list(fused)))
+            rank.lift_threads(fused, memories)
             best = max((f.score for f in fused.values()), default=0.0)
             scored = []
             for memory_id, entry in fused.items():
@@ -928,13 +1002,33 @@ class MemoryService:
                     )
                 )
             scored.sort(key=lambda h: (-h.score, h.memory.priority, h.memory.id))
-            top = tuple(scored[:limit])
+            top = rank.pack(scored, limit, budget_tokens)
             summary = f"{len(top)} of {len(scored)} matching memories, best first"
-            return SearchResult(top, summary, listing=False)
+            if budget_tokens is not None:
+                summary += f", within {budget_tokens} tokens"
+            return SearchResult(
+                tuple(top),
+                summary,
+                listing=False,
+                embedder=loaded.model_id if loaded is not None else "",
+                degraded=loaded.degraded if loaded is not None else None,
+            )
 
         return self.backend.read(run)
 
-    # -- delete -------------------------------------------------------------------------
+    def _background(self, embedder: Embedder) -> Matrix:
+        """The gate's reference sentences, embedded once per embedder."""
+        if self._background_of is None or self._background_of[0] != embedder.model_id:
+            self._background_of = (embedder.model_id, key.embed(embedder, vectors.BACKGROUND))
+        return self._background_of[1]
+
+    def _vector_index(self, tx: Transaction, embedder: Embedder) -> VectorIndex:
+        """The in-memory vectors of the model in use, brought up to date."""
+        model, dim = embedder.model_id, embedder.dim
+        if self._index is None or (self._index.model, self._index.dim) != (model, dim):
+            self._index = VectorIndex(model, dim)
+        self._index.refresh(tx)
+        return self._index
 
     def delete(self, name: str, *, project: str | None = None) -> DeleteResult:
         """Remove a memory; memories that referenced it keep their references."""
@@ -943,7 +1037,10 @@ class MemoryService:
         def run(tx: Transaction) -> DeleteResult:
             memory = self._locate(tx, name, project)
             cited = self._referenced_by(tx, memory)
+            rekey = key.Rekey()
+            rekey.leave(tx, memory.id)
             tx.delete_memory(memory.id)
+            self._rekey(tx, rekey)
             self._event(tx, "delete", self._payload(memory, now), memory_id=memory.id, when=now)
             return DeleteResult(memory, cited)
 
@@ -981,24 +1078,39 @@ class MemoryService:
     # -- health -----------------------------------------------------------------------
 
     def verify(self, *, rebuild: bool = False, progress: Progress | None = None) -> VerifyReport:
-        """Check the search index and the event chain; ``rebuild`` regenerates the index."""
+        """Check the search index, the vectors and the event chain; ``rebuild`` regenerates
+        the derived data first (the full-text index, then every search key)."""
         if rebuild:
             if progress is not None:
                 progress("rebuild", 0, 1)
             self.backend.rebuild_index()
             if progress is not None:
                 progress("rebuild", 1, 1)
+            self.reindex(progress=progress)
         sound, documents, problems = self.backend.check_index()
+        model = self.embedder.model_id if self.embedder.embedder is not None else None
 
-        def chain(tx: Transaction) -> tuple[int, int, ledger.ChainCheck]:
+        def chain(tx: Transaction) -> tuple[int, int, int, int, ledger.ChainCheck]:
             total = tx.count_events()
             events = tx.iter_events()
             if progress is not None:
                 events = _reporting(events, "chain", total, progress)
-            return tx.count_memories(self.realm), total, ledger.check_chain(events)
+            everywhere = tx.count_memories(None)
+            vectored = tx.vector_count(model) if model is not None else everywhere
+            return (
+                tx.count_memories(self.realm),
+                everywhere,
+                vectored,
+                total,
+                ledger.check_chain(events),
+            )
 
-        memories, total, check = self.backend.read(chain)
+        memories, everywhere, vectored, total, check = self.backend.read(chain)
         all_problems = list(problems)
+        if vectored != everywhere:
+            all_problems.append(
+                f"{everywhere - vectored} of {everywhere} memories have no vector of {model}"
+            )
         if not check.ok:
             all_problems.append(f"event chain broken: {check.problem}")
         return VerifyReport(
@@ -1010,10 +1122,43 @@ class MemoryService:
             chain_ok=check.ok,
             problems=tuple(all_problems),
             rebuilt=rebuild,
+            vectors=vectored,
         )
+
+    def reindex(self, *, progress: Progress | None = None) -> int:
+        """Make every memory's search key again — context words and vector — with the
+        embedder in use, in every realm of the store; returns how many were re-keyed.
+
+        Runs a page of memories per transaction: the keys are derived data, and
+        writers are not held up for the whole run.
+        """
+        embedder = self.embedder.embedder
+        zone = self.clock.local_tz()
+        total = self.backend.read(lambda tx: tx.count_memories(None))
+        state = {"after": 0, "done": 0}
+
+        def page(tx: Transaction) -> int:
+            sources = tx.iter_key_sources(state["after"], REINDEX_PAGE)
+            if not sources:
+                return 0
+            rekey = key.Rekey()
+            for source in sources:
+                rekey.touch(source.memory_id)
+            rekey.apply(tx, embedder, zone, everything=True)
+            state["after"] = sources[-1].num
+            return len(sources)
+
+        if progress is not None:
+            progress("reindex", 0, total)
+        while count := self.backend.write(page):
+            state["done"] += count
+            if progress is not None:
+                progress("reindex", min(state["done"], total), total)
+        return state["done"]
 
     def status(self) -> StoreStatus:
         now_stamp = stamp(self._now())
+        loaded = self.embedder
 
         def run(tx: Transaction) -> StoreStatus:
             entries = tx.inline_entries(self.realm, now_stamp)
@@ -1033,6 +1178,10 @@ class MemoryService:
                 inline_bytes=fullest.total,
                 inline_max_bytes=self.settings.inline_max_bytes,
                 size_bytes=self.backend.size_bytes(),
+                embedder=loaded.model_id,
+                embedder_configured=loaded.configured,
+                degraded=loaded.degraded,
+                vectors=tx.vector_counts(self.realm).get(loaded.model_id, 0),
             )
 
         return self.backend.read(run)
@@ -1056,6 +1205,11 @@ def _reporting(
         yield item
         if done % every == 0 or done == total:
             progress(phase, done, total)
+
+
+def _unless_kept(value: Any, check: Callable[[Any], str]) -> str | None:
+    """``value`` checked, unless it is None (keep) or "" (clear)."""
+    return value if value is None or value == "" else check(value)
 
 
 def _as_list(values: object, field: str) -> list[Any]:

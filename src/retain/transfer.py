@@ -8,7 +8,8 @@ A snapshot is::
 
 Each file is YAML frontmatter (description; project; priority and load when
 not the defaults; created; verified when it differs from created; expires;
-source; read_count; references and tags when set) and then the body, byte
+source; subject, thread and valid_from when set; read_count; references and
+tags when set) and then the body, byte
 for byte. The directory is created 0700 and every file 0600. An export that
 fails removes what it wrote; a description YAML cannot carry refuses the
 whole run before anything is written.
@@ -63,6 +64,12 @@ def frontmatter(memory: Memory) -> dict[str, Any]:
         data["expires"] = stamp(memory.expires_at)
     if memory.source:
         data["source"] = memory.source
+    if memory.subject:
+        data["subject"] = memory.subject
+    if memory.thread:
+        data["thread"] = memory.thread
+    if memory.valid_from is not None:
+        data["valid_from"] = stamp(memory.valid_from)
     data["read_count"] = memory.read_count
     if memory.references:
         data["references"] = list(memory.references)
@@ -273,6 +280,10 @@ def parse_file(path: Path, project: str | None) -> WriteRequest:
             isinstance(head[key], list) and all(isinstance(x, str) for x in head[key])
         ):
             raise SnapshotInvalid(f"{path}: {key} must be a list of strings", remedy="fix it")
+    for key in ("subject", "thread"):
+        if key in head and not isinstance(head[key], str):
+            raise SnapshotInvalid(f"{path}: {key} must be text", remedy="fix it")
+    valid_from = head.get("valid_from")
     description = head.get("description")
     if not isinstance(description, str):
         raise SnapshotInvalid(f"{path}: description must be text", remedy="add a description")
@@ -286,6 +297,9 @@ def parse_file(path: Path, project: str | None) -> WriteRequest:
         references=head.get("references", []),
         source=str(head.get("source", "")),
         expires=stamp(_when(expires, "expires", path)) if expires is not None else "",
+        subject=head.get("subject", ""),
+        thread=head.get("thread", ""),
+        valid_from=stamp(_when(valid_from, "valid_from", path)) if valid_from is not None else "",
         project=project,
         tier="project" if project else "global",
         restore=Restore(created_at=created, verified_at=verified, read_count=read_count),

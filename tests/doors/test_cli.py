@@ -28,6 +28,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner, Result
+from tests.conftest import Endpoint
 
 import retain as retain_pkg
 from retain import errors
@@ -46,6 +47,7 @@ INTEGRITY = 10
 BUSY = 11
 STORE = 12
 CONFIG = 13
+EMBEDDER = 14
 USAGE = 2
 BUG = 70
 
@@ -243,6 +245,7 @@ def test_exit_statuses_are_the_documented_ones() -> None:
         errors.StoreBusy: BUSY,
         errors.StoreError: STORE,
         errors.ConfigInvalid: CONFIG,
+        errors.EmbedderError: EMBEDDER,
     }
     assert documented == EXIT_CODES
     assert EXIT_BUG == BUG
@@ -567,6 +570,36 @@ def test_add_expires_date_uses_the_offset_in_force_on_that_day(tmp_path: Path) -
     assert got == expected
 
 
+def test_add_records_subject_thread_and_valid_from_and_clears_them(retain: Retain) -> None:
+    retain.ok(
+        "add",
+        *("miso", "-d", "She is called Miso", "--subject", "Caroline", "--thread", "chat-1"),
+        *("--valid-from", "2023-05-08T13:56:00+02:00"),
+    )
+    memory = retain.get("miso")
+    assert (memory["subject"], memory["thread"], memory["valid_from"]) == (
+        "Caroline",
+        "chat-1",
+        "2023-05-08T11:56:00.000000Z",
+    )
+    retain.ok("add", "miso", "--force", "--priority", "3")  # kept when not mentioned
+    assert retain.get("miso")["thread"] == "chat-1"
+    retain.ok("add", "miso", "--force", "--subject", "", "--thread", "", "--valid-from", "")
+    memory = retain.get("miso")
+    assert (memory["subject"], memory["thread"], memory["valid_from"]) == (None, None, None)
+
+
+def test_add_valid_from_date_means_the_start_of_that_local_day(tmp_path: Path) -> None:
+    result = run_script(
+        tmp_path / "home",
+        *("add", "miso", "-d", "She is called Miso", "--valid-from", "2023-05-08"),
+        *("--format", "json"),
+        env={"TZ": "SGT-8"},
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["valid_from"] == "2023-05-07T16:00:00.000000Z"
+
+
 def test_add_force_keeps_every_field_it_does_not_mention(retain: Retain) -> None:
     retain.ok("add", *FREEZE)
     before = retain.get("freeze")
@@ -787,6 +820,9 @@ def test_two_projects_may_hold_the_same_name(webdev: Retain) -> None:
         (["n", "-d", "d", "--expires", "2026-02-30"], "invalid_time", "a real date"),
         (["n", "-d", "d", "--expires", "2026-10-25T18:00:00"], "invalid_time", "add an offset"),
         (["n", "-d", "d", "--tier", "project"], "no_project", "pass a project"),
+        (["n", "-d", "d", "--subject", "one\ntwo"], "invalid_value", "in one line"),
+        (["n", "-d", "d", "--thread", "one\ntwo"], "invalid_value", "in one line"),
+        (["n", "-d", "d", "--valid-from", "last spring"], "invalid_time", "2026-10-25T18:00:00Z"),
     ],
     ids=[
         "name",
@@ -803,6 +839,9 @@ def test_two_projects_may_hold_the_same_name(webdev: Retain) -> None:
         "expires-no-such-date",
         "expires-no-zone",
         "project-tier-without-project",
+        "subject-lines",
+        "thread-lines",
+        "valid-from-garbage",
     ],
 )
 def test_add_refused_for_invalid_input(
@@ -988,6 +1027,31 @@ def test_invalid_config_is_refused_with_exit_13(retain: Retain, config: str, rem
         assert json.loads(as_json.stderr)["error"]["code"] == "config_invalid"
     (retain.home / "config.toml").unlink()
     assert retain.names() == []
+
+
+@pytest.mark.parametrize(
+    ("config", "remedy"),
+    [
+        ('[search]\nembedder = "bogus"\n', "set embedder = 'static' (the default)"),
+        ("[search]\nembedder = 3\n", 'write it in quotes, like embedder = "..."'),
+        ('[search]\nembedder = "model2vec"\n', "set model = a local path"),
+        ('[search]\nembedder = "http"\nmodel = "m"\n', "set url = 'http://host:port/v1'"),
+        ("search = 3\n", "write it as a [search] section"),
+    ],
+    ids=["unknown-embedder", "not-text", "no-model", "http-without-url", "not-a-table"],
+)
+def test_invalid_search_config_is_refused_with_exit_13(
+    retain: Retain, config: str, remedy: str
+) -> None:
+    configure(retain.home, config)
+    for args in (["search", "kestrel"], ["add", "n", "-d", "A note"], ["status"]):
+        text = retain(*args)
+        assert text.exit_code == CONFIG, text.output
+        assert "[config_invalid]" in text.stderr
+        assert remedy in text.stderr
+        as_json = retain(*args, "--format", "json")
+        assert as_json.exit_code == CONFIG
+        assert json.loads(as_json.stderr)["error"]["code"] == "config_invalid"
 
 
 def test_config_sets_the_inline_budget_status_reports(retain: Retain) -> None:
@@ -1309,12 +1373,22 @@ def hit_names(data: dict[str, Any]) -> set[str]:
 
 
 def test_search_fuses_several_queries_as_synonyms(corpus: Retain) -> None:
+    configure(corpus.home, '[search]\nembedder = "none"\n')  # the words alone
     assert hit_names(corpus.json("search", "terse")) == {"terse"}
     assert hit_names(corpus.json("search", "brevity")) == {"brief"}
     data = corpus.json("search", "terse", "brevity", "verbosity")
     assert data["listing"] is False
     assert hit_names(data) == {"terse", "brief"}
     assert data["summary"] == "2 of 2 matching memories, best first"
+
+
+def test_search_finds_by_meaning_by_default(retain: Retain) -> None:
+    retain.ok("add", "pet", "--description", "Our cat sleeps on the sofa all afternoon")
+    retain.ok("add", "car", "--description", "The truck needs new tyres before winter")
+    data = retain.json("search", "kitten")
+    found = [(m["name"], m["senses"]) for m in data["memories"]]
+    assert found == [("pet", ["semantic"])]
+    assert (data["embedder"], data["degraded"]) == ("static:minilm-l6-static-256", None)
 
 
 @pytest.mark.parametrize(
@@ -1337,7 +1411,8 @@ def test_search_names_the_terms_a_plain_text_scan_answered(corpus: Retain) -> No
     (hit,) = corpus.json("search", "北京时间")["memories"]
     assert hit["scanned"] == ["北京时间"]
     row = next(line for line in corpus.ok("search", "北京时间").stdout.splitlines() if "zh" in line)
-    assert "scan (北京时间)" in row
+    # The senses that answered, then the terms the scan matched: "scan, semantic (北京时间)".
+    assert re.search(r"\bscan\b[^│]*\(北京时间\)", row), row
 
 
 def test_search_on_a_project_sees_its_tier_and_the_global_one(corpus: Retain) -> None:
@@ -1396,7 +1471,8 @@ def test_search_results_carry_enough_to_act_on(retain: Retain) -> None:
     retain.ok("add", "handbook", "-d", "Deploy handbook", "--body", "deploy " * 100)
     retain.ok("add", "handbook", "--force", "--verified")
     hits = {m["name"]: m for m in retain.json("search", "deploy")["memories"]}
-    freeze = hits["freeze"]
+    assert set(hits) == {"handbook"}  # an expired memory is searched only with --expired
+    (freeze,) = retain.json("search", "deploy", "--expired")["memories"]
     assert freeze["body"] == "No deploys"
     assert (freeze["expired"], freeze["verified"]) == (True, False)
     assert (freeze["priority"], freeze["read_count"], freeze["age"]) == (2, 0, "today")
@@ -1406,8 +1482,9 @@ def test_search_results_carry_enough_to_act_on(retain: Retain) -> None:
     assert "body" not in handbook  # too long to carry
     assert handbook["verified"] is True
     rows = retain.ok("search", "deploy").stdout.splitlines()
-    assert "expired" in next(line for line in rows if "freeze" in line)
     assert "verified" in next(line for line in rows if "handbook" in line)
+    rows = retain.ok("search", "deploy", "--expired").stdout.splitlines()
+    assert "expired" in next(line for line in rows if "freeze" in line)
 
 
 def test_search_without_queries_is_a_filtered_listing(retain: Retain) -> None:
@@ -1418,6 +1495,33 @@ def test_search_without_queries_is_a_filtered_listing(retain: Retain) -> None:
     assert data["listing"] is True
     assert data["summary"] == "2 memories referencing 'deploy-host', most important first"
     assert [m["name"] for m in data["memories"]] == ["runbook", "checklist"]
+
+
+def test_search_packs_results_into_a_token_budget(retain: Retain) -> None:
+    retain.ok("add", "big", "-d", "kestrel guide", "--body", "x" * 387)  # 100 tokens
+    retain.ok("add", "small", "-d", "kestrel seen", "--body", "y" * 28)  # 10 tokens
+    data = retain.json("search", "kestrel", "--budget", "50")
+    assert [m["name"] for m in data["memories"]] == ["small"]
+    assert data["summary"] == "1 of 2 matching memories, best first, within 50 tokens"
+    data = retain.json("search", "kestrel", "--budget", "110", "--limit", "1")
+    assert [m["name"] for m in data["memories"]] == ["big", "small"]  # all fit: all of them
+
+
+def test_search_refused_for_a_budget_below_one_token(retain: Retain) -> None:
+    retain.ok("add", "small", "-d", "kestrel seen")
+    retain.refused(
+        "search", "kestrel", "--budget", "0", status=INVALID, code="invalid_value", remedy="2000"
+    )
+
+
+def test_search_reports_the_embedder_it_used(retain: Retain) -> None:
+    retain.ok("add", "tz", "-d", "Alice is in UTC+8")
+    data = retain.json("search", "alice")
+    assert (data["embedder"], data["degraded"]) == ("static:minilm-l6-static-256", None)
+    configure(retain.home, '[search]\nembedder = "none"\n')
+    data = retain.json("search", "alice")
+    assert (data["embedder"], data["degraded"]) == ("none", None)
+    assert [m["name"] for m in data["memories"]] == ["tz"]
 
 
 # -- edit -----------------------------------------------------------------------------------------
@@ -1889,7 +1993,7 @@ def test_verify_reports_a_sound_store(retain: Retain) -> None:
     retain.ok("add", "a", "-d", "Alpha note")
     retain.ok("add", "b", "-d", "Beta note")
     out = retain.ok("verify").stdout
-    assert "2 memories, 2 indexed documents, 3 events." in out  # realm_add, 2 creates
+    assert "2 memories, 2 indexed documents, 2 vectors, 3 events." in out  # realm_add, 2 creates
     assert "Index sound; event chain unbroken." in out
     data = retain.json("verify")
     assert data == {
@@ -1899,6 +2003,7 @@ def test_verify_reports_a_sound_store(retain: Retain) -> None:
         "index_sound": True,
         "events": 3,
         "chain_ok": True,
+        "vectors": 2,
         "problems": [],
         "rebuilt": False,
     }
@@ -1919,10 +2024,13 @@ def test_verify_fails_with_exit_10_when_the_index_lost_a_memory_and_rebuild_repa
     report = json.loads(as_json.stdout)
     assert (report["ok"], report["index_documents"], report["memories"]) == (False, 1, 2)
     rebuilt = retain.ok("verify", "--rebuild").stdout
-    assert "Rebuilt the search index." in rebuilt
+    assert "Rebuilt the search index and every search key." in rebuilt
     assert "Index sound; event chain unbroken." in rebuilt
-    (hit,) = retain.json("search", "alpha")["memories"]
-    assert "stem" in hit["senses"]
+    # "alpha" is found by its words again, first; "beta" follows by meaning alone (the
+    # bundled model reads the two names as close)
+    best, *others = retain.json("search", "alpha")["memories"]
+    assert (best["name"], "stem" in best["senses"]) == ("alpha", True)
+    assert [(m["name"], m["senses"]) for m in others] == [("beta", ["semantic"])]
 
 
 def test_verify_fails_with_exit_10_when_the_event_log_was_altered(retain: Retain) -> None:
@@ -1953,11 +2061,17 @@ def test_status_reports_where_the_store_is_and_what_it_holds(webdev: Retain) -> 
     webdev.ok("add", "stack", "-d", "Uses pnpm", "-p", "webdev")
     data = webdev.json("status")
     assert data["location"] == str(webdev.home / "retain.db")
-    assert (data["schema_version"], data["realm"]) == (1, "default")
+    assert (data["schema_version"], data["realm"]) == (2, "default")
     assert (data["memories"], data["projects"], data["events"]) == (2, 1, 4)  # realm_add first
     assert re.fullmatch(r"[0-9a-f]{64}", data["chain_head"])
     assert (data["inline_bytes"], data["inline_max_bytes"]) == (10, 32 * 1024)
     assert data["size_bytes"] > 0
+    assert (data["embedder"], data["embedder_configured"], data["degraded"], data["vectors"]) == (
+        "static:minilm-l6-static-256",
+        "static:minilm-l6-static-256",
+        None,
+        2,
+    )
     table = webdev.ok("status").stdout
     assert "location" in table
     assert "inline_max_bytes" in table
@@ -2015,6 +2129,66 @@ def test_a_store_locked_by_another_writer_is_refused_with_exit_11(
     assert as_json.exit_code == BUSY
     assert json.loads(as_json.stderr)["error"]["code"] == "store_busy"
     assert retain.names() == ["n"]
+
+
+def test_reindex_embeds_every_memory_again_and_says_with_what(retain: Retain) -> None:
+    retain.ok("add", "a", "-d", "Alpha note")
+    retain.ok("add", "b", "-d", "Beta note")
+    assert retain.json("reindex") == {
+        "reindexed": 2,
+        "embedder": "static:minilm-l6-static-256",
+        "degraded": None,
+    }
+    result = retain.ok("reindex")
+    assert result.stdout == "Re-indexed 2 memories with static:minilm-l6-static-256.\n"
+    assert "degraded" not in result.stderr
+
+
+def test_a_model_change_fails_verify_until_reindex(retain: Retain) -> None:
+    retain.ok("add", "a", "-d", "Alpha note")
+    retain.ok("add", "b", "-d", "Beta note")
+    configure(retain.home, '[search]\nembedder = "hash"\n')
+    assert retain.json("status")["vectors"] == 0
+    text = retain("verify")
+    assert text.exit_code == INTEGRITY
+    assert "problem: 2 of 2 memories have no vector of hash-v1-256" in text.stdout
+    assert retain.json("reindex")["reindexed"] == 2
+    assert retain.json("verify")["vectors"] == 2
+
+
+def test_a_degraded_embedder_is_named_on_stderr_and_in_json(retain: Retain, tmp_path: Path) -> None:
+    missing = tmp_path / "no-model"
+    configure(retain.home, f'[search]\nembedder = "static"\nmodel = "{missing}"\n')
+    reason = f"no static model '{missing}' (looked in {missing})"
+    retain.ok("add", "tz", "-d", "Alice is in UTC+8")
+    status = retain.json("status")
+    assert (status["embedder"], status["embedder_configured"], status["degraded"]) == (
+        "hash-v1-256",
+        f"static:{missing}",
+        reason,
+    )
+    warning = f"degraded: {reason} (searching with hash-v1-256)\n"
+    assert retain.ok("status").stderr == warning
+    search = retain.ok("search", "alice")
+    assert search.stderr == warning
+    assert "tz" in search.stdout
+    assert retain.json("search", "alice")["degraded"] == reason
+    assert retain.json("reindex") == {"reindexed": 1, "embedder": "hash-v1-256", "degraded": reason}
+
+
+def test_an_embedder_failing_in_use_is_refused_with_exit_14(
+    retain: Retain, endpoint: Endpoint
+) -> None:
+    configure(retain.home, '[search]\nembedder = "http"\nmodel = "m"\nurl = "http://embed.test"\n')
+    retain.ok("add", "pet", "-d", "Our cat sleeps")
+    assert retain.json("status")["embedder"] == "http:m@http://embed.test/embeddings"
+    endpoint.down = True
+    retain.refused(
+        *("add", "walks", "-d", "The dog wants walks"),
+        status=EMBEDDER,
+        code="embedder_failed",
+        remedy="check that the endpoint is up",
+    )
 
 
 # -- --format json on every read ---------------------------------------------------------------

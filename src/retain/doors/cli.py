@@ -46,6 +46,7 @@ EXIT_CODES: dict[type[errors.RetainError], int] = {
     errors.StoreBusy: 11,
     errors.StoreError: 12,
     errors.ConfigInvalid: 13,
+    errors.EmbedderError: 14,
 }
 EXIT_BUG = 70
 
@@ -365,6 +366,11 @@ def project_remove(name: str, home: Path | None, fmt: str) -> None:
 @click.option("--tier", type=click.Choice(["global", "project"]), help="Move it to this tier.")
 @click.option("--source", help="One line: where the fact came from.")
 @click.option("--expires", help='RFC 3339, or YYYY-MM-DD (end of that local day); "" clears.')
+@click.option("--subject", help='Who or what it is about (a speaker, a person); "" clears.')
+@click.option(
+    "--thread", help='The conversation it belongs to: found with its neighbours; "" clears.'
+)
+@click.option("--valid-from", help='When it began to hold: RFC 3339, or YYYY-MM-DD; "" clears.')
 @click.option("--reference", "references", multiple=True, help="A reference; repeat for more.")
 @click.option("--no-references", is_flag=True, help="Clear the references.")
 @click.option("--verified", is_flag=True, help="The fact was checked just now.")
@@ -386,6 +392,9 @@ def add(
     tier: str | None,
     source: str | None,
     expires: str | None,
+    subject: str | None,
+    thread: str | None,
+    valid_from: str | None,
     references: tuple[str, ...],
     no_references: bool,
     verified: bool,
@@ -409,6 +418,9 @@ def add(
             references=[] if no_references else (list(references) if references else None),
             source=source,
             expires=expires,
+            subject=subject,
+            thread=thread,
+            valid_from=valid_from,
             project=project,
             tier=tier,
             verified=verified,
@@ -631,6 +643,11 @@ def list_(
 @project_option("Search as a session on this project sees (its tier and global).")
 @click.option("--tier", type=click.Choice(["global", "project"]), help="Search one tier.")
 @click.option("--limit", "-n", type=int, default=10, show_default=True, help="At most this many.")
+@click.option(
+    "--budget",
+    type=int,
+    help="Tokens the results may fill: all relevant ones if they fit, else the best that fit.",
+)
 @filter_options
 @home_option
 @format_option
@@ -639,6 +656,7 @@ def search(
     project: str | None,
     tier: str | None,
     limit: int,
+    budget: int | None,
     tag: str | None,
     referencing: str | None,
     unverified: str | None,
@@ -657,6 +675,7 @@ def search(
             referencing=referencing,
             unverified=unverified,
             expired=expired,
+            budget_tokens=budget,
         )
         now = _now()
         if fmt == "json":
@@ -664,11 +683,17 @@ def search(
                 {
                     "summary": result.summary,
                     "listing": result.listing,
+                    "embedder": result.embedder,
+                    "degraded": result.degraded,
                     "memories": [_hit_record(h, now) for h in result.hits],
                 }
             )
             return
         out.print(result.summary, markup=False)
+        if result.degraded:
+            err.print(
+                f"degraded: {result.degraded} (searching with {result.embedder})", markup=False
+            )
         table = Table()
         for column in ("Name", "Project", "Pri", "Age", "Reads", "Description", "Match", ""):
             table.add_column(column, overflow="fold")
@@ -742,11 +767,13 @@ def import_(directory: Path, force: bool, home: Path | None, fmt: str) -> None:
 
 
 @cli.command()
-@click.option("--rebuild", is_flag=True, help="Regenerate the search index from the table first.")
+@click.option(
+    "--rebuild", is_flag=True, help="Regenerate the search index and vectors from the table first."
+)
 @home_option
 @format_option
 def verify(rebuild: bool, home: Path | None, fmt: str) -> None:
-    """Check the search index and the event chain."""
+    """Check the search index, the vectors and the event chain."""
     with _service(home, fmt) as service:
         with _progress() as progress:
             report = service.verify(rebuild=rebuild, progress=progress)
@@ -759,16 +786,17 @@ def verify(rebuild: bool, home: Path | None, fmt: str) -> None:
                     "index_sound": report.index_sound,
                     "events": report.events,
                     "chain_ok": report.chain_ok,
+                    "vectors": report.vectors,
                     "problems": list(report.problems),
                     "rebuilt": report.rebuilt,
                 }
             )
         else:
             if report.rebuilt:
-                out.print("Rebuilt the search index.", markup=False)
+                out.print("Rebuilt the search index and every search key.", markup=False)
             out.print(
                 f"{report.memories} memories, {report.index_documents} indexed documents, "
-                f"{report.events} events.",
+                f"{report.vectors} vectors, {report.events} events.",
                 markup=False,
             )
             for problem in report.problems:
@@ -777,6 +805,25 @@ def verify(rebuild: bool, home: Path | None, fmt: str) -> None:
                 out.print("Index sound; event chain unbroken.", markup=False)
         if not report.ok:
             raise integrity_error(report)
+
+
+@cli.command()
+@home_option
+@format_option
+def reindex(home: Path | None, fmt: str) -> None:
+    """Embed every memory again with the embedder in use (after a model change)."""
+    with _service(home, fmt) as service:
+        with _progress() as progress:
+            count = service.reindex(progress=progress)
+        loaded = service.embedder
+        if fmt == "json":
+            _emit_json(
+                {"reindexed": count, "embedder": loaded.model_id, "degraded": loaded.degraded}
+            )
+            return
+        out.print(f"Re-indexed {count} memories with {loaded.model_id}.", markup=False)
+        if loaded.degraded:
+            err.print(f"degraded: {loaded.degraded}", markup=False)
 
 
 @cli.command()
@@ -797,10 +844,16 @@ def status(home: Path | None, fmt: str) -> None:
             "inline_bytes": s.inline_bytes,
             "inline_max_bytes": s.inline_max_bytes,
             "size_bytes": s.size_bytes,
+            "embedder": s.embedder,
+            "embedder_configured": s.embedder_configured,
+            "degraded": s.degraded,
+            "vectors": s.vectors,
         }
         if fmt == "json":
             _emit_json(data)
             return
+        if s.degraded:
+            err.print(f"degraded: {s.degraded} (searching with {s.embedder})", markup=False)
         table = Table(show_header=False)
         table.add_column("field", style="bold")
         table.add_column("value")

@@ -16,10 +16,19 @@ A query answers in four senses, and every hit says which answered it:
     a term the tokenizer cannot split into words: text in a script written
     without spaces (Chinese, Japanese, Thai, …) and long identifiers, paths and
     URLs, matched as plain text beside the word matches.
+``phrase``
+    each two neighbouring words of the query (stopwords aside), matched as a
+    phrase: a memory saying "support group" outranks one saying "support"
+    and "group" apart. It weighs a quarter of ``stem``.
 ``text``
     when nothing else answered and the query holds characters the word index
     drops (punctuation, symbols), the whole query matched as plain text. A
     query of plain words that nothing matches costs no scan.
+
+English function words ("what", "did", "the") are dropped from a query that
+has other words: they match most memories and say nothing of which. A query
+of nothing but function words keeps them. (The semantic sense, in
+``vectors.py``, reads the whole query.)
 """
 
 from __future__ import annotations
@@ -36,6 +45,141 @@ STEM = "stem"
 PREFIX = "prefix"
 SCAN = "scan"
 TEXT = "text"
+PHRASE = "phrase"
+SEMANTIC = "semantic"  # not lexical: the cosine scan of vectors.py
+SUBJECT = "subject"  # not lexical: the query names the memory's subject
+THREAD = "thread"  # not lexical: the memories around it in its thread matched
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+    ]
+)
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _IDENTIFIER = re.compile(r"[^\W_]+(?:[./:_\-@#\\]+[^\W_]+)+")
@@ -59,23 +203,33 @@ class QueryPlan:
     text: str
     words: tuple[str, ...]
     needles: tuple[str, ...]
+    pairs: tuple[str, ...] = ()
 
 
 def analyze(query: str) -> QueryPlan:
     """Split a query into words for the index and needles for the plain-text scan."""
     words: list[str] = []
     needles: list[str] = []
+    pairs: list[str] = []
+    previous: str | None = None
     for identifier in _IDENTIFIER.findall(query):
         if len(identifier) >= _LONG_IDENTIFIER:
             needles.append(identifier)
     for word in _WORD.findall(query):
         # Runs of an unspaced script are scanned; the rest of the word is a word.
         for unspaced, run in itertools.groupby(word, key=_unspaced):
-            (needles if unspaced else words).append("".join(run))
+            part = "".join(run)
+            (needles if unspaced else words).append(part)
+            pairable = not unspaced and part.casefold() not in STOPWORDS
+            if pairable and previous is not None:
+                pairs.append(f"{previous} {part}")
+            previous = part if pairable else None
+    telling = [w for w in words if w.casefold() not in STOPWORDS]
     return QueryPlan(
         text=query.strip(),
-        words=tuple(dict.fromkeys(words)),
+        words=tuple(dict.fromkeys(telling or words)),
         needles=tuple(dict.fromkeys(needles)),
+        pairs=tuple(dict.fromkeys(pairs)),
     )
 
 
@@ -107,6 +261,10 @@ def search_query(
             if fresh:
                 answered.append(SenseHits(PREFIX, fresh))
                 found.update(h.memory_id for h in fresh)
+    if plan.pairs and answered:
+        phrases = tx.match_terms(where, plan.pairs, prefix=False, limit=depth)
+        if phrases:
+            answered.append(SenseHits(PHRASE, tuple(phrases)))
     if plan.needles:
         scanned = tx.scan_text(where, plan.needles, limit=depth)
         if scanned:

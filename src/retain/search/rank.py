@@ -1,11 +1,15 @@
 """Ranking: fuse what each sense of each query found, then weigh salience.
 
-Relevance is reciprocal-rank fusion (k = 60) over every ranked list: each
-sense of each query in a ``queries`` list contributes ``weight / (60 + rank)``,
+Relevance is reciprocal-rank fusion (k = 10) over every ranked list: each
+sense of each query in a ``queries`` list contributes ``weight / (10 + rank)``,
 so a memory several lists agree on rises, and synonyms cost nothing. The
-guessing senses (``prefix``, and the whole-query ``text`` scan) weigh half as
-much as the exact ones (``stem``, ``scan``). Relevance is normalised to the
-best hit (1.0).
+guessing senses (``prefix``, and the whole-query ``text`` scan) and the
+``semantic`` sense (cosine of vectors, gated by ``semantic_gate``) weigh half as much as
+the exact ones (``stem``, ``scan``). A query that names the subject of
+memories (a speaker, a person, a system: ``subject`` as written) lifts those
+memories by ``SUBJECT_LIFT`` of the best fused score — the ``subject`` sense.
+Relevance is normalised to the best hit (1.0). The constants were tuned on
+the LoCoMo development conversations (``bench/recall.py``, ``bench/RESULTS.md``).
 
 Salience is the bounded prior that turns "what matched" into "what you
 probably meant":
@@ -24,21 +28,45 @@ over a clearly better one.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from retain.chrono import age_days
-from retain.model import Memory
-from retain.search.lexical import PREFIX, SCAN, STEM, TEXT, SenseHits
+import numpy as np
+import numpy.typing as npt
 
-RRF_K = 60
+from retain.chrono import age_days
+from retain.model import Memory, SearchHit
+from retain.search.lexical import (
+    PHRASE,
+    PREFIX,
+    SCAN,
+    SEMANTIC,
+    STEM,
+    SUBJECT,
+    TEXT,
+    THREAD,
+    SenseHits,
+)
+from retain.storage.base import LexicalHit
+
+RRF_K = 10
 RELEVANCE_WEIGHT = 0.85
 SALIENCE_WEIGHT = 0.15
 FRESHNESS_HALF_LIFE_DAYS = 365.0
 READS_SATURATE = 50
 STANDING_PRIORITY = 1
-SENSE_WEIGHTS = {STEM: 1.0, SCAN: 1.0, PREFIX: 0.5, TEXT: 0.5}
+SENSE_WEIGHTS = {STEM: 1.0, SCAN: 1.0, PREFIX: 0.5, TEXT: 0.5, SEMANTIC: 0.5, PHRASE: 0.25}
+DEPTH = 30  # hits each sense ranks; more only when more results are asked for
+GATE = 0.2  # least cosine for a semantic hit, whatever the query
+GATE_MARGIN = 0.15  # and this far above the query's mean cosine (store and background)
+BACKGROUND_SPREAD = 3.0  # and this many deviations above the unrelated sentences' mean
+SUBJECT_LIFT = 0.15
+THREAD_SHARE = 0.2  # of the mean relevance of a memory's thread neighbours (one or two)
+THREAD_LIFT = 0.3  # of the best relevance in a memory's thread
+TOKEN_BYTES = 4  # about how many bytes of text one token stands for
+_NAME_WORD = re.compile(r"[^\W_][\w'’.-]*")
 MAX_PRIORITY = 9
 
 
@@ -56,7 +84,7 @@ def fuse(per_query: Sequence[tuple[str, Sequence[SenseHits]]]) -> dict[str, Fuse
     for query, senses in per_query:
         for sense in senses:
             weight = SENSE_WEIGHTS[sense.sense]
-            for rank, hit in enumerate(sense.hits, start=1):
+            for rank, hit in _tied_ranks(sense.hits):
                 entry = fused.setdefault(hit.memory_id, Fused())
                 entry.score += weight / (RRF_K + rank)
                 if sense.sense not in entry.senses:
@@ -67,6 +95,17 @@ def fuse(per_query: Sequence[tuple[str, Sequence[SenseHits]]]) -> dict[str, Fuse
                     if needle not in entry.scanned:
                         entry.scanned.append(needle)
     return fused
+
+
+def _tied_ranks(hits: Sequence[LexicalHit]) -> Iterator[tuple[int, LexicalHit]]:
+    """Each hit with its rank, equal scores sharing the better rank (1, 2, 2, 4):
+    equal evidence must not be split by the order a backend happened to return."""
+    rank = 0
+    previous: float | None = None
+    for position, hit in enumerate(hits, start=1):
+        if hit.score != previous:
+            rank, previous = position, hit.score
+        yield rank, hit
 
 
 def salience(memory: Memory, now: datetime) -> float:
@@ -86,3 +125,110 @@ def salience(memory: Memory, now: datetime) -> float:
 def final_score(relevance: float, best: float, memory: Memory, now: datetime) -> float:
     normalised = relevance / best if best > 0 else 0.0
     return RELEVANCE_WEIGHT * normalised + SALIENCE_WEIGHT * salience(memory, now)
+
+
+def share_thread(
+    fused: dict[str, Fused], adjacent: dict[str, tuple[str | None, str | None]]
+) -> None:
+    """Add to each memory ``THREAD_SHARE`` of the mean relevance of the memories just
+    before and after it in its thread: the answer to a question is often the turn
+    after the one that matched (the ``thread`` sense)."""
+    base = {memory_id: entry.score for memory_id, entry in fused.items()}
+    for memory_id, (before, after) in adjacent.items():
+        entry = fused.get(memory_id)
+        if entry is None:
+            continue
+        around = [base.get(other, 0.0) for other in (before, after) if other is not None]
+        shared = sum(around) / len(around) if around else 0.0
+        if shared > 0:
+            entry.score += THREAD_SHARE * shared
+            entry.senses.append(THREAD)
+
+
+def semantic_gate(store: npt.NDArray[np.float32], background: npt.NDArray[np.float32]) -> float:
+    """The least cosine a semantic hit needs for one query.
+
+    Every embedder gives unrelated text some similarity (static models give
+    common words a shared direction), so a hit must beat two baselines: the
+    query's mean cosine over the realm's memories and a fixed set of unrelated
+    sentences (``vectors.BACKGROUND``) plus ``GATE_MARGIN``; and what those unrelated
+    sentences score, ``BACKGROUND_SPREAD`` standard deviations above their mean (one
+    sentence that happens to share the query's topic moves that little). The
+    background gives a small store a baseline too:
+    a query about nothing stored finds nothing, rather than the least-bad rows.
+    Columns of other realms (-inf) do not count.
+    """
+    own = store[np.isfinite(store)]
+    total = float(own.sum()) + float(background.sum())
+    count = own.size + background.size
+    mean = total / count if count else 0.0
+    unrelated = (
+        float(background.mean() + BACKGROUND_SPREAD * background.std()) if background.size else GATE
+    )
+    return max(GATE, mean + GATE_MARGIN, unrelated)
+
+
+def lift_threads(fused: dict[str, Fused], memories: dict[str, Memory]) -> None:
+    """Add to each memory ``THREAD_LIFT`` of the best relevance in its thread: the
+    conversation that answers a question best is where the rest of the answer is."""
+    best: dict[str, float] = {}
+    for memory_id, entry in fused.items():
+        memory = memories.get(memory_id)
+        if memory is not None and memory.thread:
+            best[memory.thread] = max(best.get(memory.thread, 0.0), entry.score)
+    for memory_id, entry in fused.items():
+        memory = memories.get(memory_id)
+        if memory is not None and memory.thread:
+            entry.score += THREAD_LIFT * best[memory.thread]
+
+
+def subject_phrases(queries: Sequence[str]) -> list[str]:
+    """Runs of one to three words of the queries: what a subject could be named by."""
+    phrases: list[str] = []
+    for query in queries:
+        words = [w.rstrip(".'’") for w in _NAME_WORD.findall(query)]
+        words = [w[:-2] if w.lower().endswith(("'s", "’s")) else w for w in words]
+        for size in (1, 2, 3):
+            for start in range(len(words) - size + 1):
+                phrases.append(" ".join(words[start : start + size]))
+    return list(dict.fromkeys(p for p in phrases if p))
+
+
+def favour_subject(
+    fused: dict[str, Fused], memories: dict[str, Memory], named: Sequence[str]
+) -> None:
+    """Lift the memories about the one subject the query names (none if it names several)."""
+    subjects = {n.casefold() for n in named}
+    if len(subjects) != 1 or not fused:
+        return
+    lift = SUBJECT_LIFT * max(f.score for f in fused.values())
+    for memory_id, entry in fused.items():
+        memory = memories.get(memory_id)
+        if memory is not None and memory.subject and memory.subject.casefold() in subjects:
+            entry.score += lift
+            entry.senses.append(SUBJECT)
+
+
+def tokens(memory: Memory) -> int:
+    """About how many tokens a result costs in a context: its description and body."""
+    size = len(memory.description.encode()) + len(memory.body.encode())
+    return -(-size // TOKEN_BYTES)
+
+
+def pack(ranked: Sequence[SearchHit], limit: int, budget: int | None) -> list[SearchHit]:
+    """The results to return: the best ``limit``, or, with a token budget, every result
+    when all fit, else the best that fit (skipping any too large), at most ``limit``."""
+    if budget is None:
+        return list(ranked[:limit])
+    if sum(tokens(h.memory) for h in ranked) <= budget:
+        return list(ranked)
+    chosen: list[SearchHit] = []
+    spent = 0
+    for hit in ranked:
+        cost = tokens(hit.memory)
+        if spent + cost <= budget:
+            chosen.append(hit)
+            spent += cost
+            if len(chosen) == limit:
+                break
+    return chosen

@@ -12,6 +12,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+import numpy as np
+import numpy.typing as npt
+
 from retain.model import Event, Memory, Project
 
 T = TypeVar("T")
@@ -21,8 +24,9 @@ T = TypeVar("T")
 class MemoryFilter:
     """Which memories a listing or search may return.
 
-    ``scopes`` None means every scope of the realm. Timestamps are in stored
-    form. ``expired_at`` keeps only memories expired at that instant.
+        ``scopes`` None means every scope of the realm. Timestamps are in stored
+        form. ``expired_at`` keeps only memories expired at that instant, ``live_at``
+    only those not expired then.
     """
 
     realm: str
@@ -32,6 +36,7 @@ class MemoryFilter:
     referencing: tuple[str, ...] = ()
     verified_before: str | None = None
     expired_at: str | None = None
+    live_at: str | None = None  # keeps only memories not expired at that instant
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +54,41 @@ class InlineEntry:
     body_bytes: int
 
 
+@dataclass(frozen=True, slots=True)
+class KeySource:
+    """What a memory's search key is made from (a thread neighbour's too)."""
+
+    num: int
+    memory_id: str
+    realm: str
+    name: str | None
+    thread: str | None
+    subject: str | None
+    description: str
+    body: str
+    valid_from: str | None
+    context: str  # the derived context the row holds now
+
+
+@dataclass(frozen=True, slots=True)
+class StoredVector:
+    vec: int  # grows with every write, so a reader can pick up only what is new (0: unsaved)
+    num: int
+    model: str
+    dim: int
+    vector: npt.NDArray[np.float32]
+    realm: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchKey:
+    """The derived search data of one memory: its context words and its vector (None: none)."""
+
+    num: int
+    context: str
+    vector: StoredVector | None
+
+
 class Transaction(Protocol):
     """Operations that run inside one transaction of a backend."""
 
@@ -60,7 +100,9 @@ class Transaction(Protocol):
     def insert_project(self, realm: str, name: str, now: str) -> None: ...
     def rename_project(self, realm: str, old: str, new: str) -> int: ...
     def delete_project(self, realm: str, name: str) -> None: ...
-    def count_memories(self, realm: str, scope: str | None = None) -> int: ...
+    def count_memories(self, realm: str | None, scope: str | None = None) -> int:
+        """Memories of a realm (of one scope), or of every realm with ``realm`` None."""
+        ...
 
     # memories
     def find_by_name(self, realm: str, name: str, scopes: Sequence[str] | None) -> list[Memory]: ...
@@ -95,6 +137,42 @@ class Transaction(Protocol):
     def scan_text(
         self, where: MemoryFilter, needles: Sequence[str], *, limit: int
     ) -> list[LexicalHit]: ...
+
+    # search keys: thread context and vectors
+    def key_sources(self, ids: Sequence[str]) -> list[KeySource]: ...
+    def thread_neighbours(
+        self, realm: str, thread: str, num: int, radius: int
+    ) -> tuple[list[KeySource], list[KeySource]]:
+        """Up to ``radius`` memories of the thread before ``num`` and after it, nearest first."""
+        ...
+
+    def thread_adjacent(self, ids: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
+        """For each of ``ids`` in a thread, the ids just before and just after it there."""
+        ...
+
+    def iter_key_sources(self, after_num: int, limit: int) -> list[KeySource]:
+        """Every realm's memories in ``num`` order, a page at a time (for reindexing)."""
+        ...
+
+    def set_keys(self, keys: Sequence[SearchKey]) -> None: ...
+    def vectors_after(self, vec: int) -> Iterator[StoredVector]:
+        """The vectors written after ``vec``, in order, streamed (a million fit in memory
+        only once: in the caller's matrix)."""
+        ...
+
+    def vector_nums(self, model: str) -> set[int]: ...
+    def vector_count(self, model: str) -> int: ...
+    def vector_counts(self, realm: str | None = None) -> dict[str, int]:
+        """How many memories have a vector, by model."""
+        ...
+
+    def filter_nums(self, where: MemoryFilter, nums: Sequence[int]) -> dict[int, str]:
+        """Of ``nums``, those that pass ``where``, mapped to their ids."""
+        ...
+
+    def subjects_named(self, realm: str, phrases: Sequence[str]) -> list[str]:
+        """The stored subjects that equal one of ``phrases`` (ignoring case)."""
+        ...
 
     # the event log
     def chain_head(self) -> tuple[int, str]: ...

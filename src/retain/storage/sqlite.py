@@ -21,11 +21,20 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
+
 from retain.chrono import parse_optional_stamp, parse_stamp, stamp
 from retain.errors import MemoryExists, SchemaTooNew, StoreBusy, StoreError
 from retain.ledger import GENESIS
 from retain.model import Event, Load, Memory, Project, Status, Trust
-from retain.storage.base import InlineEntry, LexicalHit, MemoryFilter
+from retain.storage.base import (
+    InlineEntry,
+    KeySource,
+    LexicalHit,
+    MemoryFilter,
+    SearchKey,
+    StoredVector,
+)
 from retain.storage.sqlite_fts import FtsSearch
 from retain.storage.sqlite_schema import MIGRATIONS, latest_version
 
@@ -38,7 +47,7 @@ _BUSY_TIMEOUT_MS = 2000
 _COLUMNS = (
     "id, realm, scope, name, description, body, tags, priority, load, refs, source, subject, "
     "predicate, trust, status, ever_quarantined, supersedes, content_hash, author, created_at, "
-    "updated_at, verified_at, expires_at, valid_from, valid_to, read_count, metadata"
+    "updated_at, verified_at, expires_at, valid_from, valid_to, read_count, metadata, thread"
 )
 _M_COLUMNS = ", ".join("m." + c.strip() for c in _COLUMNS.split(","))
 
@@ -72,13 +81,14 @@ def _memory(row: Sequence[Any]) -> Memory:
         valid_to=parse_optional_stamp(row[24]),
         read_count=row[25],
         metadata=json.loads(row[26]),
+        thread=row[27],
     )
 
 
 _JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
 
 
-_INSERT_CHUNK = 200  # rows per INSERT statement (28 parameters each)
+_INSERT_CHUNK = 200  # rows per INSERT statement (29 parameters each)
 
 
 @functools.lru_cache(maxsize=8)
@@ -121,6 +131,7 @@ def _params(m: Memory) -> dict[str, Any]:
         "valid_to": _stamp_or_none(m.valid_to),
         "read_count": m.read_count,
         "metadata": _JSON(m.metadata),
+        "thread": m.thread,
     }
 
 
@@ -128,7 +139,7 @@ _INSERT_COLUMNS = [
     "id", "realm", "scope", "name", "description", "body", "body_bytes", "tags", "priority",
     "load", "refs", "source", "subject", "predicate", "trust", "status", "ever_quarantined",
     "supersedes", "content_hash", "author", "created_at", "updated_at", "verified_at",
-    "expires_at", "valid_from", "valid_to", "read_count", "metadata",
+    "expires_at", "valid_from", "valid_to", "read_count", "metadata", "thread",
 ]  # fmt: skip
 # created_at is absent from the update list: the statement itself keeps it.
 _UPDATE_COLUMNS = [c for c in _INSERT_COLUMNS if c not in ("id", "realm", "created_at")]
@@ -182,6 +193,9 @@ class SqliteTransaction:
         if where.expired_at is not None:
             clauses.append(f"{alias}.expires_at IS NOT NULL AND {alias}.expires_at <= ?")
             args.append(where.expired_at)
+        if where.live_at is not None:
+            clauses.append(f"({alias}.expires_at IS NULL OR {alias}.expires_at > ?)")
+            args.append(where.live_at)
         return " AND ".join(clauses), args
 
     # -- realms and projects --------------------------------------------------
@@ -230,8 +244,10 @@ class SqliteTransaction:
     def delete_project(self, realm: str, name: str) -> None:
         self.con.execute("DELETE FROM projects WHERE realm = ? AND name = ?", (realm, name))
 
-    def count_memories(self, realm: str, scope: str | None = None) -> int:
-        if scope is None:
+    def count_memories(self, realm: str | None, scope: str | None = None) -> int:
+        if realm is None:
+            row = self.con.execute("SELECT count(*) FROM memories").fetchone()
+        elif scope is None:
             row = self.con.execute(
                 "SELECT count(*) FROM memories WHERE realm = ?", (realm,)
             ).fetchone()
@@ -392,6 +408,133 @@ class SqliteTransaction:
             hits.append(LexicalHit(memory_id, score, matched))
         hits.sort(key=lambda h: (-h.score, h.memory_id))
         return hits[:limit]
+
+    # -- search keys --------------------------------------------------------------
+
+    _KEY_COLUMNS = "num, id, realm, name, thread, subject, description, body, valid_from, context"
+
+    def key_sources(self, ids: Sequence[str]) -> list[KeySource]:
+        found: list[KeySource] = []
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            rows = self.con.execute(
+                f"SELECT {self._KEY_COLUMNS} FROM memories "
+                f"WHERE id IN ({', '.join('?' * len(part))})",
+                part,
+            )
+            found.extend(KeySource(*row) for row in rows)
+        return found
+
+    def thread_neighbours(
+        self, realm: str, thread: str, num: int, radius: int
+    ) -> tuple[list[KeySource], list[KeySource]]:
+        sql = (
+            f"SELECT {self._KEY_COLUMNS} FROM memories WHERE realm = ? AND thread = ? "
+            "AND num {op} ? ORDER BY num {order} LIMIT ?"
+        )
+        args = (realm, thread, num, radius)
+        before = self.con.execute(sql.format(op="<", order="DESC"), args).fetchall()
+        after = self.con.execute(sql.format(op=">", order="ASC"), args).fetchall()
+        return [KeySource(*r) for r in before], [KeySource(*r) for r in after]
+
+    def thread_adjacent(self, ids: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
+        found: dict[str, tuple[str | None, str | None]] = {}
+        side = (
+            "(SELECT o.id FROM memories o WHERE o.realm = m.realm AND o.thread = m.thread "
+            "AND o.num {op} m.num ORDER BY o.num {order} LIMIT 1)"
+        )
+        before, after = side.format(op="<", order="DESC"), side.format(op=">", order="ASC")
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            rows = self.con.execute(
+                f"SELECT m.id, {before}, {after} FROM memories m "
+                f"WHERE m.id IN ({', '.join('?' * len(part))}) AND m.thread IS NOT NULL",
+                part,
+            )
+            found.update((row[0], (row[1], row[2])) for row in rows)
+        return found
+
+    def iter_key_sources(self, after_num: int, limit: int) -> list[KeySource]:
+        rows = self.con.execute(
+            f"SELECT {self._KEY_COLUMNS} FROM memories WHERE num > ? ORDER BY num LIMIT ?",
+            (after_num, limit),
+        )
+        return [KeySource(*r) for r in rows]
+
+    def set_keys(self, keys: Sequence[SearchKey]) -> None:
+        self.con.executemany(
+            "UPDATE memories SET context = ? WHERE num = ? AND context != ?",
+            [(k.context, k.num, k.context) for k in keys],
+        )
+        self.con.executemany(
+            # REPLACE deletes the old row: the new one takes a fresh, higher ``vec``.
+            "INSERT OR REPLACE INTO memory_vectors(memory_num, model, dim, vector) "
+            "VALUES (?, ?, ?, ?)",
+            [
+                (k.num, v.model, v.dim, v.vector.astype("<f4").tobytes())
+                for k in keys
+                if (v := k.vector) is not None
+            ],
+        )
+        self.con.executemany(
+            "DELETE FROM memory_vectors WHERE memory_num = ?",
+            [(k.num,) for k in keys if k.vector is None],
+        )
+
+    def vectors_after(self, vec: int) -> Iterator[StoredVector]:
+        rows = self.con.execute(
+            "SELECT v.vec, v.memory_num, v.model, v.dim, v.vector, m.realm "
+            "FROM memory_vectors v JOIN memories m ON m.num = v.memory_num "
+            "WHERE v.vec > ? ORDER BY v.vec",
+            (vec,),
+        )
+        for v, num, model, dim, blob, realm in rows:
+            yield StoredVector(v, num, model, dim, np.frombuffer(blob, dtype="<f4"), realm)
+
+    def vector_nums(self, model: str) -> set[int]:
+        rows = self.con.execute("SELECT memory_num FROM memory_vectors WHERE model = ?", (model,))
+        return {r[0] for r in rows}
+
+    def vector_count(self, model: str) -> int:
+        row = self.con.execute("SELECT count(*) FROM memory_vectors WHERE model = ?", (model,))
+        return int(row.fetchone()[0])
+
+    def vector_counts(self, realm: str | None = None) -> dict[str, int]:
+        if realm is None:
+            rows = self.con.execute("SELECT model, count(*) FROM memory_vectors GROUP BY model")
+        else:
+            rows = self.con.execute(
+                "SELECT v.model, count(*) FROM memory_vectors v "
+                "JOIN memories m ON m.num = v.memory_num WHERE m.realm = ? GROUP BY v.model",
+                (realm,),
+            )
+        return {model: count for model, count in rows}
+
+    def filter_nums(self, where: MemoryFilter, nums: Sequence[int]) -> dict[int, str]:
+        clause, args = self._filter_sql(where)
+        found: dict[int, str] = {}
+        for start in range(0, len(nums), 500):
+            part = list(nums[start : start + 500])
+            # CROSS JOIN keeps the numbers outermost: each row is fetched by its key, never
+            # by scanning the realm's index (which the planner would pick without stats).
+            rows = self.con.execute(
+                f"WITH c(num) AS (VALUES {', '.join(['(?)'] * len(part))}) "
+                f"SELECT m.num, m.id FROM c CROSS JOIN memories m ON m.num = c.num "
+                f"WHERE {clause}",
+                [*part, *args],
+            )
+            found.update(rows)
+        return found
+
+    def subjects_named(self, realm: str, phrases: Sequence[str]) -> list[str]:
+        if not phrases:
+            return []
+        rows = self.con.execute(
+            "SELECT DISTINCT subject FROM memories WHERE realm = ? AND subject COLLATE NOCASE "
+            f"IN ({', '.join('?' * len(phrases))})",
+            [realm, *phrases],
+        )
+        return [r[0] for r in rows]
 
     # -- the event log ---------------------------------------------------------
 

@@ -11,7 +11,7 @@ seen):
 
 * the rarest terms whose counts add up to at most ``COMMON`` **lead**: only
   rows holding one of them are candidates, ranked by BM25 over the lead terms
-  (field weights name 10, description 5, body 1);
+  (field weights name 10, description 5, body 1, context 0.4);
 * the common terms then add a bounded bonus to each candidate that holds
   them, weighted by field and by an IDF estimate — a tie-breaker among rows
   that share the rare words, as BM25 would do with them;
@@ -35,9 +35,13 @@ from retain.storage.base import LexicalHit
 COMMON = 2000
 WINDOW = 120
 CANDIDATES = 4  # rows ranked per result asked for, before filters
-FIELD_WEIGHTS = (10.0, 5.0, 1.0)  # name, description, body
+# name, description, body, and the derived context (date, subject, thread neighbours)
+FIELD_WEIGHTS = (10.0, 5.0, 1.0, 0.4)
 MIN_PREFIX = 4
-_BM25 = "bm25(memories_fts, 10.0, 5.0, 1.0)"
+_BM25 = "bm25(memories_fts, " + ", ".join(map(str, FIELD_WEIGHTS)) + ")"
+
+
+_TEXTS = "coalesce(m.name, ''), m.description, m.body, m.context"
 
 
 def quote(term: str) -> str:
@@ -182,7 +186,7 @@ class FtsSearch:
         texts: bool,
     ) -> list[tuple[Any, ...]]:
         """Lead rows by BM25, best first."""
-        columns = "m.id, -f.s" + (", coalesce(m.name, ''), m.description, m.body" if texts else "")
+        columns = "m.id, -f.s" + (f", {_TEXTS}" if texts else "")
         cap = max(limit * CANDIDATES, 16)
         key = f"{_BM25} AS s"
         return self._first(columns, key, "s", expression, cap, filter_sql, filter_args, limit)
@@ -233,7 +237,7 @@ class FtsSearch:
         phrases = [phrase for _, phrase, _ in stats]
         joined = "-".join(typed)
         names = list(dict.fromkeys([*typed, joined, *(w.lower() for w in typed), joined.lower()]))
-        texts = "m.id, coalesce(m.name, ''), m.description, m.body"
+        texts = f"m.id, {_TEXTS}"
         named = self.con.execute(
             f"SELECT {texts} FROM memories m WHERE m.name IN ({', '.join('?' * len(names))}) "
             f"AND {filter_sql}",

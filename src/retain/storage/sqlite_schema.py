@@ -172,7 +172,68 @@ def _m001_foundation(con: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, "foundation", _m001_foundation),)
+def _m002_retrieval(con: sqlite3.Connection) -> None:
+    """Threads, subjects and the derived search key: a context column and vectors.
+
+    ``context`` is derived (a memory's date and its thread neighbours' words),
+    so the full-text index is recreated with it as a fourth, lightly weighted
+    column and rebuilt from the table.
+    """
+    run_script(
+        con,
+        """
+        ALTER TABLE memories ADD COLUMN thread TEXT;
+        ALTER TABLE memories ADD COLUMN context TEXT NOT NULL DEFAULT '';
+        CREATE INDEX memories_thread ON memories(realm, thread, num) WHERE thread IS NOT NULL;
+        CREATE INDEX memories_subject ON memories(realm, subject COLLATE NOCASE)
+            WHERE subject IS NOT NULL;
+
+        DROP TRIGGER memories_fts_ai;
+        DROP TRIGGER memories_fts_ad;
+        DROP TRIGGER memories_fts_au;
+        DROP TABLE memories_fts;
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+            name, description, body, context,
+            content='memories', content_rowid='num',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories BEGIN
+            INSERT INTO memories_fts(rowid, name, description, body, context)
+                VALUES (new.num, new.name, new.description, new.body, new.context);
+        END;
+        CREATE TRIGGER memories_fts_ad AFTER DELETE ON memories BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, name, description, body, context)
+                VALUES ('delete', old.num, old.name, old.description, old.body, old.context);
+        END;
+        CREATE TRIGGER memories_fts_au AFTER UPDATE OF name, description, body, context
+            ON memories
+        BEGIN
+            INSERT INTO memories_fts(memories_fts, rowid, name, description, body, context)
+                VALUES ('delete', old.num, old.name, old.description, old.body, old.context);
+            INSERT INTO memories_fts(rowid, name, description, body, context)
+                VALUES (new.num, new.name, new.description, new.body, new.context);
+        END;
+        INSERT INTO memories_fts(memories_fts) VALUES ('rebuild');
+
+        -- Vectors are derived: one per memory, tagged with the model that made it.
+        -- ``vec`` only grows, so a reader refreshes its in-memory matrix from the
+        -- rows above the last one it saw.
+        CREATE TABLE memory_vectors (
+            vec INTEGER PRIMARY KEY AUTOINCREMENT,
+            memory_num INTEGER NOT NULL UNIQUE REFERENCES memories(num) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vector BLOB NOT NULL
+        );
+        CREATE INDEX memory_vectors_model ON memory_vectors(model);
+        """,
+    )
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "foundation", _m001_foundation),
+    Migration(2, "retrieval", _m002_retrieval),
+)
 
 
 def latest_version() -> int:

@@ -1,0 +1,178 @@
+"""A memory's search key: the words and the vector it is found by.
+
+Besides its own name, description and body, a memory is found by its
+*context*, derived and lightly weighted:
+
+* the day it held (``valid_from``) in words — "8 May 2023" — so a question
+  that names the day or month finds it;
+* its subject — who said it or whom it is about;
+* the text of its thread neighbours, up to ``RADIUS`` memories either side
+  in the order they were written. A conversational turn rarely repeats its
+  topic ("yes, last Tuesday!"); the turns around it do.
+
+The vector is the embedding of the memory's own text, nudged toward its
+neighbours': ``normalise(e(own) + NEIGHBOUR_WEIGHT × e(neighbours))``.
+Context and vector are derived data: rebuilt from the rows at any time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import tzinfo
+
+import numpy as np
+
+from retain.chrono import parse_stamp
+from retain.model import Memory
+from retain.search.embed import Embedder, Matrix, check_shape, normalised
+from retain.storage.base import KeySource, SearchKey, StoredVector, Transaction
+
+RADIUS = 2
+NEIGHBOUR_CHARS = 600  # of each neighbour's text
+OWN_CHARS = 4000  # of a memory's own text, for its vector
+NEIGHBOUR_WEIGHT = 0.8
+
+
+def source_changed(before: Memory, after: Memory) -> bool:
+    """Whether a change reaches the search key (tags and priority, say, do not)."""
+    return any(
+        getattr(before, f) != getattr(after, f)
+        for f in ("name", "description", "body", "subject", "thread", "valid_from")
+    )
+
+
+def own_text(source: KeySource) -> str:
+    """What the memory says, as its vector reads it: name, subject, description, body."""
+    named = source.name.replace("-", " ") + ". " if source.name else ""
+    head = named + (f"{source.subject}: " if source.subject else "")
+    text = source.description if not source.body else f"{source.description}\n{source.body}"
+    return (head + text)[:OWN_CHARS]
+
+
+def neighbour_text(source: KeySource) -> str:
+    return (source.body or source.description)[:NEIGHBOUR_CHARS]
+
+
+def day_words(valid_from: str | None, zone: tzinfo | None) -> str:
+    """``valid_from`` as a reader writes a day: "8 May 2023"."""
+    if not valid_from:
+        return ""
+    moment = parse_stamp(valid_from).astimezone(zone)
+    return f"{moment.day} {moment.strftime('%B')} {moment.year}"
+
+
+def context(
+    source: KeySource, neighbours: Sequence[KeySource], zone: tzinfo | None
+) -> tuple[str, str]:
+    """(the context column's words, the neighbours' text for the vector)."""
+    around = " ".join(neighbour_text(n) for n in neighbours)
+    head = " ".join(p for p in (day_words(source.valid_from, zone), source.subject or "") if p)
+    return "\n".join(p for p in (head, around) if p), around
+
+
+BATCH = 2048  # memories embedded at a time
+
+
+class Rekey:
+    """The memories a write touched, whose search keys are made again before it commits.
+
+    A memory's key holds its thread neighbours' words, so touching one memory
+    re-keys the neighbours around it too; a memory leaving its place (deleted,
+    or moved to another thread) re-keys the neighbours it leaves.
+    """
+
+    def __init__(self) -> None:
+        self.ids: set[str] = set()
+
+    def touch(self, memory_id: str) -> None:
+        self.ids.add(memory_id)
+
+    def leave(self, tx: Transaction, memory_id: str) -> None:
+        """Call before ``memory_id`` is deleted or leaves its thread."""
+        for source in tx.key_sources([memory_id]):
+            if source.thread:
+                before, after = tx.thread_neighbours(
+                    source.realm, source.thread, source.num, RADIUS
+                )
+                self.ids.update(n.memory_id for n in (*before, *after))
+
+    def apply(
+        self,
+        tx: Transaction,
+        embedder: Embedder | None,
+        zone: tzinfo | None,
+        *,
+        everything: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Re-key what was touched (and the neighbours whose context changed); returns how many.
+
+        ``everything`` re-embeds each touched memory even when its context is unchanged.
+        """
+        touched = {s.num: s for s in tx.key_sources(sorted(self.ids))}
+        hoods: dict[int, list[KeySource]] = {}
+        affected = dict(touched)
+        for source in touched.values():
+            hoods[source.num] = _neighbours(tx, source, affected)
+        for num, source in list(affected.items()):
+            if num not in hoods:
+                hoods[num] = _neighbours(tx, source, None)
+        chosen = [
+            (source, hoods[num])
+            for num, source in sorted(affected.items())
+            if num in touched
+            or everything
+            or context(source, hoods[num], zone)[0] != source.context
+        ]
+        for start in range(0, len(chosen), BATCH):
+            part = chosen[start : start + BATCH]
+            tx.set_keys(build(embedder, [s for s, _ in part], [h for _, h in part], zone))
+            if progress is not None:
+                progress(start + len(part), len(chosen))
+        return len(chosen)
+
+
+def _neighbours(
+    tx: Transaction, source: KeySource, collect: dict[int, KeySource] | None
+) -> list[KeySource]:
+    """``source``'s thread neighbours in thread order; adds them to ``collect``."""
+    if not source.thread:
+        return []
+    before, after = tx.thread_neighbours(source.realm, source.thread, source.num, RADIUS)
+    if collect is not None:
+        for n in (*before, *after):
+            collect.setdefault(n.num, n)
+    return [*reversed(before), *after]
+
+
+def build(
+    embedder: Embedder | None,
+    sources: Sequence[KeySource],
+    neighbourhoods: Sequence[Sequence[KeySource]],
+    zone: tzinfo | None,
+) -> list[SearchKey]:
+    """The search keys of ``sources``, each with its thread neighbours."""
+    if not sources:
+        return []
+    contexts = [context(s, n, zone) for s, n in zip(sources, neighbourhoods, strict=True)]
+    if embedder is None:
+        return [
+            SearchKey(s.num, words, None) for s, (words, _) in zip(sources, contexts, strict=True)
+        ]
+    own = embed(embedder, [own_text(s) for s in sources])
+    arounds = [i for i, (_, around) in enumerate(contexts) if around]
+    if arounds:
+        extra = embed(embedder, [contexts[i][1] for i in arounds])
+        own[arounds] += NEIGHBOUR_WEIGHT * extra
+        own = normalised(own)
+    return [
+        SearchKey(s.num, words, StoredVector(0, s.num, embedder.model_id, embedder.dim, own[i]))
+        for i, (s, (words, _)) in enumerate(zip(sources, contexts, strict=True))
+    ]
+
+
+def embed(embedder: Embedder, texts: Sequence[str]) -> Matrix:
+    """``texts`` embedded, checked for shape and dimension."""
+    if not texts:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    return check_shape(embedder, embedder.embed(texts), len(texts))

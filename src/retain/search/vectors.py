@@ -1,0 +1,218 @@
+"""The semantic sense: an exact cosine scan over one model's vectors, in memory.
+
+The vectors of the model in use are held as one contiguous float32 matrix
+(rows are unit length, so a matrix-vector product is the cosine of every
+memory at once: about 25 GB/s here, ~4 ms for 100k × 256). It is refreshed
+incrementally: the store numbers every vector it writes (``vec``, always
+growing), and a refresh reads only the rows past the last one seen. A memory
+deleted since leaves a row that the governance filter turns away; the matrix
+is reconciled with the store whenever new rows arrive and the counts differ.
+
+Scoring is exact — no approximate index that could miss older evidence — and
+governance comes first in effect: the best rows are looked up through the
+caller's filter, and the scan widens until enough pass or every row was seen.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from retain.errors import DimensionMismatch
+from retain.search.embed import Matrix
+from retain.search.lexical import SEMANTIC, SenseHits
+from retain.storage.base import LexicalHit, MemoryFilter, StoredVector, Transaction
+
+GROWTH = 1.5
+
+# A reference population for the semantic gate: what unrelated text scores against
+# a query. It joins the store's own memories when the gate's mean is taken, so a
+# store of three memories has a baseline as well as a store of a million.
+BACKGROUND = (
+    "The meeting was moved to Thursday afternoon.",
+    "She bought fresh bread and cheese at the market.",
+    "The server restarted after the kernel update.",
+    "We hiked to the lake and camped overnight.",
+    "The invoice is due at the end of the month.",
+    "He has been learning to play the guitar.",
+    "The recipe needs two eggs and a cup of flour.",
+    "Traffic on the bridge was slow this morning.",
+    "The library closes early on public holidays.",
+    "Our team shipped the new release yesterday.",
+    "The cat sleeps on the windowsill all day.",
+    "Interest rates rose for the third time this year.",
+    "The museum opened an exhibition of old maps.",
+    "Remember to water the plants on the balcony.",
+    "The flight to Berlin was delayed by two hours.",
+    "My sister started a new job at the hospital.",
+    "The database backup runs every night at two.",
+    "They painted the kitchen a pale shade of green.",
+    "The football match ended in a draw.",
+    "Use the staging environment before deploying.",
+    "The children built a sandcastle on the beach.",
+    "The committee approved the annual budget.",
+    "Our neighbour plays the piano in the evenings.",
+    "The password must be at least twelve characters.",
+    "We watched a documentary about deep sea fish.",
+    "The bakery on the corner sells great croissants.",
+    "The report summarises last quarter's sales.",
+    "It rained all weekend, so we stayed inside.",
+    "The doctor recommended more sleep and exercise.",
+    "The train station is a short walk from the hotel.",
+    "Please send the slides before the presentation.",
+    "The garden is full of tomatoes this summer.",
+    "He fixed the bicycle's flat tyre himself.",
+    "The concert tickets sold out in an hour.",
+    "The API returns a list of users as JSON.",
+    "Grandma told stories about her childhood farm.",
+    "The new policy applies from the first of May.",
+    "I prefer tea to coffee in the afternoon.",
+    "The river flooded the fields after the storm.",
+    "She is writing a novel set in the nineteenth century.",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    num: int
+    score: float
+
+
+class VectorIndex:
+    """Every vector of one model, as rows of a matrix, with their memory numbers.
+
+    ``_row_of[num]`` is the row of memory ``num`` (-1: none): an array, not a
+    dict, so a million memories cost 4 MB of bookkeeping, not a hundred.
+    """
+
+    def __init__(self, model: str, dim: int) -> None:
+        self.model = model
+        self.dim = dim
+        self._matrix: Matrix = np.zeros((0, dim), dtype=np.float32)
+        self._nums = np.zeros(0, dtype=np.int64)
+        self._row_of = np.full(0, -1, dtype=np.int32)
+        self._realm = np.zeros(0, dtype=np.int32)  # each row's realm, as a code
+        self._codes: dict[str, int] = {}
+        self._size = 0
+        self._seen = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return self._size
+
+    def refresh(self, tx: Transaction) -> None:
+        """Take in the vectors written since the last refresh."""
+        with self._lock:
+            if self._seen == 0:  # the first load: size the matrix once
+                self._reserve(tx.vector_count(self.model))
+            fresh = False
+            for stored in tx.vectors_after(self._seen):
+                fresh = True
+                self._seen = max(self._seen, stored.vec)
+                if stored.model == self.model:
+                    self._put(stored)
+            if fresh and tx.vector_count(self.model) != self._size:
+                self._keep(tx.vector_nums(self.model))
+
+    def _reserve(self, rows: int) -> None:
+        if rows <= len(self._nums):
+            return
+        matrix = np.zeros((rows, self.dim), dtype=np.float32)
+        matrix[: self._size] = self._matrix[: self._size]
+        nums = np.zeros(rows, dtype=np.int64)
+        nums[: self._size] = self._nums[: self._size]
+        realms = np.zeros(rows, dtype=np.int32)
+        realms[: self._size] = self._realm[: self._size]
+        self._matrix, self._nums, self._realm = matrix, nums, realms
+
+    def _put(self, stored: StoredVector) -> None:
+        if stored.dim != self.dim:
+            raise DimensionMismatch(
+                f"memory #{stored.num} has a {stored.dim}-dimensional vector of {self.model}, "
+                f"which makes {self.dim}-dimensional ones",
+                remedy="run `retain reindex` to embed every memory again with one model",
+                model=self.model,
+                expected_dim=self.dim,
+                actual_dim=stored.dim,
+            )
+        if stored.num >= len(self._row_of):
+            grown = np.full(int((stored.num + 1) * GROWTH) + 1, -1, dtype=np.int32)
+            grown[: len(self._row_of)] = self._row_of
+            self._row_of = grown
+        row = int(self._row_of[stored.num])
+        if row < 0:
+            if self._size == len(self._nums):
+                self._reserve(int(self._size * GROWTH) + 1024)
+            row = self._size
+            self._size += 1
+            self._row_of[stored.num] = row
+            self._nums[row] = stored.num
+        self._matrix[row] = stored.vector
+        self._realm[row] = self._codes.setdefault(stored.realm, len(self._codes))
+
+    def _keep(self, live: set[int]) -> None:
+        """Drop the rows of memories that no longer have a vector of this model."""
+        keep = [row for row in range(self._size) if int(self._nums[row]) in live]
+        self._matrix[: len(keep)] = self._matrix[keep]
+        self._nums[: len(keep)] = self._nums[keep]
+        self._realm[: len(keep)] = self._realm[keep]
+        self._size = len(keep)
+        self._row_of[:] = -1
+        self._row_of[self._nums[: self._size]] = np.arange(self._size, dtype=np.int32)
+
+    def scores(self, queries: Matrix, realm: str) -> Matrix:
+        """Cosine of each query (a row) against every memory (a column) of ``realm``;
+        the other realms' columns are -inf: nothing crosses realms, not even a mean."""
+        if queries.shape[1] != self.dim:
+            raise DimensionMismatch(
+                f"a {queries.shape[1]}-dimensional query met {self.dim}-dimensional vectors "
+                f"of {self.model}",
+                remedy="run `retain reindex` after changing the embedder",
+                expected_dim=self.dim,
+                actual_dim=int(queries.shape[1]),
+            )
+        result: Matrix = queries @ self._matrix[: self._size].T
+        code = self._codes.get(realm)
+        if code is None:
+            result[:] = -np.inf
+        elif len(self._codes) > 1:
+            result[:, self._realm[: self._size] != code] = -np.inf
+        return result
+
+    def nums(self) -> npt.NDArray[np.int64]:
+        return self._nums[: self._size]
+
+
+def search(
+    tx: Transaction,
+    index: VectorIndex,
+    where: MemoryFilter,
+    scores: Matrix,
+    *,
+    depth: int,
+    gate: float,
+) -> SenseHits:
+    """The ``depth`` best memories by cosine that pass ``where`` and the gate."""
+    nums = index.nums()
+    eligible = int(np.count_nonzero(scores >= gate))
+    hits: list[LexicalHit] = []
+    start, stop = 0, min(max(depth * 4, 64), eligible)
+    while start < stop:
+        if stop < len(scores):
+            top = np.argpartition(-scores, stop - 1)[:stop]
+        else:
+            top = np.arange(len(scores))
+        top = top[np.argsort(-scores[top], kind="stable")]
+        rows = top[start:stop]
+        passed = tx.filter_nums(where, [int(nums[r]) for r in rows])
+        for row in rows:
+            memory_id = passed.get(int(nums[row]))
+            if memory_id is not None:
+                hits.append(LexicalHit(memory_id, float(scores[row])))
+        if len(hits) >= depth:
+            break
+        start, stop = stop, min(stop * 4, eligible)
+    return SenseHits(SEMANTIC, tuple(hits[:depth]))

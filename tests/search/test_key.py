@@ -1,0 +1,155 @@
+"""Search keys: a memory's context words (day, subject, thread neighbours) and its vector."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from tests.conftest import AxisEmbedder, ServiceFactory
+
+from retain import errors
+from retain.search.lexical import STEM
+from retain.service import MemoryService
+from retain.storage.base import Transaction
+
+TURNS = (
+    "We adopted a kitten last week",
+    "She is called Miso",
+    "The vet said she is healthy",
+    "Next visit is in June",
+    "Bring the blue carrier",
+)
+
+
+def context(service: MemoryService, name: str) -> str:
+    memory_id = service.get(name).memory.id
+    (source,) = service.backend.read(lambda tx: tx.key_sources([memory_id]))
+    return source.context
+
+
+def vectors(service: MemoryService) -> dict[str, list[float]]:
+    """Each memory's stored vector, by name."""
+
+    ids = [m.id for m in service.list_memories()]
+
+    def run(tx: Transaction) -> dict[str, list[float]]:
+        by_num = {v.num: v.vector.tolist() for v in tx.vectors_after(0)}
+        return {s.name or "": by_num[s.num] for s in tx.key_sources(ids) if s.num in by_num}
+
+    return service.backend.read(run)
+
+
+def write_turns(service: MemoryService, thread: str = "chat-1") -> None:
+    for i, text in enumerate(TURNS, start=1):
+        service.write(f"t{i}", description=text, thread=thread)
+
+
+def test_a_turn_is_keyed_with_up_to_two_neighbours_each_side_in_write_order(
+    lexical_service: MemoryService,
+) -> None:
+    write_turns(lexical_service)
+    one, two, three, four, five = TURNS
+    assert context(lexical_service, "t1") == f"{two} {three}"
+    assert context(lexical_service, "t2") == f"{one} {three} {four}"
+    assert context(lexical_service, "t3") == f"{one} {two} {four} {five}"
+    assert context(lexical_service, "t5") == f"{three} {four}"
+
+
+def test_a_word_only_a_neighbour_says_finds_the_turn_too(lexical_service: MemoryService) -> None:
+    write_turns(lexical_service)
+    lexical_service.write("elsewhere", description="Miso soup recipe")
+    hits = {h.memory.name: h for h in lexical_service.search("kitten").hits}
+    assert set(hits) == {"t1", "t2", "t3"}  # t1 says it; t2 and t3 have it within two turns
+    assert all(STEM in h.senses for h in hits.values())
+
+
+def test_a_neighbour_is_keyed_by_its_body_when_it_has_one(lexical_service: MemoryService) -> None:
+    lexical_service.write("a", description="Kitten", body="We adopted a kitten", thread="t")
+    lexical_service.write("b", description="Name", thread="t")
+    assert context(lexical_service, "b") == "We adopted a kitten"
+
+
+def test_context_holds_the_day_and_the_subject(lexical_service: MemoryService) -> None:
+    lexical_service.write(
+        "miso", description="She is called Miso", subject="Caroline", valid_from="2023-05-08"
+    )
+    assert context(lexical_service, "miso") == "8 May 2023 Caroline"
+    assert [h.memory.name for h in lexical_service.search("May 2023").hits] == ["miso"]
+    lexical_service.write("miso", subject="", valid_from="")
+    assert context(lexical_service, "miso") == ""
+
+
+def test_writing_into_a_thread_rekeys_the_turns_before_it(lexical_service: MemoryService) -> None:
+    lexical_service.write("t1", description=TURNS[0], thread="chat-1")
+    assert context(lexical_service, "t1") == ""
+    lexical_service.write("t2", description=TURNS[1], thread="chat-1")
+    assert context(lexical_service, "t1") == TURNS[1]
+
+
+def test_deleting_a_turn_rekeys_the_neighbours_it_leaves(lexical_service: MemoryService) -> None:
+    write_turns(lexical_service)
+    lexical_service.delete("t3")
+    one, two, _, four, five = TURNS
+    assert context(lexical_service, "t1") == f"{two} {four}"
+    assert context(lexical_service, "t2") == f"{one} {four} {five}"
+    assert context(lexical_service, "t4") == f"{one} {two} {five}"
+    assert context(lexical_service, "t5") == f"{two} {four}"
+
+
+def test_moving_a_turn_to_another_thread_rekeys_both_threads(
+    lexical_service: MemoryService,
+) -> None:
+    write_turns(lexical_service)
+    lexical_service.write("other", description="Different chat", thread="chat-2")
+    lexical_service.write("t3", thread="chat-2")
+    one, two, three, four, five = TURNS
+    assert context(lexical_service, "t2") == f"{one} {four} {five}"
+    assert context(lexical_service, "t4") == f"{one} {two} {five}"
+    assert context(lexical_service, "t3") == "Different chat"
+    assert context(lexical_service, "other") == three
+    lexical_service.write("t3", thread="")  # out of every thread
+    assert context(lexical_service, "t3") == ""
+    assert context(lexical_service, "other") == ""
+
+
+def test_a_change_that_is_not_text_keeps_the_key(lexical_service: MemoryService) -> None:
+    write_turns(lexical_service)
+    before = [context(lexical_service, f"t{i}") for i in range(1, 6)]
+    lexical_service.write("t3", tags=["vet"], priority=2)
+    assert [context(lexical_service, f"t{i}") for i in range(1, 6)] == before
+
+
+def test_threads_and_subjects_are_one_line(lexical_service: MemoryService) -> None:
+    for field in ("thread", "subject"):
+        with pytest.raises(errors.InvalidValue):
+            lexical_service.write("n", description="A note", **{field: "two\nlines"})
+        with pytest.raises(errors.InvalidValue):
+            lexical_service.write("n", description="A note", **{field: "x" * 201})
+
+
+def test_a_memory_vector_is_its_own_text_nudged_toward_its_neighbours(
+    make_service: ServiceFactory,
+) -> None:
+    service = make_service(embedder=AxisEmbedder())
+    service.write("a", description="a hound barked", thread="t")
+    service.write("b", description="the tabby hid", thread="t")
+    service.write("c", description="then the truck left", thread="t")
+    service.write("solo", description="the tabby again")
+    keyed = vectors(service)
+    # b: e(own) = cat axis; e(neighbours' text) = (dog + car) / sqrt 2
+    x, y = 1.0, 0.8 / math.sqrt(2)
+    norm = math.sqrt(x * x + 2 * y * y)
+    assert keyed["b"] == pytest.approx([x / norm, y / norm, y / norm, 0.0])
+    # a: its neighbours b and c (cat + car) / sqrt 2 nudge the dog axis
+    assert keyed["a"] == pytest.approx([y / norm, x / norm, y / norm, 0.0])
+    assert keyed["solo"] == [1.0, 0.0, 0.0, 0.0]
+
+
+def test_a_memory_vector_reads_its_name_and_subject(make_service: ServiceFactory) -> None:
+    embedder = AxisEmbedder()
+    service = make_service(embedder=embedder)
+    service.write("truck-notes", description="Tyres are due", subject="hound", body="rain")
+    assert embedder.calls[-1] == ["truck notes. hound: Tyres are due\nrain"]
+    vector = np.asarray(vectors(service)["truck-notes"])
+    assert vector == pytest.approx(np.array([0.0, 1.0, 1.0, 1.0]) / math.sqrt(3))

@@ -1,0 +1,407 @@
+"""The semantic sense: the in-memory vector index, its gate, and vectors in step with the store."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+from tests.conftest import AxisEmbedder, ServiceFactory, store_state
+
+from retain import errors
+from retain.model import WriteRequest
+from retain.search.lexical import SEMANTIC
+from retain.search.rank import semantic_gate
+from retain.search.vectors import BACKGROUND, VectorIndex
+from retain.service import MemoryService
+from retain.storage.base import StoredVector
+
+# -- the index, against a stand-in for the store's vector table -------------------------------
+
+
+class VectorTable:
+    """The three reads ``VectorIndex.refresh`` makes, over rows held in a list.
+
+    Every row is of realm "r" unless it is put in another."""
+
+    def __init__(self) -> None:
+        self.rows: list[StoredVector] = []
+        self.asked_after: list[int] = []
+        self._vec = 0
+
+    def put(
+        self,
+        num: int,
+        vector: Sequence[float],
+        model: str = "m",
+        dim: int | None = None,
+        realm: str = "r",
+    ) -> None:
+        self.rows = [r for r in self.rows if r.num != num]
+        self._vec += 1
+        array = np.asarray(vector, dtype=np.float32)
+        self.rows.append(StoredVector(self._vec, num, model, dim or len(array), array, realm))
+
+    def drop(self, num: int) -> None:
+        self.rows = [r for r in self.rows if r.num != num]
+
+    def vectors_after(self, vec: int) -> list[StoredVector]:
+        self.asked_after.append(vec)
+        return [r for r in self.rows if r.vec > vec]
+
+    def vector_count(self, model: str) -> int:
+        return sum(r.model == model for r in self.rows)
+
+    def vector_nums(self, model: str) -> set[int]:
+        return {r.num for r in self.rows if r.model == model}
+
+
+def scores_by_num(index: VectorIndex, query: Sequence[float], realm: str = "r") -> dict[int, float]:
+    row = index.scores(np.asarray([query], dtype=np.float32), realm)[0]
+    return {int(n): float(s) for n, s in zip(index.nums(), row, strict=True)}
+
+
+def test_index_reads_only_the_vectors_written_since_its_last_refresh() -> None:
+    table, index = VectorTable(), VectorIndex("m", 2)
+    table.put(1, [1, 0])
+    table.put(2, [0, 1])
+    index.refresh(table)  # type: ignore[arg-type]
+    table.put(3, [1, 0])
+    index.refresh(table)  # type: ignore[arg-type]
+    index.refresh(table)  # type: ignore[arg-type]
+    assert table.asked_after == [0, 2, 3]
+    assert scores_by_num(index, [1, 0]) == {1: 1.0, 2: 0.0, 3: 1.0}
+
+
+def test_index_keeps_only_its_own_models_vectors() -> None:
+    table, index = VectorTable(), VectorIndex("m", 2)
+    table.put(1, [1, 0])
+    table.put(2, [0, 1, 0], model="other")
+    index.refresh(table)  # type: ignore[arg-type]
+    assert len(index) == 1
+    assert scores_by_num(index, [1, 0]) == {1: 1.0}
+
+
+def test_a_vector_written_again_replaces_its_row() -> None:
+    table, index = VectorTable(), VectorIndex("m", 2)
+    table.put(1, [1, 0])
+    table.put(2, [1, 0])
+    index.refresh(table)  # type: ignore[arg-type]
+    table.put(1, [0, 1])
+    index.refresh(table)  # type: ignore[arg-type]
+    assert len(index) == 2
+    assert scores_by_num(index, [0, 1]) == {1: 1.0, 2: 0.0}
+
+
+def test_rows_of_deleted_memories_leave_the_index_when_new_vectors_arrive() -> None:
+    table, index = VectorTable(), VectorIndex("m", 2)
+    for num in (1, 2, 3):
+        table.put(num, [1, 0])
+    index.refresh(table)  # type: ignore[arg-type]
+    table.drop(2)
+    table.put(4, [0, 1])
+    index.refresh(table)  # type: ignore[arg-type]
+    assert len(index) == 3
+    assert scores_by_num(index, [1, 0]) == {1: 1.0, 3: 1.0, 4: 0.0}
+
+
+def test_index_grows_past_its_first_allocation() -> None:
+    table, index = VectorTable(), VectorIndex("m", 2)
+    for num in range(1, 2501):
+        table.put(num, [1, 0] if num % 2 else [0, 1])
+    index.refresh(table)  # type: ignore[arg-type]
+    assert len(index) == 2500
+    scores = scores_by_num(index, [1, 0])
+    assert sum(scores.values()) == 1250.0
+    assert (scores[1], scores[2], scores[2499], scores[2500]) == (1.0, 0.0, 1.0, 0.0)
+
+
+def test_index_refuses_a_stored_vector_of_another_dimension() -> None:
+    table, index = VectorTable(), VectorIndex("m", 2)
+    table.put(7, [1, 0, 0])
+    with pytest.raises(errors.DimensionMismatch, match="memory #7 has a 3-dimensional vector"):
+        index.refresh(table)  # type: ignore[arg-type]
+
+
+def test_index_refuses_a_query_of_another_dimension() -> None:
+    table, index = VectorTable(), VectorIndex("m", 2)
+    table.put(1, [1, 0])
+    index.refresh(table)  # type: ignore[arg-type]
+    with pytest.raises(errors.DimensionMismatch) as caught:
+        index.scores(np.zeros((1, 3), dtype=np.float32), "r")
+    assert (caught.value.details["expected_dim"], caught.value.details["actual_dim"]) == (2, 3)
+
+
+def test_columns_of_other_realms_score_minus_infinity() -> None:
+    table, index = VectorTable(), VectorIndex("m", 2)
+    table.put(1, [1, 0], realm="home")
+    table.put(2, [1, 0], realm="work")
+    index.refresh(table)  # type: ignore[arg-type]
+    assert scores_by_num(index, [1, 0], "home") == {1: 1.0, 2: -math.inf}
+    assert scores_by_num(index, [1, 0], "work") == {1: -math.inf, 2: 1.0}
+    assert scores_by_num(index, [1, 0], "empty") == {1: -math.inf, 2: -math.inf}  # no vectors
+
+
+def test_rows_keep_their_realm_when_deleted_memories_leave_the_index() -> None:
+    table, index = VectorTable(), VectorIndex("m", 2)
+    table.put(1, [1, 0], realm="home")
+    table.put(2, [1, 0], realm="work")
+    table.put(3, [1, 0], realm="home")
+    index.refresh(table)  # type: ignore[arg-type]
+    table.drop(1)
+    table.put(4, [1, 0], realm="work")
+    index.refresh(table)  # type: ignore[arg-type]
+    assert scores_by_num(index, [1, 0], "home") == {2: -math.inf, 3: 1.0, 4: -math.inf}
+
+
+# -- the gate ---------------------------------------------------------------------------------
+
+
+def cosines(*values: float) -> npt.NDArray[np.float32]:
+    return np.asarray(values, dtype=np.float32)
+
+
+def test_the_gate_is_the_floor_or_the_mean_plus_the_margin() -> None:
+    assert semantic_gate(cosines(), cosines()) == 0.2
+    assert semantic_gate(cosines(0.0, 0.1, 0.0), cosines()) == 0.2  # 0.033 + 0.15 < the floor
+    assert semantic_gate(cosines(0.5, 0.5), cosines()) == pytest.approx(0.65)
+    assert semantic_gate(cosines(1.0, 0.0, 0.0, 0.0), cosines()) == pytest.approx(0.4)
+
+
+def test_the_gates_mean_takes_in_the_background_and_leaves_out_other_realms() -> None:
+    # one memory at 1.0 and three background sentences at 0: mean 0.25 + 0.15
+    assert semantic_gate(cosines(1.0), cosines(0.0, 0.0, 0.0)) == pytest.approx(0.4)
+    # the background alone, for a realm with no vectors: mean 0.4 + 0.15
+    assert semantic_gate(cosines(), cosines(0.4, 0.4)) == pytest.approx(0.55)
+    # columns of other realms (-inf) are not in the mean: (0.5 + 0.5 + 0.2) / 3 + 0.15
+    assert semantic_gate(cosines(0.5, -math.inf, 0.5), cosines(0.2)) == pytest.approx(0.55)
+
+
+def test_the_gate_sits_three_deviations_above_the_unrelated_sentences() -> None:
+    # background 0.1 and 0.5: mean 0.3, deviation 0.2, so 0.3 + 3 × 0.2 = 0.9, above
+    # the mean of everything (store 0.9 among them) plus the margin
+    assert semantic_gate(cosines(0.9), cosines(0.1, 0.5)) == pytest.approx(0.9)
+    # one topical sentence among many unrelated ones moves it only so far
+    background = cosines(1.0, *[0.0] * 39)
+    spread = float(np.std(np.array([1.0] + [0.0] * 39)))
+    assert semantic_gate(cosines(), background) == pytest.approx(0.025 + 3 * spread)
+
+
+# -- the semantic sense in search, with exact vectors -----------------------------------------
+
+
+@pytest.fixture
+def axes(make_service: ServiceFactory) -> MemoryService:
+    """A service embedding with ``AxisEmbedder``: one memory on each of three topics."""
+    service = make_service(embedder=AxisEmbedder())
+    service.write("pet", description="our tabby sleeps all day")
+    service.write("walks", description="the hound wants walks")
+    service.write("ride", description="the truck needs new tyres")
+    return service
+
+
+def names(service: MemoryService, *queries: str, **kw: object) -> list[str | None]:
+    return [h.memory.name for h in service.search(list(queries), **kw).hits]  # type: ignore[arg-type]
+
+
+def test_a_query_finds_a_memory_by_meaning_alone(axes: MemoryService) -> None:
+    (hit,) = axes.search("kitten").hits  # no stored word says kitten
+    assert (hit.memory.name, hit.senses) == ("pet", (SEMANTIC,))
+    # relevance 1 (the only hit); salience of a fresh priority-5 memory 19/30
+    assert hit.score == pytest.approx(0.85 + 0.15 * 19 / 30)
+
+
+def test_a_query_about_nothing_stored_finds_nothing_by_meaning(axes: MemoryService) -> None:
+    assert axes.search("snow").hits == ()  # orthogonal to every memory
+    assert axes.search("zebra").hits == ()  # no vector at all
+
+
+def test_a_store_of_one_memory_finds_it_by_meaning(make_service: ServiceFactory) -> None:
+    service = make_service(embedder=AxisEmbedder())
+    service.write("pet", description="our tabby sleeps all day")
+    # Cosine 1, against a mean of 2/41 over it and the background (whose one cat sentence
+    # scores 1, the rest 0): the gate is the floor, 0.2, not 1 + 0.15 as the store alone.
+    (hit,) = service.search("kitten").hits
+    assert (hit.memory.name, hit.senses) == ("pet", (SEMANTIC,))
+
+
+def test_a_query_near_everything_returns_no_least_bad_rows(make_service: ServiceFactory) -> None:
+    service = make_service(embedder=AxisEmbedder())
+    topics = ("tabby", "hound", "truck", "storm")
+    service.write_many(
+        [WriteRequest(f"m{i:03}", description=f"a {topics[i % 4]}") for i in range(100)]
+    )
+    # Cosine 0.5 with each memory and with the cat and storm sentences of the background,
+    # 0 with the other 38: the gate is (100 × 0.5 + 2 × 0.5) / 140 + 0.15 = 0.514.
+    assert service.search("kitten puppy car rain").hits == ()
+    assert len(service.search("kitten", limit=30).hits) == 25  # the 25 that stand out
+
+
+def test_a_weak_match_below_the_floor_is_not_a_semantic_hit(make_service: ServiceFactory) -> None:
+    words = {"kitten": (1.0, 0.0), "misty": (0.19, 0.98), "hazy": (0.21, 0.978), "rain": (0, 1)}
+    service = make_service(embedder=AxisEmbedder(words))
+    service.write("low", description="misty")
+    service.write("high", description="hazy")
+    for i in range(8):
+        service.write(f"r{i}", description="rain")
+    # cosines 0.19 and 0.21 against a mean of 0.4 / 50 (the background scores 0): only the
+    # floor (0.2) decides
+    assert names(service, "kitten") == ["high"]
+
+
+def test_a_memory_must_stand_out_against_the_background(make_service: ServiceFactory) -> None:
+    words = {"the": (1.0, 0.0), "kitten": (0.0, 1.0), "tabby": (0.0, 1.0)}
+    assert sum("the" in re.findall(r"[a-z]+", s.lower()) for s in BACKGROUND) == 37
+    service = make_service(embedder=AxisEmbedder(words))
+    service.write("plain", description="our tabby")  # cosine 0.71 with "the kitten"
+    service.write("echo", description="the tabby")  # cosine 1
+    # 37 background sentences hold "the" (0.71), 3 nothing (0): unrelated text scores
+    # 0.66 ± 0.23, so nothing stands three deviations above it.
+    assert service.search("the kitten").hits == ()
+    assert set(names(service, "kitten")) == {"plain", "echo"}  # the background scores 0
+
+
+def test_the_background_is_embedded_once_per_embedder(make_service: ServiceFactory) -> None:
+    embedder = AxisEmbedder()
+    service = make_service(embedder=embedder)
+    service.write("pet", description="our tabby sleeps all day")
+    service.search("kitten")
+    service.search("hound")
+    assert embedder.calls.count(list(BACKGROUND)) == 1
+    other = AxisEmbedder(model_id="fake:other")
+    make_service(embedder=other).search("kitten")
+    assert other.calls.count(list(BACKGROUND)) == 1
+
+
+def test_semantic_hits_obey_scopes_and_expiry(make_service: ServiceFactory) -> None:
+    service = make_service(embedder=AxisEmbedder())
+    service.add_project("a")
+    service.add_project("b")
+    service.write("pet-a", description="a tabby named Tom", project="a")
+    service.write("ride", description="the truck needs new tyres")
+    service.write("walks", description="the hound wants walks")
+    service.write("old-pet", description="a feline long gone", expires="2026-03-01T12:00:00Z")
+    assert names(service, "kitten", project="a") == ["pet-a"]
+    assert names(service, "kitten", project="b") == []
+    assert names(service, "kitten", expired=True) == ["old-pet"]
+
+
+def test_memories_written_after_a_search_are_found_by_the_next(
+    make_service: ServiceFactory,
+) -> None:
+    service = make_service(embedder=AxisEmbedder())
+    service.write("ride", description="the truck needs new tyres")
+    service.write("walks", description="the hound wants walks")
+    assert names(service, "kitten") == []
+    service.write("pet", description="our tabby sleeps all day")
+    assert names(service, "kitten") == ["pet"]
+
+
+def test_a_deleted_memory_is_not_found_by_meaning(axes: MemoryService) -> None:
+    assert names(axes, "kitten") == ["pet"]
+    axes.delete("pet")
+    assert names(axes, "kitten") == []
+    axes.write("pet", description="a new tabby arrived")
+    assert names(axes, "kitten") == ["pet"]
+
+
+def test_a_changed_text_moves_its_vector(axes: MemoryService) -> None:
+    assert names(axes, "kitten") == ["pet"]
+    axes.write("pet", description="our puppy sleeps all day")
+    assert names(axes, "kitten") == []
+    assert set(names(axes, "canine")) == {"walks", "pet"}
+
+
+def test_another_service_on_the_store_sees_new_vectors(make_service: ServiceFactory) -> None:
+    reader = make_service(embedder=AxisEmbedder())
+    writer = make_service(embedder=AxisEmbedder())
+    writer.write("ride", description="the truck needs new tyres")
+    writer.write("walks", description="the hound wants walks")
+    assert names(reader, "kitten") == []
+    writer.write("pet", description="our tabby sleeps all day")
+    assert names(reader, "kitten") == ["pet"]
+    writer.delete("pet")
+    assert names(reader, "kitten") == []
+
+
+# -- vectors and the embedder in use ----------------------------------------------------------
+
+
+def test_an_embedder_returning_another_dimension_is_refused_and_nothing_lands(
+    make_service: ServiceFactory,
+) -> None:
+    service = make_service(embedder=AxisEmbedder(dim=5))  # declares 5, makes 4
+    before = store_state(service)
+    with pytest.raises(errors.DimensionMismatch) as caught:
+        service.write("pet", description="our tabby sleeps all day")
+    assert caught.value.code == "dimension_mismatch"
+    assert caught.value.details == {"model": "fake:axes", "expected_dim": 5, "actual_dim": 4}
+    assert store_state(service) == before
+    with pytest.raises(errors.DimensionMismatch):
+        service.search("kitten")
+
+
+def test_vectors_of_one_model_id_in_another_dimension_are_refused_until_reindexed(
+    make_service: ServiceFactory,
+) -> None:
+    narrow = make_service(embedder=AxisEmbedder())
+    narrow.write("pet", description="our tabby sleeps all day")
+    narrow.write("walks", description="the hound wants walks")
+    wider = {word: (*vector, 0.0) for word, vector in AxisEmbedder().words.items()}
+    wide = make_service(embedder=AxisEmbedder(wider))  # the same model id, five dimensions
+    with pytest.raises(errors.DimensionMismatch, match="run `retain reindex`"):
+        wide.search("kitten")
+    assert wide.reindex() == 2
+    assert names(wide, "kitten") == ["pet"]
+
+
+def test_a_model_change_is_seen_and_reindex_repairs_it(make_service: ServiceFactory) -> None:
+    first = make_service(embedder=AxisEmbedder(model_id="fake:a"))
+    first.write("pet", description="our tabby sleeps all day")
+    first.write("walks", description="the hound wants walks")
+    assert (first.status().vectors, first.verify().ok) == (2, True)
+
+    second = make_service(embedder=AxisEmbedder(model_id="fake:b"))
+    status = second.status()
+    assert (status.embedder, status.vectors) == ("fake:b", 0)
+    report = second.verify()
+    assert (report.ok, report.vectors) == (False, 0)
+    assert report.problems == ("2 of 2 memories have no vector of fake:b",)
+    assert names(second, "kitten") == []  # no vectors of its model yet: no semantic hits
+
+    seen: list[tuple[str, int, int]] = []
+    assert second.reindex(progress=lambda *a: seen.append(a)) == 2
+    assert seen == [("reindex", 0, 2), ("reindex", 2, 2)]
+    report = second.verify()
+    assert (report.ok, report.vectors, report.problems) == (True, 2, ())
+    assert second.status().vectors == 2
+    assert names(second, "kitten") == ["pet"]
+
+
+def test_reindex_covers_every_realm(make_service: ServiceFactory) -> None:
+    home = make_service(embedder=AxisEmbedder(model_id="fake:a"))
+    home.write("pet", description="our tabby sleeps all day")
+    other = make_service(embedder=AxisEmbedder(model_id="fake:a"), realm="work")
+    other.write("walks", description="the hound wants walks")
+    switched = make_service(embedder=AxisEmbedder(model_id="fake:b"))
+    assert switched.reindex() == 2
+    assert switched.verify().problems == ()
+    assert other.backend.read(lambda tx: tx.vector_counts()) == {"fake:b": 2}
+
+
+def test_another_realms_memories_do_not_change_what_a_realm_finds(
+    make_service: ServiceFactory,
+) -> None:
+    work = make_service(embedder=AxisEmbedder(), realm="work")
+    work.write("pet", description="our tabby sleeps in the rain")  # cosine 0.71 with "kitten"
+    work.write("ride", description="the truck needs new tyres")
+    work.write("walks", description="the hound wants walks")
+    assert names(work, "kitten") == ["pet"]
+    home = make_service(embedder=AxisEmbedder(), realm="home")
+    home.write_many([WriteRequest(f"c{i}", description="a kitten") for i in range(60)])
+    # in the mean, sixty memories at cosine 1 would lift the gate to 61.71 / 103 + 0.15 = 0.75
+    assert names(work, "kitten") == ["pet"]
+    assert len(names(home, "kitten", limit=100)) == 60
