@@ -1030,6 +1030,8 @@ class MemoryService:
         self._index.refresh(tx)
         return self._index
 
+    # -- delete -------------------------------------------------------------------------
+
     def delete(self, name: str, *, project: str | None = None) -> DeleteResult:
         """Remove a memory; memories that referenced it keep their references."""
         now = self._now()

@@ -155,10 +155,10 @@ def build(
     if not sources:
         return []
     contexts = [context(s, n, zone) for s, n in zip(sources, neighbourhoods, strict=True)]
+    # None: the row holds these words already (an UPDATE would only cost the lookup)
+    changed = [w if w != s.context else None for s, (w, _) in zip(sources, contexts, strict=True)]
     if embedder is None:
-        return [
-            SearchKey(s.num, words, None) for s, (words, _) in zip(sources, contexts, strict=True)
-        ]
+        return [SearchKey(s.num, w, None) for s, w in zip(sources, changed, strict=True)]
     own = embed(embedder, [own_text(s) for s in sources])
     arounds = [i for i, (_, around) in enumerate(contexts) if around]
     if arounds:
@@ -166,8 +166,8 @@ def build(
         own[arounds] += NEIGHBOUR_WEIGHT * extra
         own = normalised(own)
     return [
-        SearchKey(s.num, words, StoredVector(0, s.num, embedder.model_id, embedder.dim, own[i]))
-        for i, (s, (words, _)) in enumerate(zip(sources, contexts, strict=True))
+        SearchKey(s.num, w, StoredVector(0, s.num, embedder.model_id, embedder.dim, own[i]))
+        for i, (s, w) in enumerate(zip(sources, changed, strict=True))
     ]
 
 

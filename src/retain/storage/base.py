@@ -82,10 +82,11 @@ class StoredVector:
 
 @dataclass(frozen=True, slots=True)
 class SearchKey:
-    """The derived search data of one memory: its context words and its vector (None: none)."""
+    """The derived search data of one memory: its context words (None: unchanged) and its
+    vector (None: none)."""
 
     num: int
-    context: str
+    context: str | None
     vector: StoredVector | None
 
 

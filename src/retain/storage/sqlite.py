@@ -463,8 +463,8 @@ class SqliteTransaction:
 
     def set_keys(self, keys: Sequence[SearchKey]) -> None:
         self.con.executemany(
-            "UPDATE memories SET context = ? WHERE num = ? AND context != ?",
-            [(k.context, k.num, k.context) for k in keys],
+            "UPDATE memories SET context = ? WHERE num = ?",
+            [(k.context, k.num) for k in keys if k.context is not None],
         )
         self.con.executemany(
             # REPLACE deletes the old row: the new one takes a fresh, higher ``vec``.
