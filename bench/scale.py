@@ -37,14 +37,11 @@ Progress goes to stderr; the last line of stdout is one JSON object.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
-import platform
 import random
 import resource
 import shutil
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -68,7 +65,9 @@ from store import (  # noqa: E402 - bench/ is put on the path just above
     Corpus,
     Doc,
     log,
+    machine,
     make_queries,
+    source_state,
     summary_ms,
 )
 
@@ -367,58 +366,6 @@ def bench_size(corpus: Corpus, size: int, args: argparse.Namespace, home: Path) 
 # -- the run ------------------------------------------------------------------------------
 
 
-def _git(*args: str) -> str:
-    done = subprocess.run(
-        ["git", "--no-optional-locks", *args],
-        cwd=BENCH.parent,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return done.stdout
-
-
-def source_state() -> dict[str, Any]:
-    """The commit measured and the uncommitted files under src/ (read-only git)."""
-    state: dict[str, Any] = {"commit": None, "src_changed": None, "src_changed_sha256": None}
-    with suppress(OSError, subprocess.SubprocessError):
-        state["commit"] = _git("rev-parse", "--short", "HEAD").strip()
-        lines = _git("status", "--porcelain", "--untracked-files=all", "--", "src").splitlines()
-        changed = sorted(line[3:] for line in lines if line.strip())
-        state["src_changed"] = changed
-        if changed:
-            digest = hashlib.sha256()
-            for name in changed:
-                path = BENCH.parent / name
-                digest.update(name.encode("utf-8") + b"\0")
-                if path.is_file():
-                    digest.update(path.read_bytes())
-            state["src_changed_sha256"] = digest.hexdigest()
-    return state
-
-
-def machine() -> dict[str, Any]:
-    cpu = platform.processor()
-    with suppress(OSError):
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    memory_gib = None
-    if "SC_PHYS_PAGES" in os.sysconf_names:
-        memory_gib = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
-    return {
-        "platform": platform.platform(),
-        "cpu": cpu,
-        "cores": os.cpu_count(),
-        "memory_gib": memory_gib,
-        "python": platform.python_version(),
-        "numpy": np.__version__,
-        "sqlite": sqlite3.sqlite_version,
-        "retain": retain.__version__,
-    }
-
-
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--sizes", default="100000,1000000", help="store sizes, comma-separated")
@@ -464,7 +411,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "benchmark": "bench/scale.py",
         "date": started.isoformat(timespec="seconds"),
         "command": " ".join(["python", "bench/scale.py", *(argv or sys.argv[1:])]),
-        "machine": machine(),
+        "machine": {**machine(), "numpy": np.__version__},
         "source": source,
         "embedder": models.pop() if len(models) == 1 else sorted(models),
         "parameters": {

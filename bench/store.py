@@ -1,11 +1,12 @@
 """Benchmark of the retain store through the public service API.
 
     python bench/store.py [--sizes 10000,100000] [--queries 200] [--seed 1] [--home DIR]
+                          [--embedder default|static|hash|none]
 
 For each size a fresh store is loaded with a synthetic corpus and measured:
 
 * batched writes: ``MemoryService.write_many`` in batches of ``--batch`` requests,
-  one transaction each (event log and full-text index included);
+  one transaction each (event log, full-text index and vectors included);
 * single durable writes: ``MemoryService.write`` of one new memory per transaction,
   on top of the loaded store (and, besides, updates of existing memories);
 * search latency for query sets of rare/medium words, of the corpus's most common
@@ -344,6 +345,7 @@ def fresh_store(home: Path, size: int) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     for suffix in ("", "-wal", "-shm"):
         (directory / f"retain.db{suffix}").unlink(missing_ok=True)
+    (directory / "config.toml").unlink(missing_ok=True)
     return directory
 
 
@@ -372,7 +374,10 @@ def bench_size(
     docs = corpus.docs(0, size)
     extra = corpus.docs(size, size + args.single_writes)
     directory = fresh_store(home, size)
-    service = retain.open(directory)
+    if args.embedder != "default":  # the store's own settings: embedder "none" is lexical alone
+        config = f'[search]\nembedder = "{args.embedder}"\n'
+        (directory / "config.toml").write_text(config, encoding="utf-8")
+    service = retain.open(directory, home=directory)
     for project in PROJECTS:
         service.add_project(project)
 
@@ -549,6 +554,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--batch", type=int, default=1000, help="requests per write_many")
     parser.add_argument("--single-writes", type=int, default=500, help="single writes measured")
     parser.add_argument("--profile", type=Path, help="write cProfile output of each phase here")
+    parser.add_argument(
+        "--embedder",
+        default="default",
+        help="default (the shipped configuration), static, hash or none (lexical alone)",
+    )
     args = parser.parse_args(argv)
     args.size_list = [int(s) for s in args.sizes.split(",") if s.strip()]
     if not args.size_list or min(args.size_list) < 1:
@@ -593,6 +603,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "vocabulary": VOCABULARY,
             "zipf_s": ZIPF_S,
             "profiled": args.profile is not None,
+            "embedder": args.embedder,
         },
         "targets": {
             "batched_write_per_s": TARGET_BATCH_PER_S,

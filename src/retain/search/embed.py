@@ -37,7 +37,7 @@ import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -306,7 +306,7 @@ class StaticModel:
                     if len(known) < self.CACHED_WORDS:
                         known[word] = cut
                     pieces[at] = cut
-        ids = list(itertools.chain.from_iterable(p for p in pieces if p))
+        ids = list(itertools.chain.from_iterable(cast(list[tuple[int, ...]], pieces)))
         return ids[: self.MAX_PIECES]
 
     def embed(self, texts: Sequence[str]) -> Matrix:

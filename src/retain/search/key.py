@@ -31,6 +31,10 @@ RADIUS = 2
 NEIGHBOUR_CHARS = 600  # of each neighbour's text
 OWN_CHARS = 4000  # of a memory's own text, for its vector
 NEIGHBOUR_WEIGHT = 0.8
+# fmt: off
+MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
+          "September", "October", "November", "December")
+# fmt: on
 
 
 def source_changed(before: Memory, after: Memory) -> bool:
@@ -58,7 +62,7 @@ def day_words(valid_from: str | None, zone: tzinfo | None) -> str:
     if not valid_from:
         return ""
     moment = parse_stamp(valid_from).astimezone(zone)
-    return f"{moment.day} {moment.strftime('%B')} {moment.year}"
+    return f"{moment.day} {MONTHS[moment.month - 1]} {moment.year}"  # whatever the locale
 
 
 def context(
@@ -107,7 +111,7 @@ class Rekey:
     ) -> int:
         """Re-key what was touched (and the neighbours whose context changed); returns how many.
 
-        ``everything`` re-embeds each touched memory even when its context is unchanged.
+        ``everything`` also re-keys the neighbours whose context is unchanged (a reindex).
         """
         touched = {s.num: s for s in tx.key_sources(sorted(self.ids))}
         hoods: dict[int, list[KeySource]] = {}

@@ -158,9 +158,13 @@ def semantic_gate(store: npt.NDArray[np.float32], background: npt.NDArray[np.flo
     a query about nothing stored finds nothing, rather than the least-bad rows.
     Columns of other realms (-inf) do not count.
     """
-    own = store[np.isfinite(store)]
-    total = float(own.sum()) + float(background.sum())
-    count = own.size + background.size
+    total = float(store.sum())
+    size = store.size
+    if not np.isfinite(total):  # columns of other realms: leave them out (a copy)
+        own = store[np.isfinite(store)]
+        total, size = float(own.sum()), own.size
+    total += float(background.sum())
+    count = size + background.size
     mean = total / count if count else 0.0
     unrelated = (
         float(background.mean() + BACKGROUND_SPREAD * background.std()) if background.size else GATE

@@ -195,16 +195,21 @@ def search(
     depth: int,
     gate: float,
 ) -> SenseHits:
-    """The ``depth`` best memories by cosine that pass ``where`` and the gate."""
+    """The ``depth`` best memories by cosine that pass ``where`` and the gate.
+
+    Only the rows above the gate are ranked (usually few: the gate is what keeps a
+    query from matching everything), best first, and looked up through the filter a
+    window at a time, widening until enough pass.
+    """
     nums = index.nums()
-    eligible = int(np.count_nonzero(scores >= gate))
+    above = np.flatnonzero(scores >= gate)
     hits: list[LexicalHit] = []
-    start, stop = 0, min(max(depth * 4, 64), eligible)
+    start, stop = 0, min(max(depth * 4, 64), len(above))
     while start < stop:
-        if stop < len(scores):
-            top = np.argpartition(-scores, stop - 1)[:stop]
+        if stop < len(above):
+            top = above[np.argpartition(-scores[above], stop - 1)[:stop]]
         else:
-            top = np.arange(len(scores))
+            top = above
         top = top[np.argsort(-scores[top], kind="stable")]
         rows = top[start:stop]
         passed = tx.filter_nums(where, [int(nums[r]) for r in rows])
@@ -214,5 +219,5 @@ def search(
                 hits.append(LexicalHit(memory_id, float(scores[row])))
         if len(hits) >= depth:
             break
-        start, stop = stop, min(stop * 4, eligible)
+        start, stop = stop, min(stop * 4, len(above))
     return SenseHits(SEMANTIC, tuple(hits[:depth]))
