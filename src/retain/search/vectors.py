@@ -2,7 +2,8 @@
 
 The vectors of the model in use are held as one contiguous float32 matrix
 (rows are unit length, so a matrix-vector product is the cosine of every
-memory at once: about 25 GB/s here, ~4 ms for 100k × 256). It is refreshed
+memory at once: memory-bound, about 5 ms for 100k × 256 and 48 ms for 1M here).
+It is refreshed
 incrementally: the store numbers every vector it writes (``vec``, always
 growing), and a refresh reads only the rows past the last one seen. A memory
 deleted since leaves a row that the governance filter turns away; the matrix
