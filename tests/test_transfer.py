@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
 from datetime import UTC, datetime
 from pathlib import Path
@@ -403,3 +404,39 @@ def test_a_forced_import_keeps_every_memory_searchable(
     report = service.verify()
     assert (report.ok, report.problems) == (True, ())
     assert [h.memory.name for h in service.search("Ann").hits] == ["b"]  # the subject, in context
+
+
+def _thread_order(service: MemoryService, realm: str = "default") -> list[str]:
+    """The thread's memories in the order the store keeps them (its row numbers)."""
+    rows = sqlite3.connect(service.backend.location).execute(
+        "SELECT name FROM memories WHERE realm = ? AND thread = 'chat' ORDER BY num", (realm,)
+    )
+    return [r[0] for r in rows]
+
+
+TURNS = ("zz-first", "mm-second", "aa-third")
+
+
+def test_import_keeps_each_threads_order_whatever_the_file_names(
+    service: MemoryService, make_service: ServiceFactory, tmp_path: Path
+) -> None:
+    for name in TURNS:
+        service.write(name, description=f"turn {name}", thread="chat")
+    service.export(tmp_path / "snap")
+    text = (tmp_path / "snap" / "mm-second.md").read_text(encoding="utf-8")
+    assert "thread: chat\nthread_position: 2\n" in text
+    other = make_service(realm="copy")  # a fresh realm of the same store
+    other.import_(tmp_path / "snap")
+    assert _thread_order(other, "copy") == list(TURNS)
+
+
+def test_a_forced_import_restores_a_memory_in_its_place(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    for name in TURNS:
+        service.write(name, description=f"turn {name}", thread="chat")
+    service.export(tmp_path / "snap")
+    service.write("mm-second", description="turn changed")
+    service.import_(tmp_path / "snap", force=True)
+    assert service.get("mm-second").memory.description == "turn mm-second"
+    assert _thread_order(service) == list(TURNS)

@@ -517,24 +517,19 @@ class MemoryService:
         elif staged.holds(existing.id):
             staged.put(merged)
             kind = "restore" if r.restore is not None else "update"
-        elif r.restore is not None:
-            # A restore replaces the memory with the snapshot's, created date included.
-            rekey.leave(tx, existing.id)
-            tx.delete_memory(existing.id)
-            staged.put(merged)
-            kind = "restore"
         else:
+            # A restore takes the snapshot's version, created date included, in place.
             if existing.thread != merged.thread:
                 rekey.leave(tx, existing.id)
-            if not tx.update_memory(merged, existing):
+            if not tx.update_memory(merged, existing, restore=r.restore is not None):
                 raise StaleUpdate(
                     f"memory {r.name!r} changed while this write was being made",
                     remedy="read it again and retry the write",
                     name=r.name,
                 )
-            kind = "update"
-        if existing is None or r.restore is not None or key.source_changed(existing, merged):
-            rekey.touch(merged.id)  # a restore re-inserts the row: its key goes with it
+            kind = "restore" if r.restore is not None else "update"
+        if existing is None or key.source_changed(existing, merged):
+            rekey.touch(merged.id)
         inline.apply(existing, merged, stamp(now))
         self._event(
             tx, kind, self._payload(merged, now), memory_id=merged.id, reason=reason, when=now
@@ -972,11 +967,11 @@ class MemoryService:
             ]
             if embedder is not None and asked is not None:
                 index = self._vector_index(tx, embedder)
-                similarity = index.scores(asked, self.realm)
+                cosines = index.scores(asked, self.realm)
                 background = self._background(embedder) @ asked.T
-                for i, ((_, senses), row) in enumerate(zip(per_query, similarity, strict=True)):
+                for i, ((_, senses), row) in enumerate(zip(per_query, cosines.values, strict=True)):
                     gate = rank.semantic_gate(row, background[:, i])
-                    semantic = vectors.search(tx, index, where, row, depth=depth, gate=gate)
+                    semantic = vectors.search(tx, cosines.nums, where, row, depth=depth, gate=gate)
                     if semantic.hits:
                         senses.append(semantic)
             fused = rank.fuse(per_query)
@@ -1060,12 +1055,13 @@ class MemoryService:
         """Write a snapshot of the active memories; returns how many it holds."""
         now = self._now()
 
-        def run(tx: Transaction) -> list[Memory]:
+        def run(tx: Transaction) -> tuple[list[Memory], dict[str, int]]:
             where = self._filter(tx, now, project, None, None, None, False, listing=True)
-            return tx.list_memories(where)
+            memories = tx.list_memories(where)
+            return memories, tx.thread_positions([m.id for m in memories if m.thread])
 
-        memories = self.backend.read(run)
-        return transfer.export_snapshot(Path(directory), memories, now, progress)
+        memories, positions = self.backend.read(run)
+        return transfer.export_snapshot(Path(directory), memories, now, progress, positions)
 
     def import_(
         self, directory: str | Path, *, force: bool = False, progress: Progress | None = None
@@ -1091,6 +1087,8 @@ class MemoryService:
             self.reindex(progress=progress)
         sound, documents, problems = self.backend.check_index()
         model = self.embedder.model_id if self.embedder.embedder is not None else None
+        # Vectors are counted over the whole store (a reindex covers every realm); with no
+        # embedder configured there are none to expect.
 
         def chain(tx: Transaction) -> tuple[int, int, int, int, ledger.ChainCheck]:
             total = tx.count_events()
@@ -1098,7 +1096,7 @@ class MemoryService:
             if progress is not None:
                 events = _reporting(events, "chain", total, progress)
             everywhere = tx.count_memories(None)
-            vectored = tx.vector_count(model) if model is not None else everywhere
+            vectored = tx.vector_count(model) if model is not None else 0
             return (
                 tx.count_memories(self.realm),
                 everywhere,
@@ -1109,9 +1107,10 @@ class MemoryService:
 
         memories, everywhere, vectored, total, check = self.backend.read(chain)
         all_problems = list(problems)
-        if vectored != everywhere:
+        if model is not None and vectored != everywhere:
             all_problems.append(
-                f"{everywhere - vectored} of {everywhere} memories have no vector of {model}"
+                f"{everywhere - vectored} of the store's {everywhere} memories have no vector "
+                f"of {model}"
             )
         if not check.ok:
             all_problems.append(f"event chain broken: {check.problem}")

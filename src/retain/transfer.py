@@ -8,8 +8,8 @@ A snapshot is::
 
 Each file is YAML frontmatter (description; project; priority and load when
 not the defaults; created; verified when it differs from created; expires;
-source; subject, thread and valid_from when set; read_count; references and
-tags when set) and then the body, byte
+source; subject, thread (with the memory's place in it, thread_position) and
+valid_from when set; read_count; references and tags when set) and then the body, byte
 for byte. The directory is created 0700 and every file 0600. An export that
 fails removes what it wrote; a description YAML cannot carry refuses the
 whole run before anything is written.
@@ -49,7 +49,7 @@ def _yaml(data: dict[str, Any]) -> str:
     return yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=1_000_000)
 
 
-def frontmatter(memory: Memory) -> dict[str, Any]:
+def frontmatter(memory: Memory, position: int | None = None) -> dict[str, Any]:
     data: dict[str, Any] = {"description": memory.description}
     if memory.project:
         data["project"] = memory.project
@@ -68,6 +68,8 @@ def frontmatter(memory: Memory) -> dict[str, Any]:
         data["subject"] = memory.subject
     if memory.thread:
         data["thread"] = memory.thread
+        if position is not None:
+            data["thread_position"] = position
     if memory.valid_from is not None:
         data["valid_from"] = stamp(memory.valid_from)
     data["read_count"] = memory.read_count
@@ -78,9 +80,9 @@ def frontmatter(memory: Memory) -> dict[str, Any]:
     return data
 
 
-def render(memory: Memory) -> bytes:
+def render(memory: Memory, position: int | None = None) -> bytes:
     """One memory as the bytes of its file."""
-    head = _yaml(frontmatter(memory))
+    head = _yaml(frontmatter(memory, position))
     return _OPEN + head.encode("utf-8") + b"---\n" + memory.body.encode("utf-8")
 
 
@@ -101,8 +103,10 @@ def export_snapshot(
     memories: Sequence[Memory],
     now: datetime,
     progress: Callable[[str, int, int], None] | None = None,
+    positions: dict[str, int] | None = None,
 ) -> int:
-    """Write ``memories`` under ``directory``, which must be new or empty."""
+    """Write ``memories`` under ``directory``, which must be new or empty; ``positions``
+    is each threaded memory's place in its thread, so an import keeps thread order."""
     for memory in memories:
         if not _carried(memory):
             raise UnexportableDescription(
@@ -118,7 +122,7 @@ def export_snapshot(
                 project=memory.project,
             )
     try:
-        return _export(directory, memories, now, progress)
+        return _export(directory, memories, now, progress, positions or {})
     except OSError as exc:
         raise TransferError(
             f"cannot write the snapshot at {directory}: {exc.strerror or exc}",
@@ -132,6 +136,7 @@ def _export(
     memories: Sequence[Memory],
     now: datetime,
     progress: Callable[[str, int, int], None] | None,
+    positions: dict[str, int],
 ) -> int:
     if directory.exists():
         if not directory.is_dir():
@@ -159,7 +164,7 @@ def _export(
                 folder.mkdir(mode=0o700)
                 written.append(folder)
             path = folder / _file_name(memory)
-            _write_private(path, render(memory))
+            _write_private(path, render(memory, positions.get(memory.id)))
             written.append(path)
             if progress is not None:
                 progress("export", done, len(memories))
@@ -242,6 +247,11 @@ def _when(value: Any, field: str, path: Path) -> datetime:
 
 def parse_file(path: Path, project: str | None) -> WriteRequest:
     """One exported file back into a write that restores it."""
+    return _parse(path, project)[0]
+
+
+def _parse(path: Path, project: str | None) -> tuple[WriteRequest, int]:
+    """A file's write, and its place in its thread (0 when it has none)."""
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -284,6 +294,9 @@ def parse_file(path: Path, project: str | None) -> WriteRequest:
         if key in head and not isinstance(head[key], str):
             raise SnapshotInvalid(f"{path}: {key} must be text", remedy="fix it")
     valid_from = head.get("valid_from")
+    position = head.get("thread_position", 0)
+    if isinstance(position, bool) or not isinstance(position, int) or position < 0:
+        raise SnapshotInvalid(f"{path}: thread_position must be a whole number", remedy="fix it")
     description = head.get("description")
     if not isinstance(description, str):
         raise SnapshotInvalid(f"{path}: description must be text", remedy="add a description")
@@ -303,7 +316,7 @@ def parse_file(path: Path, project: str | None) -> WriteRequest:
         project=project,
         tier="project" if project else "global",
         restore=Restore(created_at=created, verified_at=verified, read_count=read_count),
-    )
+    ), position
 
 
 def _visible(directory: Path) -> list[Path]:
@@ -329,9 +342,19 @@ def read_snapshot(
                     files.append((item, entry.name))
         elif entry.suffix == ".md":
             files.append((entry, None))
-    requests = []
+    parsed = []
     for done, (path, project) in enumerate(files, start=1):
-        requests.append(parse_file(path, project))
+        parsed.append(_parse(path, project))
         if progress is not None:
             progress("read", done, len(files))
-    return requests
+    # A thread is ordered by when its memories were written: write each thread's
+    # memories in their exported places (file names do not keep that order).
+    order = sorted(
+        range(len(parsed)),
+        key=lambda i: (
+            (1, parsed[i][0].project or "", parsed[i][0].thread, parsed[i][1], i)
+            if parsed[i][0].thread
+            else (0, "", "", 0, i)
+        ),
+    )
+    return [parsed[i][0] for i in order]

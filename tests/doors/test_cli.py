@@ -2151,7 +2151,7 @@ def test_a_model_change_fails_verify_until_reindex(retain: Retain) -> None:
     assert retain.json("status")["vectors"] == 0
     text = retain("verify")
     assert text.exit_code == INTEGRITY
-    assert "problem: 2 of 2 memories have no vector of hash-v1-256" in text.stdout
+    assert "problem: 2 of the store's 2 memories have no vector of hash-v1-256" in text.stdout
     assert retain.json("reindex")["reindexed"] == 2
     assert retain.json("verify")["vectors"] == 2
 

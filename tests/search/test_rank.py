@@ -147,7 +147,32 @@ def test_every_memory_of_a_thread_is_lifted_by_its_best_match() -> None:
     rank.lift_threads(fused, memories)
     assert fused["id-a"].score == pytest.approx(0.3 + 0.3 * 0.3)
     assert fused["id-b"].score == pytest.approx(0.05 + 0.3 * 0.3)  # now above c
-    assert fused["id-c"].score == pytest.approx(0.1)
+    # a memory outside any thread is a thread of its own: lifted by its own score, so
+    # being in a thread is no advantage in itself
+    assert fused["id-c"].score == pytest.approx(0.1 + 0.3 * 0.1)
+    # only the memory lifted by another's match says "thread"
+    assert (fused["id-a"].senses, fused["id-b"].senses, fused["id-c"].senses) == (
+        [],
+        [THREAD],
+        [],
+    )
+
+
+def test_a_thread_of_one_ranks_as_no_thread(lexical_service: MemoryService) -> None:
+    lexical_service.write("deploy-a", description="deploy on friday")
+    lexical_service.write("deploy-b", description="deploy on friday", thread="solo")
+    scores = {h.memory.name: h.score for h in lexical_service.search("deploy friday").hits}
+    assert scores["deploy-a"] == pytest.approx(scores["deploy-b"])
+
+
+def test_threads_never_cross_tiers(service: MemoryService) -> None:
+    service.add_project("alpha")
+    service.add_project("beta")
+    service.write(
+        "a-note", description="Launch codename is Kestrel", project="alpha", thread="standup"
+    )
+    service.write("b-note", description="Nothing to report", project="beta", thread="standup")
+    assert service.search("kestrel codename", project="beta").hits == ()
 
 
 def test_search_marks_the_turns_around_a_match_with_the_thread_sense(

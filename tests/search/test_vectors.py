@@ -60,8 +60,8 @@ class VectorTable:
 
 
 def scores_by_num(index: VectorIndex, query: Sequence[float], realm: str = "r") -> dict[int, float]:
-    row = index.scores(np.asarray([query], dtype=np.float32), realm)[0]
-    return {int(n): float(s) for n, s in zip(index.nums(), row, strict=True)}
+    scored = index.scores(np.asarray([query], dtype=np.float32), realm)
+    return {int(n): float(s) for n, s in zip(scored.nums, scored.values[0], strict=True)}
 
 
 def test_index_reads_only_the_vectors_written_since_its_last_refresh() -> None:
@@ -352,8 +352,9 @@ def test_vectors_of_one_model_id_in_another_dimension_are_refused_until_reindexe
     narrow.write("walks", description="the hound wants walks")
     wider = {word: (*vector, 0.0) for word, vector in AxisEmbedder().words.items()}
     wide = make_service(embedder=AxisEmbedder(wider))  # the same model id, five dimensions
-    with pytest.raises(errors.DimensionMismatch, match="run `retain reindex`"):
-        wide.search("kitten")
+    for _ in range(3):  # refused every time, not once per stored row
+        with pytest.raises(errors.DimensionMismatch, match="run `retain reindex`"):
+            wide.search("kitten")
     assert wide.reindex() == 2
     assert names(wide, "kitten") == ["pet"]
 
@@ -369,7 +370,7 @@ def test_a_model_change_is_seen_and_reindex_repairs_it(make_service: ServiceFact
     assert (status.embedder, status.vectors) == ("fake:b", 0)
     report = second.verify()
     assert (report.ok, report.vectors) == (False, 0)
-    assert report.problems == ("2 of 2 memories have no vector of fake:b",)
+    assert report.problems == ("2 of the store's 2 memories have no vector of fake:b",)
     assert names(second, "kitten") == []  # no vectors of its model yet: no semantic hits
 
     seen: list[tuple[str, int, int]] = []
@@ -405,3 +406,27 @@ def test_another_realms_memories_do_not_change_what_a_realm_finds(
     # in the mean, sixty memories at cosine 1 would lift the gate to 61.71 / 103 + 0.15 = 0.75
     assert names(work, "kitten") == ["pet"]
     assert len(names(home, "kitten", limit=100)) == 60
+
+
+class FailingEmbedder(AxisEmbedder):
+    """An embedder whose model fails at run time, as a model out of memory does."""
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        raise RuntimeError("out of memory")
+
+
+def test_an_embedder_failing_in_use_is_embedder_failed_and_nothing_lands(
+    make_service: ServiceFactory,
+) -> None:
+    service = make_service(embedder=FailingEmbedder())
+    with pytest.raises(errors.EmbedderFailed, match="RuntimeError: out of memory"):
+        service.write("pet", description="our tabby sleeps all day")
+    assert service.list_memories() == []
+    with pytest.raises(errors.EmbedderFailed):
+        service.search("kitten")
+
+
+def test_a_very_long_query_is_searched(service: MemoryService) -> None:
+    service.write("pet", description="our tabby sleeps all day", subject="Tom")
+    query = " ".join(["tabby"] + [f"word{i}" for i in range(3000)])
+    assert [h.memory.name for h in service.search(query).hits] == ["pet"]

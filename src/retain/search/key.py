@@ -23,6 +23,7 @@ from datetime import tzinfo
 import numpy as np
 
 from retain.chrono import parse_stamp
+from retain.errors import EmbedderFailed, RetainError
 from retain.model import Memory
 from retain.search.embed import Embedder, Matrix, check_shape, normalised
 from retain.storage.base import KeySource, SearchKey, StoredVector, Transaction
@@ -95,9 +96,7 @@ class Rekey:
         """Call before ``memory_id`` is deleted or leaves its thread."""
         for source in tx.key_sources([memory_id]):
             if source.thread:
-                before, after = tx.thread_neighbours(
-                    source.realm, source.thread, source.num, RADIUS
-                )
+                before, after = tx.thread_neighbours(source, RADIUS)
                 self.ids.update(n.memory_id for n in (*before, *after))
 
     def apply(
@@ -142,7 +141,7 @@ def _neighbours(
     """``source``'s thread neighbours in thread order; adds them to ``collect``."""
     if not source.thread:
         return []
-    before, after = tx.thread_neighbours(source.realm, source.thread, source.num, RADIUS)
+    before, after = tx.thread_neighbours(source, RADIUS)
     if collect is not None:
         for n in (*before, *after):
             collect.setdefault(n.num, n)
@@ -176,7 +175,18 @@ def build(
 
 
 def embed(embedder: Embedder, texts: Sequence[str]) -> Matrix:
-    """``texts`` embedded, checked for shape and dimension."""
+    """``texts`` embedded, checked for shape and dimension; any failure of the embedder's
+    own is ``EmbedderFailed`` (a write that needed it changes nothing)."""
     if not texts:
         return np.zeros((0, embedder.dim), dtype=np.float32)
-    return check_shape(embedder, embedder.embed(texts), len(texts))
+    try:
+        matrix = embedder.embed(texts)
+    except RetainError:
+        raise
+    except Exception as exc:  # a model's runtime error (out of memory, say)
+        raise EmbedderFailed(
+            f"embedder {embedder.model_id} failed: {type(exc).__name__}: {exc}",
+            remedy="check the embedder, or set embedder = 'static' in [search]",
+            model=embedder.model_id,
+        ) from exc
+    return check_shape(embedder, matrix, len(texts))

@@ -1,6 +1,6 @@
 """Lexical search: how a query becomes word matches and plain-text scans.
 
-A query answers in four senses, and every hit says which answered it:
+A query answers in these word senses, and every hit says which answered it:
 
 ``stem``
     the words of the query, matched after Porter stemming (deploys, deploying).

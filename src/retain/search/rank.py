@@ -142,7 +142,8 @@ def share_thread(
         shared = sum(around) / len(around) if around else 0.0
         if shared > 0:
             entry.score += THREAD_SHARE * shared
-            entry.senses.append(THREAD)
+            if THREAD not in entry.senses:
+                entry.senses.append(THREAD)
 
 
 def semantic_gate(store: npt.NDArray[np.float32], background: npt.NDArray[np.float32]) -> float:
@@ -174,16 +175,29 @@ def semantic_gate(store: npt.NDArray[np.float32], background: npt.NDArray[np.flo
 
 def lift_threads(fused: dict[str, Fused], memories: dict[str, Memory]) -> None:
     """Add to each memory ``THREAD_LIFT`` of the best relevance in its thread: the
-    conversation that answers a question best is where the rest of the answer is."""
-    best: dict[str, float] = {}
+    conversation that answers a question best is where the rest of the answer is.
+
+    A memory outside any thread is a thread of its own (it gains ``THREAD_LIFT`` of its
+    own relevance), so being in a thread lifts nothing by itself; only the company of a
+    better match does, and then the ``thread`` sense says so.
+    """
+    best: dict[tuple[str, str], tuple[float, str]] = {}
     for memory_id, entry in fused.items():
-        memory = memories.get(memory_id)
-        if memory is not None and memory.thread:
-            best[memory.thread] = max(best.get(memory.thread, 0.0), entry.score)
+        group = _thread_of(memory_id, memories)
+        if group not in best or entry.score > best[group][0]:
+            best[group] = (entry.score, memory_id)
     for memory_id, entry in fused.items():
-        memory = memories.get(memory_id)
-        if memory is not None and memory.thread:
-            entry.score += THREAD_LIFT * best[memory.thread]
+        score, holder = best[_thread_of(memory_id, memories)]
+        entry.score += THREAD_LIFT * score
+        if holder != memory_id and THREAD not in entry.senses:
+            entry.senses.append(THREAD)
+
+
+def _thread_of(memory_id: str, memories: dict[str, Memory]) -> tuple[str, str]:
+    memory = memories.get(memory_id)
+    if memory is None or not memory.thread:
+        return ("", memory_id)
+    return (memory.scope, memory.thread)
 
 
 def subject_phrases(queries: Sequence[str]) -> list[str]:

@@ -77,9 +77,12 @@ BACKGROUND = (
 
 
 @dataclass(frozen=True, slots=True)
-class Match:
-    num: int
-    score: float
+class Scored:
+    """Cosines of each query (a row) against every memory (a column), and the memory
+    number of each column: taken from one snapshot of the index."""
+
+    values: Matrix
+    nums: npt.NDArray[np.int64]
 
 
 class VectorIndex:
@@ -87,6 +90,11 @@ class VectorIndex:
 
     ``_row_of[num]`` is the row of memory ``num`` (-1: none): an array, not a
     dict, so a million memories cost 4 MB of bookkeeping, not a hundred.
+
+    One index serves every thread of a process: a refresh changes it under a lock,
+    and a search scores a snapshot taken under the same lock. Rows are only ever
+    appended or overwritten in place; dropping rows builds new arrays, so a
+    snapshot's columns keep meaning the memories they meant.
     """
 
     def __init__(self, model: str, dim: int) -> None:
@@ -112,9 +120,9 @@ class VectorIndex:
             fresh = False
             for stored in tx.vectors_after(self._seen):
                 fresh = True
-                self._seen = max(self._seen, stored.vec)
                 if stored.model == self.model:
-                    self._put(stored)
+                    self._put(stored)  # a refused row is met again until it is mended
+                self._seen = max(self._seen, stored.vec)
             if fresh and tx.vector_count(self.model) != self._size:
                 self._keep(tx.vector_nums(self.model))
 
@@ -156,15 +164,16 @@ class VectorIndex:
 
     def _keep(self, live: set[int]) -> None:
         """Drop the rows of memories that no longer have a vector of this model."""
-        keep = [row for row in range(self._size) if int(self._nums[row]) in live]
-        self._matrix[: len(keep)] = self._matrix[keep]
-        self._nums[: len(keep)] = self._nums[keep]
-        self._realm[: len(keep)] = self._realm[keep]
+        size = self._size
+        keep = np.flatnonzero(np.isin(self._nums[:size], np.fromiter(live, dtype=np.int64)))
+        self._matrix = np.ascontiguousarray(self._matrix[keep])
+        self._nums = self._nums[keep]
+        self._realm = self._realm[keep]
         self._size = len(keep)
-        self._row_of[:] = -1
-        self._row_of[self._nums[: self._size]] = np.arange(self._size, dtype=np.int32)
+        self._row_of = np.full(len(self._row_of), -1, dtype=np.int32)
+        self._row_of[self._nums] = np.arange(self._size, dtype=np.int32)
 
-    def scores(self, queries: Matrix, realm: str) -> Matrix:
+    def scores(self, queries: Matrix, realm: str) -> Scored:
         """Cosine of each query (a row) against every memory (a column) of ``realm``;
         the other realms' columns are -inf: nothing crosses realms, not even a mean."""
         if queries.shape[1] != self.dim:
@@ -175,21 +184,22 @@ class VectorIndex:
                 expected_dim=self.dim,
                 actual_dim=int(queries.shape[1]),
             )
-        result: Matrix = queries @ self._matrix[: self._size].T
-        code = self._codes.get(realm)
+        with self._lock:
+            size = self._size
+            matrix, nums, realms = self._matrix[:size], self._nums[:size], self._realm[:size]
+            code = self._codes.get(realm)
+            several = len(self._codes) > 1
+        values: Matrix = queries @ matrix.T
         if code is None:
-            result[:] = -np.inf
-        elif len(self._codes) > 1:
-            result[:, self._realm[: self._size] != code] = -np.inf
-        return result
-
-    def nums(self) -> npt.NDArray[np.int64]:
-        return self._nums[: self._size]
+            values[:] = -np.inf
+        elif several:
+            values[:, realms != code] = -np.inf
+        return Scored(values, nums)
 
 
 def search(
     tx: Transaction,
-    index: VectorIndex,
+    nums: npt.NDArray[np.int64],
     where: MemoryFilter,
     scores: Matrix,
     *,
@@ -202,7 +212,6 @@ def search(
     query from matching everything), best first, and looked up through the filter a
     window at a time, widening until enough pass.
     """
-    nums = index.nums()
     above = np.flatnonzero(scores >= gate)
     hits: list[LexicalHit] = []
     start, stop = 0, min(max(depth * 4, 64), len(above))

@@ -24,8 +24,8 @@ T = TypeVar("T")
 class MemoryFilter:
     """Which memories a listing or search may return.
 
-        ``scopes`` None means every scope of the realm. Timestamps are in stored
-        form. ``expired_at`` keeps only memories expired at that instant, ``live_at``
+    ``scopes`` None means every scope of the realm. Timestamps are in stored
+    form. ``expired_at`` keeps only memories expired at that instant, ``live_at``
     only those not expired then.
     """
 
@@ -61,6 +61,7 @@ class KeySource:
     num: int
     memory_id: str
     realm: str
+    scope: str
     name: str | None
     thread: str | None
     subject: str | None
@@ -112,8 +113,10 @@ class Transaction(Protocol):
         """Insert new memories, as few statements as the backend allows."""
         ...
 
-    def update_memory(self, memory: Memory, current: Memory) -> bool:
-        """Replace ``current`` with ``memory`` unless the row moved on since (then False)."""
+    def update_memory(self, memory: Memory, current: Memory, *, restore: bool = False) -> bool:
+        """Replace ``current`` with ``memory`` unless the row moved on since (then False).
+
+        ``created_at`` is kept, except by a ``restore``, which takes ``memory``'s."""
         ...
 
     def delete_memory(self, memory_id: str) -> None: ...
@@ -142,13 +145,19 @@ class Transaction(Protocol):
     # search keys: thread context and vectors
     def key_sources(self, ids: Sequence[str]) -> list[KeySource]: ...
     def thread_neighbours(
-        self, realm: str, thread: str, num: int, radius: int
+        self, source: KeySource, radius: int
     ) -> tuple[list[KeySource], list[KeySource]]:
-        """Up to ``radius`` memories of the thread before ``num`` and after it, nearest first."""
+        """Up to ``radius`` memories of ``source``'s thread (in its scope: a thread never
+        crosses tiers) before it and after it, nearest first."""
         ...
 
     def thread_adjacent(self, ids: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
-        """For each of ``ids`` in a thread, the ids just before and just after it there."""
+        """For each of ``ids`` in a thread, the ids just before and just after it there
+        (within its scope)."""
+        ...
+
+    def thread_positions(self, ids: Sequence[str]) -> dict[str, int]:
+        """For each of ``ids`` in a thread, its place there (1 = first)."""
         ...
 
     def iter_key_sources(self, after_num: int, limit: int) -> list[KeySource]:

@@ -141,15 +141,24 @@ _INSERT_COLUMNS = [
     "supersedes", "content_hash", "author", "created_at", "updated_at", "verified_at",
     "expires_at", "valid_from", "valid_to", "read_count", "metadata", "thread",
 ]  # fmt: skip
-# created_at is absent from the update list: the statement itself keeps it.
+
+
+def _upsert(columns: Sequence[str]) -> str:
+    return (
+        f"INSERT INTO memories ({', '.join(_INSERT_COLUMNS)}) "
+        f"VALUES ({', '.join(':' + c for c in _INSERT_COLUMNS)}) "
+        "ON CONFLICT(id) DO UPDATE SET "
+        + ", ".join(f"{c} = excluded.{c}" for c in columns)
+        + " WHERE memories.content_hash = :expect_hash AND memories.updated_at = :expect_updated"
+    )
+
+
+# created_at is absent from the update list: the statement itself keeps it. Only a
+# restore (import --force) puts the snapshot's back, in place, so the row keeps its
+# number and with it its place in its thread.
 _UPDATE_COLUMNS = [c for c in _INSERT_COLUMNS if c not in ("id", "realm", "created_at")]
-_UPSERT = (
-    f"INSERT INTO memories ({', '.join(_INSERT_COLUMNS)}) "
-    f"VALUES ({', '.join(':' + c for c in _INSERT_COLUMNS)}) "
-    "ON CONFLICT(id) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in _UPDATE_COLUMNS)
-    + " WHERE memories.content_hash = :expect_hash AND memories.updated_at = :expect_updated"
-)
+_UPSERT = _upsert(_UPDATE_COLUMNS)
+_RESTORE = _upsert([*_UPDATE_COLUMNS, "created_at"])
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:
@@ -283,12 +292,12 @@ class SqliteTransaction:
                 found[row[0]] = _memory(row)
         return [found[i] for i in ids if i in found]
 
-    def update_memory(self, memory: Memory, current: Memory) -> bool:
+    def update_memory(self, memory: Memory, current: Memory, *, restore: bool = False) -> bool:
         params = _params(memory)
         params["expect_hash"] = current.content_hash
         params["expect_updated"] = stamp(current.updated_at)
         try:
-            cur = self.con.execute(_UPSERT, params)
+            cur = self.con.execute(_RESTORE if restore else _UPSERT, params)
         except sqlite3.IntegrityError as exc:
             raise self._integrity(exc) from exc
         return cur.rowcount == 1
@@ -411,7 +420,9 @@ class SqliteTransaction:
 
     # -- search keys --------------------------------------------------------------
 
-    _KEY_COLUMNS = "num, id, realm, name, thread, subject, description, body, valid_from, context"
+    _KEY_COLUMNS = (
+        "num, id, realm, scope, name, thread, subject, description, body, valid_from, context"
+    )
 
     def key_sources(self, ids: Sequence[str]) -> list[KeySource]:
         found: list[KeySource] = []
@@ -426,13 +437,13 @@ class SqliteTransaction:
         return found
 
     def thread_neighbours(
-        self, realm: str, thread: str, num: int, radius: int
+        self, source: KeySource, radius: int
     ) -> tuple[list[KeySource], list[KeySource]]:
         sql = (
-            f"SELECT {self._KEY_COLUMNS} FROM memories WHERE realm = ? AND thread = ? "
-            "AND num {op} ? ORDER BY num {order} LIMIT ?"
+            f"SELECT {self._KEY_COLUMNS} FROM memories WHERE realm = ? AND scope = ? "
+            "AND thread = ? AND num {op} ? ORDER BY num {order} LIMIT ?"
         )
-        args = (realm, thread, num, radius)
+        args = (source.realm, source.scope, source.thread, source.num, radius)
         before = self.con.execute(sql.format(op="<", order="DESC"), args).fetchall()
         after = self.con.execute(sql.format(op=">", order="ASC"), args).fetchall()
         return [KeySource(*r) for r in before], [KeySource(*r) for r in after]
@@ -440,8 +451,8 @@ class SqliteTransaction:
     def thread_adjacent(self, ids: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
         found: dict[str, tuple[str | None, str | None]] = {}
         side = (
-            "(SELECT o.id FROM memories o WHERE o.realm = m.realm AND o.thread = m.thread "
-            "AND o.num {op} m.num ORDER BY o.num {order} LIMIT 1)"
+            "(SELECT o.id FROM memories o WHERE o.realm = m.realm AND o.scope = m.scope "
+            "AND o.thread = m.thread AND o.num {op} m.num ORDER BY o.num {order} LIMIT 1)"
         )
         before, after = side.format(op="<", order="DESC"), side.format(op=">", order="ASC")
         for start in range(0, len(ids), 500):
@@ -452,6 +463,20 @@ class SqliteTransaction:
                 part,
             )
             found.update((row[0], (row[1], row[2])) for row in rows)
+        return found
+
+    def thread_positions(self, ids: Sequence[str]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            rows = self.con.execute(
+                "SELECT m.id, (SELECT count(*) FROM memories o WHERE o.realm = m.realm "
+                "AND o.scope = m.scope AND o.thread = m.thread AND o.num <= m.num) "
+                f"FROM memories m WHERE m.id IN ({', '.join('?' * len(part))}) "
+                "AND m.thread IS NOT NULL",
+                part,
+            )
+            found.update(rows)
         return found
 
     def iter_key_sources(self, after_num: int, limit: int) -> list[KeySource]:
@@ -527,14 +552,16 @@ class SqliteTransaction:
         return found
 
     def subjects_named(self, realm: str, phrases: Sequence[str]) -> list[str]:
-        if not phrases:
-            return []
-        rows = self.con.execute(
-            "SELECT DISTINCT subject FROM memories WHERE realm = ? AND subject COLLATE NOCASE "
-            f"IN ({', '.join('?' * len(phrases))})",
-            [realm, *phrases],
-        )
-        return [r[0] for r in rows]
+        found: set[str] = set()
+        for start in range(0, len(phrases), 500):
+            part = phrases[start : start + 500]
+            rows = self.con.execute(
+                "SELECT DISTINCT subject FROM memories WHERE realm = ? AND subject COLLATE NOCASE "
+                f"IN ({', '.join('?' * len(part))})",
+                [realm, *part],
+            )
+            found.update(r[0] for r in rows)
+        return sorted(found)
 
     # -- the event log ---------------------------------------------------------
 

@@ -184,7 +184,8 @@ def _m002_retrieval(con: sqlite3.Connection) -> None:
         """
         ALTER TABLE memories ADD COLUMN thread TEXT;
         ALTER TABLE memories ADD COLUMN context TEXT NOT NULL DEFAULT '';
-        CREATE INDEX memories_thread ON memories(realm, thread, num) WHERE thread IS NOT NULL;
+        CREATE INDEX memories_thread ON memories(realm, scope, thread, num)
+            WHERE thread IS NOT NULL;
         CREATE INDEX memories_subject ON memories(realm, subject COLLATE NOCASE)
             WHERE subject IS NOT NULL;
 
