@@ -15,6 +15,7 @@ from retain.chrono import Clock, ManualClock, SystemClock
 from retain.config import STORE_FILE, Settings, load_settings, resolve_home
 from retain.errors import RetainError
 from retain.model import (
+    Agent,
     DeleteResult,
     EditResult,
     Load,
@@ -25,6 +26,7 @@ from retain.model import (
     SearchResult,
     Status,
     StoreStatus,
+    Team,
     Trust,
     VerifyReport,
     WriteRequest,
@@ -58,6 +60,7 @@ def open(  # noqa: A001 - the natural verb, as in sqlite3 and shelve
 
 
 __all__ = [
+    "Agent",
     "Clock",
     "DeleteResult",
     "EditResult",
@@ -75,6 +78,7 @@ __all__ = [
     "Status",
     "StoreStatus",
     "SystemClock",
+    "Team",
     "Trust",
     "VerifyReport",
     "WriteRequest",

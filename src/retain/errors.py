@@ -13,11 +13,15 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   ├── TooManyReferences        too_many_references
     │   └── NoProject                no_project
     ├── NotFound                     not_found
-    │   └── ProjectNotFound          project_not_found
+    │   ├── ProjectNotFound          project_not_found
+    │   ├── AgentNotFound            agent_not_found
+    │   └── TeamNotFound             team_not_found
     ├── Conflict                     conflict
     │   ├── NameConflict             name_conflict
     │   ├── MemoryExists             memory_exists
     │   ├── ProjectExists            project_exists
+    │   ├── AgentExists              agent_exists
+    │   ├── TeamExists               team_exists
     │   ├── AmbiguousName            ambiguous_name
     │   └── ProjectNotEmpty          project_not_empty
     ├── BudgetExceeded               budget_exceeded
@@ -134,6 +138,18 @@ class ProjectNotFound(NotFound):
     code = "project_not_found"
 
 
+class AgentNotFound(NotFound):
+    """An agent name no registered agent has."""
+
+    code = "agent_not_found"
+
+
+class TeamNotFound(NotFound):
+    """A team name no team row has."""
+
+    code = "team_not_found"
+
+
 # -- conflicts ---------------------------------------------------------------
 
 
@@ -159,6 +175,18 @@ class ProjectExists(Conflict):
     """A project of that name already exists."""
 
     code = "project_exists"
+
+
+class AgentExists(Conflict):
+    """An agent of that name is already registered in the realm."""
+
+    code = "agent_exists"
+
+
+class TeamExists(Conflict):
+    """A team of that name already exists in the realm."""
+
+    code = "team_exists"
 
 
 class AmbiguousName(Conflict):

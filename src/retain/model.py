@@ -155,6 +155,24 @@ class Project:
 
 
 @dataclass(frozen=True, slots=True)
+class Agent:
+    """A registered agent identity of a realm, and the teams it belongs to."""
+
+    name: str
+    created_at: datetime
+    teams: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Team:
+    """A group of agents that shares a scope (the seeds' "mob")."""
+
+    name: str
+    created_at: datetime
+    members: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Event:
     """One entry of the append-only, hash-chained log."""
 

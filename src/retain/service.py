@@ -43,6 +43,8 @@ from retain.chrono import (
 )
 from retain.config import Settings
 from retain.errors import (
+    AgentExists,
+    AgentNotFound,
     AmbiguousName,
     DescriptionRequired,
     EditAmbiguous,
@@ -57,12 +59,15 @@ from retain.errors import (
     ProjectNotEmpty,
     ProjectNotFound,
     StaleUpdate,
+    TeamExists,
+    TeamNotFound,
 )
 from retain.ids import IdFactory
 from retain.model import (
     DEFAULT_PRIORITY,
     DEFAULT_REALM,
     GLOBAL_SCOPE,
+    Agent,
     DeleteResult,
     EditResult,
     Load,
@@ -74,6 +79,7 @@ from retain.model import (
     SearchResult,
     Status,
     StoreStatus,
+    Team,
     Trust,
     VerifyReport,
     WriteRequest,
@@ -317,6 +323,86 @@ class MemoryService:
             return Project(name, now)
 
         return self.backend.write(run)
+
+    # -- agents and teams ---------------------------------------------------------------
+
+    def add_agent(self, name: str) -> Agent:
+        """Register an agent identity in this realm (its scope is ``agent:<name>``)."""
+        fields.name(name, what="agent")
+        now = self._now()
+
+        def run(tx: Transaction) -> Agent:
+            if tx.get_agent(self.realm, name) is not None:
+                raise AgentExists(
+                    f"agent {name!r} is already registered",
+                    remedy="use it as it is, or pick another name",
+                    agent=name,
+                )
+            tx.insert_agent(self.realm, name, stamp(now))
+            self._event(tx, "agent_add", {"agent": name}, when=now)
+            return Agent(name, now)
+
+        return self.backend.write(run)
+
+    def list_agents(self) -> list[Agent]:
+        return self.backend.read(lambda tx: tx.list_agents(self.realm))
+
+    def add_team(self, name: str) -> Team:
+        """Create a team: a group of agents that shares the scope ``team:<name>``."""
+        fields.name(name, what="team")
+        now = self._now()
+
+        def run(tx: Transaction) -> Team:
+            if tx.get_team(self.realm, name) is not None:
+                raise TeamExists(
+                    f"team {name!r} already exists",
+                    remedy="use it as it is, or pick another name",
+                    team=name,
+                )
+            tx.insert_team(self.realm, name, stamp(now))
+            self._event(tx, "team_add", {"team": name}, when=now)
+            return Team(name, now)
+
+        return self.backend.write(run)
+
+    def list_teams(self) -> list[Team]:
+        return self.backend.read(lambda tx: tx.list_teams(self.realm))
+
+    def join_team(self, team: str, agent: str) -> tuple[Team, bool]:
+        """Put a registered agent in a team; (the team, whether it joined just now)."""
+        fields.name(team, what="team")
+        fields.name(agent, what="agent")
+        now = self._now()
+
+        def run(tx: Transaction) -> tuple[Team, bool]:
+            self._require_team(tx, team)
+            self._require_agent(tx, agent)
+            joined = tx.add_member(self.realm, team, agent, stamp(now))
+            if joined:
+                self._event(tx, "team_join", {"team": team, "agent": agent}, when=now)
+            found = tx.get_team(self.realm, team)
+            assert found is not None
+            return found, joined
+
+        return self.backend.write(run)
+
+    def _require_agent(self, tx: Transaction, agent: str) -> None:
+        if tx.get_agent(self.realm, agent) is None:
+            raise AgentNotFound(
+                f"there is no agent {agent!r}",
+                remedy=f"register it with `retain agent add {agent}` or check the name",
+                agent=agent,
+            )
+
+    def _require_team(self, tx: Transaction, team: str) -> None:
+        if tx.get_team(self.realm, team) is None:
+            raise TeamNotFound(
+                f"there is no team {team!r}",
+                remedy=f"create it with `retain team add {team}` or check the name",
+                team=team,
+            )
+
+    # -- projects -------------------------------------------------------------------
 
     def list_projects(self) -> list[Project]:
         return self.backend.read(lambda tx: tx.list_projects(self.realm))

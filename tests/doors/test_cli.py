@@ -342,6 +342,49 @@ def test_add_refuses_an_unknown_load_as_a_usage_error(retain: Retain) -> None:
 # -- projects ---------------------------------------------------------------------------------
 
 
+def test_agents_and_teams_are_registered_listed_and_joined(retain: Retain) -> None:
+    assert "Registered agent 'planner'." in retain.ok("agent", "add", "planner").stdout
+    assert retain.json("agent", "add", "coder")["name"] == "coder"
+    assert "Created team 'ops'." in retain.ok("team", "add", "ops").stdout
+    joined = retain.ok("team", "join", "ops", "planner").stdout
+    assert "Agent 'planner' joined team 'ops'." in joined
+    again = retain.json("team", "join", "ops", "planner")
+    assert (again["joined"], again["members"]) == (False, ["planner"])
+    agents = retain.json("agent", "list")["agents"]
+    assert [(a["name"], a["teams"]) for a in agents] == [("coder", []), ("planner", ["ops"])]
+    teams = retain.json("team", "list")["teams"]
+    assert [(t["name"], t["members"]) for t in teams] == [("ops", ["planner"])]
+    table = retain.ok("agent", "list").stdout
+    assert "planner" in table and "ops" in table
+
+
+def test_unknown_or_taken_identities_are_refused(retain: Retain) -> None:
+    retain.ok("agent", "add", "planner")
+    retain.ok("team", "add", "ops")
+    retain.refused(
+        "agent", "add", "planner", status=CONFLICT, code="agent_exists", remedy="another name"
+    )
+    retain.refused("team", "add", "ops", status=CONFLICT, code="team_exists", remedy="another")
+    retain.refused(
+        "team",
+        "join",
+        "opz",
+        "planner",
+        status=NOT_FOUND,
+        code="team_not_found",
+        remedy="retain team add opz",
+    )
+    retain.refused(
+        "team",
+        "join",
+        "ops",
+        "plannr",
+        status=NOT_FOUND,
+        code="agent_not_found",
+        remedy="retain agent add plannr",
+    )
+
+
 def test_project_add_then_list_shows_it_with_its_memory_count(retain: Retain) -> None:
     assert "Created project 'webdev'." in retain.ok("project", "add", "webdev").stdout
     assert retain.json("project", "add", "movie")["name"] == "movie"
@@ -2061,7 +2104,7 @@ def test_status_reports_where_the_store_is_and_what_it_holds(webdev: Retain) -> 
     webdev.ok("add", "stack", "-d", "Uses pnpm", "-p", "webdev")
     data = webdev.json("status")
     assert data["location"] == str(webdev.home / "retain.db")
-    assert (data["schema_version"], data["realm"]) == (2, "default")
+    assert (data["schema_version"], data["realm"]) == (3, "default")
     assert (data["memories"], data["projects"], data["events"]) == (2, 1, 4)  # realm_add first
     assert re.fullmatch(r"[0-9a-f]{64}", data["chain_head"])
     assert (data["inline_bytes"], data["inline_max_bytes"]) == (10, 32 * 1024)

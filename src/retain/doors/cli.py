@@ -265,6 +265,122 @@ def cli() -> None:
 
 
 @cli.group()
+def agent() -> None:
+    """Register and list agent identities (each has its own scope, agent:<name>)."""
+
+
+@agent.command("add")
+@click.argument("name")
+@home_option
+@format_option
+def agent_add(name: str, home: Path | None, fmt: str) -> None:
+    """Register agent NAME."""
+    with _service(home, fmt) as service:
+        created = service.add_agent(name)
+        if fmt == "json":
+            _emit_json({"name": created.name, "created_at": stamp(created.created_at)})
+        else:
+            out.print(f"Registered agent '{created.name}'.", markup=False)
+
+
+@agent.command("list")
+@home_option
+@format_option
+def agent_list(home: Path | None, fmt: str) -> None:
+    """List registered agents and the teams each belongs to."""
+    with _service(home, fmt) as service:
+        agents = service.list_agents()
+        if fmt == "json":
+            _emit_json(
+                {
+                    "agents": [
+                        {"name": a.name, "created_at": stamp(a.created_at), "teams": list(a.teams)}
+                        for a in agents
+                    ]
+                }
+            )
+            return
+        table = Table()
+        for column in ("Agent", "Teams", "Registered"):
+            table.add_column(column)
+        for a in agents:
+            table.add_row(a.name, ", ".join(a.teams), stamp(a.created_at))
+        out.print(table)
+
+
+@cli.group()
+def team() -> None:
+    """Create teams, list them, and put agents in them (a team shares team:<name>)."""
+
+
+@team.command("add")
+@click.argument("name")
+@home_option
+@format_option
+def team_add(name: str, home: Path | None, fmt: str) -> None:
+    """Create team NAME."""
+    with _service(home, fmt) as service:
+        created = service.add_team(name)
+        if fmt == "json":
+            _emit_json({"name": created.name, "created_at": stamp(created.created_at)})
+        else:
+            out.print(f"Created team '{created.name}'.", markup=False)
+
+
+@team.command("list")
+@home_option
+@format_option
+def team_list(home: Path | None, fmt: str) -> None:
+    """List teams and their members."""
+    with _service(home, fmt) as service:
+        teams = service.list_teams()
+        if fmt == "json":
+            _emit_json(
+                {
+                    "teams": [
+                        {
+                            "name": t.name,
+                            "created_at": stamp(t.created_at),
+                            "members": list(t.members),
+                        }
+                        for t in teams
+                    ]
+                }
+            )
+            return
+        table = Table()
+        for column in ("Team", "Members", "Created"):
+            table.add_column(column)
+        for t in teams:
+            table.add_row(t.name, ", ".join(t.members), stamp(t.created_at))
+        out.print(table)
+
+
+@team.command("join")
+@click.argument("team_name", metavar="TEAM")
+@click.argument("agent_name", metavar="AGENT")
+@home_option
+@format_option
+def team_join(team_name: str, agent_name: str, home: Path | None, fmt: str) -> None:
+    """Put registered agent AGENT in team TEAM (a member already stays one)."""
+    with _service(home, fmt) as service:
+        joined_team, joined = service.join_team(team_name, agent_name)
+        if fmt == "json":
+            _emit_json(
+                {
+                    "team": joined_team.name,
+                    "agent": agent_name,
+                    "joined": joined,
+                    "members": list(joined_team.members),
+                }
+            )
+        elif joined:
+            out.print(f"Agent '{agent_name}' joined team '{team_name}'.", markup=False)
+        else:
+            out.print(f"Agent '{agent_name}' is already in team '{team_name}'.", markup=False)
+
+
+@cli.group()
 def project() -> None:
     """Create, list, rename and remove projects (the project tiers)."""
 

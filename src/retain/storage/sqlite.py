@@ -26,7 +26,7 @@ import numpy as np
 from retain.chrono import parse_optional_stamp, parse_stamp, stamp
 from retain.errors import MemoryExists, SchemaTooNew, StoreBusy, StoreError
 from retain.ledger import GENESIS
-from retain.model import Event, Load, Memory, Project, Status, Trust
+from retain.model import Agent, Event, Load, Memory, Project, Status, Team, Trust
 from retain.storage.base import (
     InlineEntry,
     KeySource,
@@ -234,6 +234,57 @@ class SqliteTransaction:
             (realm,),
         ).fetchall()
         return [Project(r[0], parse_stamp(r[1]), r[2]) for r in rows]
+
+    # -- agents and teams -----------------------------------------------------
+
+    def get_agent(self, realm: str, name: str) -> Agent | None:
+        return next(iter(self._agents(realm, name)), None)
+
+    def insert_agent(self, realm: str, name: str, now: str) -> None:
+        self.con.execute(
+            "INSERT INTO agents(realm, name, created_at) VALUES (?, ?, ?)", (realm, name, now)
+        )
+
+    def list_agents(self, realm: str) -> list[Agent]:
+        return self._agents(realm, None)
+
+    def _agents(self, realm: str, name: str | None) -> list[Agent]:
+        rows = self.con.execute(
+            "SELECT a.name, a.created_at, "
+            "(SELECT json_group_array(team) FROM (SELECT t.team FROM team_members t "
+            " WHERE t.realm = a.realm AND t.agent = a.name ORDER BY t.team)) "
+            "FROM agents a WHERE a.realm = ? AND (? IS NULL OR a.name = ?) ORDER BY a.name",
+            (realm, name, name),
+        )
+        return [Agent(r[0], parse_stamp(r[1]), tuple(json.loads(r[2]))) for r in rows]
+
+    def get_team(self, realm: str, name: str) -> Team | None:
+        return next(iter(self._teams(realm, name)), None)
+
+    def insert_team(self, realm: str, name: str, now: str) -> None:
+        self.con.execute(
+            "INSERT INTO teams(realm, name, created_at) VALUES (?, ?, ?)", (realm, name, now)
+        )
+
+    def list_teams(self, realm: str) -> list[Team]:
+        return self._teams(realm, None)
+
+    def _teams(self, realm: str, name: str | None) -> list[Team]:
+        rows = self.con.execute(
+            "SELECT t.name, t.created_at, "
+            "(SELECT json_group_array(agent) FROM (SELECT m.agent FROM team_members m "
+            " WHERE m.realm = t.realm AND m.team = t.name ORDER BY m.agent)) "
+            "FROM teams t WHERE t.realm = ? AND (? IS NULL OR t.name = ?) ORDER BY t.name",
+            (realm, name, name),
+        )
+        return [Team(r[0], parse_stamp(r[1]), tuple(json.loads(r[2]))) for r in rows]
+
+    def add_member(self, realm: str, team: str, agent: str, now: str) -> bool:
+        cur = self.con.execute(
+            "INSERT OR IGNORE INTO team_members(realm, team, agent, joined_at) VALUES (?, ?, ?, ?)",
+            (realm, team, agent, now),
+        )
+        return cur.rowcount == 1
 
     def insert_project(self, realm: str, name: str, now: str) -> None:
         self.con.execute(

@@ -231,9 +231,41 @@ def _m002_retrieval(con: sqlite3.Connection) -> None:
     )
 
 
+def _m003_identities(con: sqlite3.Connection) -> None:
+    """Agents and teams: registered rows of a realm; an agent may belong to teams."""
+    run_script(
+        con,
+        """
+        CREATE TABLE agents (
+            realm TEXT NOT NULL REFERENCES realms(name),
+            name TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (realm, name)
+        ) WITHOUT ROWID;
+        CREATE TABLE teams (
+            realm TEXT NOT NULL REFERENCES realms(name),
+            name TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (realm, name)
+        ) WITHOUT ROWID;
+        CREATE TABLE team_members (
+            realm TEXT NOT NULL,
+            team TEXT NOT NULL,
+            agent TEXT NOT NULL,
+            joined_at TEXT NOT NULL,
+            PRIMARY KEY (realm, team, agent),
+            FOREIGN KEY (realm, team) REFERENCES teams(realm, name),
+            FOREIGN KEY (realm, agent) REFERENCES agents(realm, name)
+        ) WITHOUT ROWID;
+        CREATE INDEX team_members_agent ON team_members(realm, agent);
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", _m001_foundation),
     Migration(2, "retrieval", _m002_retrieval),
+    Migration(3, "identities", _m003_identities),
 )
 
 
