@@ -414,7 +414,9 @@ class SentenceTransformerEmbedder:
                 remedy="pip install 'retain[st]'",
             ) from exc
         self._name = model
-        self._model: Any = SentenceTransformer(_cached_hub_path(model), device="cpu")
+        self._model: Any = SentenceTransformer(
+            _cached_hub_path(model), device="cpu", local_files_only=True
+        )
         get_dim = (
             getattr(self._model, "get_embedding_dimension", None)
             or self._model.get_sentence_embedding_dimension
