@@ -259,6 +259,7 @@ class StaticModel:
         if self.pieces and self.pieces[-1] == "":
             self.pieces.pop()
         self.ids = {piece: i for i, piece in enumerate(self.pieces)}
+        self.longest = max((len(p.removeprefix("##")) for p in self.pieces), default=1)
         self.unknown = self.ids.get("[UNK]")
         rows = np.load(io.BytesIO(files["vectors.npy"]))
         scales = np.load(io.BytesIO(files["scales.npy"]))
@@ -279,7 +280,7 @@ class StaticModel:
         found: list[int] = []
         start = 0
         while start < len(word):
-            end = len(word)
+            end = min(len(word), start + self.longest)  # no piece is longer: skip those tries
             piece_id = None
             while start < end:
                 piece = word[start:end] if start == 0 else "##" + word[start:end]
