@@ -34,7 +34,12 @@ def vectors(service: MemoryService) -> dict[str, list[float]]:
     ids = [m.id for m in service.list_memories()]
 
     def run(tx: Transaction) -> dict[str, list[float]]:
-        by_num = {v.num: v.vector.tolist() for v in tx.vectors_after(0)}
+        model = service.embedder.model_id
+        rows = tx.vectors_after(model, 0, 10_000)
+        by_num = {
+            num: np.frombuffer(blob, dtype="<f4").tolist()
+            for num, blob in zip(rows.nums, rows.blobs, strict=True)
+        }
         return {s.name or "": by_num[s.num] for s in tx.key_sources(ids) if s.num in by_num}
 
     return service.backend.read(run)

@@ -17,13 +17,13 @@ from retain.search.lexical import SEMANTIC
 from retain.search.rank import semantic_gate
 from retain.search.vectors import BACKGROUND, VectorIndex
 from retain.service import MemoryService
-from retain.storage.base import StoredVector
+from retain.storage.base import StoredVector, VectorRows
 
 # -- the index, against a stand-in for the store's vector table -------------------------------
 
 
 class VectorTable:
-    """The three reads ``VectorIndex.refresh`` makes, over rows held in a list.
+    """The reads ``VectorIndex.refresh`` makes, over rows held in a list.
 
     Every row is of realm "r" unless it is put in another."""
 
@@ -48,9 +48,20 @@ class VectorTable:
     def drop(self, num: int) -> None:
         self.rows = [r for r in self.rows if r.num != num]
 
-    def vectors_after(self, vec: int) -> list[StoredVector]:
-        self.asked_after.append(vec)
-        return [r for r in self.rows if r.vec > vec]
+    def last_vector(self) -> int:
+        return max((r.vec for r in self.rows), default=0)
+
+    def vectors_after(self, model: str, vec: int, limit: int) -> VectorRows:
+        rows = [r for r in self.rows if r.model == model and r.vec > vec][:limit]
+        if rows:
+            self.asked_after.append(vec)
+        return VectorRows(
+            rows[-1].vec if rows else vec,
+            [r.num for r in rows],
+            [r.dim for r in rows],
+            [r.realm for r in rows],
+            [r.vector.astype("<f4").tobytes() for r in rows],
+        )
 
     def vector_count(self, model: str) -> int:
         return sum(r.model == model for r in self.rows)
@@ -71,8 +82,8 @@ def test_index_reads_only_the_vectors_written_since_its_last_refresh() -> None:
     index.refresh(table)  # type: ignore[arg-type]
     table.put(3, [1, 0])
     index.refresh(table)  # type: ignore[arg-type]
-    index.refresh(table)  # type: ignore[arg-type]
-    assert table.asked_after == [0, 2, 3]
+    index.refresh(table)  # type: ignore[arg-type]  nothing new: nothing read
+    assert table.asked_after == [0, 2]
     assert scores_by_num(index, [1, 0]) == {1: 1.0, 2: 0.0, 3: 1.0}
 
 

@@ -82,6 +82,17 @@ class StoredVector:
 
 
 @dataclass(frozen=True, slots=True)
+class VectorRows:
+    """Stored vectors of one model, in the order they were written, as columns."""
+
+    last_vec: int
+    nums: list[int]
+    dims: list[int]
+    realms: list[str]
+    blobs: list[bytes]  # float32, little-endian
+
+
+@dataclass(frozen=True, slots=True)
 class SearchKey:
     """The derived search data of one memory: its context words (None: unchanged) and its
     vector (None: none)."""
@@ -176,9 +187,12 @@ class Transaction(Protocol):
         ...
 
     def set_keys(self, keys: Sequence[SearchKey]) -> None: ...
-    def vectors_after(self, vec: int) -> Iterator[StoredVector]:
-        """The vectors written after ``vec``, in order, streamed (a million fit in memory
-        only once: in the caller's matrix)."""
+    def last_vector(self) -> int:
+        """The newest ``vec`` written (0 for none): it changes whenever a vector is written."""
+        ...
+
+    def vectors_after(self, model: str, vec: int, limit: int) -> VectorRows:
+        """Up to ``limit`` vectors of ``model`` written after ``vec``, oldest first."""
         ...
 
     def vector_nums(self, model: str) -> set[int]: ...

@@ -21,8 +21,6 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
-import numpy as np
-
 from retain.chrono import parse_optional_stamp, parse_stamp, stamp
 from retain.errors import MemoryExists, SchemaTooNew, StoreBusy, StoreError
 from retain.ledger import GENESIS
@@ -33,7 +31,7 @@ from retain.storage.base import (
     LexicalHit,
     MemoryFilter,
     SearchKey,
-    StoredVector,
+    VectorRows,
 )
 from retain.storage.sqlite_fts import FtsSearch
 from retain.storage.sqlite_schema import MIGRATIONS, latest_version
@@ -557,15 +555,21 @@ class SqliteTransaction:
             [(k.num,) for k in keys if k.vector is None],
         )
 
-    def vectors_after(self, vec: int) -> Iterator[StoredVector]:
+    def last_vector(self) -> int:
+        row = self.con.execute("SELECT max(vec) FROM memory_vectors").fetchone()
+        return int(row[0] or 0)
+
+    def vectors_after(self, model: str, vec: int, limit: int) -> VectorRows:
         rows = self.con.execute(
-            "SELECT v.vec, v.memory_num, v.model, v.dim, v.vector, m.realm "
+            "SELECT v.vec, v.memory_num, v.dim, v.vector, m.realm "
             "FROM memory_vectors v JOIN memories m ON m.num = v.memory_num "
-            "WHERE v.vec > ? ORDER BY v.vec",
-            (vec,),
-        )
-        for v, num, model, dim, blob, realm in rows:
-            yield StoredVector(v, num, model, dim, np.frombuffer(blob, dtype="<f4"), realm)
+            "WHERE v.model = ? AND v.vec > ? ORDER BY v.vec LIMIT ?",
+            (model, vec, limit),
+        ).fetchall()
+        if not rows:
+            return VectorRows(vec, [], [], [], [])
+        vecs, nums, dims, blobs, realms = (list(column) for column in zip(*rows, strict=True))
+        return VectorRows(vecs[-1], nums, dims, realms, blobs)
 
     def vector_nums(self, model: str) -> set[int]:
         rows = self.con.execute("SELECT memory_num FROM memory_vectors WHERE model = ?", (model,))
