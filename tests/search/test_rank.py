@@ -317,3 +317,16 @@ def test_asking_for_more_than_30_results_widens_every_sense(deep: MemoryService)
     (x,) = (h for h in deep.search("kitten", limit=40).hits if h.memory.name == "x")
     assert x.senses == (STEM, SEMANTIC)
     assert names(deep, "kitten", limit=40)[:6] == ["s01", "s02", "s03", "s04", "x", "s05"]
+
+
+def test_a_subject_with_a_period_in_its_name_is_lifted(lexical_service: MemoryService) -> None:
+    lexical_service.write("a", description="likes tea", subject="Dr. Who")
+    lexical_service.write("b", description="likes tea", subject="Rose")
+    hits = lexical_service.search("What does Dr. Who like? tea").hits
+    assert [(h.memory.name, SUBJECT in h.senses) for h in hits] == [("a", True), ("b", False)]
+
+
+def test_subject_phrases_keep_and_drop_a_final_period() -> None:
+    phrases = rank.subject_phrases(["Is Dr. Who Caroline's friend?"])
+    assert {"Dr. Who", "Dr Who", "Caroline", "friend"} <= set(phrases)
+    assert "Caroline's" not in phrases

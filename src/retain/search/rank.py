@@ -201,14 +201,20 @@ def _thread_of(memory_id: str, memories: dict[str, Memory]) -> tuple[str, str]:
 
 
 def subject_phrases(queries: Sequence[str]) -> list[str]:
-    """Runs of one to three words of the queries: what a subject could be named by."""
+    """Runs of one to three words of the queries: what a subject could be named by.
+
+    A word is taken with and without a final period ("Dr. Who" and "Dr Who", but
+    "Melanie" from "Melanie?"), and without a possessive ("Caroline's" → "Caroline").
+    """
     phrases: list[str] = []
     for query in queries:
-        words = [w.rstrip(".'’") for w in _NAME_WORD.findall(query)]
-        words = [w[:-2] if w.lower().endswith(("'s", "’s")) else w for w in words]
-        for size in (1, 2, 3):
-            for start in range(len(words) - size + 1):
-                phrases.append(" ".join(words[start : start + size]))
+        raw = [w.rstrip("'’") for w in _NAME_WORD.findall(query)]
+        raw = [w[:-2] if w.lower().endswith(("'s", "’s")) else w for w in raw]
+        bare = [w.rstrip(".") for w in raw]
+        for words in (bare, raw) if bare != raw else (bare,):
+            for size in (1, 2, 3):
+                for start in range(len(words) - size + 1):
+                    phrases.append(" ".join(words[start : start + size]))
     return list(dict.fromkeys(p for p in phrases if p))
 
 
