@@ -30,6 +30,7 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   ├── EditNoMatch              edit_no_match
     │   └── EditAmbiguous            edit_ambiguous
     ├── StaleUpdate                  stale_update
+    ├── AccessDenied                 access_denied
     ├── TransferError                transfer_error
     │   ├── ExportTargetNotEmpty     export_target_not_empty
     │   ├── UnexportableDescription  unexportable_description
@@ -301,6 +302,13 @@ class IntegrityFailed(StoreError):
     """``verify`` found the search index or the event chain unsound."""
 
     code = "integrity_failed"
+
+
+class AccessDenied(RetainError):
+    """The principal may not do this: an agent's verb without an agent, or a memory
+    of another identity."""
+
+    code = "access_denied"
 
 
 # -- embeddings --------------------------------------------------------------

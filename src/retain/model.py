@@ -16,6 +16,8 @@ from retain.chrono import stamp
 DEFAULT_REALM = "default"
 GLOBAL_SCOPE = "global"
 PROJECT_PREFIX = "project:"
+AGENT_PREFIX = "agent:"
+TEAM_PREFIX = "team:"
 DEFAULT_PRIORITY = 5
 SHORT_BODY_CHARS = 280
 
@@ -51,6 +53,16 @@ class Status(StrEnum):
 def project_scope(project: str) -> str:
     """The scope string of a project's tier."""
     return PROJECT_PREFIX + project
+
+
+def agent_scope(agent: str) -> str:
+    """The scope of an agent identity's own memories."""
+    return AGENT_PREFIX + agent
+
+
+def team_scope(team: str) -> str:
+    """The scope a team's agents share."""
+    return TEAM_PREFIX + team
 
 
 def scope_project(scope: str) -> str | None:
@@ -97,8 +109,10 @@ class Memory:
 
     @property
     def tier(self) -> str:
-        """``global`` or the project's name, for people."""
-        return self.project or GLOBAL_SCOPE
+        """``global``, the project's name, or the agent or team scope, for people."""
+        if self.project:
+            return self.project
+        return self.scope
 
     @property
     def body_bytes(self) -> int:
@@ -122,6 +136,7 @@ class Memory:
         record: dict[str, Any] = {
             "id": self.id,
             "name": self.name,
+            "scope": self.scope,
             "project": self.project,
             "description": self.description,
             "priority": self.priority,

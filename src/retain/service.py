@@ -43,6 +43,7 @@ from retain.chrono import (
 )
 from retain.config import Settings
 from retain.errors import (
+    AccessDenied,
     AgentExists,
     AgentNotFound,
     AmbiguousName,
@@ -64,6 +65,7 @@ from retain.errors import (
 )
 from retain.ids import IdFactory
 from retain.model import (
+    AGENT_PREFIX,
     DEFAULT_PRIORITY,
     DEFAULT_REALM,
     GLOBAL_SCOPE,
@@ -84,7 +86,9 @@ from retain.model import (
     VerifyReport,
     WriteRequest,
     WriteResult,
+    agent_scope,
     project_scope,
+    team_scope,
 )
 from retain.search import key, lexical, rank, vectors
 from retain.search.embed import Embedder, LoadedEmbedder, Matrix, load_embedder
@@ -401,6 +405,186 @@ class MemoryService:
                 remedy=f"create it with `retain team add {team}` or check the name",
                 team=team,
             )
+
+    # -- an agent's own memory ------------------------------------------------------------
+
+    @property
+    def identity(self) -> str | None:
+        """The agent this service acts as (its principal is ``agent:<name>``), if any."""
+        return (
+            self.principal.removeprefix(AGENT_PREFIX)
+            if self.principal.startswith(AGENT_PREFIX)
+            else None
+        )
+
+    def _agent(self, tx: Transaction, verb: str) -> Agent:
+        """The registered agent acting, or the refusal of an agent's verb."""
+        if self.identity is None:
+            raise AccessDenied(
+                f"{verb} is an agent's verb and {self.principal!r} is not an agent",
+                remedy="act as a registered agent (`--as agent:NAME`)",
+                principal=self.principal,
+            )
+        self._require_agent(tx, self.identity)
+        found = tx.get_agent(self.realm, self.identity)
+        assert found is not None
+        return found
+
+    def remember(
+        self,
+        text: str,
+        *,
+        description: str | None = None,
+        tags: Sequence[str] | None = None,
+        priority: int | None = None,
+        subject: str | None = None,
+        thread: str | None = None,
+        valid_from: str | None = None,
+    ) -> Memory:
+        """Write a memory into the acting agent's own scope (``agent:<name>``).
+
+        The agent is its author; it enters at ``observed`` trust, search-only (it
+        reaches the agent through recall). Without a description, the text's first
+        line stands for one.
+        """
+        body = fields.text(text, "text")
+        if not body.strip():
+            raise InvalidValue(
+                "there is nothing to remember", remedy="give the text to remember", field="text"
+            )
+        summary = fields.description(description if description else body.strip().splitlines()[0])[
+            : fields.DESCRIPTION_NOTE_AT
+        ]
+        chosen_tags = tuple(fields.tags(tags)) if tags is not None else ()
+        chosen_priority = DEFAULT_PRIORITY if priority is None else fields.priority(priority)
+        chosen_subject = fields.subject(subject) if subject else None
+        chosen_thread = fields.thread(thread) if thread else None
+        when = parse_valid_from(valid_from, self.clock) if valid_from else None
+        now = self._now()
+
+        def run(tx: Transaction) -> Memory:
+            agent = self._agent(tx, "remember")
+            memory = Memory(
+                id=self._ids.new(now),
+                realm=self.realm,
+                scope=agent_scope(agent.name),
+                name=None,
+                description=summary,
+                body=body,
+                tags=chosen_tags,
+                priority=chosen_priority,
+                load=Load.SEARCH,
+                references=(),
+                source="",
+                subject=chosen_subject,
+                predicate=None,
+                trust=_trust_of(self.principal),
+                status=Status.ACTIVE,
+                ever_quarantined=False,
+                supersedes=None,
+                content_hash=content_hash(body),
+                author=self.principal,
+                created_at=now,
+                updated_at=now,
+                verified_at=now,
+                expires_at=None,
+                valid_from=parse_optional_stamp(when),
+                valid_to=None,
+                read_count=0,
+                thread=chosen_thread,
+            )
+            tx.insert_memories([memory])
+            rekey = key.Rekey()
+            rekey.touch(memory.id)
+            self._rekey(tx, rekey)
+            self._event(tx, "create", self._payload(memory, now), memory_id=memory.id, when=now)
+            return memory
+
+        return self.backend.write(run)
+
+    def recall(
+        self,
+        queries: str | Sequence[str],
+        *,
+        project: str | None = None,
+        limit: int = 10,
+        budget_tokens: int | None = None,
+    ) -> SearchResult:
+        """Search what the acting agent may see: global, the project (if one is given),
+        its teams' scopes and its own — nothing else."""
+        if isinstance(queries, str):
+            queries = [queries]
+        queries = [fields.text(q, "query") for q in _as_list(queries, "queries")]
+        _check_limit(limit)
+        _check_budget(budget_tokens)
+        now = self._now()
+
+        def where_of(tx: Transaction) -> MemoryFilter:
+            agent = self._agent(tx, "recall")
+            scopes = [GLOBAL_SCOPE]
+            if project:
+                self._require_project(tx, project)
+                scopes.append(project_scope(project))
+            scopes.append(agent_scope(agent.name))
+            scopes.extend(team_scope(team) for team in agent.teams)
+            return MemoryFilter(realm=self.realm, scopes=tuple(scopes))
+
+        return self._search(
+            queries,
+            now,
+            where_of,
+            limit=limit,
+            budget_tokens=budget_tokens,
+            expired=False,
+            listing_summary=lambda n: f"{n} memories the agent can see, most important first",
+        )
+
+    def forget(self, memory_id: str, *, reason: str = "") -> Memory:
+        """Take one of the acting agent's own memories out of recall (status ``forgotten``).
+
+        The row and the history stay: the event log keeps what it said. Another
+        identity's memory, or one of a shared scope, is refused.
+        """
+        fields.text(memory_id, "id")
+        fields.text(reason, "reason")
+        now = self._now()
+
+        def run(tx: Transaction) -> Memory:
+            agent = self._agent(tx, "forget")
+            found = [m for m in tx.get_many([memory_id]) if m.realm == self.realm]
+            if not found or found[0].status is not Status.ACTIVE:
+                raise NotFound(
+                    f"no memory {memory_id!r} to forget",
+                    remedy="recall it first to find its id",
+                    id=memory_id,
+                )
+            memory = found[0]
+            if memory.scope != agent_scope(agent.name):
+                raise AccessDenied(
+                    f"memory {memory_id!r} is not agent {agent.name!r}'s own "
+                    f"(it is in {memory.scope})",
+                    remedy="an agent forgets only what it remembered itself",
+                    id=memory_id,
+                    scope=memory.scope,
+                )
+            forgotten = replace(memory, status=Status.FORGOTTEN, updated_at=now)
+            if not tx.update_memory(forgotten, memory):
+                raise StaleUpdate(
+                    f"memory {memory_id!r} changed while it was being forgotten",
+                    remedy="recall it again and retry",
+                    id=memory_id,
+                )
+            self._event(
+                tx,
+                "forget",
+                self._payload(forgotten, now),
+                memory_id=memory.id,
+                reason=reason,
+                when=now,
+            )
+            return forgotten
+
+        return self.backend.write(run)
 
     # -- projects -------------------------------------------------------------------
 
@@ -993,18 +1177,7 @@ class MemoryService:
         if isinstance(queries, str):
             queries = [queries]
         queries = [fields.text(q, "query") for q in _as_list(queries, "queries")]
-        if isinstance(limit, bool) or not isinstance(limit, int):
-            raise InvalidValue(
-                f"limit {limit!r} is not a whole number",
-                remedy=f"ask for 1 to {SEARCH_LIMIT_MAX} results",
-                field="limit",
-            )
-        if not 1 <= limit <= SEARCH_LIMIT_MAX:
-            raise InvalidValue(
-                f"limit {limit} is outside 1–{SEARCH_LIMIT_MAX}",
-                remedy=f"ask for 1 to {SEARCH_LIMIT_MAX} results",
-                field="limit",
-            )
+        _check_limit(limit)
         if tier not in (None, "global", "project"):
             raise InvalidValue(
                 f"tier {tier!r} is not global or project",
@@ -1016,32 +1189,49 @@ class MemoryService:
                 "a search of the project tier needs a project",
                 remedy="pass a project, or search without a tier",
             )
-        if budget_tokens is not None and (
-            isinstance(budget_tokens, bool)
-            or not isinstance(budget_tokens, int)
-            or budget_tokens < 1
-        ):
-            raise InvalidValue(
-                f"token budget {budget_tokens!r} is not a whole number of tokens ≥ 1",
-                remedy="give the tokens the results may fill, like 2000",
-                field="budget",
-            )
-        plans = lexical.plan_queries(queries)
+        _check_budget(budget_tokens)
         now = self._now()
+
+        def where_of(tx: Transaction) -> MemoryFilter:
+            return self._filter(
+                tx, now, project, tag, referencing, unverified, expired, listing=False, tier=tier
+            )
+
+        return self._search(
+            queries,
+            now,
+            where_of,
+            limit=limit,
+            budget_tokens=budget_tokens,
+            expired=expired,
+            listing_summary=lambda n: _listing_summary(n, tag, referencing, unverified, expired),
+        )
+
+    def _search(
+        self,
+        queries: Sequence[str],
+        now: datetime,
+        where_of: Callable[[Transaction], MemoryFilter],
+        *,
+        limit: int,
+        budget_tokens: int | None,
+        expired: bool,
+        listing_summary: Callable[[int], str],
+    ) -> SearchResult:
+        """The ranked search every door's search and an agent's recall share."""
+        plans = lexical.plan_queries(queries)
         loaded = self.embedder if plans else None
         embedder = loaded.embedder if loaded is not None else None
         asked = key.embed(embedder, [p.text for p in plans]) if embedder is not None else None
 
         def run(tx: Transaction) -> SearchResult:
-            where = self._filter(
-                tx, now, project, tag, referencing, unverified, expired, listing=False, tier=tier
-            )
+            where = where_of(tx)
             if not plans:
                 listed = tx.list_memories(where, limit)
                 hits = tuple(SearchHit(m, 0.0, ()) for m in listed)
                 return SearchResult(
                     hits,
-                    _listing_summary(len(hits), tag, referencing, unverified, expired),
+                    listing_summary(len(hits)),
                     listing=True,
                 )
             if not expired:
@@ -1292,6 +1482,32 @@ def _reporting(
         yield item
         if done % every == 0 or done == total:
             progress(phase, done, total)
+
+
+def _check_limit(limit: object) -> None:
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise InvalidValue(
+            f"limit {limit!r} is not a whole number",
+            remedy=f"ask for 1 to {SEARCH_LIMIT_MAX} results",
+            field="limit",
+        )
+    if not 1 <= limit <= SEARCH_LIMIT_MAX:
+        raise InvalidValue(
+            f"limit {limit} is outside 1–{SEARCH_LIMIT_MAX}",
+            remedy=f"ask for 1 to {SEARCH_LIMIT_MAX} results",
+            field="limit",
+        )
+
+
+def _check_budget(budget_tokens: object) -> None:
+    if budget_tokens is not None and (
+        isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < 1
+    ):
+        raise InvalidValue(
+            f"token budget {budget_tokens!r} is not a whole number of tokens ≥ 1",
+            remedy="give the tokens the results may fill, like 2000",
+            field="budget",
+        )
 
 
 def _unless_kept(value: Any, check: Callable[[Any], str]) -> str | None:

@@ -48,6 +48,7 @@ BUSY = 11
 STORE = 12
 CONFIG = 13
 EMBEDDER = 14
+ACCESS_DENIED = 15
 USAGE = 2
 BUG = 70
 
@@ -246,6 +247,7 @@ def test_exit_statuses_are_the_documented_ones() -> None:
         errors.StoreError: STORE,
         errors.ConfigInvalid: CONFIG,
         errors.EmbedderError: EMBEDDER,
+        errors.AccessDenied: ACCESS_DENIED,
     }
     assert documented == EXIT_CODES
     assert EXIT_BUG == BUG
@@ -2282,3 +2284,53 @@ def test_interactive_edit_with_an_editor_that_cannot_run_fails_cleanly(
     assert result.exit_code == 1
     assert "Editing failed" in result.stderr
     assert retain.state() == before
+
+
+def test_an_agent_remembers_recalls_and_forgets_its_own(retain: Retain) -> None:
+    retain.ok("agent", "add", "planner")
+    saved = retain.json(
+        "remember", "Alice prefers terse answers in code reviews", "--as", "agent:planner"
+    )
+    assert (saved["scope"], saved["author"], saved["trust"], saved["load"]) == (
+        "agent:planner",
+        "agent:planner",
+        "observed",
+        "search",
+    )
+    found = retain.json("recall", "code reviews", "--as", "agent:planner")["memories"]
+    assert [m["id"] for m in found] == [saved["id"]]
+    assert "Forgot" in retain.ok("forget", saved["id"], "--as", "agent:planner").stdout
+    assert retain.json("recall", "code reviews", "--as", "agent:planner")["memories"] == []
+
+
+def test_agent_verbs_are_refused_to_others(retain: Retain) -> None:
+    retain.ok("agent", "add", "planner")
+    retain.ok("agent", "add", "coder")
+    saved = retain.json("remember", "the build is flaky on Fridays", "--as", "agent:planner")
+    retain.refused(
+        "remember",
+        "x",
+        "--as",
+        "operator:me",
+        status=ACCESS_DENIED,
+        code="access_denied",
+        remedy="--as agent:NAME",
+    )
+    retain.refused(
+        "forget",
+        saved["id"],
+        "--as",
+        "agent:coder",
+        status=ACCESS_DENIED,
+        code="access_denied",
+        remedy="only what it remembered",
+    )
+    retain.refused(
+        "recall",
+        "build",
+        "--as",
+        "agent:nobody",
+        status=NOT_FOUND,
+        code="agent_not_found",
+        remedy="retain agent add nobody",
+    )

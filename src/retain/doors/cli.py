@@ -47,6 +47,7 @@ EXIT_CODES: dict[type[errors.RetainError], int] = {
     errors.StoreError: 12,
     errors.ConfigInvalid: 13,
     errors.EmbedderError: 14,
+    errors.AccessDenied: 15,
 }
 EXIT_BUG = 70
 
@@ -112,11 +113,13 @@ def project_option(help_text: str) -> Callable[[F], F]:
 
 
 @contextmanager
-def _service(home: Path | None, fmt: str = "table") -> Iterator[MemoryService]:
+def _service(
+    home: Path | None, fmt: str = "table", principal: str = "operator:local"
+) -> Iterator[MemoryService]:
     """Open the store, run the verb, and turn a refusal into its exit status."""
     service: MemoryService | None = None
     try:
-        service = retain.open(home=home)
+        service = retain.open(home=home, principal=principal)
         yield service
     except errors.RetainError as exc:
         if fmt == "json":
@@ -832,6 +835,118 @@ def search(
                 _flags(m, now),
             )
         out.print(table)
+
+
+# -- an agent's own memory ------------------------------------------------------------------
+
+
+def as_option(fn: F) -> F:
+    return click.option(
+        "--as",
+        "principal",
+        required=True,
+        metavar="agent:NAME",
+        help="The registered agent acting (the local door stands in for authentication).",
+    )(fn)
+
+
+@cli.command()
+@click.argument("text")
+@as_option
+@click.option("--description", "-d", help="One line; the text's first line otherwise.")
+@click.option("--tag", "tags", multiple=True, help="A tag; repeat for more.")
+@click.option("--priority", type=int, help="0 (most important) to 9; default 5.")
+@click.option("--subject", help="Who or what it is about.")
+@click.option("--thread", help="The conversation it belongs to.")
+@click.option("--valid-from", help="When it began to hold: RFC 3339, or YYYY-MM-DD.")
+@home_option
+@format_option
+def remember(
+    text: str,
+    principal: str,
+    description: str | None,
+    tags: tuple[str, ...],
+    priority: int | None,
+    subject: str | None,
+    thread: str | None,
+    valid_from: str | None,
+    home: Path | None,
+    fmt: str,
+) -> None:
+    """Save TEXT in the acting agent's own memory (its scope agent:NAME)."""
+    with _service(home, fmt, principal) as service:
+        memory = service.remember(
+            text,
+            description=description,
+            tags=list(tags) if tags else None,
+            priority=priority,
+            subject=subject,
+            thread=thread,
+            valid_from=valid_from,
+        )
+        if fmt == "json":
+            _emit_json(memory.to_dict(_now(), body=True))
+        else:
+            out.print(f"Remembered {memory.id} ({memory.scope}).", markup=False)
+
+
+@cli.command()
+@click.argument("queries", nargs=-1, required=True)
+@as_option
+@project_option("Recall as a session on this project (its tier besides the agent's own).")
+@click.option("--limit", "-n", type=int, default=10, show_default=True, help="At most this many.")
+@click.option("--budget", type=int, help="Tokens the results may fill.")
+@home_option
+@format_option
+def recall(
+    queries: tuple[str, ...],
+    principal: str,
+    project: str | None,
+    limit: int,
+    budget: int | None,
+    home: Path | None,
+    fmt: str,
+) -> None:
+    """Search what the acting agent sees: global, the project, its teams and its own."""
+    with _service(home, fmt, principal) as service:
+        result = service.recall(list(queries), project=project, limit=limit, budget_tokens=budget)
+        now = _now()
+        if fmt == "json":
+            _emit_json(
+                {
+                    "summary": result.summary,
+                    "embedder": result.embedder,
+                    "degraded": result.degraded,
+                    "memories": [_hit_record(h, now) for h in result.hits],
+                }
+            )
+            return
+        out.print(result.summary, markup=False)
+        table = Table()
+        for column in ("Id", "Scope", "Description", "Match"):
+            table.add_column(column, overflow="fold")
+        for hit in result.hits:
+            m = hit.memory
+            shown = m.short_body if m.short_body and m.short_body != m.description else ""
+            text = m.description + (f"\n{shown}" if shown else "")
+            table.add_row(m.name or m.id, m.scope, text, ", ".join(hit.senses))
+        out.print(table)
+
+
+@cli.command()
+@click.argument("memory_id", metavar="ID")
+@as_option
+@click.option("--reason", default="", help="Why, for the event log.")
+@home_option
+@format_option
+def forget(memory_id: str, principal: str, reason: str, home: Path | None, fmt: str) -> None:
+    """Take one of the acting agent's own memories out of recall (history keeps it)."""
+    with _service(home, fmt, principal) as service:
+        memory = service.forget(memory_id, reason=reason)
+        if fmt == "json":
+            _emit_json(memory.to_dict(_now()))
+        else:
+            out.print(f"Forgot {memory.id}.", markup=False)
 
 
 # -- export, import, health ----------------------------------------------------------------

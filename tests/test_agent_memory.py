@@ -1,0 +1,99 @@
+"""An agent's own memory: remember, recall within its view, forget."""
+
+from __future__ import annotations
+
+import pytest
+from tests.conftest import ServiceFactory
+
+from retain import errors
+from retain.model import Status, Trust
+from retain.service import MemoryService
+
+
+@pytest.fixture
+def world(make_service: ServiceFactory) -> dict[str, MemoryService]:
+    """An operator, two agents (planner in team ops) and a project."""
+    operator = make_service()
+    operator.add_agent("planner")
+    operator.add_agent("coder")
+    operator.add_team("ops")
+    operator.join_team("ops", "planner")
+    operator.add_project("web")
+    return {
+        "operator": operator,
+        "planner": make_service(principal="agent:planner"),
+        "coder": make_service(principal="agent:coder"),
+    }
+
+
+def ids(service: MemoryService, query: str, **options: object) -> list[str]:
+    return [h.memory.id for h in service.recall(query, **options).hits]  # type: ignore[arg-type]
+
+
+def test_remember_writes_into_the_agents_own_scope(world: dict[str, MemoryService]) -> None:
+    memory = world["planner"].remember("Alice prefers terse answers\nin every review")
+    assert (memory.scope, memory.author, memory.trust, memory.name) == (
+        "agent:planner",
+        "agent:planner",
+        Trust.OBSERVED,
+        None,
+    )
+    assert memory.description == "Alice prefers terse answers"
+    assert memory.body == "Alice prefers terse answers\nin every review"
+
+
+def test_recall_sees_global_project_team_and_own_scopes_only(
+    world: dict[str, MemoryService],
+) -> None:
+    operator, planner, coder = world["operator"], world["planner"], world["coder"]
+    operator.write("g", description="kestrel rules for everyone")
+    operator.write("w", description="kestrel rules for web", project="web")
+    mine = planner.remember("kestrel notes of the planner")
+    theirs = coder.remember("kestrel notes of the coder")
+    assert set(ids(planner, "kestrel")) == {operator.get("g").memory.id, mine.id}
+    seen = set(ids(planner, "kestrel", project="web"))
+    assert operator.get("w", project="web").memory.id in seen
+    assert theirs.id not in seen and mine.id in seen
+    assert theirs.id not in set(ids(planner, "kestrel notes coder"))
+
+
+def test_forget_takes_an_own_memory_out_of_recall_and_keeps_its_history(
+    world: dict[str, MemoryService],
+) -> None:
+    planner = world["planner"]
+    memory = planner.remember("the build is flaky on Fridays")
+    assert ids(planner, "flaky build") == [memory.id]
+    forgotten = planner.forget(memory.id, reason="fixed")
+    assert forgotten.status is Status.FORGOTTEN
+    assert ids(planner, "flaky build") == []
+    kinds = [
+        (e.kind, e.principal, e.reason)
+        for e in planner.backend.read(lambda tx: list(tx.iter_events()))
+        if e.memory_id == memory.id
+    ]
+    assert kinds == [("create", "agent:planner", ""), ("forget", "agent:planner", "fixed")]
+    with pytest.raises(errors.NotFound):
+        planner.forget(memory.id)
+
+
+def test_an_agent_may_not_forget_what_is_not_its_own(world: dict[str, MemoryService]) -> None:
+    theirs = world["coder"].remember("coder's private note")
+    world["operator"].write("g", description="a global rule")
+    with pytest.raises(errors.AccessDenied) as caught:
+        world["planner"].forget(theirs.id)
+    assert caught.value.details["scope"] == "agent:coder"
+    with pytest.raises(errors.AccessDenied):
+        world["planner"].forget(world["operator"].get("g").memory.id)
+    assert world["coder"].recall("private note").hits[0].memory.id == theirs.id
+
+
+def test_agent_verbs_need_a_registered_agent(
+    world: dict[str, MemoryService], make_service: ServiceFactory
+) -> None:
+    with pytest.raises(errors.AccessDenied):
+        world["operator"].remember("an operator is not an agent")
+    with pytest.raises(errors.AgentNotFound):
+        make_service(principal="agent:ghost").recall("anything")
+    with pytest.raises(errors.InvalidValue):
+        world["planner"].remember("   ")
+    assert world["operator"].list_memories() == []
