@@ -66,7 +66,7 @@ def test_export_import_round_trip_is_exact(
 ) -> None:
     _fill(service, clock)
     target = tmp_path / "snapshot"
-    assert service.export(target) == len(AWKWARD_BODIES) + 3
+    assert service.export(target).memories == len(AWKWARD_BODIES) + 3
     fresh = MemoryService(SqliteBackend(tmp_path / "fresh" / "retain.db"), clock=clock)
     fresh.add_project("web")
     fresh.add_project("api")
@@ -111,7 +111,7 @@ def test_export_frontmatter_carries_only_what_is_set(
 
 def test_export_of_one_project(service: MemoryService, clock: ManualClock, tmp_path: Path) -> None:
     _fill(service, clock)
-    assert service.export(tmp_path / "s", project="web") == 1
+    assert service.export(tmp_path / "s", project="web").memories == 1
     assert sorted(p.name for p in (tmp_path / "s").rglob("*.md")) == ["stack.md"]
 
 

@@ -170,6 +170,14 @@ class Project:
 
 
 @dataclass(frozen=True, slots=True)
+class ExportResult:
+    """What an export wrote, and the agents' memories it left out (not in the format yet)."""
+
+    memories: int
+    left_out: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Agent:
     """A registered agent identity of a realm, and the teams it belongs to."""
 

@@ -72,6 +72,7 @@ from retain.model import (
     Agent,
     DeleteResult,
     EditResult,
+    ExportResult,
     Load,
     Memory,
     Project,
@@ -1327,17 +1328,24 @@ class MemoryService:
         *,
         project: str | None = None,
         progress: Progress | None = None,
-    ) -> int:
-        """Write a snapshot of the active memories; returns how many it holds."""
+    ) -> ExportResult:
+        """Write a snapshot of the active memories of the global and project tiers.
+
+        Agents' own memories are left out, and counted: the snapshot format has no
+        place for them yet, and a file at the root would come back as a global memory.
+        """
         now = self._now()
 
-        def run(tx: Transaction) -> tuple[list[Memory], dict[str, int]]:
+        def run(tx: Transaction) -> tuple[list[Memory], int, dict[str, int]]:
             where = self._filter(tx, now, project, None, None, None, False, listing=True)
-            memories = tx.list_memories(where)
-            return memories, tx.thread_positions([m.id for m in memories if m.thread])
+            listed = tx.list_memories(where)
+            memories = [m for m in listed if m.scope == GLOBAL_SCOPE or m.project]
+            positions = tx.thread_positions([m.id for m in memories if m.thread])
+            return memories, len(listed) - len(memories), positions
 
-        memories, positions = self.backend.read(run)
-        return transfer.export_snapshot(Path(directory), memories, now, progress, positions)
+        memories, left_out, positions = self.backend.read(run)
+        count = transfer.export_snapshot(Path(directory), memories, now, progress, positions)
+        return ExportResult(count, left_out)
 
     def import_(
         self, directory: str | Path, *, force: bool = False, progress: Progress | None = None

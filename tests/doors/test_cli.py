@@ -1875,9 +1875,20 @@ def test_export_project_writes_that_tier_alone(webdev: Retain, tmp_path: Path) -
     webdev.ok("add", "stack", "-d", "Uses pnpm", "-p", "webdev")
     target = tmp_path / "backup"
     data = webdev.json("export", "--directory", str(target), "--project", "webdev")
-    assert data == {"directory": str(target), "memories": 1}
+    assert data == {"directory": str(target), "memories": 1, "left_out": 0}
     files = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
     assert files == ["export.toml", "webdev/stack.md"]
+
+
+def test_export_leaves_out_agents_memories_and_says_so(retain: Retain, tmp_path: Path) -> None:
+    retain.ok("agent", "add", "planner")
+    retain.ok("remember", "a private note", "--as", "agent:planner")
+    retain.ok("add", "tone", "-d", "Answer in kind")
+    text = retain.ok("export", "--directory", str(tmp_path / "snap")).stdout
+    assert "Exported 1 memories" in text
+    assert "Left out 1 agent memories" in text
+    files = sorted(p.name for p in (tmp_path / "snap").rglob("*.md"))
+    assert files == ["tone.md"]
 
 
 def test_import_restores_a_snapshot_with_its_dates_and_read_counts(

@@ -967,11 +967,23 @@ def export(directory: Path, project: str | None, home: Path | None, fmt: str) ->
     """Write every memory as Markdown with YAML frontmatter (a snapshot)."""
     with _service(home, fmt) as service:
         with _progress() as progress:
-            count = service.export(directory, project=project, progress=progress)
+            result = service.export(directory, project=project, progress=progress)
         if fmt == "json":
-            _emit_json({"directory": str(directory), "memories": count})
+            _emit_json(
+                {
+                    "directory": str(directory),
+                    "memories": result.memories,
+                    "left_out": result.left_out,
+                }
+            )
         else:
-            out.print(f"Exported {count} memories to {directory}.", markup=False)
+            out.print(f"Exported {result.memories} memories to {directory}.", markup=False)
+            if result.left_out:
+                out.print(
+                    f"Left out {result.left_out} agent memories: snapshots do not carry "
+                    "agents' own memories yet.",
+                    markup=False,
+                )
 
 
 @cli.command("import")
