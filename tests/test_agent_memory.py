@@ -97,3 +97,33 @@ def test_agent_verbs_need_a_registered_agent(
     with pytest.raises(errors.InvalidValue):
         world["planner"].remember("   ")
     assert world["operator"].list_memories() == []
+
+
+def test_update_supersedes_an_own_memory_in_its_lineage(world: dict[str, MemoryService]) -> None:
+    planner = world["planner"]
+    old = planner.remember("Alice is in UTC+8")
+    new = planner.update(old.id, "Alice is in UTC+9 since she moved")
+    assert (new.supersedes, new.scope, new.body) == (
+        old.id,
+        "agent:planner",
+        "Alice is in UTC+9 since she moved",
+    )
+    assert ids(planner, "Alice UTC") == [new.id]
+    events = [
+        (e.kind, e.memory_id)
+        for e in planner.backend.read(lambda tx: list(tx.iter_events()))
+        if e.memory_id in (old.id, new.id)
+    ]
+    assert events == [("create", old.id), ("create", new.id), ("supersede", old.id)]
+    with pytest.raises(errors.NotFound):
+        planner.update(old.id, "a superseded memory is not updated again")
+
+
+def test_an_agent_may_not_update_another_identitys_memory(
+    world: dict[str, MemoryService],
+) -> None:
+    theirs = world["coder"].remember("the coder's note")
+    with pytest.raises(errors.AccessDenied) as caught:
+        world["planner"].update(theirs.id, "overwritten?")
+    assert caught.value.details == {"id": theirs.id, "scope": "agent:coder"}
+    assert [h.memory.body for h in world["coder"].recall("coder note").hits] == ["the coder's note"]

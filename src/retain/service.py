@@ -448,24 +448,80 @@ class MemoryService:
         reaches the agent through recall). Without a description, the text's first
         line stands for one.
         """
+        draft = self._draft(text, description, tags, priority, subject, thread, valid_from)
+        now = self._now()
+
+        def run(tx: Transaction) -> Memory:
+            agent = self._agent(tx, "remember")
+            return self._record(tx, draft(agent, now, None), now)
+
+        return self.backend.write(run)
+
+    def update(
+        self,
+        memory_id: str,
+        text: str,
+        *,
+        description: str | None = None,
+        tags: Sequence[str] | None = None,
+        priority: int | None = None,
+        subject: str | None = None,
+        thread: str | None = None,
+        valid_from: str | None = None,
+    ) -> Memory:
+        """Supersede one of the acting agent's own memories with a new one.
+
+        The new memory says what the old one should now say and names it in
+        ``supersedes``; the old one becomes ``superseded`` (out of recall, kept in
+        history). Only the agent's own lineage can be updated: another identity's
+        memory, or one of a shared scope, is refused.
+        """
+        fields.text(memory_id, "id")
+        draft = self._draft(text, description, tags, priority, subject, thread, valid_from)
+        now = self._now()
+
+        def run(tx: Transaction) -> Memory:
+            agent = self._agent(tx, "update")
+            old = self._own(tx, agent, memory_id, "update")
+            retired = replace(old, status=Status.SUPERSEDED, updated_at=now)
+            if not tx.update_memory(retired, old):
+                raise StaleUpdate(
+                    f"memory {memory_id!r} changed while it was being updated",
+                    remedy="recall it again and retry",
+                    id=memory_id,
+                )
+            new = self._record(tx, draft(agent, now, old.id), now)
+            self._event(tx, "supersede", self._payload(retired, now), memory_id=old.id, when=now)
+            return new
+
+        return self.backend.write(run)
+
+    def _draft(
+        self,
+        text: str,
+        description: str | None,
+        tags: Sequence[str] | None,
+        priority: int | None,
+        subject: str | None,
+        thread: str | None,
+        valid_from: str | None,
+    ) -> Callable[[Agent, datetime, str | None], Memory]:
+        """An agent's memory, every field checked before any I/O; made in the transaction."""
         body = fields.text(text, "text")
         if not body.strip():
             raise InvalidValue(
                 "there is nothing to remember", remedy="give the text to remember", field="text"
             )
-        summary = fields.description(description if description else body.strip().splitlines()[0])[
-            : fields.DESCRIPTION_NOTE_AT
-        ]
+        first = description if description else body.strip().splitlines()[0]
+        summary = fields.description(first)[: fields.DESCRIPTION_NOTE_AT]
         chosen_tags = tuple(fields.tags(tags)) if tags is not None else ()
         chosen_priority = DEFAULT_PRIORITY if priority is None else fields.priority(priority)
         chosen_subject = fields.subject(subject) if subject else None
         chosen_thread = fields.thread(thread) if thread else None
         when = parse_valid_from(valid_from, self.clock) if valid_from else None
-        now = self._now()
 
-        def run(tx: Transaction) -> Memory:
-            agent = self._agent(tx, "remember")
-            memory = Memory(
+        def make(agent: Agent, now: datetime, supersedes: str | None) -> Memory:
+            return Memory(
                 id=self._ids.new(now),
                 realm=self.realm,
                 scope=agent_scope(agent.name),
@@ -482,7 +538,7 @@ class MemoryService:
                 trust=_trust_of(self.principal),
                 status=Status.ACTIVE,
                 ever_quarantined=False,
-                supersedes=None,
+                supersedes=supersedes,
                 content_hash=content_hash(body),
                 author=self.principal,
                 created_at=now,
@@ -494,14 +550,36 @@ class MemoryService:
                 read_count=0,
                 thread=chosen_thread,
             )
-            tx.insert_memories([memory])
-            rekey = key.Rekey()
-            rekey.touch(memory.id)
-            self._rekey(tx, rekey)
-            self._event(tx, "create", self._payload(memory, now), memory_id=memory.id, when=now)
-            return memory
 
-        return self.backend.write(run)
+        return make
+
+    def _record(self, tx: Transaction, memory: Memory, now: datetime) -> Memory:
+        """Insert an agent's new memory with its search key and its event."""
+        tx.insert_memories([memory])
+        rekey = key.Rekey()
+        rekey.touch(memory.id)
+        self._rekey(tx, rekey)
+        self._event(tx, "create", self._payload(memory, now), memory_id=memory.id, when=now)
+        return memory
+
+    def _own(self, tx: Transaction, agent: Agent, memory_id: str, verb: str) -> Memory:
+        """The agent's own active memory of that id, or the refusal."""
+        found = [m for m in tx.get_many([memory_id]) if m.realm == self.realm]
+        if not found or found[0].status is not Status.ACTIVE:
+            raise NotFound(
+                f"no memory {memory_id!r} to {verb}",
+                remedy="recall it first to find its id",
+                id=memory_id,
+            )
+        memory = found[0]
+        if memory.scope != agent_scope(agent.name):
+            raise AccessDenied(
+                f"memory {memory_id!r} is not agent {agent.name!r}'s own (it is in {memory.scope})",
+                remedy=f"an agent can {verb} only what it remembered itself",
+                id=memory_id,
+                scope=memory.scope,
+            )
+        return memory
 
     def recall(
         self,
@@ -552,22 +630,7 @@ class MemoryService:
 
         def run(tx: Transaction) -> Memory:
             agent = self._agent(tx, "forget")
-            found = [m for m in tx.get_many([memory_id]) if m.realm == self.realm]
-            if not found or found[0].status is not Status.ACTIVE:
-                raise NotFound(
-                    f"no memory {memory_id!r} to forget",
-                    remedy="recall it first to find its id",
-                    id=memory_id,
-                )
-            memory = found[0]
-            if memory.scope != agent_scope(agent.name):
-                raise AccessDenied(
-                    f"memory {memory_id!r} is not agent {agent.name!r}'s own "
-                    f"(it is in {memory.scope})",
-                    remedy="an agent forgets only what it remembered itself",
-                    id=memory_id,
-                    scope=memory.scope,
-                )
+            memory = self._own(tx, agent, memory_id, "forget")
             forgotten = replace(memory, status=Status.FORGOTTEN, updated_at=now)
             if not tx.update_memory(forgotten, memory):
                 raise StaleUpdate(
