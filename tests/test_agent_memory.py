@@ -127,3 +127,42 @@ def test_an_agent_may_not_update_another_identitys_memory(
         world["planner"].update(theirs.id, "overwritten?")
     assert caught.value.details == {"id": theirs.id, "scope": "agent:coder"}
     assert [h.memory.body for h in world["coder"].recall("coder note").hits] == ["the coder's note"]
+
+
+def test_proposals_are_stored_open_for_a_team_or_global_and_write_nothing(
+    world: dict[str, MemoryService],
+) -> None:
+    planner = world["planner"]
+    to_team = planner.propose(
+        "Deploys freeze on Fridays", target="team:ops", evidence="incident 42"
+    )
+    to_all = planner.propose("Use UTC in every log line", body="All services log in UTC.")
+    assert (to_team.target, to_team.status, to_team.source, to_team.trust) == (
+        "team:ops",
+        "open",
+        "agent:planner",
+        Trust.OBSERVED,
+    )
+    assert [p.id for p in world["operator"].list_proposals(status="open")] == [
+        to_team.id,
+        to_all.id,
+    ]
+    assert world["operator"].list_memories() == []
+    assert world["operator"].list_proposals(status="decided") == []
+
+
+def test_a_proposal_must_target_a_team_of_the_agent_or_global(
+    world: dict[str, MemoryService],
+) -> None:
+    world["operator"].add_team("web-team")
+    with pytest.raises(errors.AccessDenied):
+        world["planner"].propose("not my team", target="team:web-team")
+    with pytest.raises(errors.TeamNotFound):
+        world["planner"].propose("no such team", target="team:nope")
+    with pytest.raises(errors.InvalidValue):
+        world["planner"].propose("into someone's own scope", target="agent:coder")
+    with pytest.raises(errors.InvalidValue):
+        world["planner"].propose("   ")
+    with pytest.raises(errors.AccessDenied):
+        world["operator"].propose("an operator writes directly")
+    assert world["operator"].list_proposals() == []

@@ -178,6 +178,22 @@ class ExportResult:
 
 
 @dataclass(frozen=True, slots=True)
+class Proposal:
+    """An agent's request to write beyond its own scope, for a curator to decide."""
+
+    id: str
+    source: str  # the proposing principal
+    target: str  # the scope it would be written to: global or team:<name>
+    trust: Trust
+    summary: str
+    body: str
+    evidence: str
+    action: str  # what the curator would do: "add"
+    status: str  # "open" until decided
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
 class Agent:
     """A registered agent identity of a realm, and the teams it belongs to."""
 

@@ -69,6 +69,7 @@ from retain.model import (
     DEFAULT_PRIORITY,
     DEFAULT_REALM,
     GLOBAL_SCOPE,
+    TEAM_PREFIX,
     Agent,
     DeleteResult,
     EditResult,
@@ -76,6 +77,7 @@ from retain.model import (
     Load,
     Memory,
     Project,
+    Proposal,
     ReadResult,
     Reference,
     SearchHit,
@@ -649,6 +651,75 @@ class MemoryService:
             return forgotten
 
         return self.backend.write(run)
+
+    def propose(
+        self,
+        summary: str,
+        *,
+        target: str = GLOBAL_SCOPE,
+        body: str = "",
+        evidence: str = "",
+    ) -> Proposal:
+        """Ask for a memory to be added to a shared scope — a team the agent belongs to, or
+        the global tier. The proposal is stored ``open`` for a curator to decide; nothing
+        is written to the target until then."""
+        line = fields.description(summary)
+        if not line:
+            raise InvalidValue(
+                "a proposal needs a summary", remedy="say in one line what to add", field="summary"
+            )
+        fields.text(body, "body")
+        fields.text(evidence, "evidence")
+        if not isinstance(target, str):
+            raise InvalidValue("target must be text", remedy="pass global or team:NAME")
+        now = self._now()
+
+        def run(tx: Transaction) -> Proposal:
+            agent = self._agent(tx, "propose")
+            team = target.removeprefix(TEAM_PREFIX) if target.startswith(TEAM_PREFIX) else None
+            if target != GLOBAL_SCOPE and team is None:
+                raise InvalidValue(
+                    f"a proposal targets the global tier or a team, not {target!r}",
+                    remedy="pass target global or team:NAME",
+                    field="target",
+                )
+            if team is not None:
+                self._require_team(tx, team)
+                if team not in agent.teams:
+                    raise AccessDenied(
+                        f"agent {agent.name!r} is not in team {team!r}",
+                        remedy="propose to a team the agent belongs to, or to global",
+                        team=team,
+                    )
+            proposal = Proposal(
+                id=self._ids.new(now),
+                source=self.principal,
+                target=target,
+                trust=_trust_of(self.principal),
+                summary=line,
+                body=body,
+                evidence=evidence,
+                action="add",
+                status="open",
+                created_at=now,
+            )
+            tx.insert_proposal(self.realm, proposal)
+            self._event(
+                tx,
+                "propose",
+                {"id": proposal.id, "target": target, "summary": line, "body": body,
+                 "evidence": evidence},
+                when=now,
+            )  # fmt: skip
+            return proposal
+
+        return self.backend.write(run)
+
+    def list_proposals(self, *, status: str | None = None) -> list[Proposal]:
+        """The realm's proposals, oldest first; ``status`` keeps one status ("open")."""
+        if status is not None:
+            fields.text(status, "status")
+        return self.backend.read(lambda tx: tx.list_proposals(self.realm, status))
 
     # -- projects -------------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from retain.chrono import parse_optional_stamp, parse_stamp, stamp
 from retain.errors import MemoryExists, SchemaTooNew, StoreBusy, StoreError
 from retain.ledger import GENESIS
-from retain.model import Agent, Event, Load, Memory, Project, Status, Team, Trust
+from retain.model import Agent, Event, Load, Memory, Project, Proposal, Status, Team, Trust
 from retain.storage.base import (
     InlineEntry,
     KeySource,
@@ -276,6 +276,29 @@ class SqliteTransaction:
             (realm, name, name),
         )
         return [Team(r[0], parse_stamp(r[1]), tuple(json.loads(r[2]))) for r in rows]
+
+    def insert_proposal(self, realm: str, proposal: Proposal) -> None:
+        p = proposal
+        self.con.execute(
+            "INSERT INTO proposals(id, realm, source, target, trust, summary, body, evidence, "
+            "action, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                p.id, realm, p.source, p.target, p.trust.value, p.summary, p.body,
+                p.evidence, p.action, p.status, stamp(p.created_at),
+            ),
+        )  # fmt: skip
+
+    def list_proposals(self, realm: str, status: str | None) -> list[Proposal]:
+        rows = self.con.execute(
+            "SELECT id, source, target, trust, summary, body, evidence, action, status, "
+            "created_at FROM proposals WHERE realm = ? AND (? IS NULL OR status = ?) "
+            "ORDER BY created_at, id",
+            (realm, status, status),
+        )
+        return [
+            Proposal(r[0], r[1], r[2], Trust(r[3]), r[4], r[5], r[6], r[7], r[8], parse_stamp(r[9]))
+            for r in rows
+        ]
 
     def add_member(self, realm: str, team: str, agent: str, now: str) -> bool:
         cur = self.con.execute(

@@ -232,7 +232,8 @@ def _m002_retrieval(con: sqlite3.Connection) -> None:
 
 
 def _m003_identities(con: sqlite3.Connection) -> None:
-    """Agents and teams: registered rows of a realm; an agent may belong to teams."""
+    """Agents and teams: registered rows of a realm; an agent may belong to teams.
+    And proposals: agents' requests for writes beyond their own scope."""
     run_script(
         con,
         """
@@ -258,6 +259,23 @@ def _m003_identities(con: sqlite3.Connection) -> None:
             FOREIGN KEY (realm, agent) REFERENCES agents(realm, name)
         ) WITHOUT ROWID;
         CREATE INDEX team_members_agent ON team_members(realm, agent);
+
+        -- Proposals: an agent's request for a wider write (a team's scope, the global
+        -- tier), stored for a curator to decide.
+        CREATE TABLE proposals (
+            id TEXT PRIMARY KEY,
+            realm TEXT NOT NULL REFERENCES realms(name),
+            source TEXT NOT NULL,
+            target TEXT NOT NULL,
+            trust TEXT NOT NULL,
+            summary TEXT NOT NULL,
+            body TEXT NOT NULL,
+            evidence TEXT NOT NULL,
+            action TEXT NOT NULL,
+            status TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX proposals_status ON proposals(realm, status, created_at);
         """,
     )
 
