@@ -166,3 +166,52 @@ def test_a_proposal_must_target_a_team_of_the_agent_or_global(
     with pytest.raises(errors.AccessDenied):
         world["operator"].propose("an operator writes directly")
     assert world["operator"].list_proposals() == []
+
+
+def test_search_and_list_follow_the_readers_view(
+    world: dict[str, MemoryService], make_service: ServiceFactory
+) -> None:
+    operator, planner, coder = world["operator"], world["planner"], world["coder"]
+    operator.write("g", description="kestrel for everyone")
+    operator.write("w", description="kestrel for web", project="web")
+    mine = planner.remember("kestrel notes of the planner")
+    theirs = coder.remember("kestrel notes of the coder")
+
+    def scopes(service: MemoryService, **options: object) -> set[str]:
+        found = {h.memory.scope for h in service.search("kestrel", **options).hits}  # type: ignore[arg-type]
+        listed = {m.scope for m in service.list_memories(**options)}  # type: ignore[arg-type]
+        return found | listed
+
+    assert scopes(planner) == {"global", "agent:planner"}
+    assert scopes(planner, project="web") >= {"project:web", "agent:planner"}
+    assert "agent:coder" not in scopes(planner, project="web")
+    assert scopes(make_service(principal="app:bot")) == {"global", "project:web"}
+    assert scopes(operator) == {"global", "project:web", "agent:planner", "agent:coder"}
+    assert mine.id != theirs.id
+
+
+def test_an_agent_lists_only_its_own_proposals(world: dict[str, MemoryService]) -> None:
+    world["operator"].join_team("ops", "coder")
+    mine = world["planner"].propose("Freeze deploys on Fridays", target="team:ops")
+    theirs = world["coder"].propose("Rotate keys monthly")
+    assert [p.id for p in world["planner"].list_proposals()] == [mine.id]
+    assert [p.id for p in world["operator"].list_proposals()] == [mine.id, theirs.id]
+
+
+def test_a_near_duplicate_note_never_names_an_agents_memory(
+    world: dict[str, MemoryService],
+) -> None:
+    world["planner"].remember("bob keeps the deploy credentials in the vault")
+    result = world["operator"].write(
+        "creds", description="bob keeps the deploy credentials in the vault"
+    )
+    assert not any("already says something very similar" in n for n in result.notes)
+
+
+def test_update_carries_over_what_it_is_not_given(world: dict[str, MemoryService]) -> None:
+    planner = world["planner"]
+    old = planner.remember("Alice is in UTC+8", tags=["people"], priority=2, subject="Alice")
+    new = planner.update(old.id, "Alice is in UTC+9")
+    assert (new.tags, new.priority, new.subject) == (("people",), 2, "Alice")
+    newer = planner.update(new.id, "Alice is in UTC+10", tags=[])
+    assert newer.tags == ()

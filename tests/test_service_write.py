@@ -291,9 +291,27 @@ def test_expected_hash_refuses_a_body_that_changed(service: MemoryService) -> No
 
 
 def test_agent_principal_writes_enter_as_observed(make_service: ServiceFactory) -> None:
+    make_service().add_agent("scout")
     agent = make_service(principal="agent:scout")
-    m = agent.write("seen", description="The build is red").memory
+    m = agent.remember("The build is red")
     assert (m.author, m.trust) == ("agent:scout", Trust.OBSERVED)
+
+
+def test_an_agent_may_not_write_edit_or_delete_the_shared_tiers(
+    make_service: ServiceFactory,
+) -> None:
+    operator = make_service()
+    operator.add_agent("scout")
+    operator.write("rules", description="Be kind", body="Be kind to users.")
+    agent = make_service(principal="agent:scout")
+    for attempt in (
+        lambda: agent.write("seen", description="The build is red"),
+        lambda: agent.edit("rules", "kind", "mean"),
+        lambda: agent.delete("rules"),
+    ):
+        with pytest.raises(errors.AccessDenied):
+            attempt()
+    assert operator.get("rules").memory.body == "Be kind to users."
 
 
 # -- batches ----------------------------------------------------------------------------

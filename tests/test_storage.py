@@ -147,7 +147,7 @@ def test_a_locked_store_is_retried_then_reported_busy(
 
 
 def _writer(path: str, worker: int, count: int) -> None:
-    service = MemoryService(SqliteBackend(path), principal=f"agent:w{worker}")
+    service = MemoryService(SqliteBackend(path), principal=f"app:w{worker}")
     for i in range(count):
         service.write(f"w{worker}-{i}", description=f"note {i} of worker {worker}")
         service.write(f"shared-{i % 3}", description=f"shared note {i % 3}", body=f"{worker}")

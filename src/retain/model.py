@@ -17,6 +17,7 @@ DEFAULT_REALM = "default"
 GLOBAL_SCOPE = "global"
 PROJECT_PREFIX = "project:"
 AGENT_PREFIX = "agent:"
+OPERATOR_PREFIX = "operator:"
 TEAM_PREFIX = "team:"
 DEFAULT_PRIORITY = 5
 SHORT_BODY_CHARS = 280

@@ -69,6 +69,7 @@ from retain.model import (
     DEFAULT_PRIORITY,
     DEFAULT_REALM,
     GLOBAL_SCOPE,
+    OPERATOR_PREFIX,
     TEAM_PREFIX,
     Agent,
     DeleteResult,
@@ -420,6 +421,16 @@ class MemoryService:
             else None
         )
 
+    def _refuse_agent(self, verb: str) -> None:
+        """Agents write through their own verbs; the tiers' verbs are not theirs."""
+        if self.identity is not None:
+            raise AccessDenied(
+                f"an agent may not {verb} memories of the shared tiers directly",
+                remedy="use remember, update or forget for the agent's own memory, "
+                "or propose an addition for a curator to decide",
+                principal=self.principal,
+            )
+
     def _agent(self, tx: Transaction, verb: str) -> Agent:
         """The registered agent acting, or the refusal of an agent's verb."""
         if self.identity is None:
@@ -475,8 +486,9 @@ class MemoryService:
 
         The new memory says what the old one should now say and names it in
         ``supersedes``; the old one becomes ``superseded`` (out of recall, kept in
-        history). Only the agent's own lineage can be updated: another identity's
-        memory, or one of a shared scope, is refused.
+        history); tags, priority, subject, thread and valid_from not given are
+        carried over from it. Only the agent's own lineage can be updated: another
+        identity's memory, or one of a shared scope, is refused.
         """
         fields.text(memory_id, "id")
         draft = self._draft(text, description, tags, priority, subject, thread, valid_from)
@@ -492,7 +504,7 @@ class MemoryService:
                     remedy="recall it again and retry",
                     id=memory_id,
                 )
-            new = self._record(tx, draft(agent, now, old.id), now)
+            new = self._record(tx, draft(agent, now, old), now)
             self._event(tx, "supersede", self._payload(retired, now), memory_id=old.id, when=now)
             return new
 
@@ -507,7 +519,7 @@ class MemoryService:
         subject: str | None,
         thread: str | None,
         valid_from: str | None,
-    ) -> Callable[[Agent, datetime, str | None], Memory]:
+    ) -> Callable[[Agent, datetime, Memory | None], Memory]:
         """An agent's memory, every field checked before any I/O; made in the transaction."""
         body = fields.text(text, "text")
         if not body.strip():
@@ -522,7 +534,20 @@ class MemoryService:
         chosen_thread = fields.thread(thread) if thread else None
         when = parse_valid_from(valid_from, self.clock) if valid_from else None
 
-        def make(agent: Agent, now: datetime, supersedes: str | None) -> Memory:
+        def make(agent: Agent, now: datetime, old: Memory | None) -> Memory:
+            """The memory, taking what was not given from ``old`` (the one it supersedes)."""
+            if old is not None:
+                return replace(
+                    fresh(agent, now, old.id),
+                    tags=chosen_tags if tags is not None else old.tags,
+                    priority=chosen_priority if priority is not None else old.priority,
+                    subject=chosen_subject if subject is not None else old.subject,
+                    thread=chosen_thread if thread is not None else old.thread,
+                    valid_from=parse_optional_stamp(when) if valid_from else old.valid_from,
+                )
+            return fresh(agent, now, None)
+
+        def fresh(agent: Agent, now: datetime, supersedes: str | None) -> Memory:
             return Memory(
                 id=self._ids.new(now),
                 realm=self.realm,
@@ -600,15 +625,16 @@ class MemoryService:
         _check_budget(budget_tokens)
         now = self._now()
 
+        if project:
+            fields.name(project, what="project")
+
         def where_of(tx: Transaction) -> MemoryFilter:
             agent = self._agent(tx, "recall")
             scopes = [GLOBAL_SCOPE]
             if project:
                 self._require_project(tx, project)
                 scopes.append(project_scope(project))
-            scopes.append(agent_scope(agent.name))
-            scopes.extend(team_scope(team) for team in agent.teams)
-            return MemoryFilter(realm=self.realm, scopes=tuple(scopes))
+            return MemoryFilter(realm=self.realm, scopes=(*scopes, *_identity_scopes(agent)))
 
         return self._search(
             queries,
@@ -716,10 +742,14 @@ class MemoryService:
         return self.backend.write(run)
 
     def list_proposals(self, *, status: str | None = None) -> list[Proposal]:
-        """The realm's proposals, oldest first; ``status`` keeps one status ("open")."""
+        """The realm's proposals, oldest first; ``status`` keeps one status ("open"). An
+        agent sees only the proposals it made."""
         if status is not None:
             fields.text(status, "status")
-        return self.backend.read(lambda tx: tx.list_proposals(self.realm, status))
+        listed = self.backend.read(lambda tx: tx.list_proposals(self.realm, status))
+        if self.identity is not None:  # an agent sees its own proposals only
+            listed = [p for p in listed if p.source == self.principal]
+        return listed
 
     # -- projects -------------------------------------------------------------------
 
@@ -785,6 +815,7 @@ class MemoryService:
 
         The inline budget is measured once, over the batch as a whole.
         """
+        self._refuse_agent("write")
         requests = [self._normalized(request) for request in requests]
         now = self._now()
         now_stamp = stamp(now)
@@ -1053,7 +1084,7 @@ class MemoryService:
         if not mine:
             return None
         scopes = None if memory.scope == GLOBAL_SCOPE else (GLOBAL_SCOPE, memory.scope)
-        where = MemoryFilter(realm=self.realm, scopes=scopes)
+        where = MemoryFilter(realm=self.realm, scopes=scopes, tiers_only=True)
         ids = tx.lookup_words(where, sorted(mine), field="description", limit=8)
         candidates = tx.get_many(ids)
         best: tuple[float, Memory] | None = None
@@ -1079,6 +1110,7 @@ class MemoryService:
         project: str | None = None,
     ) -> EditResult:
         """Replace ``old`` with ``new`` in a body; ``new`` empty deletes the text."""
+        self._refuse_agent("edit")
         fields.text(old, "old text")
         fields.text(new, "new text")
         if old == "":
@@ -1266,6 +1298,17 @@ class MemoryService:
                 scopes = (GLOBAL_SCOPE,)
             else:
                 scopes = (GLOBAL_SCOPE, project_scope(project))
+        tiers_only = False
+        if self.identity is not None:
+            # An agent reads through its view: the tiers asked for (global alone when no
+            # project is named), then its teams' scopes and its own.
+            agent = self._agent(tx, "search")
+            if scopes is None:
+                scopes = (GLOBAL_SCOPE,)
+            if tier is None and (not listing or project is None):
+                scopes = (*scopes, *_identity_scopes(agent))
+        elif scopes is None and not self.principal.startswith(OPERATOR_PREFIX):
+            tiers_only = True  # identity scopes are their identities' and operators'
         for value, field in ((referencing, "referencing"), (unverified, "unverified")):
             if value is not None:
                 fields.text(value, field)
@@ -1284,6 +1327,7 @@ class MemoryService:
         return MemoryFilter(
             realm=self.realm,
             scopes=scopes,
+            tiers_only=tiers_only,
             tag=tag,
             referencing=targets,
             verified_before=verified_before,
@@ -1440,6 +1484,7 @@ class MemoryService:
 
     def delete(self, name: str, *, project: str | None = None) -> DeleteResult:
         """Remove a memory; memories that referenced it keep their references."""
+        self._refuse_agent("delete")
         now = self._now()
 
         def run(tx: Transaction) -> DeleteResult:
@@ -1624,6 +1669,11 @@ def _reporting(
         yield item
         if done % every == 0 or done == total:
             progress(phase, done, total)
+
+
+def _identity_scopes(agent: Agent) -> tuple[str, ...]:
+    """An agent's own scope and its teams' scopes: what only it (and they) read."""
+    return (agent_scope(agent.name), *(team_scope(team) for team in agent.teams))
 
 
 def _check_limit(limit: object) -> None:

@@ -37,6 +37,7 @@ class MemoryFilter:
     verified_before: str | None = None
     expired_at: str | None = None
     live_at: str | None = None  # keeps only memories not expired at that instant
+    tiers_only: bool = False  # with ``scopes`` None: the tiers (global, projects), no identity
 
 
 @dataclass(frozen=True, slots=True)

@@ -180,6 +180,8 @@ class SqliteTransaction:
         if where.scopes is not None:
             clauses.append(f"{alias}.scope IN ({', '.join('?' * len(where.scopes))})")
             args.extend(where.scopes)
+        elif where.tiers_only:
+            clauses.append(f"({alias}.scope = 'global' OR {alias}.scope LIKE 'project:%')")
         clauses.append(f"{alias}.status IN ({', '.join('?' * len(where.statuses))})")
         args.extend(where.statuses)
         if where.tag is not None:
@@ -292,7 +294,7 @@ class SqliteTransaction:
         rows = self.con.execute(
             "SELECT id, source, target, trust, summary, body, evidence, action, status, "
             "created_at FROM proposals WHERE realm = ? AND (? IS NULL OR status = ?) "
-            "ORDER BY created_at, id",
+            "ORDER BY rowid",  # the order they were made in
             (realm, status, status),
         )
         return [

@@ -274,8 +274,8 @@ def _m003_identities(con: sqlite3.Connection) -> None:
             action TEXT NOT NULL,
             status TEXT NOT NULL,
             created_at TEXT NOT NULL
-        ) WITHOUT ROWID;
-        CREATE INDEX proposals_status ON proposals(realm, status, created_at);
+        );
+        CREATE INDEX proposals_status ON proposals(realm, status);
         """,
     )
 
