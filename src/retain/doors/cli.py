@@ -246,6 +246,30 @@ def _hit_record(hit: SearchHit, now: datetime) -> dict[str, Any]:
     return record
 
 
+def _emit_created(fmt: str, name: str, created_at: datetime, sentence: str) -> None:
+    """What adding a project, agent or team prints."""
+    if fmt == "json":
+        _emit_json({"name": name, "created_at": stamp(created_at)})
+    else:
+        out.print(sentence, markup=False)
+
+
+def _emit_rows(fmt: str, key: str, rows: list[dict[str, Any]], columns: dict[str, str]) -> None:
+    """A listing: ``{key: rows}`` as JSON, else a table whose ``columns`` map each header
+    to a row field (a list shown comma-joined)."""
+    if fmt == "json":
+        _emit_json({key: rows})
+        return
+    table = Table()
+    for header in columns:
+        table.add_column(header)
+    for row in rows:
+        table.add_row(
+            *(", ".join(v) if isinstance(v := row[f], list) else str(v) for f in columns.values())
+        )
+    out.print(table)
+
+
 def _print_notes(notes: tuple[str, ...]) -> None:
     for note in notes:
         out.print(note, markup=False)
@@ -280,10 +304,7 @@ def agent_add(name: str, home: Path | None, fmt: str) -> None:
     """Register agent NAME."""
     with _service(home, fmt) as service:
         created = service.add_agent(name)
-        if fmt == "json":
-            _emit_json({"name": created.name, "created_at": stamp(created.created_at)})
-        else:
-            out.print(f"Registered agent '{created.name}'.", markup=False)
+        _emit_created(fmt, created.name, created.created_at, f"Registered agent '{name}'.")
 
 
 @agent.command("list")
@@ -292,23 +313,13 @@ def agent_add(name: str, home: Path | None, fmt: str) -> None:
 def agent_list(home: Path | None, fmt: str) -> None:
     """List registered agents and the teams each belongs to."""
     with _service(home, fmt) as service:
-        agents = service.list_agents()
-        if fmt == "json":
-            _emit_json(
-                {
-                    "agents": [
-                        {"name": a.name, "created_at": stamp(a.created_at), "teams": list(a.teams)}
-                        for a in agents
-                    ]
-                }
-            )
-            return
-        table = Table()
-        for column in ("Agent", "Teams", "Registered"):
-            table.add_column(column)
-        for a in agents:
-            table.add_row(a.name, ", ".join(a.teams), stamp(a.created_at))
-        out.print(table)
+        rows = [
+            {"name": a.name, "created_at": stamp(a.created_at), "teams": list(a.teams)}
+            for a in service.list_agents()
+        ]
+        _emit_rows(
+            fmt, "agents", rows, {"Agent": "name", "Teams": "teams", "Registered": "created_at"}
+        )
 
 
 @cli.group()
@@ -324,10 +335,7 @@ def team_add(name: str, home: Path | None, fmt: str) -> None:
     """Create team NAME."""
     with _service(home, fmt) as service:
         created = service.add_team(name)
-        if fmt == "json":
-            _emit_json({"name": created.name, "created_at": stamp(created.created_at)})
-        else:
-            out.print(f"Created team '{created.name}'.", markup=False)
+        _emit_created(fmt, created.name, created.created_at, f"Created team '{name}'.")
 
 
 @team.command("list")
@@ -336,27 +344,13 @@ def team_add(name: str, home: Path | None, fmt: str) -> None:
 def team_list(home: Path | None, fmt: str) -> None:
     """List teams and their members."""
     with _service(home, fmt) as service:
-        teams = service.list_teams()
-        if fmt == "json":
-            _emit_json(
-                {
-                    "teams": [
-                        {
-                            "name": t.name,
-                            "created_at": stamp(t.created_at),
-                            "members": list(t.members),
-                        }
-                        for t in teams
-                    ]
-                }
-            )
-            return
-        table = Table()
-        for column in ("Team", "Members", "Created"):
-            table.add_column(column)
-        for t in teams:
-            table.add_row(t.name, ", ".join(t.members), stamp(t.created_at))
-        out.print(table)
+        rows = [
+            {"name": t.name, "created_at": stamp(t.created_at), "members": list(t.members)}
+            for t in service.list_teams()
+        ]
+        _emit_rows(
+            fmt, "teams", rows, {"Team": "name", "Members": "members", "Created": "created_at"}
+        )
 
 
 @team.command("join")
@@ -396,10 +390,7 @@ def project_add(name: str, home: Path | None, fmt: str) -> None:
     """Create project NAME."""
     with _service(home, fmt) as service:
         created = service.add_project(name)
-        if fmt == "json":
-            _emit_json({"name": created.name, "created_at": stamp(created.created_at)})
-        else:
-            out.print(f"Created project '{created.name}'.", markup=False)
+        _emit_created(fmt, created.name, created.created_at, f"Created project '{name}'.")
 
 
 @project.command("list")
@@ -408,27 +399,12 @@ def project_add(name: str, home: Path | None, fmt: str) -> None:
 def project_list(home: Path | None, fmt: str) -> None:
     """List projects with how many memories each holds."""
     with _service(home, fmt) as service:
-        projects = service.list_projects()
-        if fmt == "json":
-            _emit_json(
-                {
-                    "projects": [
-                        {
-                            "name": p.name,
-                            "created_at": stamp(p.created_at),
-                            "memories": p.memory_count,
-                        }
-                        for p in projects
-                    ]
-                }
-            )
-            return
-        table = Table()
-        for column in ("Project", "Memories", "Created"):
-            table.add_column(column)
-        for p in projects:
-            table.add_row(p.name, str(p.memory_count), stamp(p.created_at))
-        out.print(table)
+        rows = [
+            {"name": p.name, "created_at": stamp(p.created_at), "memories": p.memory_count}
+            for p in service.list_projects()
+        ]
+        columns = {"Project": "name", "Memories": "memories", "Created": "created_at"}
+        _emit_rows(fmt, "projects", rows, columns)
 
 
 @project.command("rename")
