@@ -120,16 +120,15 @@ class Rekey:
         for num, source in list(affected.items()):
             if num not in hoods:
                 hoods[num] = _neighbours(tx, source, None)
+        made = {num: context(source, hoods[num], zone) for num, source in affected.items()}
         chosen = [
-            (source, hoods[num])
+            (source, made[num])
             for num, source in sorted(affected.items())
-            if num in touched
-            or everything
-            or context(source, hoods[num], zone)[0] != source.context
+            if num in touched or everything or made[num][0] != source.context
         ]
         for start in range(0, len(chosen), BATCH):
             part = chosen[start : start + BATCH]
-            tx.set_keys(build(embedder, [s for s, _ in part], [h for _, h in part], zone))
+            tx.set_keys(build(embedder, [s for s, _ in part], [c for _, c in part]))
             if progress is not None:
                 progress(start + len(part), len(chosen))
         return len(chosen)
@@ -151,13 +150,11 @@ def _neighbours(
 def build(
     embedder: Embedder | None,
     sources: Sequence[KeySource],
-    neighbourhoods: Sequence[Sequence[KeySource]],
-    zone: tzinfo | None,
+    contexts: Sequence[tuple[str, str]],
 ) -> list[SearchKey]:
-    """The search keys of ``sources``, each with its thread neighbours."""
+    """The search keys of ``sources``, each with its ``context`` (words, neighbours' text)."""
     if not sources:
         return []
-    contexts = [context(s, n, zone) for s, n in zip(sources, neighbourhoods, strict=True)]
     # None: the row holds these words already (an UPDATE would only cost the lookup)
     changed = [w if w != s.context else None for s, (w, _) in zip(sources, contexts, strict=True)]
     if embedder is None:
