@@ -67,6 +67,7 @@ from store import (  # noqa: E402 - bench/ is put on the path just above
     log,
     machine,
     make_queries,
+    search_summary,
     source_state,
     summary_ms,
 )
@@ -267,14 +268,7 @@ def measure(directory: Path) -> dict[str, Any]:
                     senses[sense] = senses.get(sense, 0) + 1
         if kind in TARGET_SETS:
             targeted.extend(seconds)
-        slowest = sorted(zip(seconds, texts, strict=True), reverse=True)[:3]
-        searches[kind] = {
-            **summary_ms(seconds),
-            "mean_hits": round(sum(hits) / len(hits), 2),
-            "no_hits": sum(1 for h in hits if h == 0),
-            "examples": texts[:2],
-            "slowest": [[t, round(s * 1000.0, 2)] for s, t in slowest],
-        }
+        searches[kind] = search_summary(seconds, hits, texts, examples=2, slowest=3)
         log(
             f"measure: {len(texts)} {kind}: p50 {searches[kind]['p50']:.2f} ms, "
             f"p95 {searches[kind]['p95']:.2f} ms"

@@ -312,6 +312,25 @@ def summary_ms(seconds: Sequence[float]) -> dict[str, float | int]:
     }
 
 
+def search_summary(
+    seconds: Sequence[float],
+    hits: Sequence[int],
+    texts: Sequence[str],
+    *,
+    examples: int,
+    slowest: int,
+) -> dict[str, Any]:
+    """One query set's latencies, how many hits the queries had, and its slowest queries."""
+    worst = sorted(zip(seconds, texts, strict=True), reverse=True)[:slowest]
+    return {
+        **summary_ms(seconds),
+        "mean_hits": round(statistics.fmean(hits), 2),
+        "no_hits": sum(1 for h in hits if h == 0),
+        "examples": list(texts[:examples]),
+        "slowest": [[t, round(s * 1000.0, 2)] for s, t in worst],
+    }
+
+
 class Profiler:
     """cProfile per phase when a directory is given; otherwise nothing."""
 
@@ -447,14 +466,7 @@ def bench_size(
                 seconds, result = timed(service.search, text)
                 seconds_list.append(seconds)
                 hits.append(len(result.hits))
-        slowest = sorted(zip(seconds_list, texts, strict=True), reverse=True)[:5]
-        searches[kind] = {
-            **summary_ms(seconds_list),
-            "mean_hits": round(statistics.fmean(hits), 2),
-            "no_hits": sum(1 for h in hits if h == 0),
-            "examples": texts[:3],
-            "slowest": [[t, round(s * 1000.0, 2)] for s, t in slowest],
-        }
+        searches[kind] = search_summary(seconds_list, hits, texts, examples=3, slowest=5)
         log(
             f"  {kind}: p50 {searches[kind]['p50']:.2f} ms, p95 {searches[kind]['p95']:.2f} ms, "
             f"max {searches[kind]['max']:.2f} ms"
