@@ -38,8 +38,8 @@ def test_migrations_are_recorded_once(tmp_path: Path) -> None:
     SqliteBackend(path).close()
     SqliteBackend(path).close()
     rows = sqlite3.connect(path).execute("SELECT version, name FROM schema_migrations").fetchall()
-    assert rows == [(1, "foundation"), (2, "retrieval"), (3, "identities")]
-    assert latest_version() == 3
+    assert rows == [(1, "foundation"), (2, "retrieval"), (3, "identities"), (4, "context")]
+    assert latest_version() == 4
 
 
 def test_a_store_from_a_newer_retain_is_refused(tmp_path: Path) -> None:

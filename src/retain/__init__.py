@@ -12,13 +12,15 @@ import os
 from pathlib import Path
 
 from retain.chrono import Clock, ManualClock, SystemClock
-from retain.config import STORE_FILE, Settings, load_settings, resolve_home
+from retain.config import LEGACY_DIR, STORE_FILE, Settings, load_settings, resolve_home
 from retain.errors import RetainError
 from retain.model import (
     Agent,
+    ContextResult,
     DeleteResult,
     EditResult,
     ExportResult,
+    Injection,
     Load,
     Memory,
     Project,
@@ -58,15 +60,24 @@ def open(  # noqa: A001 - the natural verb, as in sqlite3 and shelve
     if path.is_dir():
         path = path / STORE_FILE
     backend = SqliteBackend(path)
-    return MemoryService(backend, settings=settings, clock=clock, realm=realm, principal=principal)
+    return MemoryService(
+        backend,
+        settings=settings,
+        clock=clock,
+        realm=realm,
+        principal=principal,
+        legacy_dir=root / LEGACY_DIR,
+    )
 
 
 __all__ = [
     "Agent",
     "Clock",
+    "ContextResult",
     "DeleteResult",
     "EditResult",
     "ExportResult",
+    "Injection",
     "Load",
     "ManualClock",
     "Memory",

@@ -3,6 +3,7 @@
 $RETAIN_HOME/            (default ~/.local/share/retain/, mode 0700)
     retain.db            the store (mode 0600)
     config.toml          optional settings
+    agent-memory/REALM/  legacy per-identity markdown, imported when the realm is opened
 
 [memory]
 inline_max_bytes = 32768
@@ -12,13 +13,21 @@ embedder = "static"                  # static | hash | model2vec | sentence-tran
 model = "minilm-l6-static-256"       # the model: a built-in name, a path, or a cached hub id
 url = ""                             # http only: the endpoint's base, e.g. http://localhost:8080/v1
 api_key_env = ""                     # http only: the environment variable holding the key
+
+[context]
+index_max_bytes = 8192               # the index lists entries up to this many bytes ...
+index_max_entries = 200              # ... and this many entries
+recall_max_entries = 8               # turn recall quotes at most this many memories ...
+recall_max_bytes = 4096              # ... whose bodies total at most this many bytes
+recall_timeout_ms = 500              # how long turn recall may take
+recall_failure_policy = "skip"       # skip: render without recall; fail: raise recall_failed
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +37,29 @@ from retain.search.embed import DEFAULT_STATIC_MODEL, EmbedderSettings, check_se
 DEFAULT_INLINE_MAX_BYTES = 32 * 1024
 STORE_FILE = "retain.db"
 CONFIG_FILE = "config.toml"
+LEGACY_DIR = "agent-memory"  # legacy per-identity markdown, imported once (retain.legacy)
+
+
+RECALL_POLICIES = ("skip", "fail")
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSettings:
+    """How the memory section of an agent's context is bounded."""
+
+    index_max_bytes: int = 8192
+    index_max_entries: int = 200
+    recall_max_entries: int = 8
+    recall_max_bytes: int = 4096
+    recall_timeout_ms: int = 500
+    recall_failure_policy: str = "skip"
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
     inline_max_bytes: int = DEFAULT_INLINE_MAX_BYTES
     embedder: EmbedderSettings = EmbedderSettings()
+    context: ContextSettings = ContextSettings()
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
@@ -73,7 +99,37 @@ def load_settings(home: Path) -> Settings:
             path=str(path),
             value=inline,
         )
-    return Settings(inline_max_bytes=inline, embedder=_embedder(data, path))
+    return Settings(
+        inline_max_bytes=inline, embedder=_embedder(data, path), context=_context(data, path)
+    )
+
+
+def _context(data: dict[str, Any], path: Path) -> ContextSettings:
+    section: Any = data.get("context", {})
+    if not isinstance(section, dict):
+        raise ConfigInvalid(
+            f"[context] in {path} is not a table", remedy="write it as a [context] section"
+        )
+    values: dict[str, Any] = {}
+    for key, default in asdict(ContextSettings()).items():
+        value = section.get(key, default)
+        if isinstance(default, int):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise ConfigInvalid(
+                    f"[context] {key} in {path} must be a whole number ≥ 0",
+                    remedy=f"set it like {key} = {default}",
+                    path=str(path),
+                    value=value,
+                )
+        elif value not in RECALL_POLICIES:
+            raise ConfigInvalid(
+                f"[context] {key} in {path} must be one of {', '.join(RECALL_POLICIES)}",
+                remedy=f'set it like {key} = "{default}"',
+                path=str(path),
+                value=value,
+            )
+        values[key] = value
+    return ContextSettings(**values)
 
 
 def _embedder(data: dict[str, Any], path: Path) -> EmbedderSettings:

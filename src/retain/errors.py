@@ -43,6 +43,7 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     ├── EmbedderError                embedder_error
     │   ├── EmbedderFailed           embedder_failed
     │   └── DimensionMismatch        dimension_mismatch
+    ├── RecallFailed                 recall_failed
     └── ConfigInvalid                config_invalid
 
 Backend exceptions (``sqlite3.Error`` and friends) are mapped once, at the
@@ -330,6 +331,12 @@ class DimensionMismatch(EmbedderError):
     """Vectors of two sizes met where one size was expected; nothing was mixed."""
 
     code = "dimension_mismatch"
+
+
+class RecallFailed(RetainError):
+    """Turn recall did not finish in time (or failed) under the ``fail`` policy."""
+
+    code = "recall_failed"
 
 
 class ConfigInvalid(RetainError):

@@ -213,6 +213,64 @@ class Team:
 
 
 @dataclass(frozen=True, slots=True)
+class Injection:
+    """One row of the injection ledger: a memory rendered into an identity's context."""
+
+    memory_id: str
+    identity: str  # the principal it was rendered for (agent:<name>, app:<name>, ...)
+    session: str  # the context session's key ("" when none was given)
+    surface: str  # inline, listed (over the inline budget), index or recall
+    injected_at: datetime
+    seq: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        record: dict[str, Any] = {"seq": self.seq} if self.seq else {}  # 0: not read back
+        return record | {
+            "memory_id": self.memory_id,
+            "identity": self.identity,
+            "session": self.session,
+            "surface": self.surface,
+            "injected_at": stamp(self.injected_at),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ContextResult:
+    """The memory section rendered for one view, and what went into it."""
+
+    text: str
+    full: bool  # the whole section (else only what changed since the session's last turn)
+    session: str
+    project: str | None
+    changes: tuple[str, ...]  # the kinds of change a delta holds (empty for a full one)
+    injected: tuple[Injection, ...]  # the injection ledger rows this render wrote
+    inline_bytes: int  # every inline body in force in the view
+    inline_budget: int
+    index_left_out: int  # index memories not listed for the ceilings
+    search_only: int
+    expired: int
+    recall: str  # off (no turn text), ok, or skipped
+    recall_note: str | None = None  # why recall was skipped
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "full": self.full,
+            "session": self.session,
+            "project": self.project,
+            "changes": list(self.changes),
+            "injected": [i.to_dict() for i in self.injected],
+            "inline_bytes": self.inline_bytes,
+            "inline_budget": self.inline_budget,
+            "index_left_out": self.index_left_out,
+            "search_only": self.search_only,
+            "expired": self.expired,
+            "recall": self.recall,
+            "recall_note": self.recall_note,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Event:
     """One entry of the append-only, hash-chained log."""
 

@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from retain import budget, fields, ledger, transfer
+from retain import budget, context, fields, ledger, legacy, transfer
 from retain.chrono import (
     Clock,
     SystemClock,
@@ -41,7 +43,8 @@ from retain.chrono import (
     parse_valid_from,
     stamp,
 )
-from retain.config import Settings
+from retain.config import RECALL_POLICIES, Settings
+from retain.context import Scene
 from retain.errors import (
     AccessDenied,
     AgentExists,
@@ -59,6 +62,8 @@ from retain.errors import (
     ProjectExists,
     ProjectNotEmpty,
     ProjectNotFound,
+    RecallFailed,
+    RetainError,
     StaleUpdate,
     TeamExists,
     TeamNotFound,
@@ -72,9 +77,11 @@ from retain.model import (
     OPERATOR_PREFIX,
     TEAM_PREFIX,
     Agent,
+    ContextResult,
     DeleteResult,
     EditResult,
     ExportResult,
+    Injection,
     Load,
     Memory,
     Project,
@@ -104,6 +111,8 @@ Progress = Callable[[str, int, int], None]
 """A long operation reports ``(phase, done, total)`` through one of these."""
 
 READ_PAGE_CHARS = 16_000
+RECALL_SLACK = 8  # turn recall asks for this many more than it quotes (inline ones are skipped)
+_RECALL_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retain-recall")
 SIMILAR_DESCRIPTION = 0.6
 SEARCH_LIMIT_MAX = 200
 REINDEX_PAGE = 2000
@@ -200,6 +209,7 @@ class MemoryService:
         clock: Clock | None = None,
         realm: str = DEFAULT_REALM,
         principal: str = "operator:local",
+        legacy_dir: Path | None = None,
     ) -> None:
         self.backend = backend
         self.settings = settings or Settings()
@@ -211,6 +221,9 @@ class MemoryService:
         self._background_of: tuple[str, Matrix] | None = None
         if not self.backend.read(lambda tx: tx.realm_exists(self.realm)):
             self.backend.write(self._add_realm)
+        self.legacy_import: legacy.Report | None = None
+        if legacy_dir is not None:
+            self.legacy_import = self._import_legacy(legacy_dir / self.realm)
 
     def _add_realm(self, tx: Transaction) -> None:
         """Create this service's realm, once, with its event."""
@@ -219,6 +232,76 @@ class MemoryService:
         now = self._now()
         tx.ensure_realm(self.realm, stamp(now))
         self._event(tx, "realm_add", {"realm": self.realm}, when=now)
+
+    def _import_legacy(self, directory: Path) -> legacy.Report | None:
+        """Import the realm's legacy per-identity markdown files (see ``retain.legacy``).
+
+        Every record goes through the validator of ``remember``; a malformed one is
+        skipped and reported, never half-imported. The good records of every file land
+        in one transaction, an unregistered identity is registered with them, and each
+        file read is renamed ``<identity>.md.imported`` once they have.
+        """
+        claimed = [c for f in legacy.pending(directory) if (c := legacy.claim(f)) is not None]
+        if not claimed:
+            return None
+        now = self._now()
+        drafts: list[tuple[str, Memory]] = []
+        problems: list[legacy.Problem] = []
+        read: list[Path] = []
+        for path in claimed:
+            name = legacy.identity_of(path)
+            file = name + legacy.SUFFIX
+            try:
+                fields.name(name, what="agent")
+                records, bad = legacy.parse(path.read_text(encoding="utf-8"))
+            except (RetainError, UnicodeDecodeError) as exc:
+                reason = exc.message if isinstance(exc, RetainError) else "not UTF-8 text"
+                problems.append(legacy.Problem(file, 0, f"{reason}; the file was left as it is"))
+                legacy.finish(path, imported=False)
+                continue
+            read.append(path)
+            problems += [legacy.Problem(file, line, reason) for line, reason in bad]
+            author = agent_scope(name)
+            for record in records:
+                try:
+                    make = self._draft(record.text, None, None, None, None, None, None)
+                except RetainError as exc:
+                    problems.append(legacy.Problem(file, record.line, exc.message))
+                    continue
+                agent = Agent(name, now)
+                memory = replace(make(agent, now, None), author=author, trust=_trust_of(author))
+                drafts.append((name, memory))
+
+        if not read:  # every file was left as it is: nothing to write
+            return legacy.Report(files=(), imported=0, agents_added=(), problems=tuple(problems))
+
+        def run(tx: Transaction) -> legacy.Report:
+            added = []
+            for name in dict.fromkeys(n for n, _ in drafts):
+                if tx.get_agent(self.realm, name) is None:
+                    tx.insert_agent(self.realm, name, stamp(now))
+                    self._event(tx, "agent_add", {"agent": name}, when=now)
+                    added.append(name)
+            for _, memory in drafts:
+                self._record(tx, memory, now)
+            report = legacy.Report(
+                files=tuple(p.name[: -len(legacy.CLAIMED)] + legacy.SUFFIX for p in read),
+                imported=len(drafts),
+                agents_added=tuple(added),
+                problems=tuple(problems),
+            )
+            self._event(tx, "legacy_import", report.to_dict(), when=now)
+            return report
+
+        try:
+            report = self.backend.write(run)
+        except BaseException:
+            for path in read:
+                legacy.finish(path, imported=False)
+            raise
+        for path in read:
+            legacy.finish(path, imported=True)
+        return report
 
     def close(self) -> None:
         self.backend.close()
@@ -629,12 +712,8 @@ class MemoryService:
             fields.name(project, what="project")
 
         def where_of(tx: Transaction) -> MemoryFilter:
-            agent = self._agent(tx, "recall")
-            scopes = [GLOBAL_SCOPE]
-            if project:
-                self._require_project(tx, project)
-                scopes.append(project_scope(project))
-            return MemoryFilter(realm=self.realm, scopes=(*scopes, *_identity_scopes(agent)))
+            self._agent(tx, "recall")
+            return MemoryFilter(realm=self.realm, scopes=self._view(tx, project, "recall").scopes)
 
         return self._search(
             queries,
@@ -750,6 +829,262 @@ class MemoryService:
         if self.identity is not None:  # an agent sees its own proposals only
             listed = [p for p in listed if p.source == self.principal]
         return listed
+
+    # -- the memory section of an agent's context ---------------------------------
+
+    def _view(self, tx: Transaction, project: str | None, verb: str) -> _View:
+        """Who is reading: the scopes they see (global, the project, an agent's teams and
+        its own scope, in that order), how the section names them, and their search verb."""
+        scopes = [GLOBAL_SCOPE]
+        if project:
+            self._require_project(tx, project)
+            scopes.append(project_scope(project))
+        if self.identity is None:
+            who, pointer = self.principal, "search"
+        else:
+            agent = self._agent(tx, verb)
+            scopes += [team_scope(team) for team in agent.teams]
+            scopes.append(agent_scope(agent.name))
+            who, pointer = f"agent {agent.name}", "recall"
+        on = f" on project {project}" if project else ""
+        return _View(tuple(scopes), who + on, pointer)
+
+    def context(
+        self,
+        *,
+        project: str | None = None,
+        turn: str | None = None,
+        session: str | None = None,
+        restate: bool = False,
+        recall_timeout_ms: int | None = None,
+        recall_failure_policy: str | None = None,
+    ) -> ContextResult:
+        """The memory section to place in front of the acting identity.
+
+        The first render of a ``session`` states the whole section; later ones render
+        what changed since that session's last render, until ``restate`` (after a
+        compaction) or a move to another project states it whole again. Without a
+        session every render is whole. With ``turn`` text, memories matching it are
+        recalled (the hybrid search) and quoted as observations, bounded by
+        ``recall_timeout_ms``; past it, policy ``skip`` renders without them and says
+        so in the result, ``fail`` raises ``recall_failed``. Every memory rendered is
+        written to the injection ledger.
+        """
+        if project:
+            fields.name(project, what="project")
+        project = project or None
+        if turn is not None:
+            fields.text(turn, "turn")
+        if session is not None:
+            fields.text(session, "session")
+            if not session.strip() or len(session) > 200:
+                raise InvalidValue(
+                    "a session key is 1 to 200 characters",
+                    remedy="pass the key your agent runtime gives the session",
+                    field="session",
+                )
+        settings = self.settings.context
+        timeout_ms = _whole(
+            settings.recall_timeout_ms if recall_timeout_ms is None else recall_timeout_ms,
+            "recall_timeout_ms",
+        )
+        policy = recall_failure_policy or settings.recall_failure_policy
+        if policy not in RECALL_POLICIES:
+            raise InvalidValue(
+                f"recall failure policy {policy!r} is not skip or fail",
+                remedy="pass skip (render without recall) or fail (raise)",
+                field="recall_failure_policy",
+            )
+        now = self._now()
+        started = time.monotonic()
+        pending = (
+            _RECALL_POOL.submit(self._turn_recall, turn, project, now)
+            if turn is not None and turn.strip()
+            else None
+        )
+        try:
+            scene = self.backend.read(lambda tx: self._scene(tx, project, now))
+        except BaseException:
+            if pending is not None:
+                pending.cancel()
+            raise
+        recalled, recall, note = self._recalled(pending, started, timeout_ms, policy)
+        exclude = {m.id for m in scene.band}
+        quoted, unquoted = context.pick_recalled(
+            recalled,
+            exclude,
+            max_entries=settings.recall_max_entries,
+            max_bytes=settings.recall_max_bytes,
+        )
+
+        def run(tx: Transaction) -> ContextResult:
+            key = session or ""
+            raw = tx.get_context_state(self.realm, self.principal, key) if session else None
+            before = context.Shown.loads(raw) if raw else None
+            moved = before is not None and before.project != project
+            full = before is None or restate or moved
+            rendered: list[tuple[str, Memory]]
+            if full:
+                text = context.render(scene, now, moved_to=(project or "") if moved else None)
+                rendered = list(scene.surfaces().values())
+                kinds: tuple[str, ...] = ()
+            else:
+                assert before is not None
+                current = scene.surfaces()
+                left = [i for i in before.memories if i not in current]
+                gone = {m.id: m for m in tx.get_many(left) if m.realm == self.realm}
+                items = context.changes(before, scene, now, gone)
+                text = context.render_changes(items)
+                rendered = [(c.surface, c.memory) for c in items if c.memory is not None]
+                kinds = tuple(c.kind for c in items)
+            rendered += [(context.RECALL, m) for m in quoted]
+            recalled_text = context.render_recall(quoted, now, unquoted, scene.pointer)
+            text = "\n".join(t for t in (text, recalled_text) if t)
+            rows = tuple(
+                Injection(m.id, self.principal, key, surface, now) for surface, m in rendered
+            )
+            tx.insert_injections(self.realm, rows)
+            if session:
+                state = context.Shown.of(scene, project).dumps()
+                tx.put_context_state(self.realm, self.principal, key, state, stamp(now))
+            return ContextResult(
+                text=text,
+                full=full,
+                session=key,
+                project=project,
+                changes=kinds,
+                injected=rows,
+                inline_bytes=scene.inline_total,
+                inline_budget=scene.inline_budget,
+                index_left_out=scene.index_left.count,
+                search_only=scene.search_only,
+                expired=scene.expired,
+                recall=recall,
+                recall_note=note,
+            )
+
+        return self.backend.write(run)
+
+    def _scene(self, tx: Transaction, project: str | None, now: datetime) -> Scene:
+        """What the view holds now, bounded by the inline budget and the index ceilings."""
+        view = self._view(tx, project, "context")
+        limits = self.settings.context
+        budget_bytes = self.settings.inline_max_bytes
+        where = MemoryFilter(realm=self.realm, scopes=view.scopes)
+        live = replace(where, live_at=stamp(now))
+        inline = tx.list_memories(replace(live, loads=(Load.INLINE.value,)))
+        band, over = context.choose_band(inline, budget_bytes)
+        listed = context.cap(
+            over,
+            now,
+            max_bytes=limits.index_max_bytes,
+            max_entries=limits.index_max_entries,
+            scoped=True,
+        )
+        indexed = replace(live, loads=(Load.INDEX.value,))
+        index = context.cap(
+            tx.list_memories(indexed, limits.index_max_entries),
+            now,
+            max_bytes=limits.index_max_bytes,
+            max_entries=limits.index_max_entries,
+            scoped=False,
+        )
+        counts = tx.load_counts(where, stamp(now))
+        left_out = counts[Load.INDEX.value] - len(index)
+        tags: tuple[tuple[str, int], ...] = ()
+        if left_out:
+            shown = context.tag_histogram(index)
+            every = tx.tag_counts(indexed)
+            tags = context.top_tags({t: n - shown.get(t, 0) for t, n in every.items()})
+        return context.Scene(
+            heading=view.heading,
+            scopes=view.scopes,
+            pointer=view.pointer,
+            band=tuple(band),
+            listed=tuple(listed),
+            listed_left=context.Overflow(
+                len(over) - len(listed),
+                context.top_tags(context.tag_histogram(over[len(listed) :])),
+            ),
+            inline_total=sum(m.body_bytes for m in inline),
+            inline_budget=budget_bytes,
+            index=tuple(index),
+            index_left=context.Overflow(left_out, tags),
+            search_only=counts[Load.SEARCH.value],
+            expired=counts["expired"],
+        )
+
+    def _turn_recall(self, turn: str, project: str | None, now: datetime) -> list[Memory]:
+        """The view's memories that match a turn's text, best first (the hybrid search)."""
+        limit = self.settings.context.recall_max_entries + RECALL_SLACK
+        result = self._search(
+            [turn],
+            now,
+            lambda tx: MemoryFilter(
+                realm=self.realm, scopes=self._view(tx, project, "context").scopes
+            ),
+            limit=limit,
+            budget_tokens=None,
+            expired=False,
+            listing_summary=str,
+        )
+        return [hit.memory for hit in result.hits]
+
+    @staticmethod
+    def _recalled(
+        pending: Future[list[Memory]] | None, started: float, timeout_ms: int, policy: str
+    ) -> tuple[list[Memory], str, str | None]:
+        """Turn recall's memories, and ``ok``, or ``skipped`` with the reason (policy
+        ``skip``); under ``fail`` a recall that timed out or failed raises."""
+        if pending is None:
+            return [], "off", None
+        remaining = max(0.0, timeout_ms / 1000 - (time.monotonic() - started))
+        try:
+            return pending.result(timeout=remaining), "ok", None
+        except TimeoutError:
+            pending.cancel()
+            reason = f"recall took longer than {timeout_ms} ms"
+            code = "timeout"
+        except RetainError as exc:
+            reason = f"recall failed: {exc.message}"
+            code = exc.code
+        if policy == "fail":
+            raise RecallFailed(
+                reason,
+                remedy="retry, raise recall_timeout_ms, or use the skip policy",
+                cause=code,
+                timeout_ms=timeout_ms,
+            )
+        return [], "skipped", reason
+
+    def list_injections(
+        self,
+        *,
+        memory_id: str | None = None,
+        session: str | None = None,
+        identity: str | None = None,
+        limit: int = 100,
+    ) -> list[Injection]:
+        """Injection ledger rows, newest first. Operators read every identity's; anyone
+        else only the rows of what was rendered for them."""
+        for value, what in ((memory_id, "memory_id"), (session, "session"),
+                            (identity, "identity")):  # fmt: skip
+            if value is not None:
+                fields.text(value, what)
+        _check_limit(limit)
+        if not self.principal.startswith(OPERATOR_PREFIX):
+            if identity not in (None, self.principal):
+                raise AccessDenied(
+                    f"{self.principal!r} may read only its own injections",
+                    remedy="leave identity out, or ask an operator",
+                    identity=identity,
+                )
+            identity = self.principal
+        return self.backend.read(
+            lambda tx: tx.list_injections(
+                self.realm, memory_id=memory_id, identity=identity, session=session, limit=limit
+            )
+        )
 
     # -- projects -------------------------------------------------------------------
 
@@ -1669,6 +2004,23 @@ def _reporting(
         yield item
         if done % every == 0 or done == total:
             progress(phase, done, total)
+
+
+@dataclass(frozen=True, slots=True)
+class _View:
+    scopes: tuple[str, ...]
+    heading: str  # how the memory section names the reader: "agent ada on project webdev"
+    pointer: str  # the verb that reaches what the section does not show
+
+
+def _whole(value: object, field: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise InvalidValue(
+            f"{field} must be a whole number ≥ 0, not {value!r}",
+            remedy=f"pass {field} as milliseconds",
+            field=field,
+        )
+    return value
 
 
 def _identity_scopes(agent: Agent) -> tuple[str, ...]:

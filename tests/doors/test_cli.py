@@ -49,6 +49,7 @@ STORE = 12
 CONFIG = 13
 EMBEDDER = 14
 ACCESS_DENIED = 15
+RECALL_FAILED = 16
 USAGE = 2
 BUG = 70
 
@@ -248,6 +249,7 @@ def test_exit_statuses_are_the_documented_ones() -> None:
         errors.ConfigInvalid: CONFIG,
         errors.EmbedderError: EMBEDDER,
         errors.AccessDenied: ACCESS_DENIED,
+        errors.RecallFailed: RECALL_FAILED,
     }
     assert documented == EXIT_CODES
     assert EXIT_BUG == BUG
@@ -2117,7 +2119,7 @@ def test_status_reports_where_the_store_is_and_what_it_holds(webdev: Retain) -> 
     webdev.ok("add", "stack", "-d", "Uses pnpm", "-p", "webdev")
     data = webdev.json("status")
     assert data["location"] == str(webdev.home / "retain.db")
-    assert (data["schema_version"], data["realm"]) == (3, "default")
+    assert (data["schema_version"], data["realm"]) == (4, "default")
     assert (data["memories"], data["projects"], data["events"]) == (2, 1, 4)  # realm_add first
     assert re.fullmatch(r"[0-9a-f]{64}", data["chain_head"])
     assert (data["inline_bytes"], data["inline_max_bytes"]) == (10, 32 * 1024)

@@ -29,6 +29,7 @@ from rich.table import Table
 import retain
 from retain import errors
 from retain.chrono import age_phrase, stamp
+from retain.legacy import Report as LegacyReport
 from retain.model import Memory, SearchHit
 from retain.service import MemoryService, Progress, integrity_error
 
@@ -48,6 +49,7 @@ EXIT_CODES: dict[type[errors.RetainError], int] = {
     errors.ConfigInvalid: 13,
     errors.EmbedderError: 14,
     errors.AccessDenied: 15,
+    errors.RecallFailed: 16,
 }
 EXIT_BUG = 70
 
@@ -120,6 +122,8 @@ def _service(
     service: MemoryService | None = None
     try:
         service = retain.open(home=home, principal=principal)
+        if service.legacy_import is not None:
+            _report_legacy(service.legacy_import)
         yield service
     except errors.RetainError as exc:
         if fmt == "json":
@@ -132,6 +136,21 @@ def _service(
     finally:
         if service is not None:
             service.close()
+
+
+def _report_legacy(report: LegacyReport) -> None:
+    """Say on stderr what importing the realm's legacy markdown did."""
+    if report.files:
+        err.print(
+            f"Imported {report.imported} legacy agent memories from {len(report.files)} "
+            "files (each renamed .md.imported).",
+            markup=False,
+        )
+    if report.agents_added:
+        err.print(f"  registered agents: {', '.join(report.agents_added)}", markup=False)
+    for problem in report.problems:
+        where = f"{problem.file}:{problem.line}" if problem.line else problem.file
+        err.print(f"  skipped {where}: {problem.reason}", markup=False)
 
 
 @contextmanager
@@ -923,6 +942,99 @@ def forget(memory_id: str, principal: str, reason: str, home: Path | None, fmt: 
             _emit_json(memory.to_dict(_now()))
         else:
             out.print(f"Forgot {memory.id}.", markup=False)
+
+
+@cli.command()
+@click.option(
+    "--as",
+    "principal",
+    default="operator:local",
+    show_default=True,
+    metavar="PRINCIPAL",
+    help="Who reads: agent:NAME for an agent's view (global, project, teams, own).",
+)
+@project_option("Render for a session on this project (its tier after the global one).")
+@click.option("--turn", help="The turn's text: memories matching it are recalled and quoted.")
+@click.option("--session", help="The session's key: later renders show only what changed.")
+@click.option("--restate", is_flag=True, help="State the whole section (after a compaction).")
+@click.option("--recall-timeout-ms", type=int, help="How long recall may take; default 500.")
+@click.option(
+    "--recall-failure",
+    type=click.Choice(["skip", "fail"]),
+    help="When recall is late or fails: skip it (default) or fail.",
+)
+@home_option
+@format_option
+def context(
+    principal: str,
+    project: str | None,
+    turn: str | None,
+    session: str | None,
+    restate: bool,
+    recall_timeout_ms: int | None,
+    recall_failure: str | None,
+    home: Path | None,
+    fmt: str,
+) -> None:
+    """Print the memory section to place in front of an agent."""
+    with _service(home, fmt, principal) as service:
+        result = service.context(
+            project=project,
+            turn=turn,
+            session=session,
+            restate=restate,
+            recall_timeout_ms=recall_timeout_ms,
+            recall_failure_policy=recall_failure,
+        )
+        if fmt == "json":
+            _emit_json(result.to_dict())
+            return
+        click.echo(result.text, nl=False)
+        if result.recall_note:
+            err.print(f"note: {result.recall_note}; rendered without recall", markup=False)
+
+
+@cli.command()
+@click.option("--memory", "memory_id", help="Only this memory's (its id).")
+@click.option("--session", help="Only this session's.")
+@click.option("--identity", help="Only what was rendered for this principal (agent:NAME).")
+@click.option("--limit", "-n", type=int, default=100, show_default=True, help="At most this many.")
+@click.option(
+    "--as",
+    "principal",
+    default="operator:local",
+    show_default=True,
+    metavar="PRINCIPAL",
+    help="Who reads; anyone but an operator sees only their own rows.",
+)
+@home_option
+@format_option
+def injections(
+    memory_id: str | None,
+    session: str | None,
+    identity: str | None,
+    limit: int,
+    principal: str,
+    home: Path | None,
+    fmt: str,
+) -> None:
+    """List the injection ledger: which memories were rendered into whose context."""
+    with _service(home, fmt, principal) as service:
+        rows = service.list_injections(
+            memory_id=memory_id, session=session, identity=identity, limit=limit
+        )
+        _emit_rows(
+            fmt,
+            "injections",
+            [r.to_dict() for r in rows],
+            {
+                "When": "injected_at",
+                "Memory": "memory_id",
+                "Identity": "identity",
+                "Session": "session",
+                "Surface": "surface",
+            },
+        )
 
 
 # -- export, import, health ----------------------------------------------------------------

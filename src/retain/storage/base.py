@@ -15,7 +15,7 @@ from typing import Protocol, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from retain.model import Agent, Event, Memory, Project, Proposal, Team
+from retain.model import Agent, Event, Injection, Memory, Project, Proposal, Team
 
 T = TypeVar("T")
 
@@ -38,6 +38,7 @@ class MemoryFilter:
     expired_at: str | None = None
     live_at: str | None = None  # keeps only memories not expired at that instant
     tiers_only: bool = False  # with ``scopes`` None: the tiers (global, projects), no identity
+    loads: tuple[str, ...] = ()  # keeps only memories of these loads (empty: every load)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +150,34 @@ class Transaction(Protocol):
     def list_memories(self, where: MemoryFilter, limit: int | None = None) -> list[Memory]: ...
     def inline_entries(self, realm: str, now: str) -> list[InlineEntry]: ...
     def referencing(self, realm: str, targets: Sequence[str]) -> list[Memory]: ...
+
+    # context: what the memory section counts, the injection ledger, session state
+    def load_counts(self, where: MemoryFilter, now: str) -> dict[str, int]:
+        """Of the memories ``where`` keeps: how many are live by load (``inline``, ``index``,
+        ``search``) and how many are ``expired`` at ``now``."""
+        ...
+
+    def tag_counts(self, where: MemoryFilter) -> dict[str, int]:
+        """How many of the memories ``where`` keeps carry each tag."""
+        ...
+
+    def insert_injections(self, realm: str, rows: Sequence[Injection]) -> None: ...
+    def list_injections(
+        self,
+        realm: str,
+        *,
+        memory_id: str | None = None,
+        identity: str | None = None,
+        session: str | None = None,
+        limit: int = 100,
+    ) -> list[Injection]:
+        """Ledger rows, newest first."""
+        ...
+
+    def get_context_state(self, realm: str, identity: str, session: str) -> str | None: ...
+    def put_context_state(
+        self, realm: str, identity: str, session: str, state: str, now: str
+    ) -> None: ...
 
     # lexical search
     def match_terms(

@@ -24,7 +24,18 @@ from typing import Any, TypeVar
 from retain.chrono import parse_optional_stamp, parse_stamp, stamp
 from retain.errors import MemoryExists, SchemaTooNew, StoreBusy, StoreError
 from retain.ledger import GENESIS
-from retain.model import Agent, Event, Load, Memory, Project, Proposal, Status, Team, Trust
+from retain.model import (
+    Agent,
+    Event,
+    Injection,
+    Load,
+    Memory,
+    Project,
+    Proposal,
+    Status,
+    Team,
+    Trust,
+)
 from retain.storage.base import (
     InlineEntry,
     KeySource,
@@ -205,6 +216,9 @@ class SqliteTransaction:
         if where.live_at is not None:
             clauses.append(f"({alias}.expires_at IS NULL OR {alias}.expires_at > ?)")
             args.append(where.live_at)
+        if where.loads:
+            clauses.append(f"{alias}.load IN ({', '.join('?' * len(where.loads))})")
+            args.extend(where.loads)
         return " AND ".join(clauses), args
 
     # -- realms and projects --------------------------------------------------
@@ -437,6 +451,77 @@ class SqliteTransaction:
             [realm, *targets],
         )
         return [_memory(r) for r in rows]
+
+    # -- context ----------------------------------------------------------------
+
+    def load_counts(self, where: MemoryFilter, now: str) -> dict[str, int]:
+        clause, args = self._filter_sql(where)
+        rows = self.con.execute(
+            "SELECT CASE WHEN m.expires_at IS NOT NULL AND m.expires_at <= ? THEN 'expired' "
+            f"ELSE m.load END AS kind, count(*) FROM memories m WHERE {clause} GROUP BY kind",
+            [now, *args],
+        )
+        counts = dict.fromkeys(("inline", "index", "search", "expired"), 0)
+        counts.update({kind: int(n) for kind, n in rows})
+        return counts
+
+    def tag_counts(self, where: MemoryFilter) -> dict[str, int]:
+        clause, args = self._filter_sql(where)
+        rows = self.con.execute(
+            "SELECT t.tag, count(*) FROM memory_tags t JOIN memories m ON m.num = t.memory_num "
+            f"WHERE {clause} GROUP BY t.tag",
+            args,
+        )
+        return {tag: int(n) for tag, n in rows}
+
+    def insert_injections(self, realm: str, rows: Sequence[Injection]) -> None:
+        self.con.executemany(
+            "INSERT INTO injections(realm, memory_id, identity, session, surface, injected_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (realm, r.memory_id, r.identity, r.session, r.surface, stamp(r.injected_at))
+                for r in rows
+            ],
+        )
+
+    def list_injections(
+        self,
+        realm: str,
+        *,
+        memory_id: str | None = None,
+        identity: str | None = None,
+        session: str | None = None,
+        limit: int = 100,
+    ) -> list[Injection]:
+        clauses, args = ["realm = ?"], [realm]
+        for column, value in (("memory_id", memory_id), ("identity", identity),
+                              ("session", session)):  # fmt: skip
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                args.append(value)
+        rows = self.con.execute(
+            "SELECT seq, memory_id, identity, session, surface, injected_at FROM injections "
+            f"WHERE {' AND '.join(clauses)} ORDER BY seq DESC LIMIT ?",
+            [*args, limit],
+        )
+        return [Injection(r[1], r[2], r[3], r[4], parse_stamp(r[5]), seq=r[0]) for r in rows]
+
+    def get_context_state(self, realm: str, identity: str, session: str) -> str | None:
+        row = self.con.execute(
+            "SELECT state FROM context_sessions WHERE realm = ? AND identity = ? AND session = ?",
+            (realm, identity, session),
+        ).fetchone()
+        return None if row is None else str(row[0])
+
+    def put_context_state(
+        self, realm: str, identity: str, session: str, state: str, now: str
+    ) -> None:
+        self.con.execute(
+            "INSERT INTO context_sessions(realm, identity, session, state, updated_at) "
+            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (realm, identity, session) "
+            "DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
+            (realm, identity, session, state, now),
+        )
 
     # -- lexical search -------------------------------------------------------
 

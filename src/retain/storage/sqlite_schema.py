@@ -280,10 +280,45 @@ def _m003_identities(con: sqlite3.Connection) -> None:
     )
 
 
+def _m004_context(con: sqlite3.Connection) -> None:
+    """The injection ledger (a row for every memory rendered into an agent's context) and
+    what each context session was last shown, so the next turn renders only the changes."""
+    run_script(
+        con,
+        """
+        CREATE TABLE injections (
+            seq INTEGER PRIMARY KEY,
+            realm TEXT NOT NULL,
+            memory_id TEXT NOT NULL,
+            identity TEXT NOT NULL,
+            session TEXT NOT NULL,
+            surface TEXT NOT NULL CHECK (surface IN ('inline', 'listed', 'index', 'recall')),
+            injected_at TEXT NOT NULL
+        );
+        CREATE INDEX injections_memory ON injections(memory_id, seq);
+        CREATE INDEX injections_realm ON injections(realm, seq);
+
+        CREATE TABLE context_sessions (
+            realm TEXT NOT NULL,
+            identity TEXT NOT NULL,
+            session TEXT NOT NULL,
+            state TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (realm, identity, session)
+        ) WITHOUT ROWID;
+
+        -- The context's band and index read active memories of a realm by load.
+        CREATE INDEX memories_load ON memories(realm, load, priority, created_at DESC)
+            WHERE status = 'active';
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", _m001_foundation),
     Migration(2, "retrieval", _m002_retrieval),
     Migration(3, "identities", _m003_identities),
+    Migration(4, "context", _m004_context),
 )
 
 
