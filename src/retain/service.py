@@ -897,9 +897,10 @@ class MemoryService:
             )
         now = self._now()
         started = time.monotonic()
+        wanted = turn is not None and bool(turn.strip())
         pending = (
             _RECALL_POOL.submit(self._turn_recall, turn, project, now)
-            if turn is not None and turn.strip()
+            if turn is not None and wanted and timeout_ms > 0
             else None
         )
         try:
@@ -908,7 +909,7 @@ class MemoryService:
             if pending is not None:
                 pending.cancel()
             raise
-        recalled, recall, note = self._recalled(pending, started, timeout_ms, policy)
+        recalled, recall, note = self._recalled(wanted, pending, started, timeout_ms, policy)
         exclude = {m.id for m in scene.band}
         quoted, unquoted = context.pick_recalled(
             recalled,
@@ -1032,22 +1033,28 @@ class MemoryService:
 
     @staticmethod
     def _recalled(
-        pending: Future[list[Memory]] | None, started: float, timeout_ms: int, policy: str
+        wanted: bool,
+        pending: Future[list[Memory]] | None,
+        started: float,
+        timeout_ms: int,
+        policy: str,
     ) -> tuple[list[Memory], str, str | None]:
-        """Turn recall's memories, and ``ok``, or ``skipped`` with the reason (policy
-        ``skip``); under ``fail`` a recall that timed out or failed raises."""
-        if pending is None:
+        """Turn recall's memories, and ``off`` (not wanted), ``ok``, or ``skipped`` with
+        the reason (policy ``skip``); under ``fail`` a recall that timed out or failed
+        raises. A timeout of 0 leaves no time at all: recall is not even started."""
+        if not wanted:
             return [], "off", None
-        remaining = max(0.0, timeout_ms / 1000 - (time.monotonic() - started))
-        try:
-            return pending.result(timeout=remaining), "ok", None
-        except TimeoutError:
-            pending.cancel()
-            reason = f"recall took longer than {timeout_ms} ms"
-            code = "timeout"
-        except RetainError as exc:
-            reason = f"recall failed: {exc.message}"
-            code = exc.code
+        code = "timeout"
+        reason = f"recall took longer than {timeout_ms} ms"
+        if pending is not None:
+            remaining = max(0.0, timeout_ms / 1000 - (time.monotonic() - started))
+            try:
+                return pending.result(timeout=remaining), "ok", None
+            except TimeoutError:
+                pending.cancel()
+            except RetainError as exc:
+                reason = f"recall failed: {exc.message}"
+                code = exc.code
         if policy == "fail":
             raise RecallFailed(
                 reason,
