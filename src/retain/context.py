@@ -231,8 +231,13 @@ def _group(memories: Sequence[Memory], scopes: Sequence[str]) -> list[tuple[str,
     return sorted(groups.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
 
 
+def shown_whole(memory: Memory) -> str:
+    """What the band shows of an inline memory: its body (its description when empty)."""
+    return memory.body.rstrip() or memory.description
+
+
 def _body_block(memory: Memory) -> list[str]:
-    return [f"### {label(memory)} ({scope_label(memory.scope)})", memory.body.rstrip("\n"), ""]
+    return [f"### {label(memory)} ({scope_label(memory.scope)})", shown_whole(memory), ""]
 
 
 def render(scene: Scene, now: datetime, *, moved_to: str | None = None) -> str:
@@ -256,7 +261,8 @@ def render(scene: Scene, now: datetime, *, moved_to: str | None = None) -> str:
             lines.append(scene.listed_left.line(scene.pointer))
     index_lines = []
     for scope, group in _group(scene.index, scene.scopes):
-        index_lines.append(f"### {scope_label(scope).capitalize()}")
+        heading = scope_label(scope)
+        index_lines.append(f"### {heading[:1].upper()}{heading[1:]}")
         index_lines += [entry_line(m, now) for m in group]
     for line in (scene.index_left.line(scene.pointer), scene.unlisted_line()):
         if line:
@@ -286,7 +292,7 @@ def changes(
 ) -> list[Change]:
     """What changed for a session since it was shown ``before``: new and changed memories
     rendered in their new surface, memories that left the section with the reason, and
-    the footer lines when their counts moved. ``gone`` holds the current rows of the
+    each counting line whose numbers moved. ``gone`` holds the current rows of the
     memories that left (a deleted one is missing)."""
     out: list[Change] = []
     for memory_id, (surface, memory) in scene.surfaces().items():
@@ -305,7 +311,7 @@ def changes(
                 "fits_again": "Fits the inline budget again, shown whole",
                 "now_inline": "Now shown whole",
             }[kind]
-            text = f"{heading} — {where}:\n{memory.body.rstrip()}"
+            text = f"{heading} — {where}:\n{shown_whole(memory)}"
         elif surface == LISTED:
             kind = "pushed_out" if old_surface == INLINE else ("changed" if previous else "added")
             text = (
@@ -326,11 +332,9 @@ def changes(
         if memory_id not in current:
             kind, text = _left(memory_id, gone.get(memory_id), now, scene)
             out.append(Change(kind, text))
-    footer = scene.footer()
-    if footer != before.footer and footer:
-        out.append(Change("counts", "\n".join(footer)))
-    elif footer != before.footer:
-        out.append(Change("counts", "Every memory of the section is shown now."))
+    moved = [line for line in scene.footer() if line not in before.footer]
+    if moved:
+        out.append(Change("counts", "\n".join(moved)))
     return out
 
 
@@ -360,9 +364,10 @@ def render_changes(items: Sequence[Change]) -> str:
     return "# Memory changes\n" + "\n".join(c.text for c in items) + "\n"
 
 
-def render_recall(memories: Sequence[Memory], now: datetime, left: int, pointer: str) -> str:
-    """Recalled memories as a quoted observation block, attributed to memory."""
-    if not memories:
+def render_recall(memories: Sequence[Memory], now: datetime, left: bool, pointer: str) -> str:
+    """Recalled memories as a quoted observation block, attributed to memory; ``left``
+    says that more matched than fit."""
+    if not memories and not left:
         return ""
     lines = [
         "# Recalled from memory",
@@ -376,21 +381,21 @@ def render_recall(memories: Sequence[Memory], now: datetime, left: int, pointer:
         )
         lines += [f"> {line}".rstrip() for line in memory.body.rstrip().splitlines()]
         lines.append(">")
-    lines.pop()
+    if memories:
+        lines.pop()
     if left:
-        noun = "match" if left == 1 else "matches"
-        lines.append(f"{left} more {noun} did not fit; use `{pointer}` to read them.")
+        lines.append(f"More matches did not fit; use `{pointer}` to read them.")
     return "\n".join(lines) + "\n"
 
 
 def pick_recalled(
     candidates: Sequence[Memory], exclude: set[str], *, max_entries: int, max_bytes: int
-) -> tuple[list[Memory], int]:
-    """The recalled memories to quote (best first, each whole, within the caps), and how
-    many others matched but did not fit."""
+) -> tuple[list[Memory], bool]:
+    """The recalled memories to quote (best first, each whole, within the caps), and
+    whether others matched but did not fit."""
     chosen: list[Memory] = []
     spent = 0
-    left = 0
+    left = False
     for memory in candidates:
         if memory.id in exclude:
             continue
@@ -398,5 +403,5 @@ def pick_recalled(
             chosen.append(memory)
             spent += memory.body_bytes
         else:
-            left += 1
+            left = True
     return chosen, left

@@ -16,6 +16,8 @@ then renames each file to ``<identity>.md.imported``.
 from __future__ import annotations
 
 import re
+import time
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +25,7 @@ ITEM = re.compile(r"^[-*+](?:[ \t]+(.*))?$")
 SUFFIX = ".md"
 CLAIMED = ".md.importing"  # a file one process is importing now
 DONE = ".md.imported"
+STALE_CLAIM_S = 300  # a claim this old (by its rename) belongs to an importer that died
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +66,8 @@ def parse(text: str) -> tuple[list[Record], list[tuple[int, str]]]:
     """The records of one file, and the (line, reason) of each malformed part."""
     lines = text.splitlines()
     if not any(ITEM.match(line) for line in lines):
-        body = lines[1:] if lines and lines[0].startswith("#") else lines
+        first = next((i for i, line in enumerate(lines) if line.strip()), len(lines))
+        body = lines[first + 1 :] if lines[first:] and lines[first].startswith("#") else lines
         whole = "\n".join(body).strip()
         return ([Record(1, whole)] if whole else []), []
     records: list[Record] = []
@@ -105,10 +109,16 @@ def parse(text: str) -> tuple[list[Record], list[tuple[int, str]]]:
     return records, problems
 
 
-def pending(directory: Path) -> list[Path]:
-    """The files of a realm's legacy directory still to import, by name."""
+def pending(directory: Path, now: float | None = None) -> list[Path]:
+    """The files of a realm's legacy directory still to import, by name. A claim older
+    than ``STALE_CLAIM_S`` (its importer was killed) is put back first."""
     if not directory.is_dir():
         return []
+    now = time.time() if now is None else now
+    for path in directory.glob("*" + CLAIMED):
+        with suppress(FileNotFoundError):  # another process put it back, or finished it
+            if now - path.stat().st_ctime > STALE_CLAIM_S:
+                path.rename(path.with_name(identity_of(path) + SUFFIX))
     return sorted(p for p in directory.iterdir() if p.name.endswith(SUFFIX) and p.is_file())
 
 

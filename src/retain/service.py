@@ -111,6 +111,7 @@ Progress = Callable[[str, int, int], None]
 """A long operation reports ``(phase, done, total)`` through one of these."""
 
 READ_PAGE_CHARS = 16_000
+INDEX_FIRST_PAGE = 100  # index memories read first; the rest only when all of them fit
 RECALL_SLACK = 8  # turn recall asks for this many more than it quotes (inline ones are skipped)
 _RECALL_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retain-recall")
 SIMILAR_DESCRIPTION = 0.6
@@ -253,7 +254,7 @@ class MemoryService:
             file = name + legacy.SUFFIX
             try:
                 fields.name(name, what="agent")
-                records, bad = legacy.parse(path.read_text(encoding="utf-8"))
+                records, bad = legacy.parse(path.read_text(encoding="utf-8-sig"))
             except (RetainError, UnicodeDecodeError) as exc:
                 reason = exc.message if isinstance(exc, RetainError) else "not UTF-8 text"
                 problems.append(legacy.Problem(file, 0, f"{reason}; the file was left as it is"))
@@ -896,75 +897,73 @@ class MemoryService:
                 field="recall_failure_policy",
             )
         now = self._now()
-        started = time.monotonic()
+        key = session or ""
+
+        def look(tx: Transaction) -> tuple[Scene, str | None, dict[str, Memory]]:
+            """The scene, the session's last state, and the rows of what left the section."""
+            scene = self._scene(tx, project, now)
+            raw = tx.get_context_state(self.realm, self.principal, key) if session else None
+            gone: dict[str, Memory] = {}
+            if raw:
+                current = scene.surfaces()
+                left = [i for i in context.Shown.loads(raw).memories if i not in current]
+                gone = {m.id: m for m in tx.get_many(left) if m.realm == self.realm}
+            return scene, raw, gone
+
+        scene, raw, gone = self.backend.read(look)
         wanted = turn is not None and bool(turn.strip())
+        started = time.monotonic()
         pending = (
             _RECALL_POOL.submit(self._turn_recall, turn, project, now)
             if turn is not None and wanted and timeout_ms > 0
             else None
         )
-        try:
-            scene = self.backend.read(lambda tx: self._scene(tx, project, now))
-        except BaseException:
-            if pending is not None:
-                pending.cancel()
-            raise
         recalled, recall, note = self._recalled(wanted, pending, started, timeout_ms, policy)
-        exclude = {m.id for m in scene.band}
         quoted, unquoted = context.pick_recalled(
             recalled,
-            exclude,
+            {m.id for m in scene.band},
             max_entries=settings.recall_max_entries,
             max_bytes=settings.recall_max_bytes,
         )
+        before = context.Shown.loads(raw) if raw else None
+        moved = before is not None and before.project != project
+        rendered: list[tuple[str, Memory]]
+        kinds: tuple[str, ...] = ()
+        if before is None or restate or moved:
+            text = context.render(scene, now, moved_to=(project or "") if moved else None)
+            rendered = list(scene.surfaces().values())
+        else:
+            items = context.changes(before, scene, now, gone)
+            text = context.render_changes(items)
+            rendered = [(c.surface, c.memory) for c in items if c.memory is not None]
+            kinds = tuple(c.kind for c in items)
+        rendered += [(context.RECALL, m) for m in quoted]
+        recalled_text = context.render_recall(quoted, now, unquoted, scene.pointer)
+        rows = tuple(Injection(m.id, self.principal, key, surface, now) for surface, m in rendered)
+        state = context.Shown.of(scene, project).dumps() if session else None
 
-        def run(tx: Transaction) -> ContextResult:
-            key = session or ""
-            raw = tx.get_context_state(self.realm, self.principal, key) if session else None
-            before = context.Shown.loads(raw) if raw else None
-            moved = before is not None and before.project != project
-            full = before is None or restate or moved
-            rendered: list[tuple[str, Memory]]
-            if full:
-                text = context.render(scene, now, moved_to=(project or "") if moved else None)
-                rendered = list(scene.surfaces().values())
-                kinds: tuple[str, ...] = ()
-            else:
-                assert before is not None
-                current = scene.surfaces()
-                left = [i for i in before.memories if i not in current]
-                gone = {m.id: m for m in tx.get_many(left) if m.realm == self.realm}
-                items = context.changes(before, scene, now, gone)
-                text = context.render_changes(items)
-                rendered = [(c.surface, c.memory) for c in items if c.memory is not None]
-                kinds = tuple(c.kind for c in items)
-            rendered += [(context.RECALL, m) for m in quoted]
-            recalled_text = context.render_recall(quoted, now, unquoted, scene.pointer)
-            text = "\n".join(t for t in (text, recalled_text) if t)
-            rows = tuple(
-                Injection(m.id, self.principal, key, surface, now) for surface, m in rendered
-            )
+        def record(tx: Transaction) -> None:
             tx.insert_injections(self.realm, rows)
-            if session:
-                state = context.Shown.of(scene, project).dumps()
+            if state is not None and state != raw:
                 tx.put_context_state(self.realm, self.principal, key, state, stamp(now))
-            return ContextResult(
-                text=text,
-                full=full,
-                session=key,
-                project=project,
-                changes=kinds,
-                injected=rows,
-                inline_bytes=scene.inline_total,
-                inline_budget=scene.inline_budget,
-                index_left_out=scene.index_left.count,
-                search_only=scene.search_only,
-                expired=scene.expired,
-                recall=recall,
-                recall_note=note,
-            )
 
-        return self.backend.write(run)
+        if rows or state != raw:  # a turn where nothing changed writes nothing
+            self.backend.write(record)
+        return ContextResult(
+            text="\n".join(t for t in (text, recalled_text) if t),
+            full=before is None or restate or moved,
+            session=key,
+            project=project,
+            changes=kinds,
+            injected=rows,
+            inline_bytes=scene.inline_total,
+            inline_budget=scene.inline_budget,
+            index_left_out=scene.index_left.count,
+            search_only=scene.search_only,
+            expired=scene.expired,
+            recall=recall,
+            recall_note=note,
+        )
 
     def _scene(self, tx: Transaction, project: str | None, now: datetime) -> Scene:
         """What the view holds now, bounded by the inline budget and the index ceilings."""
@@ -983,13 +982,18 @@ class MemoryService:
             scoped=True,
         )
         indexed = replace(live, loads=(Load.INDEX.value,))
-        index = context.cap(
-            tx.list_memories(indexed, limits.index_max_entries),
-            now,
-            max_bytes=limits.index_max_bytes,
-            max_entries=limits.index_max_entries,
-            scoped=False,
-        )
+        index: list[Memory] = []
+        for page in (INDEX_FIRST_PAGE, limits.index_max_entries):  # most sections fit the first
+            rows = tx.list_memories(indexed, min(page, limits.index_max_entries))
+            index = context.cap(
+                rows,
+                now,
+                max_bytes=limits.index_max_bytes,
+                max_entries=limits.index_max_entries,
+                scoped=False,
+            )
+            if len(index) < len(rows) or len(rows) < page:
+                break
         counts = tx.load_counts(where, stamp(now))
         left_out = counts[Load.INDEX.value] - len(index)
         tags: tuple[tuple[str, int], ...] = ()

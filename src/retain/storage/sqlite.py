@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import suppress
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -193,8 +194,11 @@ class SqliteTransaction:
             args.extend(where.scopes)
         elif where.tiers_only:
             clauses.append(f"({alias}.scope = 'global' OR {alias}.scope LIKE 'project:%')")
-        clauses.append(f"{alias}.status IN ({', '.join('?' * len(where.statuses))})")
-        args.extend(where.statuses)
+        if where.statuses == ("active",):  # a literal, so partial indexes on it apply
+            clauses.append(f"{alias}.status = 'active'")
+        else:
+            clauses.append(f"{alias}.status IN ({', '.join('?' * len(where.statuses))})")
+            args.extend(where.statuses)
         if where.tag is not None:
             clauses.append(
                 f"EXISTS (SELECT 1 FROM memory_tags t WHERE t.tag = ? "
@@ -455,14 +459,18 @@ class SqliteTransaction:
     # -- context ----------------------------------------------------------------
 
     def load_counts(self, where: MemoryFilter, now: str) -> dict[str, int]:
+        if not where.loads:  # every load, spelled out so that memories_load covers the count
+            where = replace(where, loads=tuple(load.value for load in Load))
         clause, args = self._filter_sql(where)
         rows = self.con.execute(
-            "SELECT CASE WHEN m.expires_at IS NOT NULL AND m.expires_at <= ? THEN 'expired' "
-            f"ELSE m.load END AS kind, count(*) FROM memories m WHERE {clause} GROUP BY kind",
+            "SELECT m.load, count(*), coalesce(sum(m.expires_at <= ?), 0) FROM memories m "
+            f"WHERE {clause} GROUP BY m.load",
             [now, *args],
         )
         counts = dict.fromkeys(("inline", "index", "search", "expired"), 0)
-        counts.update({kind: int(n) for kind, n in rows})
+        for load, total, expired in rows:
+            counts[load] = int(total) - int(expired)
+            counts["expired"] += int(expired)
         return counts
 
     def tag_counts(self, where: MemoryFilter) -> dict[str, int]:

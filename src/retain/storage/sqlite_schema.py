@@ -307,9 +307,11 @@ def _m004_context(con: sqlite3.Connection) -> None:
             PRIMARY KEY (realm, identity, session)
         ) WITHOUT ROWID;
 
-        -- The context's band and index read active memories of a realm by load.
-        CREATE INDEX memories_load ON memories(realm, load, priority, created_at DESC)
-            WHERE status = 'active';
+        -- The memory section reads a realm's active memories by load in index order,
+        -- and counts them by load and expiry; scope and expiry ride along so that the
+        -- view and liveness are checked from the index alone (it covers the counts).
+        CREATE INDEX memories_load
+            ON memories(realm, status, load, priority, created_at DESC, scope, expires_at);
         """,
     )
 
