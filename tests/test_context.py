@@ -507,6 +507,29 @@ def test_expired_and_search_only_memories_are_counted_and_never_listed(
     )
 
 
+def test_one_services_counts_follow_other_writers_and_each_expiry(
+    operator: MemoryService, make_service: ServiceFactory, clock: ManualClock
+) -> None:
+    """The counts a service remembers between renders never outlive a change or an expiry."""
+    settings_small = settings(index_max_entries=1)
+    reader = make_service(settings=settings_small)
+    operator.write("first", description="first", tags=["a"])
+    operator.write("soon", description="soon", tags=["b"], expires="2026-03-01T13:00:00Z")
+    operator.write("s", description="search", load="search")
+
+    def counts(result: ContextResult) -> tuple[int, int, int]:
+        return (result.index_left_out, result.search_only, result.expired)
+
+    assert counts(reader.context()) == (1, 1, 0)
+    assert counts(reader.context()) == (1, 1, 0)  # served again while nothing changed
+    operator.write("s2", description="search two", load="search")  # another service writes
+    assert counts(reader.context()) == (1, 2, 0)
+    clock.advance(hours=2)  # "soon" expires: no write, only time
+    after = reader.context()
+    assert counts(after) == (0, 2, 1)
+    assert "more memor" not in after.text
+
+
 def test_memories_are_grouped_by_scope_in_index_order_priority_then_newest(
     operator: MemoryService, make_service: ServiceFactory, clock: ManualClock
 ) -> None:

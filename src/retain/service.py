@@ -104,13 +104,14 @@ from retain.model import (
 from retain.search import key, lexical, rank, vectors
 from retain.search.embed import Embedder, LoadedEmbedder, Matrix, load_embedder
 from retain.search.vectors import VectorIndex
-from retain.storage.base import Backend, InlineEntry, MemoryFilter, Transaction
+from retain.storage.base import Backend, InlineEntry, LoadCounts, MemoryFilter, Transaction
 
 T = TypeVar("T")
 Progress = Callable[[str, int, int], None]
 """A long operation reports ``(phase, done, total)`` through one of these."""
 
 READ_PAGE_CHARS = 16_000
+TALLIES_KEPT = 64  # views whose counts a service remembers
 INDEX_FIRST_PAGE = 100  # index memories read first; the rest only when all of them fit
 RECALL_SLACK = 8  # turn recall asks for this many more than it quotes (inline ones are skipped)
 _RECALL_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retain-recall")
@@ -219,6 +220,7 @@ class MemoryService:
         self.principal = principal
         self._ids = IdFactory()
         self._index: VectorIndex | None = None
+        self._tallies: dict[tuple[str, ...] | None, _Tally] = {}
         self._background_of: tuple[str, Matrix] | None = None
         if not self.backend.read(lambda tx: tx.realm_exists(self.realm)):
             self.backend.write(self._add_realm)
@@ -994,12 +996,16 @@ class MemoryService:
             )
             if len(index) < len(rows) or len(rows) < page:
                 break
-        counts = tx.load_counts(where, stamp(now))
-        left_out = counts[Load.INDEX.value] - len(index)
+        tally = self._tally(tx, where, stamp(now))
+        left_out = tally.counts.index - len(index)
         tags: tuple[tuple[str, int], ...] = ()
         if left_out:
+            if tally.tags is None:
+                tally = replace(tally, tags=tx.tag_counts(indexed))
+                self._tallies[where.scopes] = tally
+            assert tally.tags is not None
             shown = context.tag_histogram(index)
-            every = tx.tag_counts(indexed)
+            every = tally.tags
             tags = context.top_tags({t: n - shown.get(t, 0) for t, n in every.items()})
         return context.Scene(
             heading=view.heading,
@@ -1015,9 +1021,22 @@ class MemoryService:
             inline_budget=budget_bytes,
             index=tuple(index),
             index_left=context.Overflow(left_out, tags),
-            search_only=counts[Load.SEARCH.value],
-            expired=counts["expired"],
+            search_only=tally.counts.search,
+            expired=tally.counts.expired,
         )
+
+    def _tally(self, tx: Transaction, where: MemoryFilter, now: str) -> _Tally:
+        """The view's counts: those of an earlier render while they still hold, else
+        counted again (they are the part of a render that grows with the store)."""
+        head = tx.chain_head()[0]
+        found = self._tallies.get(where.scopes)
+        if found is not None and found.holds(head, now):
+            return found
+        if len(self._tallies) >= TALLIES_KEPT:
+            self._tallies.clear()
+        tally = _Tally(head, now, tx.load_counts(where, now))
+        self._tallies[where.scopes] = tally
+        return tally
 
     def _turn_recall(self, turn: str, project: str | None, now: datetime) -> list[Memory]:
         """The view's memories that match a turn's text, best first (the hybrid search)."""
@@ -2015,6 +2034,22 @@ def _reporting(
         yield item
         if done % every == 0 or done == total:
             progress(phase, done, total)
+
+
+@dataclass(frozen=True, slots=True)
+class _Tally:
+    """A view's counts, and the tags of its live index memories once asked for. They hold
+    while no event has been appended (every change to a memory appends one) and no memory
+    of the view has reached its expiry since they were counted."""
+
+    head: int  # the event log's last seq when counted
+    at: str  # when counted (stored form)
+    counts: LoadCounts
+    tags: dict[str, int] | None = None
+
+    def holds(self, head: int, now: str) -> bool:
+        due = self.counts.next_expiry
+        return head == self.head and self.at <= now and (due is None or now < due)
 
 
 @dataclass(frozen=True, slots=True)

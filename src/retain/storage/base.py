@@ -57,6 +57,18 @@ class InlineEntry:
 
 
 @dataclass(frozen=True, slots=True)
+class LoadCounts:
+    """How many memories are live by load, how many have expired, and the next expiry
+    (stored form; None when none is due) — what the memory section counts."""
+
+    inline: int = 0
+    index: int = 0
+    search: int = 0
+    expired: int = 0
+    next_expiry: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class KeySource:
     """What a memory's search key is made from (a thread neighbour's too)."""
 
@@ -152,9 +164,9 @@ class Transaction(Protocol):
     def referencing(self, realm: str, targets: Sequence[str]) -> list[Memory]: ...
 
     # context: what the memory section counts, the injection ledger, session state
-    def load_counts(self, where: MemoryFilter, now: str) -> dict[str, int]:
-        """Of the memories ``where`` keeps: how many are live by load (``inline``, ``index``,
-        ``search``) and how many are ``expired`` at ``now``."""
+    def load_counts(self, where: MemoryFilter, now: str) -> LoadCounts:
+        """Of the memories ``where`` keeps: how many are live by load and how many expired
+        at ``now``, and when the next of them expires."""
         ...
 
     def tag_counts(self, where: MemoryFilter) -> dict[str, int]:

@@ -41,6 +41,7 @@ from retain.storage.base import (
     InlineEntry,
     KeySource,
     LexicalHit,
+    LoadCounts,
     MemoryFilter,
     SearchKey,
     VectorRows,
@@ -62,6 +63,11 @@ _COLUMNS = (
 _M_COLUMNS = ", ".join("m." + c.strip() for c in _COLUMNS.split(","))
 
 
+def _json_list(text: str) -> tuple[str, ...]:
+    """A stored JSON list (most are empty, and parsing "[]" is most of a row's cost)."""
+    return tuple(json.loads(text)) if text != "[]" else ()
+
+
 def _memory(row: Sequence[Any]) -> Memory:
     return Memory(
         id=row[0],
@@ -70,10 +76,10 @@ def _memory(row: Sequence[Any]) -> Memory:
         name=row[3],
         description=row[4],
         body=row[5],
-        tags=tuple(json.loads(row[6])),
+        tags=_json_list(row[6]),
         priority=row[7],
         load=Load(row[8]),
-        references=tuple(json.loads(row[9])),
+        references=_json_list(row[9]),
         source=row[10],
         subject=row[11],
         predicate=row[12],
@@ -90,7 +96,7 @@ def _memory(row: Sequence[Any]) -> Memory:
         valid_from=parse_optional_stamp(row[23]),
         valid_to=parse_optional_stamp(row[24]),
         read_count=row[25],
-        metadata=json.loads(row[26]),
+        metadata=json.loads(row[26]) if row[26] != "{}" else {},
         thread=row[27],
     )
 
@@ -458,20 +464,31 @@ class SqliteTransaction:
 
     # -- context ----------------------------------------------------------------
 
-    def load_counts(self, where: MemoryFilter, now: str) -> dict[str, int]:
+    def load_counts(self, where: MemoryFilter, now: str) -> LoadCounts:
         if not where.loads:  # every load, spelled out so that memories_load covers the count
             where = replace(where, loads=tuple(load.value for load in Load))
         clause, args = self._filter_sql(where)
         rows = self.con.execute(
-            "SELECT m.load, count(*), coalesce(sum(m.expires_at <= ?), 0) FROM memories m "
+            "SELECT m.load, count(*), coalesce(sum(m.expires_at <= ?), 0), "
+            "min(CASE WHEN m.expires_at > ? THEN m.expires_at END) FROM memories m "
             f"WHERE {clause} GROUP BY m.load",
-            [now, *args],
+            [now, now, *args],
         )
-        counts = dict.fromkeys(("inline", "index", "search", "expired"), 0)
-        for load, total, expired in rows:
-            counts[load] = int(total) - int(expired)
-            counts["expired"] += int(expired)
-        return counts
+        live: dict[str, int] = {}
+        expired = 0
+        upcoming: list[str] = []
+        for load, total, gone, soonest in rows:
+            live[load] = int(total) - int(gone)
+            expired += int(gone)
+            if soonest is not None:
+                upcoming.append(soonest)
+        return LoadCounts(
+            inline=live.get("inline", 0),
+            index=live.get("index", 0),
+            search=live.get("search", 0),
+            expired=expired,
+            next_expiry=min(upcoming, default=None),
+        )
 
     def tag_counts(self, where: MemoryFilter) -> dict[str, int]:
         clause, args = self._filter_sql(where)
