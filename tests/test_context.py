@@ -648,8 +648,9 @@ def test_a_delta_says_when_a_body_is_pushed_out_of_the_band_and_when_it_fits_aga
         "# Memory changes\n"
         "Changed — rule (global):\n0123456789\n"
         "Fits the inline budget again, shown whole — tip (global):\nabcdefghij\n"
-    )  # a counting line that is gone is not restated
-    assert back.changes == ("changed", "fits_again")
+        "The inline memories fit the inline budget again.\n"
+    )  # a counting line that is gone is said to be gone
+    assert back.changes == ("changed", "fits_again", "counts")
     assert surfaces(back) == [(rule.id, "inline"), (tip.id, "inline")]
 
     lower = make_service(settings=settings(inline=10), principal="agent:ada")
@@ -668,7 +669,7 @@ def test_a_delta_names_each_memory_that_left_with_the_reason(
     operator: MemoryService, make_service: ServiceFactory, clock: ManualClock
 ) -> None:
     promo = operator.write("promo", description="the promo", expires="2026-03-01T13:00:00Z")
-    deploy = operator.write("deploy", description="how we deploy").memory
+    operator.write("deploy", description="how we deploy")
     naming = operator.write("naming", description="how we name").memory
     operator.write("moving", description="moves to api")
     note = plant(operator, "agent:ada", "ada-note", "ada's note")
@@ -702,7 +703,7 @@ def test_a_delta_names_each_memory_that_left_with_the_reason(
 
     operator.delete("deploy")
     removed = ada.context(project="web", session="s1")
-    assert removed.text == f"# Memory changes\nRemoved: #{deploy.id} was deleted.\n"
+    assert removed.text == "# Memory changes\nRemoved: deploy (global) was deleted.\n"
     assert removed.changes == ("removed",)
 
     operator.write("naming", load="search")
@@ -717,7 +718,8 @@ def test_a_delta_names_each_memory_that_left_with_the_reason(
 
     operator.write("moving", project="api", tier="project")
     moved = ada.context(project="web", session="s1")
-    assert moved.text == "# Memory changes\nMoved out of this view: moving (project api).\n"
+    # named as the session saw it: where it went is not the session's to know
+    assert moved.text == "# Memory changes\nNo longer in this view: moving (global).\n"
     assert moved.changes == ("moved",)
 
 
@@ -957,6 +959,8 @@ def test_a_late_recall_is_skipped_under_the_skip_policy(
     assert result.full and "- g: global entry (today)" in result.text
     assert "# Recalled from memory" not in result.text
     assert len(result.injected) == 1
+    late = [t for t in threading.enumerate() if t.name == "retain-recall" and t.is_alive()]
+    assert late and all(t.daemon for t in late)  # nothing, not even exit, waits for it
 
     by_argument = ada.context(turn="falcon", recall_timeout_ms=20)
     assert (by_argument.recall, by_argument.recall_note) == (
@@ -1189,8 +1193,26 @@ def test_a_line_costs_its_utf8_bytes_and_its_newline() -> None:
 def test_what_a_session_was_shown_survives_its_json_form() -> None:
     shown = context.Shown(
         "web",
-        {"01A": ("inline", "f00d"), "01B": ("index", "beef")},
-        ("Not listed: 1 expired; use `recall` to find them.",),
+        {
+            "01A": context.Seen("inline", "f00d", "rule (global)"),
+            "01B": context.Seen("index", "beef", "#01B (agent ada)"),
+        },
+        {"unlisted": "Not listed: 1 expired; use `recall` to find them."},
     )
     assert context.Shown.loads(shown.dumps()) == shown
     assert context.Shown.loads(context.Shown(None).dumps()) == context.Shown(None)
+    for unreadable in (None, "", "{", "[]", '{"project": null}', '{"memories": {"x": 1}}'):
+        assert context.Shown.loads(unreadable) is None
+
+
+def test_a_session_state_that_cannot_be_read_is_shown_the_whole_section(
+    operator: MemoryService, make_service: ServiceFactory
+) -> None:
+    operator.write("deploy", description="how we deploy")
+    ada = make_service(settings=settings(), principal="agent:ada")
+    ada.context(session="s1")
+    ada.backend.write(
+        lambda tx: tx.put_context_state(ada.realm, "agent:ada", "s1", "{not json", "x")
+    )
+    again = ada.context(session="s1")
+    assert again.full and "- deploy: how we deploy (today)" in again.text

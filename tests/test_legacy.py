@@ -241,11 +241,11 @@ def test_the_import_is_recorded_as_events_with_its_report(
     service = open_store()
     events = service.backend.read(lambda tx: list(tx.iter_events()))
     kinds = [(e.kind, e.principal) for e in events if e.kind != "realm_add"]
-    assert kinds == [
-        ("agent_add", "operator:test"),
-        ("create", "operator:test"),
-        ("create", "operator:test"),
-        ("legacy_import", "operator:test"),
+    assert kinds == [  # the system's act, not the principal that happened to open the store
+        ("agent_add", "operator:legacy-import"),
+        ("create", "operator:legacy-import"),
+        ("create", "operator:legacy-import"),
+        ("legacy_import", "operator:legacy-import"),
     ]
     payload = json.loads(events[-1].payload or "{}")
     assert payload == {
@@ -385,13 +385,17 @@ def test_a_failed_import_leaves_the_files_to_be_retried_whole(
     (realm / "ada.md").write_text("- one\n- two\n")
     (realm / "bob.md").write_text("- three\n")
 
-    def broken(*args: object) -> Memory:
+    def broken(*args: object, **options: object) -> Memory:
         raise errors.StoreBusy("the store is busy", remedy="retry")
 
     with monkeypatch.context() as patch:
         patch.setattr(MemoryService, "_record", broken)
-        with pytest.raises(errors.StoreBusy):
-            open_store()
+        refused = open_store()  # the store opens; the import is reported, not raised
+    assert refused.legacy_import is not None and refused.legacy_import.imported == 0
+    assert [(p.file, p.reason) for p in refused.legacy_import.problems] == [
+        ("ada.md", "not imported: the store is busy; left as it is"),
+        ("bob.md", "not imported: the store is busy; left as it is"),
+    ]
     assert files(realm) == ["ada.md", "bob.md"]
     assert open_store(legacy=False).list_agents() == []  # nothing of it was written
     service = open_store()
@@ -453,3 +457,37 @@ def test_a_claim_left_by_a_killed_importer_is_taken_back_when_it_is_old(
     service = open_store()
     assert bodies(service, "agent:ada") == ["Ada likes tea."]
     assert files(realm) == ["ada.md.imported"]
+
+
+def test_a_file_imported_before_is_not_imported_again(open_store: Opener, legacy_dir: Path) -> None:
+    """An importer killed after its commit but before its rename leaves the file behind;
+    the same content is recognised and only renamed, and an earlier .imported file is
+    never overwritten."""
+    realm = legacy_dir / "default"
+    (realm / "ada.md").write_text("- one\n- two\n")
+    open_store()
+    (realm / "ada.md").write_text("- one\n- two\n")  # as if the rename had not happened
+    again = open_store()
+    assert again.legacy_import is not None
+    assert (again.legacy_import.imported, again.legacy_import.problems) == (
+        0,
+        (Problem("ada.md", 0, legacy.ALREADY),),
+    )
+    assert files(realm) == ["ada.md.imported", "ada.md.imported.2"]
+    assert bodies(again, "agent:ada") == ["one", "two"]
+    (realm / "ada.md").write_text("- three\n")  # new content under the same name is new
+    third = open_store()
+    assert third.legacy_import is not None and third.legacy_import.imported == 1
+    assert files(realm) == ["ada.md.imported", "ada.md.imported.2", "ada.md.imported.3"]
+
+
+def test_the_legacy_directory_is_the_one_beside_the_store_opened(tmp_path: Path) -> None:
+    home, elsewhere = tmp_path / "home", tmp_path / "elsewhere"
+    (home / "agent-memory" / "default").mkdir(parents=True)
+    (home / "agent-memory" / "default" / "bob.md").write_text("- Bob is on call.\n")
+    other = retain.open(elsewhere / "retain.db", home=home)
+    try:
+        assert other.legacy_import is None and other.list_memories() == []
+    finally:
+        other.close()
+    assert (home / "agent-memory" / "default" / "bob.md").exists()

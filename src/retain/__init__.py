@@ -66,7 +66,7 @@ def open(  # noqa: A001 - the natural verb, as in sqlite3 and shelve
         clock=clock,
         realm=realm,
         principal=principal,
-        legacy_dir=root / LEGACY_DIR,
+        legacy_dir=path.parent / LEGACY_DIR,  # beside the store it belongs to
     )
 
 

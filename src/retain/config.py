@@ -4,6 +4,7 @@ $RETAIN_HOME/            (default ~/.local/share/retain/, mode 0700)
     retain.db            the store (mode 0600)
     config.toml          optional settings
     agent-memory/REALM/  legacy per-identity markdown, imported when the realm is opened
+                         (beside whichever store file is opened)
 
 [memory]
 inline_max_bytes = 32768

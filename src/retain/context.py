@@ -149,18 +149,16 @@ class Scene:
                 shown[memory.id] = (surface, memory)
         return shown
 
-    def footer(self) -> tuple[str, ...]:
-        """The lines that count what is not shown (the delta restates them when they move)."""
-        return tuple(
-            line
-            for line in (
-                self.over_budget_sentence(),
-                self.listed_left.line(self.pointer),
-                self.index_left.line(self.pointer),
-                self.unlisted_line(),
-            )
-            if line
-        )
+    def footer(self) -> dict[str, str]:
+        """The lines that count what is not shown, by kind (a delta restates them when
+        they move); a kind with nothing to count has no line."""
+        lines = {
+            "over_budget": self.over_budget_sentence(),
+            "listed_left": self.listed_left.line(self.pointer),
+            "index_left": self.index_left.line(self.pointer),
+            "unlisted": self.unlisted_line(),
+        }
+        return {kind: line for kind, line in lines.items() if line}
 
     def over_budget_sentence(self) -> str:
         if not self.listed and not self.listed_left.count:
@@ -192,34 +190,59 @@ def fingerprint(surface: str, memory: Memory) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class Seen:
+    """What a session was shown of one memory: the surface, a fingerprint of what it saw
+    there, and how it was named (``name (scope)``)."""
+
+    surface: str
+    fingerprint: str
+    named: str
+
+
+@dataclass(frozen=True, slots=True)
 class Shown:
-    """What a session was last shown: each memory's surface and fingerprint, the footer
-    lines and the project. Stored as JSON between turns."""
+    """What a session was last shown: each memory as it saw it, the counting lines and
+    the project. Stored as JSON between turns."""
 
     project: str | None
-    memories: dict[str, tuple[str, str]] = field(default_factory=dict)
-    footer: tuple[str, ...] = ()
+    memories: dict[str, Seen] = field(default_factory=dict)
+    footer: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def of(cls, scene: Scene, project: str | None) -> Shown:
-        return cls(
-            project,
-            {mid: (s, fingerprint(s, m)) for mid, (s, m) in scene.surfaces().items()},
-            scene.footer(),
-        )
+        seen = {
+            mid: Seen(s, fingerprint(s, m), named(m)) for mid, (s, m) in scene.surfaces().items()
+        }
+        return cls(project, seen, scene.footer())
 
     def dumps(self) -> str:
+        memories = {k: [v.surface, v.fingerprint, v.named] for k, v in self.memories.items()}
         return json.dumps(
-            {"project": self.project, "memories": self.memories, "footer": list(self.footer)},
+            {"project": self.project, "memories": memories, "footer": self.footer},
             ensure_ascii=False,
             separators=(",", ":"),
         )
 
     @classmethod
-    def loads(cls, text: str) -> Shown:
-        data = json.loads(text)
-        memories = {k: (v[0], v[1]) for k, v in data["memories"].items()}
-        return cls(data["project"], memories, tuple(data["footer"]))
+    def loads(cls, text: str | None) -> Shown | None:
+        """The stored state, or None when there is none or it cannot be read (then the
+        session is shown the whole section again)."""
+        if not text:
+            return None
+        try:
+            data = json.loads(text)
+            memories = {
+                k: Seen(str(v[0]), str(v[1]), str(v[2])) for k, v in data["memories"].items()
+            }
+            footer = {str(k): str(v) for k, v in data["footer"].items()}
+            return cls(data["project"], memories, footer)
+        except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+            return None
+
+
+def named(memory: Memory) -> str:
+    """A memory as deltas name it: ``label (scope)``."""
+    return f"{label(memory)} ({scope_label(memory.scope)})"
 
 
 def _group(memories: Sequence[Memory], scopes: Sequence[str]) -> list[tuple[str, list[Memory]]]:
@@ -292,57 +315,73 @@ def changes(
 ) -> list[Change]:
     """What changed for a session since it was shown ``before``: new and changed memories
     rendered in their new surface, memories that left the section with the reason, and
-    each counting line whose numbers moved. ``gone`` holds the current rows of the
-    memories that left (a deleted one is missing)."""
+    each counting line that moved, appeared or went. ``gone`` holds the current rows of
+    the memories that left (a deleted one is missing)."""
     out: list[Change] = []
-    for memory_id, (surface, memory) in scene.surfaces().items():
-        previous = before.memories.get(memory_id)
-        where = f"{label(memory)} ({scope_label(memory.scope)})"
-        if previous is not None and previous == (surface, fingerprint(surface, memory)):
+    current = scene.surfaces()
+    for memory_id, (surface, memory) in current.items():
+        seen = before.memories.get(memory_id)
+        if seen is not None and (seen.surface, seen.fingerprint) == (
+            surface,
+            fingerprint(surface, memory),
+        ):
             continue
-        old_surface = previous[0] if previous is not None else None
+        kind = _KINDS[surface][seen.surface if seen is not None else None]
+        heading = _HEADINGS[surface, kind]
         if surface == INLINE:
-            kind = {None: "added", INLINE: "changed", LISTED: "fits_again"}.get(
-                old_surface, "now_inline"
-            )
-            heading = {
-                "added": "Added, shown whole",
-                "changed": "Changed",
-                "fits_again": "Fits the inline budget again, shown whole",
-                "now_inline": "Now shown whole",
-            }[kind]
-            text = f"{heading} — {where}:\n{shown_whole(memory)}"
-        elif surface == LISTED:
-            kind = "pushed_out" if old_surface == INLINE else ("changed" if previous else "added")
-            text = (
-                f"No longer shown whole (over the inline budget; read it before relying on "
-                f"it): {entry_line(memory, now, scoped=True)[2:]}"
-                if kind == "pushed_out"
-                else f"{'Changed' if previous else 'Added'}, over the inline budget: "
-                f"{entry_line(memory, now, scoped=True)[2:]}"
-            )
+            text = f"{heading} — {named(memory)}:\n{shown_whole(memory)}"
         else:
-            kind = {None: "added", INDEX: "changed"}.get(old_surface, "now_indexed")
-            heading = {"added": "Added to the index", "changed": "Changed in the index",
-                       "now_indexed": "No longer inline, now in the index"}[kind]  # fmt: skip
             text = f"{heading}: {entry_line(memory, now, scoped=True)[2:]}"
         out.append(Change(kind, text, memory, surface))
-    current = scene.surfaces()
-    for memory_id in before.memories:
+    for memory_id, seen in before.memories.items():
         if memory_id not in current:
-            kind, text = _left(memory_id, gone.get(memory_id), now, scene)
+            kind, text = _left(seen, gone.get(memory_id), now, scene)
             out.append(Change(kind, text))
-    moved = [line for line in scene.footer() if line not in before.footer]
+    footer = scene.footer()
+    moved = [line for kind, line in footer.items() if before.footer.get(kind) != line]
+    moved += [_CLEARED[kind] for kind in before.footer if kind not in footer]
     if moved:
         out.append(Change("counts", "\n".join(moved)))
     return out
 
 
-def _left(memory_id: str, memory: Memory | None, now: datetime, scene: Scene) -> tuple[str, str]:
-    """Why a memory left the section, as a line."""
+# The kind of change, by the surface a memory is on now and the one it was on before.
+_KINDS: dict[str, dict[str | None, str]] = {
+    INLINE: {None: "added", INLINE: "changed", LISTED: "fits_again", INDEX: "now_inline"},
+    LISTED: {None: "added", INLINE: "pushed_out", LISTED: "changed", INDEX: "now_listed"},
+    INDEX: {None: "added", INLINE: "now_indexed", LISTED: "now_indexed", INDEX: "changed"},
+}
+_HEADINGS = {
+    (INLINE, "added"): "Added, shown whole",
+    (INLINE, "changed"): "Changed",
+    (INLINE, "fits_again"): "Fits the inline budget again, shown whole",
+    (INLINE, "now_inline"): "Now shown whole",
+    (LISTED, "added"): "Added, over the inline budget (not shown whole)",
+    (LISTED, "pushed_out"): (
+        "No longer shown whole (over the inline budget; read it before relying on it)"
+    ),
+    (LISTED, "changed"): "Changed, over the inline budget (not shown whole)",
+    (LISTED, "now_listed"): "Now inline but over the inline budget (not shown whole)",
+    (INDEX, "added"): "Added to the index",
+    (INDEX, "now_indexed"): "No longer inline, now in the index",
+    (INDEX, "changed"): "Changed in the index",
+}
+_CLEARED = {
+    "over_budget": "The inline memories fit the inline budget again.",
+    "listed_left": "Every inline memory over the budget is listed now.",
+    "index_left": "The index lists every index memory now.",
+    "unlisted": "No search-only or expired memories remain.",
+}
+
+
+def _left(seen: Seen, memory: Memory | None, now: datetime, scene: Scene) -> tuple[str, str]:
+    """Why a memory left the section, as a line naming it as the session saw it. A memory
+    now outside the view is only said to have left it: nothing of it is told."""
+    where = seen.named
     if memory is None:
-        return "removed", f"Removed: #{memory_id} was deleted."
-    where = f"{label(memory)} ({scope_label(memory.scope)})"
+        return "removed", f"Removed: {where} was deleted."
+    if memory.scope not in scene.scopes:
+        return "moved", f"No longer in this view: {where}."
     if memory.status is Status.FORGOTTEN:
         return "forgotten", f"Forgotten: {where}."
     if memory.status is Status.SUPERSEDED:
@@ -351,10 +390,10 @@ def _left(memory_id: str, memory: Memory | None, now: datetime, scene: Scene) ->
         return "removed", f"Removed: {where} is {memory.status.value}."
     if memory.is_expired(now):
         return "expired", f"Expired: {where}."
-    if memory.scope not in scene.scopes:
-        return "moved", f"Moved out of this view: {where}."
     if memory.load.value == "search":
         return "search_only", f"Now search-only: {where}; use `{scene.pointer}` to find it."
+    if seen.surface == LISTED:
+        return "not_listed", f"No longer listed (the over-budget list is full): {where}."
     return "not_listed", f"No longer listed (the index is full): {where}."
 
 

@@ -26,6 +26,8 @@ SUFFIX = ".md"
 CLAIMED = ".md.importing"  # a file one process is importing now
 DONE = ".md.imported"
 STALE_CLAIM_S = 300  # a claim this old (by its rename) belongs to an importer that died
+PRINCIPAL = "operator:legacy-import"  # who the import's events name, whoever opened the store
+ALREADY = "already imported (the same content); renamed without importing it again"
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,8 +139,13 @@ def identity_of(claimed: Path) -> str:
 
 
 def finish(claimed: Path, *, imported: bool) -> Path:
-    """Rename a claimed file ``.md.imported`` (or back to ``.md`` when it was not)."""
+    """Rename a claimed file ``.md.imported`` (or back to ``.md`` when it was not); an
+    earlier import's file of the same name is kept (the new one gets ``.imported.2``…)."""
     stem = identity_of(claimed)
     target = claimed.with_name(stem + (DONE if imported else SUFFIX))
+    number = 1
+    while imported and target.exists():
+        number += 1
+        target = claimed.with_name(f"{stem}{DONE}.{number}")
     claimed.rename(target)
     return target

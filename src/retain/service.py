@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -114,7 +115,6 @@ READ_PAGE_CHARS = 16_000
 TALLIES_KEPT = 64  # views whose counts a service remembers
 INDEX_FIRST_PAGE = 100  # index memories read first; the rest only when all of them fit
 RECALL_SLACK = 8  # turn recall asks for this many more than it quotes (inline ones are skipped)
-_RECALL_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="retain-recall")
 SIMILAR_DESCRIPTION = 0.6
 SEARCH_LIMIT_MAX = 200
 REINDEX_PAGE = 2000
@@ -248,61 +248,78 @@ class MemoryService:
         if not claimed:
             return None
         now = self._now()
-        drafts: list[tuple[str, Memory]] = []
+        files: list[tuple[Path, str, list[Memory]]] = []  # claimed file, its digest, records
         problems: list[legacy.Problem] = []
-        read: list[Path] = []
         for path in claimed:
             name = legacy.identity_of(path)
             file = name + legacy.SUFFIX
             try:
                 fields.name(name, what="agent")
-                records, bad = legacy.parse(path.read_text(encoding="utf-8-sig"))
+                raw = path.read_bytes()
+                records, bad = legacy.parse(raw.decode("utf-8-sig"))
             except (RetainError, UnicodeDecodeError) as exc:
                 reason = exc.message if isinstance(exc, RetainError) else "not UTF-8 text"
                 problems.append(legacy.Problem(file, 0, f"{reason}; the file was left as it is"))
                 legacy.finish(path, imported=False)
                 continue
-            read.append(path)
             problems += [legacy.Problem(file, line, reason) for line, reason in bad]
             author = agent_scope(name)
+            memories = []
             for record in records:
                 try:
                     make = self._draft(record.text, None, None, None, None, None, None)
                 except RetainError as exc:
                     problems.append(legacy.Problem(file, record.line, exc.message))
                     continue
-                agent = Agent(name, now)
-                memory = replace(make(agent, now, None), author=author, trust=_trust_of(author))
-                drafts.append((name, memory))
+                made = make(Agent(name, now), now, None)
+                memories.append(replace(made, author=author, trust=_trust_of(author)))
+            files.append((path, hashlib.sha256(raw).hexdigest(), memories))
 
-        if not read:  # every file was left as it is: nothing to write
-            return legacy.Report(files=(), imported=0, agents_added=(), problems=tuple(problems))
+        by = legacy.PRINCIPAL  # the import is the system's act, whoever opened the store
 
         def run(tx: Transaction) -> legacy.Report:
-            added = []
-            for name in dict.fromkeys(n for n, _ in drafts):
-                if tx.get_agent(self.realm, name) is None:
+            added: list[str] = []
+            imported = 0
+            again: list[legacy.Problem] = []
+            for path, digest, memories in files:
+                name = legacy.identity_of(path)
+                if tx.legacy_imported(self.realm, name, digest):
+                    again.append(legacy.Problem(name + legacy.SUFFIX, 0, legacy.ALREADY))
+                    continue
+                if memories and tx.get_agent(self.realm, name) is None:
                     tx.insert_agent(self.realm, name, stamp(now))
-                    self._event(tx, "agent_add", {"agent": name}, when=now)
+                    self._event(tx, "agent_add", {"agent": name}, when=now, principal=by)
                     added.append(name)
-            for _, memory in drafts:
-                self._record(tx, memory, now)
+                for memory in memories:
+                    self._record(tx, memory, now, principal=by)
+                tx.record_legacy_import(self.realm, name, digest, stamp(now))
+                imported += len(memories)
             report = legacy.Report(
-                files=tuple(p.name[: -len(legacy.CLAIMED)] + legacy.SUFFIX for p in read),
-                imported=len(drafts),
+                files=tuple(legacy.identity_of(p) + legacy.SUFFIX for p, _, _ in files),
+                imported=imported,
                 agents_added=tuple(added),
-                problems=tuple(problems),
+                problems=(*problems, *again),
             )
-            self._event(tx, "legacy_import", report.to_dict(), when=now)
+            self._event(tx, "legacy_import", report.to_dict(), when=now, principal=by)
             return report
 
         try:
-            report = self.backend.write(run)
+            report = self.backend.write(run) if files else None
+        except RetainError as exc:  # the store refused: nothing landed, the files stay
+            for path, _, _ in files:
+                legacy.finish(path, imported=False)
+                name = legacy.identity_of(path) + legacy.SUFFIX
+                problems.append(
+                    legacy.Problem(name, 0, f"not imported: {exc.message}; left as it is")
+                )
+            report = None
         except BaseException:
-            for path in read:
+            for path, _, _ in files:
                 legacy.finish(path, imported=False)
             raise
-        for path in read:
+        if report is None:
+            return legacy.Report(files=(), imported=0, agents_added=(), problems=tuple(problems))
+        for path, _, _ in files:
             legacy.finish(path, imported=True)
         return report
 
@@ -334,8 +351,10 @@ class MemoryService:
         when: datetime,
         memory_id: str | None = None,
         reason: str = "",
+        principal: str | None = None,
     ) -> None:
-        """Append the event of a change, stamped with the verb's own instant."""
+        """Append the event of a change, stamped with the verb's own instant, by this
+        service's principal unless the change is the system's own (``principal``)."""
         seq, head = tx.chain_head()
         moment = when
         tx.append_event(
@@ -347,7 +366,7 @@ class MemoryService:
                 memory_id=memory_id,
                 kind=kind,
                 tx_time=moment,
-                principal=self.principal,
+                principal=principal or self.principal,
                 reason=reason,
                 payload=payload,
             )
@@ -666,13 +685,16 @@ class MemoryService:
 
         return make
 
-    def _record(self, tx: Transaction, memory: Memory, now: datetime) -> Memory:
+    def _record(
+        self, tx: Transaction, memory: Memory, now: datetime, *, principal: str | None = None
+    ) -> Memory:
         """Insert an agent's new memory with its search key and its event."""
         tx.insert_memories([memory])
         rekey = key.Rekey()
         rekey.touch(memory.id)
         self._rekey(tx, rekey)
-        self._event(tx, "create", self._payload(memory, now), memory_id=memory.id, when=now)
+        payload = self._payload(memory, now)
+        self._event(tx, "create", payload, memory_id=memory.id, when=now, principal=principal)
         return memory
 
     def _own(self, tx: Transaction, agent: Agent, memory_id: str, verb: str) -> Memory:
@@ -715,7 +737,8 @@ class MemoryService:
             fields.name(project, what="project")
 
         def where_of(tx: Transaction) -> MemoryFilter:
-            self._agent(tx, "recall")
+            if self.identity is None:  # recall is an agent's verb; _view reads for others too
+                self._agent(tx, "recall")
             return MemoryFilter(realm=self.realm, scopes=self._view(tx, project, "recall").scopes)
 
         return self._search(
@@ -846,8 +869,7 @@ class MemoryService:
             who, pointer = self.principal, "search"
         else:
             agent = self._agent(tx, verb)
-            scopes += [team_scope(team) for team in agent.teams]
-            scopes.append(agent_scope(agent.name))
+            scopes += _identity_scopes(agent)
             who, pointer = f"agent {agent.name}", "recall"
         on = f" on project {project}" if project else ""
         return _View(tuple(scopes), who + on, pointer)
@@ -891,7 +913,11 @@ class MemoryService:
             settings.recall_timeout_ms if recall_timeout_ms is None else recall_timeout_ms,
             "recall_timeout_ms",
         )
-        policy = recall_failure_policy or settings.recall_failure_policy
+        policy = (
+            settings.recall_failure_policy
+            if recall_failure_policy is None
+            else recall_failure_policy
+        )
         if policy not in RECALL_POLICIES:
             raise InvalidValue(
                 f"recall failure policy {policy!r} is not skip or fail",
@@ -906,18 +932,20 @@ class MemoryService:
             scene = self._scene(tx, project, now)
             raw = tx.get_context_state(self.realm, self.principal, key) if session else None
             gone: dict[str, Memory] = {}
-            if raw:
+            shown = context.Shown.loads(raw)
+            if shown is not None:
                 current = scene.surfaces()
-                left = [i for i in context.Shown.loads(raw).memories if i not in current]
+                left = [i for i in shown.memories if i not in current]
                 gone = {m.id: m for m in tx.get_many(left) if m.realm == self.realm}
             return scene, raw, gone
 
         scene, raw, gone = self.backend.read(look)
-        wanted = turn is not None and bool(turn.strip())
+        turn_text = turn or ""
+        wanted = bool(turn_text.strip())
         started = time.monotonic()
         pending = (
-            _RECALL_POOL.submit(self._turn_recall, turn, project, now)
-            if turn is not None and wanted and timeout_ms > 0
+            _in_background(lambda: self._turn_recall(turn_text, project, now))
+            if wanted and timeout_ms > 0
             else None
         )
         recalled, recall, note = self._recalled(wanted, pending, started, timeout_ms, policy)
@@ -927,7 +955,7 @@ class MemoryService:
             max_entries=settings.recall_max_entries,
             max_bytes=settings.recall_max_bytes,
         )
-        before = context.Shown.loads(raw) if raw else None
+        before = context.Shown.loads(raw)
         moved = before is not None and before.project != project
         rendered: list[tuple[str, Memory]]
         kinds: tuple[str, ...] = ()
@@ -2036,6 +2064,22 @@ def _reporting(
             progress(phase, done, total)
 
 
+def _in_background(fn: Callable[[], T]) -> Future[T]:
+    """Run ``fn`` on a daemon thread: a caller that stops waiting for it (a late turn
+    recall) is not held up by it, nor is the process's exit."""
+    future: Future[T] = Future()
+
+    def run() -> None:
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(fn())
+            except BaseException as exc:  # handed to whoever waits for the result
+                future.set_exception(exc)
+
+    threading.Thread(target=run, name="retain-recall", daemon=True).start()
+    return future
+
+
 @dataclass(frozen=True, slots=True)
 class _Tally:
     """A view's counts, and the tags of its live index memories once asked for. They hold
@@ -2070,8 +2114,8 @@ def _whole(value: object, field: str) -> int:
 
 
 def _identity_scopes(agent: Agent) -> tuple[str, ...]:
-    """An agent's own scope and its teams' scopes: what only it (and they) read."""
-    return (agent_scope(agent.name), *(team_scope(team) for team in agent.teams))
+    """An agent's teams' scopes and its own: what only it (and they) read."""
+    return (*(team_scope(team) for team in agent.teams), agent_scope(agent.name))
 
 
 def _check_limit(limit: object) -> None:

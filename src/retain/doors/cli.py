@@ -29,6 +29,7 @@ from rich.table import Table
 import retain
 from retain import errors
 from retain.chrono import age_phrase, stamp
+from retain.config import RECALL_POLICIES
 from retain.legacy import Report as LegacyReport
 from retain.model import Memory, SearchHit
 from retain.service import MemoryService, Progress, integrity_error
@@ -957,11 +958,16 @@ def forget(memory_id: str, principal: str, reason: str, home: Path | None, fmt: 
 @click.option("--turn", help="The turn's text: memories matching it are recalled and quoted.")
 @click.option("--session", help="The session's key: later renders show only what changed.")
 @click.option("--restate", is_flag=True, help="State the whole section (after a compaction).")
-@click.option("--recall-timeout-ms", type=int, help="How long recall may take; default 500.")
+@click.option(
+    "--recall-timeout-ms",
+    type=int,
+    help="How long recall may take; default [context] recall_timeout_ms (500).",
+)
 @click.option(
     "--recall-failure",
-    type=click.Choice(["skip", "fail"]),
-    help="When recall is late or fails: skip it (default) or fail.",
+    type=click.Choice(RECALL_POLICIES),
+    help="When recall is late or fails: skip it or fail; default [context] "
+    "recall_failure_policy (skip).",
 )
 @home_option
 @format_option

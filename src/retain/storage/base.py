@@ -58,10 +58,9 @@ class InlineEntry:
 
 @dataclass(frozen=True, slots=True)
 class LoadCounts:
-    """How many memories are live by load, how many have expired, and the next expiry
-    (stored form; None when none is due) — what the memory section counts."""
+    """What the memory section counts: live index and search-only memories, expired ones
+    (of any load), and the next expiry (stored form; None when none is due)."""
 
-    inline: int = 0
     index: int = 0
     search: int = 0
     expired: int = 0
@@ -187,6 +186,8 @@ class Transaction(Protocol):
         ...
 
     def get_context_state(self, realm: str, identity: str, session: str) -> str | None: ...
+    def legacy_imported(self, realm: str, identity: str, sha256: str) -> bool: ...
+    def record_legacy_import(self, realm: str, identity: str, sha256: str, now: str) -> None: ...
     def put_context_state(
         self, realm: str, identity: str, session: str, state: str, now: str
     ) -> None: ...

@@ -200,11 +200,8 @@ class SqliteTransaction:
             args.extend(where.scopes)
         elif where.tiers_only:
             clauses.append(f"({alias}.scope = 'global' OR {alias}.scope LIKE 'project:%')")
-        if where.statuses == ("active",):  # a literal, so partial indexes on it apply
-            clauses.append(f"{alias}.status = 'active'")
-        else:
-            clauses.append(f"{alias}.status IN ({', '.join('?' * len(where.statuses))})")
-            args.extend(where.statuses)
+        clauses.append(f"{alias}.status IN ({', '.join('?' * len(where.statuses))})")
+        args.extend(where.statuses)
         if where.tag is not None:
             clauses.append(
                 f"EXISTS (SELECT 1 FROM memory_tags t WHERE t.tag = ? "
@@ -483,7 +480,6 @@ class SqliteTransaction:
             if soonest is not None:
                 upcoming.append(soonest)
         return LoadCounts(
-            inline=live.get("inline", 0),
             index=live.get("index", 0),
             search=live.get("search", 0),
             expired=expired,
@@ -537,6 +533,20 @@ class SqliteTransaction:
             (realm, identity, session),
         ).fetchone()
         return None if row is None else str(row[0])
+
+    def legacy_imported(self, realm: str, identity: str, sha256: str) -> bool:
+        row = self.con.execute(
+            "SELECT 1 FROM legacy_imports WHERE realm = ? AND identity = ? AND sha256 = ?",
+            (realm, identity, sha256),
+        ).fetchone()
+        return row is not None
+
+    def record_legacy_import(self, realm: str, identity: str, sha256: str, now: str) -> None:
+        self.con.execute(
+            "INSERT OR IGNORE INTO legacy_imports(realm, identity, sha256, imported_at) "
+            "VALUES (?, ?, ?, ?)",
+            (realm, identity, sha256, now),
+        )
 
     def put_context_state(
         self, realm: str, identity: str, session: str, state: str, now: str

@@ -281,8 +281,9 @@ def _m003_identities(con: sqlite3.Connection) -> None:
 
 
 def _m004_context(con: sqlite3.Connection) -> None:
-    """The injection ledger (a row for every memory rendered into an agent's context) and
-    what each context session was last shown, so the next turn renders only the changes."""
+    """The injection ledger (a row for every memory rendered into an agent's context),
+    what each context session was last shown, so the next turn renders only the changes,
+    and the legacy markdown files imported."""
     run_script(
         con,
         """
@@ -307,11 +308,23 @@ def _m004_context(con: sqlite3.Connection) -> None:
             PRIMARY KEY (realm, identity, session)
         ) WITHOUT ROWID;
 
+        -- Legacy per-identity markdown files imported, by content: a file seen again
+        -- (an import killed between its commit and its rename) is not imported twice.
+        CREATE TABLE legacy_imports (
+            realm TEXT NOT NULL REFERENCES realms(name),
+            identity TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            imported_at TEXT NOT NULL,
+            PRIMARY KEY (realm, identity, sha256)
+        ) WITHOUT ROWID;
+
         -- The memory section reads a realm's active memories by load in index order,
         -- and counts them by load and expiry; scope and expiry ride along so that the
         -- view and liveness are checked from the index alone (it covers the counts).
+        -- It leads with load, which only the section's reads constrain, so that the
+        -- planner never takes it to drive a search's joins.
         CREATE INDEX memories_load
-            ON memories(realm, status, load, priority, created_at DESC, scope, expires_at);
+            ON memories(load, realm, status, priority, created_at DESC, scope, expires_at);
         """,
     )
 
