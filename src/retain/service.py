@@ -242,7 +242,9 @@ class MemoryService:
         Every record goes through the validator of ``remember``; a malformed one is
         skipped and reported, never half-imported. The good records of every file land
         in one transaction, an unregistered identity is registered with them, and each
-        file read is renamed ``<identity>.md.imported`` once they have.
+        file read is renamed ``<identity>.md.imported`` once they have. A file whose
+        content (by SHA-256) was imported before is only renamed. A store that refuses
+        the import leaves the files as they were and the report says why.
         """
         claimed = [c for f in legacy.pending(directory) if (c := legacy.claim(f)) is not None]
         if not claimed:
@@ -1004,24 +1006,23 @@ class MemoryService:
         live = replace(where, live_at=stamp(now))
         inline = tx.list_memories(replace(live, loads=(Load.INLINE.value,)))
         band, over = context.choose_band(inline, budget_bytes)
-        listed = context.cap(
-            over,
-            now,
-            max_bytes=limits.index_max_bytes,
-            max_entries=limits.index_max_entries,
-            scoped=True,
-        )
+
+        def fit(memories: Sequence[Memory], scoped: bool) -> list[Memory]:
+            """The leading memories within the index's ceilings."""
+            return context.cap(
+                memories,
+                now,
+                max_bytes=limits.index_max_bytes,
+                max_entries=limits.index_max_entries,
+                scoped=scoped,
+            )
+
+        listed = fit(over, scoped=True)
         indexed = replace(live, loads=(Load.INDEX.value,))
         index: list[Memory] = []
         for page in (INDEX_FIRST_PAGE, limits.index_max_entries):  # most sections fit the first
             rows = tx.list_memories(indexed, min(page, limits.index_max_entries))
-            index = context.cap(
-                rows,
-                now,
-                max_bytes=limits.index_max_bytes,
-                max_entries=limits.index_max_entries,
-                scoped=False,
-            )
+            index = fit(rows, scoped=False)
             if len(index) < len(rows) or len(rows) < page:
                 break
         tally = self._tally(tx, where, stamp(now))
