@@ -915,6 +915,17 @@ def test_the_recall_block_says_more_matched_when_every_match_is_too_big(
     assert all(i.surface != "recall" for i in result.injected)
 
 
+def test_a_recalled_memory_without_a_body_is_quoted_by_its_description(
+    operator: MemoryService, make_service: ServiceFactory
+) -> None:
+    operator.write("falcon", description="the falcon nests on the tower", body="", load="search")
+    result = make_service(settings=settings(), principal="agent:ada").context(turn="falcon")
+    assert result.text.endswith(
+        "> falcon (global, attested, recorded today by operator:test):\n"
+        "> the falcon nests on the tower\n"
+    )
+
+
 def test_without_turn_text_recall_is_off(
     operator: MemoryService, make_service: ServiceFactory
 ) -> None:

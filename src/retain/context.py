@@ -418,7 +418,7 @@ def render_recall(memories: Sequence[Memory], now: datetime, left: bool, pointer
             f"> {label(memory)} ({scope_label(memory.scope)}, {memory.trust.value}, "
             f"recorded {age_phrase(memory.created_at, now)} by {memory.author}):"
         )
-        lines += [f"> {line}".rstrip() for line in memory.body.rstrip().splitlines()]
+        lines += [f"> {line}".rstrip() for line in shown_whole(memory).splitlines()]
         lines.append(">")
     if memories:
         lines.pop()
