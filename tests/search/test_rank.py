@@ -159,10 +159,10 @@ def test_every_memory_of_a_thread_is_lifted_by_its_best_match() -> None:
 
 
 def test_a_thread_of_one_ranks_as_no_thread(lexical_service: MemoryService) -> None:
-    lexical_service.write("deploy-a", description="deploy on friday")
-    lexical_service.write("deploy-b", description="deploy on friday", thread="solo")
+    lexical_service.write("deploy-one", description="deploy on friday")
+    lexical_service.write("deploy-two", description="deploy on friday", thread="solo")
     scores = {h.memory.name: h.score for h in lexical_service.search("deploy friday").hits}
-    assert scores["deploy-a"] == pytest.approx(scores["deploy-b"])
+    assert scores["deploy-one"] == pytest.approx(scores["deploy-two"])
 
 
 def test_threads_never_cross_tiers(service: MemoryService) -> None:
@@ -297,19 +297,20 @@ def test_a_limit_past_what_stem_found_lets_the_prefix_retry_in(
 ) -> None:
     # Documented: the prefix retry runs when stem found fewer memories than the limit.
     service = make_service(
-        embedder=AxisEmbedder({"deployment": (1, 0), "deploys": (1, 0), "rain": (0, 1)})
+        embedder=AxisEmbedder({"kestrel": (1, 0), "kestrelcam": (1, 0), "rain": (0, 1)})
     )
-    # twelve memories found by the word "deployment", far in meaning (cosine 0.11)...
+    # twelve memories found by the word "kestrel", far in meaning (cosine 0.11)...
     service.write_many(
         [
-            WriteRequest(f"s{i:02}", description="deployment" + " rain" * 9 + " pad" * i)
+            WriteRequest(f"s{i:02}", description="kestrel" + " rain" * 9 + " pad" * i)
             for i in range(1, 13)
         ]
     )
-    # ...and one found only by the prefix deplo* (stem "deploi"), and first by meaning
-    service.write("p", description="deploys nightly")
-    assert "p" not in names(service, "deployment", limit=10)
-    assert names(service, "deployment", limit=20)[:2] == ["s01", "p"]
+    # ...and one found only by the prefix kestrel* (a word no stemmer makes "kestrel"),
+    # and first by meaning
+    service.write("p", description="kestrelcam nightly")
+    assert "p" not in names(service, "kestrel", limit=10)
+    assert names(service, "kestrel", limit=20)[:2] == ["s01", "p"]
 
 
 def test_asking_for_more_than_30_results_widens_every_sense(deep: MemoryService) -> None:

@@ -74,12 +74,25 @@ def _emit_json(data: Any) -> None:
 
 
 def home_option(fn: F) -> F:
+    """``--home``, and ``--database-url`` beside it: where the store is."""
+    fn = click.option(
+        "--database-url",
+        envvar="RETAIN_DATABASE_URL",
+        expose_value=False,
+        callback=_remember_url,
+        help="A postgres:// URL: the store is there, not in the home directory "
+        "(default $RETAIN_DATABASE_URL).",
+    )(fn)
     return click.option(
         "--home",
         type=click.Path(file_okay=False, path_type=Path),
         envvar="RETAIN_HOME",
         help="Directory of the store (default $RETAIN_HOME or ~/.local/share/retain).",
     )(fn)
+
+
+def _remember_url(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
+    ctx.meta["retain.database_url"] = value or None
 
 
 def format_option(fn: F) -> F:
@@ -122,7 +135,8 @@ def _service(
     """Open the store, run the verb, and turn a refusal into its exit status."""
     service: MemoryService | None = None
     try:
-        service = retain.open(home=home, principal=principal)
+        url = click.get_current_context().meta.get("retain.database_url")
+        service = retain.open(url, home=home, principal=principal)
         if service.legacy_import is not None:
             _report_legacy(service.legacy_import)
         yield service

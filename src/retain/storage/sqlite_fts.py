@@ -141,8 +141,8 @@ class FtsSearch:
         if not rest:
             return [LexicalHit(r[0], r[1]) for r in rows[:limit]]
         total = self._rows()
-        weighted = [(word, _idf(count, total)) for word, count in rest]
-        hits = [LexicalHit(r[0], r[1] + _bonus(weighted, r[2:])) for r in rows]
+        weighted = [(word, idf(count, total)) for word, count in rest]
+        hits = [LexicalHit(r[0], r[1] + bonus(weighted, r[2:])) for r in rows]
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
 
@@ -263,13 +263,13 @@ class FtsSearch:
         return int(row[0] or 0)
 
 
-def _idf(count: int, total: int) -> float:
+def idf(count: int, total: int) -> float:
     """BM25's IDF for a term in ``count`` of ``total`` rows (a count may be a floor), ≥ 0.1."""
     total = max(total, count)
     return max(0.1, math.log((total - count + 0.5) / (count + 0.5)))
 
 
-def _bonus(words: Sequence[tuple[str, float]], texts: Sequence[str]) -> float:
+def bonus(words: Sequence[tuple[str, float]], texts: Sequence[str]) -> float:
     """Field weight × IDF for each (word, idf) a row holds (matched at a word's start)."""
     score = 0.0
     for word, idf in words:

@@ -1,0 +1,1092 @@
+"""A store in PostgreSQL (psycopg 3, a connection pool), for many processes and hosts.
+
+The same ``Transaction`` protocol as SQLite, and no business rule. What the engine
+settles: a write transaction takes one advisory lock first, so writers are serialised
+the way SQLite serialises them — the event chain stays one line and an invariant
+checked by the service over several rows (the inline budget, names across tiers)
+cannot be raced; a read is a ``REPEATABLE READ`` snapshot. Unique indexes back the
+name rules. Words are searched with a weighted ``tsvector`` (name A, description B,
+body C, context D; ``ts_rank_cd``), prefixes with ``:*``, plain text with ``ILIKE`` /
+``strpos``.
+
+A store is a schema of a database (``retain`` unless the URL's ``schema`` parameter
+names another), so one database can hold several stores.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import psycopg
+import psycopg_pool
+from psycopg import errors as pg_errors
+from psycopg.types.json import Jsonb
+
+from retain.chrono import parse_optional_stamp, parse_stamp, stamp
+from retain.errors import MemoryExists, SchemaTooNew, StoreBusy, StoreError
+from retain.ledger import GENESIS
+from retain.model import (
+    Agent,
+    Event,
+    Injection,
+    Load,
+    Memory,
+    Project,
+    Proposal,
+    Status,
+    Team,
+    Trust,
+)
+from retain.storage import sqlite_fts as plan  # the planner's constants and bonus
+from retain.storage.base import (
+    InlineEntry,
+    KeySource,
+    LexicalHit,
+    LoadCounts,
+    MemoryFilter,
+    SearchKey,
+    VectorRows,
+)
+from retain.storage.postgres_schema import MIGRATIONS, latest_version
+
+T = TypeVar("T")
+
+DEFAULT_SCHEMA = "retain"
+POOL_SIZE = 8
+LOCK_TIMEOUT_MS = 10_000  # how long a writer waits for the write lock before it is busy
+_WRITE_LOCK = 7_271_001  # the advisory lock every write transaction holds (per database)
+_MIGRATE_LOCK = 7_271_002
+_RETRIES = 20
+# name A, description B, body C, context D as ts_rank_cd weighs them ({D, C, B, A})
+_WEIGHTS = "'{0.04, 0.1, 0.5, 1.0}'"
+_FIELD_WEIGHT = {"name": "A", "description": "B", "body": "C"}
+_TEXTS = "coalesce(m.name, ''), m.description, m.body, m.context"
+
+_COLUMNS = (
+    "id, realm, scope, name, description, body, tags, priority, load, refs, source, subject, "
+    "predicate, trust, status, ever_quarantined, supersedes, content_hash, author, created_at, "
+    "updated_at, verified_at, expires_at, valid_from, valid_to, read_count, metadata, thread"
+)
+_M_COLUMNS = ", ".join("m." + c.strip() for c in _COLUMNS.split(","))
+_INSERT_COLUMNS = [
+    "id", "realm", "scope", "name", "description", "body", "body_bytes", "tags", "priority",
+    "load", "refs", "source", "subject", "predicate", "trust", "status", "ever_quarantined",
+    "supersedes", "content_hash", "author", "created_at", "updated_at", "verified_at",
+    "expires_at", "valid_from", "valid_to", "read_count", "metadata", "thread",
+]  # fmt: skip
+_INSERT = (
+    f"INSERT INTO memories ({', '.join(_INSERT_COLUMNS)}) "
+    f"VALUES ({', '.join('%(' + c + ')s' for c in _INSERT_COLUMNS)})"
+)
+# created_at is kept by the update path; only a restore (import --force) puts it back.
+_UPDATE_COLUMNS = [c for c in _INSERT_COLUMNS if c not in ("id", "realm", "created_at")]
+
+
+def _upsert(columns: Sequence[str]) -> str:
+    return (
+        _INSERT
+        + " ON CONFLICT (id) DO UPDATE SET "
+        + ", ".join(f"{c} = excluded.{c}" for c in columns)
+        + " WHERE memories.content_hash = %(expect_hash)s"
+        " AND memories.updated_at = %(expect_updated)s"
+    )
+
+
+_UPSERT = _upsert(_UPDATE_COLUMNS)
+_RESTORE = _upsert([*_UPDATE_COLUMNS, "created_at"])
+_KEY_COLUMNS = (
+    "num, id, realm, scope, name, thread, subject, description, body, valid_from, context"
+)
+
+
+def _memory(row: Sequence[Any]) -> Memory:
+    return Memory(
+        id=row[0],
+        realm=row[1],
+        scope=row[2],
+        name=row[3],
+        description=row[4],
+        body=row[5],
+        tags=tuple(row[6]),
+        priority=row[7],
+        load=Load(row[8]),
+        references=tuple(row[9]),
+        source=row[10],
+        subject=row[11],
+        predicate=row[12],
+        trust=Trust(row[13]),
+        status=Status(row[14]),
+        ever_quarantined=bool(row[15]),
+        supersedes=row[16],
+        content_hash=row[17],
+        author=row[18],
+        created_at=parse_stamp(row[19]),
+        updated_at=parse_stamp(row[20]),
+        verified_at=parse_stamp(row[21]),
+        expires_at=parse_optional_stamp(row[22]),
+        valid_from=parse_optional_stamp(row[23]),
+        valid_to=parse_optional_stamp(row[24]),
+        read_count=row[25],
+        metadata=dict(row[26]),
+        thread=row[27],
+    )
+
+
+def _stamp_or_none(value: Any) -> str | None:
+    return stamp(value) if value is not None else None
+
+
+def _params(m: Memory) -> dict[str, Any]:
+    return {
+        "id": m.id,
+        "realm": m.realm,
+        "scope": m.scope,
+        "name": m.name,
+        "description": m.description,
+        "body": m.body,
+        "body_bytes": m.body_bytes,
+        "tags": Jsonb(list(m.tags)),
+        "priority": m.priority,
+        "load": m.load.value,
+        "refs": Jsonb(list(m.references)),
+        "source": m.source,
+        "subject": m.subject,
+        "predicate": m.predicate,
+        "trust": m.trust.value,
+        "status": m.status.value,
+        "ever_quarantined": m.ever_quarantined,
+        "supersedes": m.supersedes,
+        "content_hash": m.content_hash,
+        "author": m.author,
+        "created_at": stamp(m.created_at),
+        "updated_at": stamp(m.updated_at),
+        "verified_at": stamp(m.verified_at),
+        "expires_at": _stamp_or_none(m.expires_at),
+        "valid_from": _stamp_or_none(m.valid_from),
+        "valid_to": _stamp_or_none(m.valid_to),
+        "read_count": m.read_count,
+        "metadata": Jsonb(m.metadata),
+        "thread": m.thread,
+    }
+
+
+def _idf(count: int, total: int) -> float:
+    """BM25's inverse document frequency of a term ``count`` of ``total`` rows hold."""
+    return math.log((total - count + 0.5) / (count + 0.5) + 1.0)
+
+
+def _like(needle: str) -> str:
+    escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+class PostgresTransaction:
+    """The operations of one connection, inside the transaction the backend opened."""
+
+    def __init__(self, con: psycopg.Connection[Any]) -> None:
+        self.con = con
+        self._head: tuple[int, str] | None = None  # the chain head this transaction wrote
+
+    def _rows(self, sql: str, args: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+        return self.con.execute(sql, args).fetchall()
+
+    def _one(self, sql: str, args: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        return self.con.execute(sql, args).fetchone()
+
+    # -- helpers --------------------------------------------------------------
+
+    def _filter_sql(self, where: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
+        clauses = [f"{alias}.realm = %s"]
+        args: list[Any] = [where.realm]
+        if where.scopes is not None:
+            clauses.append(f"{alias}.scope = ANY(%s)")
+            args.append(list(where.scopes))
+        elif where.tiers_only:
+            clauses.append(f"({alias}.scope = 'global' OR {alias}.scope LIKE 'project:%%')")
+        clauses.append(f"{alias}.status = ANY(%s)")
+        args.append(list(where.statuses))
+        if where.tag is not None:
+            clauses.append(f"{alias}.tags ? %s")
+            args.append(where.tag)
+        if where.referencing:
+            clauses.append(f"{alias}.refs ?| %s")
+            args.append(list(where.referencing))
+        if where.verified_before is not None:
+            clauses.append(f"{alias}.verified_at < %s")
+            args.append(where.verified_before)
+        if where.expired_at is not None:
+            clauses.append(f"{alias}.expires_at IS NOT NULL AND {alias}.expires_at <= %s")
+            args.append(where.expired_at)
+        if where.live_at is not None:
+            clauses.append(f"({alias}.expires_at IS NULL OR {alias}.expires_at > %s)")
+            args.append(where.live_at)
+        if where.loads:
+            clauses.append(f"{alias}.load = ANY(%s)")
+            args.append(list(where.loads))
+        return " AND ".join(clauses), args
+
+    # -- realms and projects --------------------------------------------------
+
+    def realm_exists(self, realm: str) -> bool:
+        return self._one("SELECT 1 FROM realms WHERE name = %s", (realm,)) is not None
+
+    def ensure_realm(self, realm: str, now: str) -> None:
+        self.con.execute(
+            "INSERT INTO realms(name, created_at) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
+            (realm, now),
+        )
+
+    def get_project(self, realm: str, name: str) -> Project | None:
+        row = self._one(
+            "SELECT name, created_at FROM projects WHERE realm = %s AND name = %s", (realm, name)
+        )
+        return Project(row[0], parse_stamp(row[1])) if row else None
+
+    def list_projects(self, realm: str) -> list[Project]:
+        rows = self._rows(
+            "SELECT p.name, p.created_at, "
+            "(SELECT count(*) FROM memories m WHERE m.realm = p.realm "
+            " AND m.scope = 'project:' || p.name) "
+            "FROM projects p WHERE p.realm = %s ORDER BY p.name",
+            (realm,),
+        )
+        return [Project(r[0], parse_stamp(r[1]), int(r[2])) for r in rows]
+
+    def insert_project(self, realm: str, name: str, now: str) -> None:
+        self.con.execute(
+            "INSERT INTO projects(realm, name, created_at) VALUES (%s, %s, %s)", (realm, name, now)
+        )
+
+    def rename_project(self, realm: str, old: str, new: str) -> int:
+        self.con.execute(
+            "UPDATE projects SET name = %s WHERE realm = %s AND name = %s", (new, realm, old)
+        )
+        cur = self.con.execute(
+            "UPDATE memories SET scope = %s WHERE realm = %s AND scope = %s",
+            ("project:" + new, realm, "project:" + old),
+        )
+        return cur.rowcount
+
+    def delete_project(self, realm: str, name: str) -> None:
+        self.con.execute("DELETE FROM projects WHERE realm = %s AND name = %s", (realm, name))
+
+    # -- agents and teams -----------------------------------------------------
+
+    def get_agent(self, realm: str, name: str) -> Agent | None:
+        return next(iter(self._agents(realm, name)), None)
+
+    def insert_agent(self, realm: str, name: str, now: str) -> None:
+        self.con.execute(
+            "INSERT INTO agents(realm, name, created_at) VALUES (%s, %s, %s)", (realm, name, now)
+        )
+
+    def list_agents(self, realm: str) -> list[Agent]:
+        return self._agents(realm, None)
+
+    def _agents(self, realm: str, name: str | None) -> list[Agent]:
+        rows = self._rows(
+            "SELECT a.name, a.created_at, ARRAY(SELECT t.team FROM team_members t "
+            " WHERE t.realm = a.realm AND t.agent = a.name ORDER BY t.team) "
+            "FROM agents a WHERE a.realm = %s AND (%s::text IS NULL OR a.name = %s) "
+            "ORDER BY a.name",
+            (realm, name, name),
+        )
+        return [Agent(r[0], parse_stamp(r[1]), tuple(r[2])) for r in rows]
+
+    def get_team(self, realm: str, name: str) -> Team | None:
+        return next(iter(self._teams(realm, name)), None)
+
+    def insert_team(self, realm: str, name: str, now: str) -> None:
+        self.con.execute(
+            "INSERT INTO teams(realm, name, created_at) VALUES (%s, %s, %s)", (realm, name, now)
+        )
+
+    def list_teams(self, realm: str) -> list[Team]:
+        return self._teams(realm, None)
+
+    def _teams(self, realm: str, name: str | None) -> list[Team]:
+        rows = self._rows(
+            "SELECT t.name, t.created_at, ARRAY(SELECT m.agent FROM team_members m "
+            " WHERE m.realm = t.realm AND m.team = t.name ORDER BY m.agent) "
+            "FROM teams t WHERE t.realm = %s AND (%s::text IS NULL OR t.name = %s) "
+            "ORDER BY t.name",
+            (realm, name, name),
+        )
+        return [Team(r[0], parse_stamp(r[1]), tuple(r[2])) for r in rows]
+
+    def insert_proposal(self, realm: str, proposal: Proposal) -> None:
+        p = proposal
+        self.con.execute(
+            "INSERT INTO proposals(id, realm, source, target, trust, summary, body, evidence, "
+            "action, status, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                p.id, realm, p.source, p.target, p.trust.value, p.summary, p.body,
+                p.evidence, p.action, p.status, stamp(p.created_at),
+            ),
+        )  # fmt: skip
+
+    def list_proposals(self, realm: str, status: str | None) -> list[Proposal]:
+        rows = self._rows(
+            "SELECT id, source, target, trust, summary, body, evidence, action, status, "
+            "created_at FROM proposals WHERE realm = %s AND (%s::text IS NULL OR status = %s) "
+            "ORDER BY seq",  # the order they were made in
+            (realm, status, status),
+        )
+        return [
+            Proposal(r[0], r[1], r[2], Trust(r[3]), r[4], r[5], r[6], r[7], r[8], parse_stamp(r[9]))
+            for r in rows
+        ]
+
+    def add_member(self, realm: str, team: str, agent: str, now: str) -> bool:
+        cur = self.con.execute(
+            "INSERT INTO team_members(realm, team, agent, joined_at) VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT DO NOTHING",
+            (realm, team, agent, now),
+        )
+        return cur.rowcount == 1
+
+    def count_memories(self, realm: str | None, scope: str | None = None) -> int:
+        if realm is None:
+            row = self._one("SELECT count(*) FROM memories")
+        elif scope is None:
+            row = self._one("SELECT count(*) FROM memories WHERE realm = %s", (realm,))
+        else:
+            row = self._one(
+                "SELECT count(*) FROM memories WHERE realm = %s AND scope = %s", (realm, scope)
+            )
+        return int(row[0])
+
+    # -- memories -------------------------------------------------------------
+
+    def find_by_name(self, realm: str, name: str, scopes: Sequence[str] | None) -> list[Memory]:
+        sql = f"SELECT {_COLUMNS} FROM memories WHERE realm = %s AND name = %s"
+        args: list[Any] = [realm, name]
+        if scopes is not None:
+            if not scopes:
+                return []
+            sql += " AND scope = ANY(%s)"
+            args.append(list(scopes))
+        return sorted((_memory(r) for r in self._rows(sql, args)), key=lambda m: m.scope)
+
+    def get_many(self, ids: Sequence[str]) -> list[Memory]:
+        if not ids:
+            return []
+        rows = self._rows(f"SELECT {_COLUMNS} FROM memories WHERE id = ANY(%s)", (list(ids),))
+        found = {row[0]: _memory(row) for row in rows}
+        return [found[i] for i in ids if i in found]
+
+    @staticmethod
+    def _integrity(exc: pg_errors.UniqueViolation) -> Exception:
+        """A constraint the database settled: a name taken in a scope, or the error as is."""
+        if exc.diag.constraint_name == "memories_name":
+            return MemoryExists(
+                "a memory of that name already exists in that tier",
+                remedy="choose another name, or write to the existing memory",
+            )
+        return exc
+
+    def update_memory(self, memory: Memory, current: Memory, *, restore: bool = False) -> bool:
+        params = _params(memory)
+        params["expect_hash"] = current.content_hash
+        params["expect_updated"] = stamp(current.updated_at)
+        try:
+            with self.con.transaction():  # a savepoint: the refusal leaves the rest intact
+                cur = self.con.execute(_RESTORE if restore else _UPSERT, params)
+        except pg_errors.UniqueViolation as exc:
+            raise self._integrity(exc) from exc
+        return cur.rowcount == 1
+
+    def insert_memories(self, memories: Sequence[Memory]) -> None:
+        if not memories:
+            return
+        try:
+            with self.con.transaction(), self.con.cursor() as cur:
+                cur.executemany(_INSERT, [_params(m) for m in memories])
+        except pg_errors.UniqueViolation as exc:
+            raise self._integrity(exc) from exc
+
+    def delete_memory(self, memory_id: str) -> None:
+        self.con.execute("DELETE FROM memories WHERE id = %s", (memory_id,))
+
+    def increment_read_count(self, memory_id: str) -> int:
+        row = self._one(
+            "UPDATE memories SET read_count = read_count + 1 WHERE id = %s RETURNING read_count",
+            (memory_id,),
+        )
+        return int(row[0])
+
+    def list_memories(self, where: MemoryFilter, limit: int | None = None) -> list[Memory]:
+        clause, args = self._filter_sql(where)
+        sql = (
+            f"SELECT {_M_COLUMNS} FROM memories m WHERE {clause} "
+            "ORDER BY m.priority ASC, m.created_at DESC, m.id DESC"
+        )
+        if limit is not None:
+            sql += " LIMIT %s"
+            args.append(limit)
+        return [_memory(r) for r in self._rows(sql, args)]
+
+    def inline_entries(self, realm: str, now: str) -> list[InlineEntry]:
+        rows = self._rows(
+            "SELECT id, name, scope, body_bytes FROM memories WHERE realm = %s "
+            "AND load = 'inline' AND status = 'active' AND body_bytes > 0 "
+            "AND (expires_at IS NULL OR expires_at > %s)",
+            (realm, now),
+        )
+        return [InlineEntry(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def referencing(self, realm: str, targets: Sequence[str]) -> list[Memory]:
+        if not targets:
+            return []
+        rows = self._rows(
+            f"SELECT {_M_COLUMNS} FROM memories m WHERE m.realm = %s AND m.refs ?| %s "
+            "ORDER BY m.priority, m.created_at DESC",
+            (realm, list(targets)),
+        )
+        return [_memory(r) for r in rows]
+
+    # -- context ----------------------------------------------------------------
+
+    def load_counts(self, where: MemoryFilter, now: str) -> LoadCounts:
+        clause, args = self._filter_sql(where)
+        rows = self._rows(
+            "SELECT m.load, count(*), count(*) FILTER (WHERE m.expires_at <= %s), "
+            "min(m.expires_at) FILTER (WHERE m.expires_at > %s) FROM memories m "
+            f"WHERE {clause} GROUP BY m.load",
+            [now, now, *args],
+        )
+        live: dict[str, int] = {}
+        expired = 0
+        upcoming: list[str] = []
+        for load, total, gone, soonest in rows:
+            live[load] = int(total) - int(gone)
+            expired += int(gone)
+            if soonest is not None:
+                upcoming.append(soonest)
+        return LoadCounts(
+            index=live.get("index", 0),
+            search=live.get("search", 0),
+            expired=expired,
+            next_expiry=min(upcoming, default=None),
+        )
+
+    def tag_counts(self, where: MemoryFilter) -> dict[str, int]:
+        clause, args = self._filter_sql(where)
+        rows = self._rows(
+            "SELECT t.tag, count(*) FROM memories m, jsonb_array_elements_text(m.tags) t(tag) "
+            f"WHERE {clause} GROUP BY t.tag",
+            args,
+        )
+        return {tag: int(n) for tag, n in rows}
+
+    def insert_injections(self, realm: str, rows: Sequence[Injection]) -> None:
+        if not rows:
+            return
+        with self.con.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO injections(realm, memory_id, identity, session, surface, "
+                "injected_at) VALUES (%s, %s, %s, %s, %s, %s)",
+                [
+                    (realm, r.memory_id, r.identity, r.session, r.surface, stamp(r.injected_at))
+                    for r in rows
+                ],
+            )
+
+    def list_injections(
+        self,
+        realm: str,
+        *,
+        memory_id: str | None = None,
+        identity: str | None = None,
+        session: str | None = None,
+        limit: int = 100,
+    ) -> list[Injection]:
+        clauses, args = ["realm = %s"], [realm]
+        for column, value in (("memory_id", memory_id), ("identity", identity),
+                              ("session", session)):  # fmt: skip
+            if value is not None:
+                clauses.append(f"{column} = %s")
+                args.append(value)
+        rows = self._rows(
+            "SELECT seq, memory_id, identity, session, surface, injected_at FROM injections "
+            f"WHERE {' AND '.join(clauses)} ORDER BY seq DESC LIMIT %s",
+            [*args, limit],
+        )
+        return [Injection(r[1], r[2], r[3], r[4], parse_stamp(r[5]), seq=r[0]) for r in rows]
+
+    def get_context_state(self, realm: str, identity: str, session: str) -> str | None:
+        row = self._one(
+            "SELECT state FROM context_sessions "
+            "WHERE realm = %s AND identity = %s AND session = %s",
+            (realm, identity, session),
+        )
+        return None if row is None else str(row[0])
+
+    def legacy_imported(self, realm: str, identity: str, sha256: str) -> bool:
+        row = self._one(
+            "SELECT 1 FROM legacy_imports WHERE realm = %s AND identity = %s AND sha256 = %s",
+            (realm, identity, sha256),
+        )
+        return row is not None
+
+    def record_legacy_import(self, realm: str, identity: str, sha256: str, now: str) -> None:
+        self.con.execute(
+            "INSERT INTO legacy_imports(realm, identity, sha256, imported_at) "
+            "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            (realm, identity, sha256, now),
+        )
+
+    def put_context_state(
+        self, realm: str, identity: str, session: str, state: str, now: str
+    ) -> None:
+        self.con.execute(
+            "INSERT INTO context_sessions(realm, identity, session, state, updated_at) "
+            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (realm, identity, session) "
+            "DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
+            (realm, identity, session, state, now),
+        )
+
+    # -- lexical search -------------------------------------------------------
+
+    def _prefix_forms(self, word: str) -> list[str]:
+        """What a word is retried as in the prefix sense: itself and its stem shortened
+        by one and two letters, down to four (``deplo:*`` finds deploys and
+        deployment; a misspelt ``kestrl`` finds kestrel through ``kestr:*``)."""
+        forms = [word] if len(word) >= 3 else []
+        row = self._one("SELECT ts_lexize('english_stem', %s)", (word,))
+        stems = row[0] or []
+        if len(stems) == 1:
+            for cut in (1, 2):
+                form = stems[0][:-cut]
+                if len(form) >= plan.MIN_PREFIX:
+                    forms.append(form)
+        return forms
+
+    def match_terms(
+        self, where: MemoryFilter, terms: Sequence[str], *, prefix: bool, limit: int
+    ) -> list[LexicalHit]:
+        """Rows holding the terms, planned as the SQLite backend plans them (see
+        ``sqlite_fts``): the rarest terms lead and rank their rows — each term's
+        cover-density rank (fields weighted, longer documents lower) times its IDF — and
+        common terms add a bounded bonus; when every term is common, the rows the words
+        name come first, then the newest rows holding them all (else any)."""
+        queries: list[tuple[str, str]] = []  # (tsquery expression, its argument)
+        if prefix:
+            for form in dict.fromkeys(f for t in terms for f in self._prefix_forms(t)):
+                queries.append(("to_tsquery('english', quote_literal(%s) || ':*')", form))
+        else:
+            for term in dict.fromkeys(terms):
+                kind = "phraseto_tsquery" if " " in term.strip() else "plainto_tsquery"
+                queries.append((f"{kind}('english', %s)", term))
+        stats = sorted(
+            (n, q, v) for q, v in queries if (n := self._frequency(q, v))
+        )  # fmt: skip
+        if not stats:
+            return []
+        lead: list[tuple[int, str, str]] = []
+        running = 0
+        for n, q, v in stats:
+            if n >= plan.COMMON or running + n > plan.COMMON:
+                break
+            lead.append((n, q, v))
+            running += n
+        rest = [(v, n) for n, q, v in stats if (n, q, v) not in lead]
+        total = max(self._total(), 1)
+        clause, args = self._filter_sql(where)
+        if lead:
+            rank = " + ".join(
+                f"{_idf(n, total)!r} * ts_rank_cd({_WEIGHTS}, m.fts, {q}, 1)" for n, q, _ in lead
+            )
+            values = [v for _, _, v in lead]
+            rows = self._rows(
+                f"SELECT m.id, {rank} AS s, {_TEXTS} FROM memories m "
+                f"WHERE m.fts @@ ({' || '.join(q for _, q, _ in lead)}) AND {clause} "
+                "ORDER BY s DESC, m.num ASC LIMIT %s",
+                [*values, *values, *args, max(limit * plan.CANDIDATES, 16)],
+            )
+        else:
+            typed = [t for t in dict.fromkeys(terms) if any(v == t for _, _, v in stats)]
+            rows = self._newest([(q, v) for _, q, v in stats], typed, clause, args, limit)
+        if not rest:
+            return [LexicalHit(r[0], float(r[1])) for r in rows[:limit]]
+        weighted = [(word, plan.idf(count, total)) for word, count in rest]
+        hits = [LexicalHit(r[0], float(r[1]) + plan.bonus(weighted, r[2:])) for r in rows]
+        hits.sort(key=lambda h: -h.score)
+        return hits[:limit]
+
+    def _newest(
+        self,
+        queries: list[tuple[str, str]],
+        typed: list[str],
+        clause: str,
+        args: list[Any],
+        limit: int,
+    ) -> list[tuple[Any, ...]]:
+        """Memories the words name (``typed``, in the query's order), then the newest
+        rows holding them all (else any): what ranks a query of common words alone."""
+        joined = "-".join(typed)
+        names = list(dict.fromkeys([*typed, joined, *(w.lower() for w in typed), joined.lower()]))
+        named = self._rows(
+            f"SELECT m.id, 0, {_TEXTS} FROM memories m WHERE m.name = ANY(%s) AND {clause}",
+            [names, *args],
+        )
+        rows: list[Any] = []
+        for joiner in (" && ", " || "):
+            rows = self._rows(
+                f"SELECT m.id, 0, {_TEXTS} FROM memories m "
+                f"WHERE m.fts @@ ({joiner.join(q for q, _ in queries)}) AND {clause} "
+                "ORDER BY m.num DESC LIMIT %s",
+                [*(v for _, v in queries), *args, plan.WINDOW],
+            )
+            if len(rows) >= limit or len(queries) == 1:
+                break
+        first: dict[str, tuple[Any, ...]] = {}
+        for row in named + rows:
+            first.setdefault(row[0], tuple(row))
+        # Newer rows first among equal bonuses: a tiny decreasing score keeps that order.
+        return [(r[0], -i * 1e-6, *r[2:]) for i, r in enumerate(first.values())]
+
+    def _total(self) -> int:
+        """About how many rows the store holds (the highest row number: instant)."""
+        return int(self._one("SELECT coalesce(max(num), 0) FROM memories")[0])
+
+    def _frequency(self, query: str, value: str) -> int:
+        """Rows matching one term's query, counted up to ``COMMON`` (0 for a query of
+        stopwords only, which matches nothing)."""
+        row = self._one(
+            f"SELECT CASE WHEN numnode(q) = 0 THEN 0 ELSE (SELECT count(*) FROM "
+            f"(SELECT 1 FROM memories WHERE fts @@ q LIMIT %s) c) END FROM {query} AS q",
+            [plan.COMMON, value],
+        )
+        return int(row[0])
+
+    def lookup_words(
+        self, where: MemoryFilter, words: Sequence[str], *, field: str, limit: int
+    ) -> list[str]:
+        weight = _FIELD_WEIGHT[field]
+        stats: list[tuple[int, str]] = []
+        for word in dict.fromkeys(words):
+            row = self._one(
+                "SELECT (SELECT count(*) FROM (SELECT 1 FROM memories "
+                "WHERE fts @@ q LIMIT %s) c) FROM (SELECT to_tsquery('english', "
+                "quote_literal(%s) || ':' || %s) AS q) x WHERE numnode(q) > 0",
+                (plan.COMMON, word, weight),
+            )
+            if row is not None and row[0]:
+                stats.append((int(row[0]), word))
+        if not stats:
+            return []
+        rarest = [word for _, word in sorted(stats)[:2]]
+        clause, args = self._filter_sql(where)
+        query = " && ".join(["to_tsquery('english', quote_literal(%s) || ':' || %s)"] * len(rarest))
+        rows = self._rows(
+            f"SELECT m.id FROM memories m WHERE m.fts @@ ({query}) AND {clause} "
+            "ORDER BY m.num DESC LIMIT %s",
+            [*(v for w in rarest for v in (w, weight)), *args, limit],
+        )
+        return [r[0] for r in rows]
+
+    def scan_text(
+        self, where: MemoryFilter, needles: Sequence[str], *, limit: int
+    ) -> list[LexicalHit]:
+        if not needles:
+            return []
+        clause, args = self._filter_sql(where)
+        text = "(coalesce(m.name, '') || ' ' || m.description || ' ' || m.body)"
+        tests, values = [], []
+        for needle in needles:
+            if needle.isascii():
+                tests.append(f"{text} ILIKE %s")
+                values.append(_like(needle))
+            else:
+                tests.append(f"strpos(lower({text}), lower(%s)) > 0")
+                values.append(needle)
+        rows = self._rows(
+            f"SELECT m.id, coalesce(m.name, ''), m.description, m.body FROM memories m "
+            f"WHERE {clause} AND ({' OR '.join(tests)})",
+            [*args, *values],
+        )
+        hits = []
+        folded = [n.casefold() for n in needles]
+        for memory_id, name, description, body in rows:
+            fields = (name.casefold(), description.casefold(), body.casefold())
+            matched = tuple(
+                n for n, f in zip(needles, folded, strict=True) if any(f in x for x in fields)
+            )
+            if not matched:
+                continue
+            score = 0.0
+            for f in folded:
+                score += 10.0 * (f in fields[0]) + 5.0 * (f in fields[1]) + 1.0 * (f in fields[2])
+            hits.append(LexicalHit(memory_id, score, matched))
+        hits.sort(key=lambda h: (-h.score, h.memory_id))
+        return hits[:limit]
+
+    # -- search keys --------------------------------------------------------------
+
+    def key_sources(self, ids: Sequence[str]) -> list[KeySource]:
+        if not ids:
+            return []
+        rows = self._rows(f"SELECT {_KEY_COLUMNS} FROM memories WHERE id = ANY(%s)", (list(ids),))
+        return [KeySource(*row) for row in rows]
+
+    def thread_neighbours(
+        self, source: KeySource, radius: int
+    ) -> tuple[list[KeySource], list[KeySource]]:
+        sql = (
+            f"SELECT {_KEY_COLUMNS} FROM memories WHERE realm = %s AND scope = %s "
+            "AND thread = %s AND num {op} %s ORDER BY num {order} LIMIT %s"
+        )
+        args = (source.realm, source.scope, source.thread, source.num, radius)
+        before = self._rows(sql.format(op="<", order="DESC"), args)
+        after = self._rows(sql.format(op=">", order="ASC"), args)
+        return [KeySource(*r) for r in before], [KeySource(*r) for r in after]
+
+    def thread_adjacent(self, ids: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
+        if not ids:
+            return {}
+        side = (
+            "(SELECT o.id FROM memories o WHERE o.realm = m.realm AND o.scope = m.scope "
+            "AND o.thread = m.thread AND o.num {op} m.num ORDER BY o.num {order} LIMIT 1)"
+        )
+        before, after = side.format(op="<", order="DESC"), side.format(op=">", order="ASC")
+        rows = self._rows(
+            f"SELECT m.id, {before}, {after} FROM memories m "
+            "WHERE m.id = ANY(%s) AND m.thread IS NOT NULL",
+            (list(ids),),
+        )
+        return {row[0]: (row[1], row[2]) for row in rows}
+
+    def thread_positions(self, ids: Sequence[str]) -> dict[str, int]:
+        if not ids:
+            return {}
+        rows = self._rows(
+            "SELECT m.id, (SELECT count(*) FROM memories o WHERE o.realm = m.realm "
+            "AND o.scope = m.scope AND o.thread = m.thread AND o.num <= m.num) "
+            "FROM memories m WHERE m.id = ANY(%s) AND m.thread IS NOT NULL",
+            (list(ids),),
+        )
+        return {r[0]: int(r[1]) for r in rows}
+
+    def iter_key_sources(self, after_num: int, limit: int) -> list[KeySource]:
+        rows = self._rows(
+            f"SELECT {_KEY_COLUMNS} FROM memories WHERE num > %s ORDER BY num LIMIT %s",
+            (after_num, limit),
+        )
+        return [KeySource(*r) for r in rows]
+
+    def set_keys(self, keys: Sequence[SearchKey]) -> None:
+        with self.con.cursor() as cur:
+            contexts = [(k.context, k.num) for k in keys if k.context is not None]
+            if contexts:
+                cur.executemany("UPDATE memories SET context = %s WHERE num = %s", contexts)
+            # A memory's vector is replaced by a new row: it takes a fresh, higher ``vec``.
+            cur.execute(
+                "DELETE FROM memory_vectors WHERE memory_num = ANY(%s)", ([k.num for k in keys],)
+            )
+            vectors = [
+                (k.num, v.model, v.dim, v.vector.astype("<f4").tobytes())
+                for k in keys
+                if (v := k.vector) is not None
+            ]
+            if vectors:
+                cur.executemany(
+                    "INSERT INTO memory_vectors(memory_num, model, dim, vector) "
+                    "VALUES (%s, %s, %s, %s)",
+                    vectors,
+                )
+
+    def last_vector(self) -> int:
+        row = self._one("SELECT max(vec) FROM memory_vectors")
+        return int(row[0] or 0)
+
+    def vectors_after(self, model: str, vec: int, limit: int) -> VectorRows:
+        rows = self._rows(
+            "SELECT v.vec, v.memory_num, v.dim, v.vector, m.realm "
+            "FROM memory_vectors v JOIN memories m ON m.num = v.memory_num "
+            "WHERE v.model = %s AND v.vec > %s ORDER BY v.vec LIMIT %s",
+            (model, vec, limit),
+        )
+        if not rows:
+            return VectorRows(vec, [], [], [], [])
+        vecs, nums, dims, blobs, realms = (list(column) for column in zip(*rows, strict=True))
+        return VectorRows(vecs[-1], nums, dims, realms, [bytes(b) for b in blobs])
+
+    def vector_nums(self, model: str) -> set[int]:
+        rows = self._rows("SELECT memory_num FROM memory_vectors WHERE model = %s", (model,))
+        return {r[0] for r in rows}
+
+    def vector_count(self, model: str) -> int:
+        return int(self._one("SELECT count(*) FROM memory_vectors WHERE model = %s", (model,))[0])
+
+    def vector_counts(self, realm: str | None = None) -> dict[str, int]:
+        if realm is None:
+            rows = self._rows("SELECT model, count(*) FROM memory_vectors GROUP BY model")
+        else:
+            rows = self._rows(
+                "SELECT v.model, count(*) FROM memory_vectors v "
+                "JOIN memories m ON m.num = v.memory_num WHERE m.realm = %s GROUP BY v.model",
+                (realm,),
+            )
+        return {model: int(count) for model, count in rows}
+
+    def filter_nums(self, where: MemoryFilter, nums: Sequence[int]) -> dict[int, str]:
+        if not nums:
+            return {}
+        clause, args = self._filter_sql(where)
+        rows = self._rows(
+            f"SELECT m.num, m.id FROM memories m WHERE m.num = ANY(%s) AND {clause}",
+            [list(nums), *args],
+        )
+        return {int(num): memory_id for num, memory_id in rows}
+
+    def subjects_named(self, realm: str, phrases: Sequence[str]) -> list[str]:
+        if not phrases:
+            return []
+        rows = self._rows(
+            "SELECT DISTINCT subject FROM memories WHERE realm = %s AND subject IS NOT NULL "
+            "AND lower(subject) = ANY(%s)",
+            (realm, [p.lower() for p in phrases]),
+        )
+        return sorted(r[0] for r in rows)
+
+    # -- the event log ---------------------------------------------------------
+
+    def chain_head(self) -> tuple[int, str]:
+        if self._head is not None:
+            return self._head
+        row = self._one("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1")
+        return (int(row[0]), str(row[1])) if row else (0, GENESIS)
+
+    def append_event(self, event: Event) -> None:
+        self.con.execute(
+            "INSERT INTO events(seq, event_id, realm, memory_id, kind, tx_time, principal, "
+            "reason, payload, payload_digest, prev_hash, hash) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                event.seq, event.event_id, event.realm, event.memory_id, event.kind,
+                stamp(event.tx_time), event.principal, event.reason, event.payload,
+                event.payload_digest, event.prev_hash, event.hash,
+            ),
+        )  # fmt: skip
+        self._head = (event.seq, event.hash)
+
+    def iter_events(self, realm: str | None = None) -> Iterator[Event]:
+        after = 0
+        while True:  # a page at a time, so a long log is never held whole
+            rows = self._rows(
+                "SELECT seq, event_id, realm, memory_id, kind, tx_time, principal, reason, "
+                "payload, payload_digest, prev_hash, hash FROM events "
+                "WHERE seq > %s AND (%s::text IS NULL OR realm = %s) ORDER BY seq LIMIT 5000",
+                (after, realm, realm),
+            )
+            if not rows:
+                return
+            for r in rows:
+                yield Event(
+                    int(r[0]), r[1], r[2], r[3], r[4], parse_stamp(r[5]), r[6], r[7], r[8],
+                    r[9], r[10], r[11],
+                )  # fmt: skip
+            after = int(rows[-1][0])
+
+    def count_events(self) -> int:
+        return int(self._one("SELECT count(*) FROM events")[0])
+
+
+def split_url(url: str) -> tuple[str, str]:
+    """A ``postgres://`` URL as a connection string and the schema its store lives in
+    (the ``schema`` query parameter, else ``retain``)."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    schema = next((v for k, v in query if k == "schema"), DEFAULT_SCHEMA)
+    kept = urlencode([(k, v) for k, v in query if k != "schema"])
+    return urlunsplit(parts._replace(query=kept)), schema
+
+
+def _shown(url: str) -> str:
+    """The URL as it may be shown: without a password."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+class PostgresBackend:
+    """A store in a schema of a PostgreSQL database, through a connection pool."""
+
+    def __init__(self, url: str, *, pool_size: int = POOL_SIZE) -> None:
+        self.conninfo, self.schema = split_url(url)
+        if not self.schema.replace("_", "").isalnum() or not self.schema[:1].isalpha():
+            raise StoreError(
+                f"schema {self.schema!r} is not a plain identifier",
+                remedy="name the schema with letters, digits and underscores",
+            )
+        self.location = _shown(url)
+        self._pool_size = pool_size
+        self._pool: psycopg_pool.ConnectionPool[Any] | None = None
+        self._pid = 0
+        self._lock = threading.Lock()
+        self._migrate()
+
+    # -- connections ------------------------------------------------------------
+
+    def _configure(self, con: psycopg.Connection[Any]) -> None:
+        con.execute(f"SET search_path TO {self.schema}, public")
+        con.execute(f"SET lock_timeout = {int(LOCK_TIMEOUT_MS)}")
+        con.commit()
+
+    @property
+    def pool(self) -> psycopg_pool.ConnectionPool[Any]:
+        with self._lock:
+            if self._pool is None or self._pid != os.getpid():  # a fork gets its own pool
+                try:
+                    self._pool = psycopg_pool.ConnectionPool(
+                        self.conninfo,
+                        min_size=1,
+                        max_size=self._pool_size,
+                        configure=self._configure,
+                        open=True,
+                        timeout=10,
+                    )
+                    self._pool.wait(timeout=10)
+                except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+                    self._pool = None
+                    raise StoreError(
+                        f"cannot connect to {self.location}: {exc}",
+                        remedy="check the database URL, that the server runs, and the credentials",
+                        location=self.location,
+                    ) from exc
+                self._pid = os.getpid()
+            return self._pool
+
+    def close(self) -> None:
+        with self._lock:
+            if self._pool is not None and self._pid == os.getpid():
+                self._pool.close()
+            self._pool = None
+
+    # -- transactions -------------------------------------------------------------
+
+    def _run(self, write: bool, fn: Callable[[PostgresTransaction], T]) -> T:
+        delay = 0.005
+        for attempt in range(_RETRIES):
+            try:
+                with self.pool.connection() as con:
+                    if write:
+                        con.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
+                    else:
+                        con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                    return fn(PostgresTransaction(con))
+            except pg_errors.LockNotAvailable as exc:  # waited LOCK_TIMEOUT_MS already
+                raise StoreBusy(
+                    f"{self.location} stayed locked by another writer for "
+                    f"{LOCK_TIMEOUT_MS / 1000:g} s",
+                    remedy="retry once the other writers have finished",
+                ) from exc
+            except (pg_errors.SerializationFailure, pg_errors.DeadlockDetected) as exc:
+                if attempt == _RETRIES - 1:
+                    raise StoreBusy(
+                        f"{self.location} stayed busy: {exc}",
+                        remedy="retry once the other writers have finished",
+                    ) from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 0.2)
+            except psycopg_pool.PoolTimeout as exc:
+                raise StoreBusy(
+                    f"no connection to {self.location} came free: {exc}",
+                    remedy="retry, or raise the pool size",
+                ) from exc
+            except psycopg.Error as exc:
+                raise StoreError(f"{self.location}: {exc}", remedy="run `retain verify`") from exc
+        raise AssertionError("unreachable")
+
+    def write(self, fn: Callable[[PostgresTransaction], T]) -> T:
+        return self._run(True, fn)
+
+    def read(self, fn: Callable[[PostgresTransaction], T]) -> T:
+        return self._run(False, fn)
+
+    # -- schema -----------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        try:
+            with self.pool.connection() as con:
+                con.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATE_LOCK,))
+                con.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
+                con.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
+                    "name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+                )
+                row = con.execute("SELECT max(version) FROM schema_migrations").fetchone()
+                current = int(row[0] or 0) if row else 0
+                if current > latest_version():
+                    raise SchemaTooNew(
+                        f"{self.location} is at schema version {current}; this retain knows "
+                        f"up to {latest_version()}",
+                        remedy="upgrade retain to open this store",
+                        version=current,
+                    )
+                for migration in MIGRATIONS:
+                    if migration.version > current:
+                        con.execute(migration.sql)
+                        con.execute(
+                            "INSERT INTO schema_migrations(version, name, applied_at) "
+                            "VALUES (%s, %s, now()::text)",
+                            (migration.version, migration.name),
+                        )
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"cannot prepare the store {self.location}: {exc}",
+                remedy="check the database URL and that the role may create a schema",
+            ) from exc
+
+    def schema_version(self) -> int:
+        return self.read(
+            lambda tx: int(tx._one("SELECT max(version) FROM schema_migrations")[0] or 0)
+        )
+
+    def size_bytes(self) -> int:
+        return self.read(
+            lambda tx: int(
+                tx._one(
+                    "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+                    "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    "WHERE n.nspname = %s AND c.relkind = 'r'",
+                    (self.schema,),
+                )[0]
+            )
+        )
+
+    # -- the derived index ---------------------------------------------------------
+
+    def check_index(self) -> tuple[bool, int, list[str]]:
+        def check(tx: PostgresTransaction) -> tuple[bool, int, list[str]]:
+            problems: list[str] = []
+            valid = tx._one(
+                "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "WHERE c.relname = 'memories_fts' AND n.nspname = %s",
+                (self.schema,),
+            )
+            if valid is None or not valid[0]:
+                problems.append("full-text index is missing or not valid")
+            documents = int(tx._one("SELECT count(*) FROM memories WHERE fts IS NOT NULL")[0])
+            memories = int(tx._one("SELECT count(*) FROM memories")[0])
+            if documents != memories:
+                problems.append(
+                    f"full-text index holds {documents} documents for {memories} memories"
+                )
+            return (not problems, documents, problems)
+
+        return self.read(check)
+
+    def rebuild_index(self) -> None:
+        self.write(lambda tx: tx.con.execute("REINDEX INDEX memories_fts"))

@@ -1,0 +1,200 @@
+"""The PostgreSQL schema as an append-only list of migrations.
+
+The same tables as the SQLite schema (``sqlite_schema.py``) where the engines agree,
+PostgreSQL's own where they differ: tags, references and metadata are ``jsonb``; the
+full-text index is a generated, weighted ``tsvector`` (A name, B description, C body,
+D the derived context) under a GIN index; the event log's append-only rule is a
+trigger function. Timestamps stay in retain's stored text form, which sorts as time.
+
+Migrations run on open under an advisory lock, each in its own transaction with the
+row that records it. Never edit a migration that has shipped; add the next one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    version: int
+    name: str
+    sql: str
+
+
+_INITIAL = """
+CREATE TABLE realms (
+    name TEXT PRIMARY KEY,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE projects (
+    realm TEXT NOT NULL REFERENCES realms(name),
+    name TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (realm, name)
+);
+CREATE TABLE memories (
+    num BIGSERIAL PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    realm TEXT NOT NULL REFERENCES realms(name),
+    scope TEXT NOT NULL,
+    name TEXT,
+    description TEXT NOT NULL,
+    body TEXT NOT NULL,
+    body_bytes INTEGER NOT NULL,
+    tags JSONB NOT NULL DEFAULT '[]',
+    priority INTEGER NOT NULL,
+    load TEXT NOT NULL CHECK (load IN ('inline', 'index', 'search')),
+    refs JSONB NOT NULL DEFAULT '[]',
+    source TEXT NOT NULL DEFAULT '',
+    subject TEXT,
+    predicate TEXT,
+    trust TEXT NOT NULL CHECK (trust IN ('claimed', 'observed', 'attested', 'verified')),
+    status TEXT NOT NULL CHECK (status IN
+        ('active', 'quarantined', 'superseded', 'retracted', 'discarded', 'forgotten')),
+    ever_quarantined BOOLEAN NOT NULL DEFAULT FALSE,
+    supersedes TEXT,
+    content_hash TEXT NOT NULL,
+    author TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    verified_at TEXT NOT NULL,
+    expires_at TEXT,
+    valid_from TEXT,
+    valid_to TEXT,
+    read_count INTEGER NOT NULL DEFAULT 0,
+    metadata JSONB NOT NULL DEFAULT '{}',
+    thread TEXT,
+    context TEXT NOT NULL DEFAULT '',
+    fts TSVECTOR GENERATED ALWAYS AS (
+        setweight(to_tsvector('english', coalesce(name, '')), 'A')
+        || setweight(to_tsvector('english', description), 'B')
+        || setweight(to_tsvector('english', body), 'C')
+        || setweight(to_tsvector('english', context), 'D')
+    ) STORED
+);
+CREATE UNIQUE INDEX memories_name ON memories(realm, name, scope) WHERE name IS NOT NULL;
+CREATE INDEX memories_index_order ON memories(realm, priority, created_at DESC);
+CREATE INDEX memories_load
+    ON memories(load, realm, status, priority, created_at DESC, scope, expires_at);
+CREATE INDEX memories_thread ON memories(realm, scope, thread, num) WHERE thread IS NOT NULL;
+CREATE INDEX memories_subject ON memories(realm, lower(subject)) WHERE subject IS NOT NULL;
+CREATE INDEX memories_tags ON memories USING GIN (tags);
+CREATE INDEX memories_refs ON memories USING GIN (refs);
+CREATE INDEX memories_fts ON memories USING GIN (fts);
+
+CREATE TABLE memory_vectors (
+    vec BIGSERIAL PRIMARY KEY,
+    memory_num BIGINT NOT NULL UNIQUE REFERENCES memories(num) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BYTEA NOT NULL
+);
+CREATE INDEX memory_vectors_model ON memory_vectors(model, vec);
+
+CREATE TABLE agents (
+    realm TEXT NOT NULL REFERENCES realms(name),
+    name TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (realm, name)
+);
+CREATE TABLE teams (
+    realm TEXT NOT NULL REFERENCES realms(name),
+    name TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (realm, name)
+);
+CREATE TABLE team_members (
+    realm TEXT NOT NULL,
+    team TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    joined_at TEXT NOT NULL,
+    PRIMARY KEY (realm, team, agent),
+    FOREIGN KEY (realm, team) REFERENCES teams(realm, name),
+    FOREIGN KEY (realm, agent) REFERENCES agents(realm, name)
+);
+CREATE TABLE proposals (
+    seq BIGSERIAL PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    realm TEXT NOT NULL REFERENCES realms(name),
+    source TEXT NOT NULL,
+    target TEXT NOT NULL,
+    trust TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    body TEXT NOT NULL,
+    evidence TEXT NOT NULL,
+    action TEXT NOT NULL,
+    status TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX proposals_status ON proposals(realm, status);
+
+CREATE TABLE injections (
+    seq BIGSERIAL PRIMARY KEY,
+    realm TEXT NOT NULL,
+    memory_id TEXT NOT NULL,
+    identity TEXT NOT NULL,
+    session TEXT NOT NULL,
+    surface TEXT NOT NULL CHECK (surface IN ('inline', 'listed', 'index', 'recall')),
+    injected_at TEXT NOT NULL
+);
+CREATE INDEX injections_memory ON injections(memory_id, seq);
+CREATE INDEX injections_realm ON injections(realm, seq);
+CREATE TABLE context_sessions (
+    realm TEXT NOT NULL,
+    identity TEXT NOT NULL,
+    session TEXT NOT NULL,
+    state TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (realm, identity, session)
+);
+CREATE TABLE legacy_imports (
+    realm TEXT NOT NULL REFERENCES realms(name),
+    identity TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    imported_at TEXT NOT NULL,
+    PRIMARY KEY (realm, identity, sha256)
+);
+
+-- The event log: append-only and hash-chained. Only the payload may ever be blanked
+-- (erasure keeps its digest in the chain). Writers hold one advisory lock, so ``seq``
+-- (set by the service, the chain head's plus one) stays a single line.
+CREATE TABLE events (
+    seq BIGINT PRIMARY KEY,
+    event_id TEXT NOT NULL UNIQUE,
+    realm TEXT NOT NULL,
+    memory_id TEXT,
+    kind TEXT NOT NULL,
+    tx_time TEXT NOT NULL,
+    principal TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    payload TEXT,
+    payload_digest TEXT NOT NULL,
+    prev_hash TEXT NOT NULL,
+    hash TEXT NOT NULL
+);
+CREATE INDEX events_memory ON events(memory_id, seq);
+CREATE FUNCTION retain_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        RAISE EXCEPTION 'events are append-only';
+    END IF;
+    IF (NEW.seq, NEW.event_id, NEW.realm, NEW.memory_id, NEW.kind, NEW.tx_time,
+        NEW.principal, NEW.reason, NEW.payload_digest, NEW.prev_hash, NEW.hash)
+        IS DISTINCT FROM
+       (OLD.seq, OLD.event_id, OLD.realm, OLD.memory_id, OLD.kind, OLD.tx_time,
+        OLD.principal, OLD.reason, OLD.payload_digest, OLD.prev_hash, OLD.hash) THEN
+        RAISE EXCEPTION 'events are append-only';
+    END IF;
+    RETURN NEW;
+END;
+$$;
+CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE ON events
+    FOR EACH ROW EXECUTE FUNCTION retain_events_append_only();
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial", _INITIAL),)
+
+
+def latest_version() -> int:
+    return MIGRATIONS[-1].version
