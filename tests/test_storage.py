@@ -322,7 +322,9 @@ def test_postgres_writers_wait_for_the_write_lock_then_report_busy(
     backend = postgres_service.backend
     assert isinstance(backend, module.PostgresBackend)
     holder = psycopg.connect(backend.conninfo)
-    holder.execute("SELECT pg_advisory_xact_lock(%s)", (module._WRITE_LOCK,))
+    holder.execute(
+        "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (module._WRITE_LOCK, backend.schema)
+    )
     backend.close()
     monkeypatch.setattr(module, "LOCK_TIMEOUT_MS", 50)
     with pytest.raises(errors.StoreBusy):
@@ -347,3 +349,72 @@ def test_a_forked_child_gets_its_own_postgres_pool(postgres_service: MemoryServi
     os.waitpid(pid, 0)
     assert os.read(read, 1) == b"1"
     assert postgres_service.get("a").memory.name == "a"
+
+
+def test_postgres_stores_in_one_database_do_not_share_a_write_lock(
+    postgres_url: str, postgres_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg
+
+    from retain.storage import postgres as module
+
+    other = MemoryService(PostgresBackend(fresh_schema(postgres_url)), clock=ManualClock())
+    backend = postgres_service.backend
+    assert isinstance(backend, PostgresBackend)
+    holder = psycopg.connect(backend.conninfo)
+    holder.execute(
+        "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (module._WRITE_LOCK, backend.schema)
+    )
+    try:
+        assert other.write("free", description="another store's writer").created
+    finally:
+        holder.rollback()
+        holder.close()
+        other.close()
+
+
+def test_postgres_schema_names_are_plain_and_quoted(postgres_url: str) -> None:
+    joiner = "&" if "?" in postgres_url else "?"
+    with pytest.raises(errors.StoreError, match="plain lower-case identifier"):
+        PostgresBackend(f"{postgres_url}{joiner}schema=TeamA")
+    service = MemoryService(PostgresBackend(f"{postgres_url}{joiner}schema=user"))
+    try:  # a reserved word is still a name: it is always quoted
+        service.write("a", description="a")
+        assert service.verify().ok
+    finally:
+        service.close()
+
+
+def test_a_postgres_url_is_shown_without_its_password(postgres_url: str) -> None:
+    from retain.storage.postgres import _shown, split_url
+
+    conninfo, schema = split_url(
+        "postgresql://ada:hunter2@db.example:5433/memory?password=other&schema=s1"
+    )
+    shown = _shown(conninfo, schema)
+    assert shown == "postgresql://ada@db.example:5433/memory?schema=s1"
+    assert "hunter2" not in shown and "other" not in shown
+
+
+def test_postgres_events_cannot_be_truncated(postgres_service: MemoryService) -> None:
+    postgres_service.write("a", description="a")
+    with pytest.raises(Exception, match="append-only"):
+        raw_sql(postgres_service, "TRUNCATE events")
+    assert postgres_service.verify().ok
+
+
+def test_words_with_quotes_and_backslashes_are_searched_as_words(
+    service: MemoryService,
+) -> None:
+    service.write("q", description="it's the b\\ path", body="O'Brien's note")
+    for query in ("it's", "b\\", "O'Brien", "'", "\\", "a:b & c | !d (e)"):
+        service.search(query)  # nothing raises
+    assert [h.memory.name for h in service.search("O'Brien").hits] == ["q"]
+
+
+def test_text_with_a_nul_character_is_refused(service: MemoryService) -> None:
+    with pytest.raises(errors.InvalidValue, match="NUL"):
+        service.write("n", description="fine", body="bad\x00byte")
+    with pytest.raises(errors.InvalidValue, match="NUL"):
+        service.search("zz\x00qq")
+    assert service.list_memories() == []

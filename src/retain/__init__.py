@@ -60,6 +60,12 @@ def open(  # noqa: A001 - the natural verb, as in sqlite3 and shelve
     settings = load_settings(root)
     if location is None and os.environ.get(DATABASE_URL_ENV):
         location = os.environ[DATABASE_URL_ENV]
+        if not location.startswith(POSTGRES_SCHEMES):
+            raise StoreError(
+                f"${DATABASE_URL_ENV} is not a postgres:// or postgresql:// URL",
+                remedy=f"set ${DATABASE_URL_ENV} to the database's URL, or unset it to use "
+                "the SQLite store of the home directory",
+            )
     backend: Backend
     if isinstance(location, str) and location.startswith(POSTGRES_SCHEMES):
         backend = _postgres(location)
@@ -89,7 +95,7 @@ def _postgres(url: str) -> Backend:
         from retain.storage.postgres import PostgresBackend
     except ImportError as exc:  # psycopg is the [postgres] extra
         raise StoreError(
-            f"opening {url.split('@')[-1]} needs the PostgreSQL driver: {exc}",
+            f"a PostgreSQL store needs the PostgreSQL driver: {exc}",
             remedy="pip install 'retain[postgres]'",
         ) from exc
     return PostgresBackend(url)

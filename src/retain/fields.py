@@ -61,6 +61,12 @@ def text(value: str, field: str) -> str:
             remedy=f"pass the {field} as UTF-8 text",
             field=field,
         ) from exc
+    if "\x00" in value:  # PostgreSQL cannot store it, and no text needs it
+        raise InvalidValue(
+            f"the {field} holds a NUL character (U+0000)",
+            remedy=f"remove the NUL characters from the {field}",
+            field=field,
+        )
     return value
 
 

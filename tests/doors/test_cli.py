@@ -2475,3 +2475,10 @@ def test_every_command_reaches_a_postgres_store_by_url(tmp_path: Path, postgres_
     assert by_env.exit_code == 0, by_env.output
     status = json.loads(by_env.stdout)
     assert status["memories"] == 1 and status["location"].startswith("postgresql://")
+
+
+def test_a_database_url_that_is_not_postgres_is_a_usage_error(retain: Retain) -> None:
+    typo = retain("list", "--database-url", "postgress://ada:secret@db/memory")
+    assert typo.exit_code == 2
+    assert "postgres:// or postgresql:// URL" in typo.stderr
+    assert not any(retain.home.parent.glob("postgress*"))  # no SQLite file made of it

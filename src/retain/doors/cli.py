@@ -91,7 +91,9 @@ def home_option(fn: F) -> F:
     )(fn)
 
 
-def _remember_url(ctx: click.Context, _: click.Parameter, value: str | None) -> None:
+def _remember_url(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value and not value.startswith(retain.POSTGRES_SCHEMES):
+        raise click.BadParameter("give a postgres:// or postgresql:// URL", ctx, param)
     ctx.meta["retain.database_url"] = value or None
 
 

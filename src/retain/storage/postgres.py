@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -26,6 +27,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import psycopg
 import psycopg_pool
 from psycopg import errors as pg_errors
+from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.json import Jsonb
 
 from retain.chrono import parse_optional_stamp, parse_stamp, stamp
@@ -58,10 +61,12 @@ from retain.storage.postgres_schema import MIGRATIONS, latest_version
 T = TypeVar("T")
 
 DEFAULT_SCHEMA = "retain"
+_SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 POOL_SIZE = 8
 LOCK_TIMEOUT_MS = 10_000  # how long a writer waits for the write lock before it is busy
-_WRITE_LOCK = 7_271_001  # the advisory lock every write transaction holds (per database)
-_MIGRATE_LOCK = 7_271_002
+CONNECT_TIMEOUT_S = 5
+_WRITE_LOCK = 7271  # with the schema's hash: the advisory lock a store's writers hold
+_MIGRATE_LOCK = 7272
 _RETRIES = 20
 # name A, description B, body C, context D as ts_rank_cd weighs them ({D, C, B, A})
 _WEIGHTS = "'{0.04, 0.1, 0.5, 1.0}'"
@@ -174,6 +179,11 @@ def _params(m: Memory) -> dict[str, Any]:
         "metadata": Jsonb(m.metadata),
         "thread": m.thread,
     }
+
+
+def _lexeme(word: str) -> str:
+    """``word`` as one quoted tsquery lexeme (its quotes and backslashes escaped)."""
+    return "'" + word.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _idf(count: int, total: int) -> float:
@@ -578,10 +588,10 @@ class PostgresTransaction:
         name come first, then the newest rows holding them all (else any)."""
         queries: list[tuple[str, str]] = []  # (tsquery expression, its argument)
         if prefix:
-            for form in dict.fromkeys(f for t in terms for f in self._prefix_forms(t)):
-                queries.append(("to_tsquery('english', quote_literal(%s) || ':*')", form))
+            for form in dict.fromkeys(f for t in terms if t for f in self._prefix_forms(t)):
+                queries.append(("to_tsquery('english', %s)", _lexeme(form) + ":*"))
         else:
-            for term in dict.fromkeys(terms):
+            for term in dict.fromkeys(t for t in terms if t.strip()):
                 kind = "phraseto_tsquery" if " " in term.strip() else "plainto_tsquery"
                 queries.append((f"{kind}('english', %s)", term))
         stats = sorted(
@@ -670,25 +680,20 @@ class PostgresTransaction:
         self, where: MemoryFilter, words: Sequence[str], *, field: str, limit: int
     ) -> list[str]:
         weight = _FIELD_WEIGHT[field]
-        stats: list[tuple[int, str]] = []
-        for word in dict.fromkeys(words):
-            row = self._one(
-                "SELECT (SELECT count(*) FROM (SELECT 1 FROM memories "
-                "WHERE fts @@ q LIMIT %s) c) FROM (SELECT to_tsquery('english', "
-                "quote_literal(%s) || ':' || %s) AS q) x WHERE numnode(q) > 0",
-                (plan.COMMON, word, weight),
-            )
-            if row is not None and row[0]:
-                stats.append((int(row[0]), word))
+        query = "to_tsquery('english', %s)"
+        stats = sorted(
+            (n, form)
+            for word in dict.fromkeys(w for w in words if w)
+            if (n := self._frequency(query, form := f"{_lexeme(word)}:{weight}"))
+        )
         if not stats:
             return []
-        rarest = [word for _, word in sorted(stats)[:2]]
+        rarest = [form for _, form in stats[:2]]
         clause, args = self._filter_sql(where)
-        query = " && ".join(["to_tsquery('english', quote_literal(%s) || ':' || %s)"] * len(rarest))
         rows = self._rows(
-            f"SELECT m.id FROM memories m WHERE m.fts @@ ({query}) AND {clause} "
-            "ORDER BY m.num DESC LIMIT %s",
-            [*(v for w in rarest for v in (w, weight)), *args, limit],
+            f"SELECT m.id FROM memories m WHERE m.fts @@ ({' && '.join([query] * len(rarest))}) "
+            f"AND {clause} ORDER BY m.num DESC LIMIT %s",
+            [*rarest, *args, limit],
         )
         return [r[0] for r in rows]
 
@@ -851,8 +856,8 @@ class PostgresTransaction:
             return []
         rows = self._rows(
             "SELECT DISTINCT subject FROM memories WHERE realm = %s AND subject IS NOT NULL "
-            "AND lower(subject) = ANY(%s)",
-            (realm, [p.lower() for p in phrases]),
+            "AND lower(subject) IN (SELECT lower(p) FROM unnest(%s::text[]) p)",
+            (realm, list(phrases)),
         )
         return sorted(r[0] for r in rows)
 
@@ -909,14 +914,20 @@ def split_url(url: str) -> tuple[str, str]:
     return urlunsplit(parts._replace(query=kept)), schema
 
 
-def _shown(url: str) -> str:
-    """The URL as it may be shown: without a password."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
+def _shown(conninfo: str, schema: str) -> str:
+    """Where a store is, as it may be shown: user, hosts, database and schema, never a
+    password (whether in the URL's user part or a ``password`` parameter)."""
+    try:
+        params = conninfo_to_dict(conninfo)
+    except psycopg.Error as exc:
+        raise StoreError(
+            f"the database URL cannot be read: {exc}",
+            remedy="write it like postgresql://user:password@host:5432/database",
+        ) from exc
+    user = f"{params['user']}@" if params.get("user") else ""
+    host = str(params.get("host", ""))
+    port = f":{params['port']}" if params.get("port") and "," not in host else ""
+    return f"postgresql://{user}{host}{port}/{params.get('dbname', '')}?schema={schema}"
 
 
 class PostgresBackend:
@@ -924,12 +935,14 @@ class PostgresBackend:
 
     def __init__(self, url: str, *, pool_size: int = POOL_SIZE) -> None:
         self.conninfo, self.schema = split_url(url)
-        if not self.schema.replace("_", "").isalnum() or not self.schema[:1].isalpha():
+        if not _SCHEMA_NAME.fullmatch(self.schema):
             raise StoreError(
-                f"schema {self.schema!r} is not a plain identifier",
-                remedy="name the schema with letters, digits and underscores",
+                f"schema {self.schema!r} is not a plain lower-case identifier",
+                remedy="name the schema with a-z, digits and underscores, starting with a "
+                "letter or underscore (at most 63)",
             )
-        self.location = _shown(url)
+        self.location = _shown(self.conninfo, self.schema)
+        self._ident = sql.Identifier(self.schema)
         self._pool_size = pool_size
         self._pool: psycopg_pool.ConnectionPool[Any] | None = None
         self._pid = 0
@@ -939,7 +952,7 @@ class PostgresBackend:
     # -- connections ------------------------------------------------------------
 
     def _configure(self, con: psycopg.Connection[Any]) -> None:
-        con.execute(f"SET search_path TO {self.schema}, public")
+        con.execute(sql.SQL("SET search_path TO {}").format(self._ident))
         con.execute(f"SET lock_timeout = {int(LOCK_TIMEOUT_MS)}")
         con.commit()
 
@@ -948,11 +961,15 @@ class PostgresBackend:
         with self._lock:
             if self._pool is None or self._pid != os.getpid():  # a fork gets its own pool
                 try:
+                    # One plain connection first: a wrong host, database or password is
+                    # reported at once, with the server's own words.
+                    psycopg.connect(self.conninfo, connect_timeout=CONNECT_TIMEOUT_S).close()
                     self._pool = psycopg_pool.ConnectionPool(
                         self.conninfo,
                         min_size=1,
                         max_size=self._pool_size,
                         configure=self._configure,
+                        check=psycopg_pool.ConnectionPool.check_connection,
                         open=True,
                         timeout=10,
                     )
@@ -980,8 +997,11 @@ class PostgresBackend:
         for attempt in range(_RETRIES):
             try:
                 with self.pool.connection() as con:
-                    if write:
-                        con.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
+                    if write:  # one writer at a time in this store (its schema)
+                        con.execute(
+                            "SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
+                            (_WRITE_LOCK, self.schema),
+                        )
                     else:
                         con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                     return fn(PostgresTransaction(con))
@@ -1019,8 +1039,14 @@ class PostgresBackend:
     def _migrate(self) -> None:
         try:
             with self.pool.connection() as con:
-                con.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATE_LOCK,))
-                con.execute(f"CREATE SCHEMA IF NOT EXISTS {self.schema}")
+                con.execute(
+                    "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_MIGRATE_LOCK, self.schema)
+                )
+                exists = con.execute(
+                    "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)
+                ).fetchone()
+                if not exists:  # a role may use a schema made for it without CREATE rights
+                    con.execute(sql.SQL("CREATE SCHEMA {}").format(self._ident))
                 con.execute(
                     "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, "
                     "name TEXT NOT NULL, applied_at TEXT NOT NULL)"

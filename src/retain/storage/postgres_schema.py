@@ -6,8 +6,9 @@ full-text index is a generated, weighted ``tsvector`` (A name, B description, C 
 D the derived context) under a GIN index; the event log's append-only rule is a
 trigger function. Timestamps stay in retain's stored text form, which sorts as time.
 
-Migrations run on open under an advisory lock, each in its own transaction with the
-row that records it. Never edit a migration that has shipped; add the next one.
+Migrations run on open under an advisory lock, all pending ones in one transaction
+with the rows that record them. Never edit a migration that has shipped; add the next
+one.
 """
 
 from __future__ import annotations
@@ -176,7 +177,7 @@ CREATE TABLE events (
 CREATE INDEX events_memory ON events(memory_id, seq);
 CREATE FUNCTION retain_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'DELETE' THEN
+    IF TG_OP IN ('DELETE', 'TRUNCATE') THEN
         RAISE EXCEPTION 'events are append-only';
     END IF;
     IF (NEW.seq, NEW.event_id, NEW.realm, NEW.memory_id, NEW.kind, NEW.tx_time,
@@ -191,6 +192,8 @@ END;
 $$;
 CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE ON events
     FOR EACH ROW EXECUTE FUNCTION retain_events_append_only();
+CREATE TRIGGER events_not_truncated BEFORE TRUNCATE ON events
+    FOR EACH STATEMENT EXECUTE FUNCTION retain_events_append_only();
 """
 
 MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial", _INITIAL),)
