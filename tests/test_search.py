@@ -228,7 +228,7 @@ def test_common_words_add_to_the_rank_of_rows_holding_the_rare_ones(
     lexical_service: MemoryService,
 ) -> None:
     from retain.model import WriteRequest
-    from retain.storage.sqlite_fts import COMMON
+    from retain.storage.words import COMMON
 
     service = lexical_service  # the planner's order, which the semantic sense would add to
 
@@ -263,7 +263,7 @@ def test_a_small_store_with_several_frequent_words_still_ranks(
 
 def test_filters_apply_inside_the_common_word_window(service: MemoryService) -> None:
     from retain.model import WriteRequest
-    from retain.storage.sqlite_fts import COMMON
+    from retain.storage.words import COMMON
 
     service.add_project("a")
     service.add_project("b")
@@ -280,7 +280,7 @@ def test_filters_apply_inside_the_common_word_window(service: MemoryService) -> 
 
 def test_common_words_find_the_memory_they_name_in_typed_order(service: MemoryService) -> None:
     from retain.model import WriteRequest
-    from retain.storage.sqlite_fts import COMMON
+    from retain.storage.words import COMMON
 
     service.write("retain-docs", description="where the manual lives")
     service.write_many(

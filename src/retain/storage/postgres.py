@@ -46,7 +46,7 @@ from retain.model import (
     Team,
     Trust,
 )
-from retain.storage import sqlite_fts as plan  # the planner's constants and bonus
+from retain.storage import words as plan
 from retain.storage.base import (
     InlineEntry,
     KeySource,

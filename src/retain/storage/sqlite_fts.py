@@ -23,21 +23,21 @@ seen):
 
 from __future__ import annotations
 
-import functools
-import math
-import re
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
 
 from retain.storage.base import LexicalHit
+from retain.storage.words import (
+    CANDIDATES,
+    COMMON,
+    FIELD_WEIGHTS,
+    MIN_PREFIX,
+    WINDOW,
+    bonus,
+    idf,
+)
 
-COMMON = 2000
-WINDOW = 120
-CANDIDATES = 4  # rows ranked per result asked for, before filters
-# name, description, body, and the derived context (date, subject, thread neighbours)
-FIELD_WEIGHTS = (10.0, 5.0, 1.0, 0.4)
-MIN_PREFIX = 4
 _BM25 = "bm25(memories_fts, " + ", ".join(map(str, FIELD_WEIGHTS)) + ")"
 
 
@@ -261,27 +261,3 @@ class FtsSearch:
         """About how many rows the index holds (the highest row number: instant)."""
         row = self.con.execute("SELECT max(num) FROM memories").fetchone()
         return int(row[0] or 0)
-
-
-def idf(count: int, total: int) -> float:
-    """BM25's IDF for a term in ``count`` of ``total`` rows (a count may be a floor), ≥ 0.1."""
-    total = max(total, count)
-    return max(0.1, math.log((total - count + 0.5) / (count + 0.5)))
-
-
-def bonus(words: Sequence[tuple[str, float]], texts: Sequence[str]) -> float:
-    """Field weight × IDF for each (word, idf) a row holds (matched at a word's start)."""
-    score = 0.0
-    for word, idf in words:
-        starts = _word_start(word)
-        for weight, text in zip(FIELD_WEIGHTS, texts, strict=True):
-            if starts.search(text):
-                score += weight * idf
-    return score
-
-
-@functools.lru_cache(maxsize=1024)
-def _word_start(word: str) -> re.Pattern[str]:
-    """A pattern finding a word that starts like ``word`` (its last letters may differ)."""
-    start = word[: max(MIN_PREFIX, len(word) - 2)]
-    return re.compile(r"(?<![^\W_])" + re.escape(start), re.IGNORECASE)

@@ -1,0 +1,46 @@
+"""How word search is planned and scored, whichever engine holds the index.
+
+Both backends count how many rows each query term matches (up to ``COMMON``): the
+rarest terms lead and rank their rows, common terms add a bounded ``bonus`` (field
+weight × IDF) to rows holding them, and a query of common terms alone ranks the rows
+the words name and then the newest ``WINDOW`` rows holding them. See
+``sqlite_fts.py`` and ``postgres.py`` for each engine's side.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Sequence
+
+COMMON = 2000
+WINDOW = 120
+CANDIDATES = 4  # rows ranked per result asked for, before filters
+# name, description, body, and the derived context (date, subject, thread neighbours)
+FIELD_WEIGHTS = (10.0, 5.0, 1.0, 0.4)
+MIN_PREFIX = 4
+
+
+def idf(count: int, total: int) -> float:
+    """BM25's IDF for a term in ``count`` of ``total`` rows (a count may be a floor), ≥ 0.1."""
+    total = max(total, count)
+    return max(0.1, math.log((total - count + 0.5) / (count + 0.5)))
+
+
+def bonus(words: Sequence[tuple[str, float]], texts: Sequence[str]) -> float:
+    """Field weight × IDF for each (word, idf) a row holds (matched at a word's start)."""
+    score = 0.0
+    for word, idf in words:
+        starts = _word_start(word)
+        for weight, text in zip(FIELD_WEIGHTS, texts, strict=True):
+            if starts.search(text):
+                score += weight * idf
+    return score
+
+
+@functools.lru_cache(maxsize=1024)
+def _word_start(word: str) -> re.Pattern[str]:
+    """A pattern finding a word that starts like ``word`` (its last letters may differ)."""
+    start = word[: max(MIN_PREFIX, len(word) - 2)]
+    return re.compile(r"(?<![^\W_])" + re.escape(start), re.IGNORECASE)
