@@ -23,6 +23,7 @@ from retain.model import (
     Injection,
     Load,
     Memory,
+    MigrateResult,
     Project,
     Proposal,
     ReadResult,
@@ -66,16 +67,11 @@ def open(  # noqa: A001 - the natural verb, as in sqlite3 and shelve
                 remedy=f"set ${DATABASE_URL_ENV} to the database's URL, or unset it to use "
                 "the SQLite store of the home directory",
             )
-    backend: Backend
-    if isinstance(location, str) and location.startswith(POSTGRES_SCHEMES):
-        backend = _postgres(location)
-        legacy_dir = root / LEGACY_DIR
+    backend = open_backend(location, home=root)
+    if isinstance(backend, SqliteBackend):
+        legacy_dir = backend.path.parent / LEGACY_DIR  # beside the store it belongs to
     else:
-        path = Path(location) if location is not None else root / STORE_FILE
-        if path.is_dir():
-            path = path / STORE_FILE
-        backend = SqliteBackend(path)
-        legacy_dir = path.parent / LEGACY_DIR  # beside the store it belongs to
+        legacy_dir = root / LEGACY_DIR
     return MemoryService(
         backend,
         settings=settings,
@@ -88,6 +84,22 @@ def open(  # noqa: A001 - the natural verb, as in sqlite3 and shelve
 
 DATABASE_URL_ENV = "RETAIN_DATABASE_URL"
 POSTGRES_SCHEMES = ("postgres://", "postgresql://")
+SQLITE_SCHEME = "sqlite://"  # sqlite:///abs/path.db, sqlite://relative/path.db
+
+
+def open_backend(
+    location: str | os.PathLike[str] | None, *, home: str | os.PathLike[str] | None = None
+) -> Backend:
+    """The backend of a location: a ``postgres://`` URL, a ``sqlite:///path`` URL, a
+    SQLite file, or a directory meaning ``retain.db`` inside it (default: the home's)."""
+    if isinstance(location, str) and location.startswith(POSTGRES_SCHEMES):
+        return _postgres(location)
+    if isinstance(location, str) and location.startswith(SQLITE_SCHEME):
+        location = location[len(SQLITE_SCHEME) :]
+    path = Path(location) if location is not None else resolve_home(home) / STORE_FILE
+    if path.is_dir():
+        path = path / STORE_FILE
+    return SqliteBackend(path)
 
 
 def _postgres(url: str) -> Backend:
@@ -113,6 +125,7 @@ __all__ = [
     "ManualClock",
     "Memory",
     "MemoryService",
+    "MigrateResult",
     "Project",
     "Proposal",
     "ReadResult",

@@ -35,7 +35,9 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   ├── ExportTargetNotEmpty     export_target_not_empty
     │   ├── UnexportableDescription  unexportable_description
     │   ├── SnapshotInvalid          snapshot_invalid
-    │   └── UnknownFormatVersion     unknown_format_version
+    │   ├── UnknownFormatVersion     unknown_format_version
+    │   ├── MigrateTargetNotEmpty    migrate_target_not_empty
+    │   └── MigrateMismatch          migrate_mismatch
     ├── StoreError                   store_error
     │   ├── StoreBusy                store_busy
     │   ├── SchemaTooNew             schema_too_new
@@ -276,6 +278,18 @@ class UnknownFormatVersion(TransferError):
     """A snapshot was written in a format version this retain cannot read."""
 
     code = "unknown_format_version"
+
+
+class MigrateTargetNotEmpty(TransferError):
+    """``migrate`` copies a store only into an empty one."""
+
+    code = "migrate_target_not_empty"
+
+
+class MigrateMismatch(TransferError):
+    """A copied store does not match its source (chain head or counts); nothing landed."""
+
+    code = "migrate_mismatch"
 
 
 # -- the store ---------------------------------------------------------------

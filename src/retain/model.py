@@ -271,6 +271,34 @@ class ContextResult:
 
 
 @dataclass(frozen=True, slots=True)
+class MigrateResult:
+    """What ``migrate_to`` copied, and whether the copy verified."""
+
+    source: str
+    target: str
+    realms: int
+    memories: int
+    events: int
+    chain_head: str  # the same in both stores
+    rekeyed: int
+    verified: bool
+    problems: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "target": self.target,
+            "realms": self.realms,
+            "memories": self.memories,
+            "events": self.events,
+            "chain_head": self.chain_head,
+            "rekeyed": self.rekeyed,
+            "verified": self.verified,
+            "problems": list(self.problems),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class Event:
     """One entry of the append-only, hash-chained log."""
 

@@ -32,7 +32,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from retain import budget, context, fields, ledger, legacy, transfer
+from retain import budget, context, fields, ledger, legacy, migrate, transfer
 from retain.chrono import (
     Clock,
     SystemClock,
@@ -85,6 +85,7 @@ from retain.model import (
     Injection,
     Load,
     Memory,
+    MigrateResult,
     Project,
     Proposal,
     ReadResult,
@@ -1981,6 +1982,29 @@ class MemoryService:
             problems=tuple(all_problems),
             rebuilt=rebuild,
             vectors=vectored,
+        )
+
+    def migrate_to(self, target: Backend, *, progress: Progress | None = None) -> MigrateResult:
+        """Copy this whole store — every realm, its history included — into the empty
+        store ``target``, then make the copy's search keys with the embedder in use and
+        verify it. The copy lands whole or not at all; its chain head is the source's."""
+        copied = migrate.copy_store(self.backend, target, progress=progress)
+        other = MemoryService(
+            target, settings=self.settings, clock=self.clock, realm=self.realm,
+            principal=self.principal,
+        )  # fmt: skip
+        rekeyed = other.reindex(progress=progress)
+        report = other.verify(progress=progress)
+        return MigrateResult(
+            source=self.backend.location,
+            target=target.location,
+            realms=copied.realms,
+            memories=copied.memories,
+            events=copied.events,
+            chain_head=copied.chain_head,
+            rekeyed=rekeyed,
+            verified=report.ok,
+            problems=report.problems,
         )
 
     def reindex(self, *, progress: Progress | None = None) -> int:

@@ -2482,3 +2482,20 @@ def test_a_database_url_that_is_not_postgres_is_a_usage_error(retain: Retain) ->
     assert typo.exit_code == 2
     assert "postgres:// or postgresql:// URL" in typo.stderr
     assert not any(retain.home.parent.glob("postgress*"))  # no SQLite file made of it
+
+
+def test_migrate_copies_a_store_to_postgres_with_its_chain(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    from tests.conftest import fresh_schema
+
+    retain = Retain(tmp_path / "home")
+    retain.ok("add", "deploy", "--description", "How we deploy", "--body", "Tuesdays")
+    url = fresh_schema(postgres_url)
+    source = str(tmp_path / "home" / "retain.db")
+    done = retain.json("migrate", "--from", f"sqlite://{source}", "--to", url)
+    assert done["verified"] and done["memories"] == 1 and done["events"] == 2
+    assert done["chain_head"] == retain.json("status")["chain_head"]
+    assert retain.json("show", "deploy", "--database-url", url)["body"] == "Tuesdays"
+    again = retain("migrate", "--from", source, "--to", url)
+    assert again.exit_code == TRANSFER and "[migrate_target_not_empty]" in again.stderr

@@ -132,12 +132,15 @@ def project_option(help_text: str) -> Callable[[F], F]:
 
 @contextmanager
 def _service(
-    home: Path | None, fmt: str = "table", principal: str = "operator:local"
+    home: Path | None,
+    fmt: str = "table",
+    principal: str = "operator:local",
+    location: str | None = None,
 ) -> Iterator[MemoryService]:
     """Open the store, run the verb, and turn a refusal into its exit status."""
     service: MemoryService | None = None
     try:
-        url = click.get_current_context().meta.get("retain.database_url")
+        url = location or click.get_current_context().meta.get("retain.database_url")
         service = retain.open(url, home=home, principal=principal)
         if service.legacy_import is not None:
             _report_legacy(service.legacy_import)
@@ -1177,6 +1180,52 @@ def reindex(home: Path | None, fmt: str) -> None:
         out.print(f"Re-indexed {count} memories with {loaded.model_id}.", markup=False)
         if loaded.degraded:
             err.print(f"degraded: {loaded.degraded}", markup=False)
+
+
+@cli.command()
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    metavar="LOCATION",
+    help="The store to copy: postgresql://…, sqlite:///path, or a SQLite file.",
+)
+@click.option(
+    "--to", "target", required=True, metavar="LOCATION", help="An empty store to copy it into."
+)
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="RETAIN_HOME",
+    help="Where settings (the embedder) are read from (default $RETAIN_HOME).",
+)
+@format_option
+def migrate(source: str, target: str, home: Path | None, fmt: str) -> None:
+    """Copy a whole store, its history included, into an empty one on any backend."""
+    with _service(home, fmt, location=source) as service:
+        destination = retain.open_backend(target, home=home)
+        try:
+            with _progress() as progress:
+                result = service.migrate_to(destination, progress=progress)
+        finally:
+            destination.close()
+        if fmt == "json":
+            _emit_json(result.to_dict())
+        else:
+            out.print(
+                f"Copied {result.memories} memories and {result.events} events of "
+                f"{result.realms} realms from {result.source} to {result.target}; chain head "
+                f"{result.chain_head[:12]} in both; {result.rekeyed} search keys made.",
+                markup=False,
+            )
+            for problem in result.problems:
+                out.print(f"problem: {problem}", markup=False)
+        if not result.verified:
+            raise errors.IntegrityFailed(
+                "the copy did not verify",
+                remedy="run `retain verify` on both stores",
+                problems=list(result.problems),
+            )
 
 
 @cli.command()

@@ -246,6 +246,10 @@ class PostgresTransaction:
     def realm_exists(self, realm: str) -> bool:
         return self._one("SELECT 1 FROM realms WHERE name = %s", (realm,)) is not None
 
+    def list_realms(self) -> list[tuple[str, str]]:
+        rows = self._rows("SELECT name, created_at FROM realms ORDER BY created_at, name")
+        return [(r[0], r[1]) for r in rows]
+
     def ensure_realm(self, realm: str, now: str) -> None:
         self.con.execute(
             "INSERT INTO realms(name, created_at) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
@@ -545,6 +549,22 @@ class PostgresTransaction:
         )
         return row is not None
 
+    def list_legacy_imports(self, realm: str) -> list[tuple[str, str, str]]:
+        rows = self._rows(
+            "SELECT identity, sha256, imported_at FROM legacy_imports WHERE realm = %s "
+            "ORDER BY imported_at, identity",
+            (realm,),
+        )
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def list_context_states(self, realm: str) -> list[tuple[str, str, str, str]]:
+        rows = self._rows(
+            "SELECT identity, session, state, updated_at FROM context_sessions "
+            "WHERE realm = %s ORDER BY identity, session",
+            (realm,),
+        )
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
     def record_legacy_import(self, realm: str, identity: str, sha256: str, now: str) -> None:
         self.con.execute(
             "INSERT INTO legacy_imports(realm, identity, sha256, imported_at) "
@@ -778,6 +798,13 @@ class PostgresTransaction:
             (list(ids),),
         )
         return {r[0]: int(r[1]) for r in rows}
+
+    def iter_memories(self, after_num: int, limit: int) -> list[tuple[int, Memory]]:
+        rows = self._rows(
+            f"SELECT num, {_COLUMNS} FROM memories WHERE num > %s ORDER BY num LIMIT %s",
+            (after_num, limit),
+        )
+        return [(int(r[0]), _memory(r[1:])) for r in rows]
 
     def iter_key_sources(self, after_num: int, limit: int) -> list[KeySource]:
         rows = self._rows(

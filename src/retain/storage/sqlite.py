@@ -234,6 +234,10 @@ class SqliteTransaction:
         row = self.con.execute("SELECT 1 FROM realms WHERE name = ?", (realm,)).fetchone()
         return row is not None
 
+    def list_realms(self) -> list[tuple[str, str]]:
+        rows = self.con.execute("SELECT name, created_at FROM realms ORDER BY created_at, name")
+        return [(r[0], r[1]) for r in rows]
+
     def ensure_realm(self, realm: str, now: str) -> None:
         self.con.execute(
             "INSERT INTO realms(name, created_at) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
@@ -541,6 +545,22 @@ class SqliteTransaction:
         ).fetchone()
         return row is not None
 
+    def list_legacy_imports(self, realm: str) -> list[tuple[str, str, str]]:
+        rows = self.con.execute(
+            "SELECT identity, sha256, imported_at FROM legacy_imports WHERE realm = ? "
+            "ORDER BY imported_at, identity",
+            (realm,),
+        )
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def list_context_states(self, realm: str) -> list[tuple[str, str, str, str]]:
+        rows = self.con.execute(
+            "SELECT identity, session, state, updated_at FROM context_sessions WHERE realm = ? "
+            "ORDER BY identity, session",
+            (realm,),
+        )
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
     def record_legacy_import(self, realm: str, identity: str, sha256: str, now: str) -> None:
         self.con.execute(
             "INSERT OR IGNORE INTO legacy_imports(realm, identity, sha256, imported_at) "
@@ -672,6 +692,13 @@ class SqliteTransaction:
             )
             found.update(rows)
         return found
+
+    def iter_memories(self, after_num: int, limit: int) -> list[tuple[int, Memory]]:
+        rows = self.con.execute(
+            f"SELECT num, {_COLUMNS} FROM memories WHERE num > ? ORDER BY num LIMIT ?",
+            (after_num, limit),
+        )
+        return [(r[0], _memory(r[1:])) for r in rows]
 
     def iter_key_sources(self, after_num: int, limit: int) -> list[KeySource]:
         rows = self.con.execute(
