@@ -52,6 +52,7 @@ from retain.errors import (
     AgentNotFound,
     AmbiguousName,
     DescriptionRequired,
+    DimensionMismatch,
     EditAmbiguous,
     EditNoMatch,
     IntegrityFailed,
@@ -106,7 +107,14 @@ from retain.model import (
 from retain.search import key, lexical, rank, vectors
 from retain.search.embed import Embedder, LoadedEmbedder, Matrix, load_embedder
 from retain.search.vectors import VectorIndex
-from retain.storage.base import Backend, InlineEntry, LoadCounts, MemoryFilter, Transaction
+from retain.storage.base import (
+    Backend,
+    InlineEntry,
+    LoadCounts,
+    MemoryFilter,
+    NativeVectors,
+    Transaction,
+)
 
 T = TypeVar("T")
 Progress = Callable[[str, int, int], None]
@@ -1816,12 +1824,20 @@ class MemoryService:
                 for p in plans
             ]
             if embedder is not None and asked is not None:
-                index = self._vector_index(tx, embedder)
-                cosines = index.scores(asked, self.realm)
                 background = self._background(embedder) @ asked.T
-                for i, ((_, senses), row) in enumerate(zip(per_query, cosines.values, strict=True)):
-                    gate = rank.semantic_gate(row, background[:, i])
-                    semantic = vectors.search(tx, cosines.nums, where, row, depth=depth, gate=gate)
+                if isinstance(tx, NativeVectors):  # the database searches its vectors
+                    found = self._native_semantic(tx, embedder, asked, background, where, depth)
+                else:
+                    index = self._vector_index(tx, embedder)
+                    cosines = index.scores(asked, self.realm)
+                    found = [
+                        vectors.search(
+                            tx, cosines.nums, where, row, depth=depth,
+                            gate=rank.semantic_gate(row, background[:, i]),
+                        )
+                        for i, row in enumerate(cosines.values)
+                    ]  # fmt: skip
+                for (_, senses), semantic in zip(per_query, found, strict=True):
                     if semantic.hits:
                         senses.append(semantic)
             fused = rank.fuse(per_query)
@@ -1860,6 +1876,40 @@ class MemoryService:
             )
 
         return self.backend.read(run)
+
+    def _native_semantic(
+        self,
+        tx: NativeVectors,
+        embedder: Embedder,
+        asked: Matrix,
+        background: Matrix,
+        where: MemoryFilter,
+        depth: int,
+    ) -> list[lexical.SenseHits]:
+        """The semantic sense where the database searches vectors: its nearest rows
+        that pass the filters, held to the same gate (its mean from the realm's sum)."""
+        sums = tx.vector_sums(embedder.model_id, self.realm)
+        for dim, _, count in sums:
+            if dim != embedder.dim:
+                raise DimensionMismatch(
+                    f"{count} memories have {dim}-dimensional vectors of {embedder.model_id}, "
+                    f"which makes {embedder.dim}-dimensional ones",
+                    remedy="run `retain reindex` to embed every memory again with one model",
+                    model=embedder.model_id,
+                    expected_dim=embedder.dim,
+                    actual_dim=dim,
+                )
+        total = next((vector for _, vector, _ in sums), None)
+        size = sum(count for _, _, count in sums)
+        found = []
+        for i, query in enumerate(asked):
+            store_total = float(total @ query) if total is not None else 0.0
+            gate = rank.gate_of(store_total, size, background[:, i])
+            near = tx.nearest(embedder.model_id, query, where, depth) if size else []
+            found.append(
+                lexical.SenseHits(lexical.SEMANTIC, tuple(h for h in near if h.score >= gate))
+            )
+        return found
 
     def _background(self, embedder: Embedder) -> Matrix:
         """The gate's reference sentences, embedded once per embedder."""

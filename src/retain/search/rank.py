@@ -164,8 +164,15 @@ def semantic_gate(store: npt.NDArray[np.float32], background: npt.NDArray[np.flo
     if not np.isfinite(total):  # columns of other realms: leave them out (a copy)
         own = store[np.isfinite(store)]
         total, size = float(own.sum()), own.size
-    total += float(background.sum())
-    count = size + background.size
+    return gate_of(total, size, background)
+
+
+def gate_of(store_total: float, store_size: int, background: npt.NDArray[np.float32]) -> float:
+    """``semantic_gate`` from the sum and number of the query's cosines over the realm
+    (a database that searches vectors itself gives them as the query · the realm's
+    vector sum: the mean of dot products is the dot product with the mean)."""
+    total = store_total + float(background.sum())
+    count = store_size + background.size
     mean = total / count if count else 0.0
     unrelated = (
         float(background.mean() + BACKGROUND_SPREAD * background.std()) if background.size else GATE

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -276,6 +276,23 @@ class Transaction(Protocol):
     def append_event(self, event: Event) -> None: ...
     def iter_events(self, realm: str | None = None) -> Iterator[Event]: ...
     def count_events(self) -> int: ...
+
+
+@runtime_checkable
+class NativeVectors(Protocol):
+    """A transaction whose database searches vectors itself (PostgreSQL's pgvector),
+    instead of the service scanning them in memory."""
+
+    def vector_sums(self, model: str, realm: str) -> list[tuple[int, npt.NDArray[np.float32], int]]:
+        """(dim, the sum of the realm's vectors of ``model``, how many) for each size."""
+        ...
+
+    def nearest(
+        self, model: str, query: npt.NDArray[np.float32], where: MemoryFilter, limit: int
+    ) -> list[LexicalHit]:
+        """The ``limit`` memories passing ``where`` whose ``model`` vectors are nearest
+        to ``query`` (by cosine), best first, each with its cosine."""
+        ...
 
 
 class Backend(Protocol):

@@ -15,6 +15,8 @@ names another), so one database can hold several stores.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 import os
 import re
@@ -24,6 +26,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+import numpy as np
+import numpy.typing as npt
 import psycopg
 import psycopg_pool
 from psycopg import errors as pg_errors
@@ -63,6 +67,7 @@ T = TypeVar("T")
 DEFAULT_SCHEMA = "retain"
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 POOL_SIZE = 8
+HNSW_EF_SEARCH = 100  # candidates an HNSW search keeps (pgvector's default is 40)
 LOCK_TIMEOUT_MS = 10_000  # how long a writer waits for the write lock before it is busy
 CONNECT_TIMEOUT_S = 5
 _WRITE_LOCK = 7271  # with the schema's hash: the advisory lock a store's writers hold
@@ -181,6 +186,15 @@ def _params(m: Memory) -> dict[str, Any]:
     }
 
 
+def _literal(vector: npt.NDArray[np.float32]) -> str:
+    """A vector as pgvector reads it: ``[0.1,0.2,…]``."""
+    return "[" + ",".join(map(repr, vector.astype(np.float32).tolist())) + "]"
+
+
+def _parse(text: str) -> npt.NDArray[np.float32]:
+    return np.array(json.loads(text), dtype=np.float32)
+
+
 def _lexeme(word: str) -> str:
     """``word`` as one quoted tsquery lexeme (its quotes and backslashes escaped)."""
     return "'" + word.replace("\\", "\\\\").replace("'", "\\'") + "'"
@@ -199,9 +213,10 @@ def _like(needle: str) -> str:
 class PostgresTransaction:
     """The operations of one connection, inside the transaction the backend opened."""
 
-    def __init__(self, con: psycopg.Connection[Any]) -> None:
+    def __init__(self, con: psycopg.Connection[Any], indexed: set[str] | None = None) -> None:
         self.con = con
         self._head: tuple[int, str] | None = None  # the chain head this transaction wrote
+        self._indexed = indexed if indexed is not None else set()  # HNSW indexes made
 
     def _rows(self, sql: str, args: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         return self.con.execute(sql, args).fetchall()
@@ -822,17 +837,55 @@ class PostgresTransaction:
             cur.execute(
                 "DELETE FROM memory_vectors WHERE memory_num = ANY(%s)", ([k.num for k in keys],)
             )
-            vectors = [
-                (k.num, v.model, v.dim, v.vector.astype("<f4").tobytes())
-                for k in keys
-                if (v := k.vector) is not None
-            ]
+            vectors = [(k.num, v) for k in keys if (v := k.vector) is not None]
+            for model, dim in {(v.model, v.dim) for _, v in vectors}:
+                self._ensure_hnsw(model, dim)
             if vectors:
                 cur.executemany(
-                    "INSERT INTO memory_vectors(memory_num, model, dim, vector) "
-                    "VALUES (%s, %s, %s, %s)",
-                    vectors,
+                    "INSERT INTO memory_vectors(memory_num, realm, model, dim, embedding) "
+                    "SELECT %s, realm, %s, %s, %s::vector FROM memories WHERE num = %s",
+                    [(num, v.model, v.dim, _literal(v.vector), num) for num, v in vectors],
                 )
+
+    def _ensure_hnsw(self, model: str, dim: int) -> None:
+        """An HNSW index over the vectors of one model (of its size), made when the first
+        is written: pgvector indexes vectors of one declared size."""
+        name = "memory_vectors_hnsw_" + hashlib.sha256(f"{model}\0{dim}".encode()).hexdigest()[:16]
+        if name in self._indexed:
+            return
+        self.con.execute(
+            sql.SQL(
+                "CREATE INDEX IF NOT EXISTS {} ON memory_vectors USING hnsw "
+                "((embedding::vector({})) vector_cosine_ops) WHERE model = {} AND dim = {}"
+            ).format(sql.Identifier(name), sql.Literal(dim), sql.Literal(model), sql.Literal(dim))
+        )
+        self._indexed.add(name)
+
+    def vector_sums(self, model: str, realm: str) -> list[tuple[int, npt.NDArray[np.float32], int]]:
+        rows = self._rows(
+            "SELECT dim, total::text, n FROM vector_sums WHERE realm = %s AND model = %s AND n > 0",
+            (realm, model),
+        )
+        return [(int(dim), _parse(total), int(n)) for dim, total, n in rows]
+
+    def nearest(
+        self, model: str, query: npt.NDArray[np.float32], where: MemoryFilter, limit: int
+    ) -> list[LexicalHit]:
+        dim = int(query.shape[0])
+        clause, args = self._filter_sql(where)
+        # Filters are applied as the index is walked, until ``limit`` rows pass.
+        self.con.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        self.con.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, limit)}")
+        distance = f"(v.embedding::vector({dim}) <=> %s::vector({dim}))"
+        rows = self._rows(
+            f"SELECT m.id, 1 - {distance} AS cosine FROM memory_vectors v "
+            f"JOIN memories m ON m.num = v.memory_num "
+            f"WHERE v.model = %s AND v.dim = %s AND {clause} ORDER BY {distance} LIMIT %s",
+            [_literal(query), model, dim, *args, _literal(query), limit],
+        )
+        hits = [LexicalHit(memory_id, float(cosine)) for memory_id, cosine in rows]
+        hits.sort(key=lambda h: -h.score)  # relaxed order: nearly sorted
+        return hits
 
     def last_vector(self) -> int:
         row = self._one("SELECT max(vec) FROM memory_vectors")
@@ -840,15 +893,15 @@ class PostgresTransaction:
 
     def vectors_after(self, model: str, vec: int, limit: int) -> VectorRows:
         rows = self._rows(
-            "SELECT v.vec, v.memory_num, v.dim, v.vector, m.realm "
-            "FROM memory_vectors v JOIN memories m ON m.num = v.memory_num "
-            "WHERE v.model = %s AND v.vec > %s ORDER BY v.vec LIMIT %s",
+            "SELECT vec, memory_num, dim, embedding::text, realm FROM memory_vectors "
+            "WHERE model = %s AND vec > %s ORDER BY vec LIMIT %s",
             (model, vec, limit),
         )
         if not rows:
             return VectorRows(vec, [], [], [], [])
-        vecs, nums, dims, blobs, realms = (list(column) for column in zip(*rows, strict=True))
-        return VectorRows(vecs[-1], nums, dims, realms, [bytes(b) for b in blobs])
+        vecs, nums, dims, texts, realms = (list(column) for column in zip(*rows, strict=True))
+        blobs = [_parse(text).astype("<f4").tobytes() for text in texts]
+        return VectorRows(vecs[-1], nums, dims, realms, blobs)
 
     def vector_nums(self, model: str) -> set[int]:
         rows = self._rows("SELECT memory_num FROM memory_vectors WHERE model = %s", (model,))
@@ -862,8 +915,7 @@ class PostgresTransaction:
             rows = self._rows("SELECT model, count(*) FROM memory_vectors GROUP BY model")
         else:
             rows = self._rows(
-                "SELECT v.model, count(*) FROM memory_vectors v "
-                "JOIN memories m ON m.num = v.memory_num WHERE m.realm = %s GROUP BY v.model",
+                "SELECT model, count(*) FROM memory_vectors WHERE realm = %s GROUP BY model",
                 (realm,),
             )
         return {model: int(count) for model, count in rows}
@@ -970,6 +1022,8 @@ class PostgresBackend:
             )
         self.location = _shown(self.conninfo, self.schema)
         self._ident = sql.Identifier(self.schema)
+        self._ext = "public"  # the schema pgvector lives in (found by _migrate)
+        self._indexed: set[str] = set()  # the store's HNSW indexes known to exist
         self._pool_size = pool_size
         self._pool: psycopg_pool.ConnectionPool[Any] | None = None
         self._pid = 0
@@ -979,7 +1033,10 @@ class PostgresBackend:
     # -- connections ------------------------------------------------------------
 
     def _configure(self, con: psycopg.Connection[Any]) -> None:
-        con.execute(sql.SQL("SET search_path TO {}").format(self._ident))
+        # The store's schema, then the one pgvector lives in (its type and operators).
+        con.execute(
+            sql.SQL("SET search_path TO {}, {}").format(self._ident, sql.Identifier(self._ext))
+        )
         con.execute(f"SET lock_timeout = {int(LOCK_TIMEOUT_MS)}")
         con.commit()
 
@@ -1031,7 +1088,7 @@ class PostgresBackend:
                         )
                     else:
                         con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                    return fn(PostgresTransaction(con))
+                    return fn(PostgresTransaction(con, self._indexed))
             except pg_errors.LockNotAvailable as exc:  # waited LOCK_TIMEOUT_MS already
                 raise StoreBusy(
                     f"{self.location} stayed locked by another writer for "
@@ -1065,9 +1122,15 @@ class PostgresBackend:
 
     def _migrate(self) -> None:
         try:
-            with self.pool.connection() as con:
+            with psycopg.connect(self.conninfo, connect_timeout=CONNECT_TIMEOUT_S) as con:
                 con.execute(
                     "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_MIGRATE_LOCK, self.schema)
+                )
+                self._ext = self._extension_schema(con) or "public"
+                con.execute(
+                    sql.SQL("SET LOCAL search_path TO {}, {}").format(
+                        self._ident, sql.Identifier(self._ext)
+                    )
                 )
                 exists = con.execute(
                     "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)
@@ -1095,11 +1158,21 @@ class PostgresBackend:
                             "VALUES (%s, %s, now()::text)",
                             (migration.version, migration.name),
                         )
+                self._ext = self._extension_schema(con) or "public"
         except psycopg.Error as exc:
             raise StoreError(
                 f"cannot prepare the store {self.location}: {exc}",
-                remedy="check the database URL and that the role may create a schema",
+                remedy="check the database URL, that the role may create a schema, and that "
+                "the pgvector extension is available (CREATE EXTENSION vector)",
             ) from exc
+
+    @staticmethod
+    def _extension_schema(con: psycopg.Connection[Any]) -> str | None:
+        row = con.execute(
+            "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n "
+            "ON n.oid = e.extnamespace WHERE e.extname = 'vector'"
+        ).fetchone()
+        return str(row[0]) if row else None
 
     def schema_version(self) -> int:
         return self.read(

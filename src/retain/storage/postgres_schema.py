@@ -24,6 +24,7 @@ class Migration:
 
 
 _INITIAL = """
+CREATE EXTENSION IF NOT EXISTS vector SCHEMA public;
 CREATE TABLE realms (
     name TEXT PRIMARY KEY,
     created_at TEXT NOT NULL
@@ -84,14 +85,42 @@ CREATE INDEX memories_tags ON memories USING GIN (tags);
 CREATE INDEX memories_refs ON memories USING GIN (refs);
 CREATE INDEX memories_fts ON memories USING GIN (fts);
 
+-- Vectors in pgvector's type, of any size: each model's get an HNSW index of their own
+-- size when the first is written (PostgresTransaction.set_keys). ``vector_sums`` keeps
+-- each realm's sum and count by model, which the semantic gate's mean needs.
 CREATE TABLE memory_vectors (
     vec BIGSERIAL PRIMARY KEY,
     memory_num BIGINT NOT NULL UNIQUE REFERENCES memories(num) ON DELETE CASCADE,
+    realm TEXT NOT NULL,
     model TEXT NOT NULL,
     dim INTEGER NOT NULL,
-    vector BYTEA NOT NULL
+    embedding vector NOT NULL
 );
 CREATE INDEX memory_vectors_model ON memory_vectors(model, vec);
+CREATE TABLE vector_sums (
+    realm TEXT NOT NULL,
+    model TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    total vector NOT NULL,
+    n BIGINT NOT NULL,
+    PRIMARY KEY (realm, model, dim)
+);
+CREATE FUNCTION retain_vector_sums() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO vector_sums(realm, model, dim, total, n)
+            VALUES (NEW.realm, NEW.model, NEW.dim, NEW.embedding, 1)
+            ON CONFLICT (realm, model, dim) DO UPDATE
+            SET total = vector_sums.total + excluded.total, n = vector_sums.n + 1;
+        RETURN NEW;
+    END IF;
+    UPDATE vector_sums SET total = total - OLD.embedding, n = n - 1
+        WHERE realm = OLD.realm AND model = OLD.model AND dim = OLD.dim;
+    RETURN OLD;
+END;
+$$;
+CREATE TRIGGER memory_vectors_sums AFTER INSERT OR DELETE ON memory_vectors
+    FOR EACH ROW EXECUTE FUNCTION retain_vector_sums();
 
 CREATE TABLE agents (
     realm TEXT NOT NULL REFERENCES realms(name),
