@@ -7,7 +7,7 @@ checked by the service over several rows (the inline budget, names across tiers)
 cannot be raced; a read is a ``REPEATABLE READ`` snapshot. Unique indexes back the
 name rules. Words are searched with a weighted ``tsvector`` (name A, description B,
 body C, context D; ``ts_rank_cd``), prefixes with ``:*``, plain text with ``ILIKE`` /
-``strpos``.
+``strpos``; vectors with pgvector, an HNSW index per embedding model (``NativeVectors``).
 
 A store is a schema of a database (``retain`` unless the URL's ``schema`` parameter
 names another), so one database can hold several stores.
@@ -61,6 +61,7 @@ from retain.storage.base import (
     VectorRows,
 )
 from retain.storage.postgres_schema import MIGRATIONS, latest_version
+from retain.storage.words import scan_hits
 
 T = TypeVar("T")
 
@@ -752,21 +753,7 @@ class PostgresTransaction:
             f"WHERE {clause} AND ({' OR '.join(tests)})",
             [*args, *values],
         )
-        hits = []
-        folded = [n.casefold() for n in needles]
-        for memory_id, name, description, body in rows:
-            fields = (name.casefold(), description.casefold(), body.casefold())
-            matched = tuple(
-                n for n, f in zip(needles, folded, strict=True) if any(f in x for x in fields)
-            )
-            if not matched:
-                continue
-            score = 0.0
-            for f in folded:
-                score += 10.0 * (f in fields[0]) + 5.0 * (f in fields[1]) + 1.0 * (f in fields[2])
-            hits.append(LexicalHit(memory_id, score, matched))
-        hits.sort(key=lambda h: (-h.score, h.memory_id))
-        return hits[:limit]
+        return scan_hits(needles, rows, limit)
 
     # -- search keys --------------------------------------------------------------
 

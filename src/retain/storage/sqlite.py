@@ -48,6 +48,7 @@ from retain.storage.base import (
 )
 from retain.storage.sqlite_fts import FtsSearch
 from retain.storage.sqlite_schema import MIGRATIONS, latest_version
+from retain.storage.words import scan_hits
 
 T = TypeVar("T")
 
@@ -616,21 +617,7 @@ class SqliteTransaction:
             f"WHERE {clause} AND ({' OR '.join(tests)})",
             [*args, *values],
         ).fetchall()
-        hits = []
-        folded = [n.casefold() for n in needles]
-        for memory_id, name, description, body in rows:
-            fields = (name.casefold(), description.casefold(), body.casefold())
-            matched = tuple(
-                n for n, f in zip(needles, folded, strict=True) if any(f in x for x in fields)
-            )
-            if not matched:
-                continue
-            score = 0.0
-            for f in folded:
-                score += 10.0 * (f in fields[0]) + 5.0 * (f in fields[1]) + 1.0 * (f in fields[2])
-            hits.append(LexicalHit(memory_id, score, matched))
-        hits.sort(key=lambda h: (-h.score, h.memory_id))
-        return hits[:limit]
+        return scan_hits(needles, rows, limit)
 
     # -- search keys --------------------------------------------------------------
 

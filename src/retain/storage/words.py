@@ -13,6 +13,9 @@ import functools
 import math
 import re
 from collections.abc import Sequence
+from typing import Any
+
+from retain.storage.base import LexicalHit
 
 COMMON = 2000
 WINDOW = 120
@@ -44,3 +47,24 @@ def _word_start(word: str) -> re.Pattern[str]:
     """A pattern finding a word that starts like ``word`` (its last letters may differ)."""
     start = word[: max(MIN_PREFIX, len(word) - 2)]
     return re.compile(r"(?<![^\W_])" + re.escape(start), re.IGNORECASE)
+
+
+def scan_hits(needles: Sequence[str], rows: Sequence[Any], limit: int) -> list[LexicalHit]:
+    """Rows a plain-text scan fetched — (id, name, description, body) holding a needle,
+    as the engine's case folding saw it — checked with Python's folding and scored by
+    field (name 10, description 5, body 1 for each needle), best first."""
+    hits = []
+    folded = [n.casefold() for n in needles]
+    for memory_id, name, description, body in rows:
+        fields = (name.casefold(), description.casefold(), body.casefold())
+        matched = tuple(
+            n for n, f in zip(needles, folded, strict=True) if any(f in x for x in fields)
+        )
+        if not matched:
+            continue
+        score = 0.0
+        for f in folded:
+            score += 10.0 * (f in fields[0]) + 5.0 * (f in fields[1]) + 1.0 * (f in fields[2])
+        hits.append(LexicalHit(memory_id, score, matched))
+    hits.sort(key=lambda h: (-h.score, h.memory_id))
+    return hits[:limit]
