@@ -112,3 +112,11 @@ def test_open_uses_the_configured_embedder(tmp_path: Path) -> None:
         1,
     )
     service.close()
+
+
+def test_the_postgres_pool_size_is_read_and_checked(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text("[postgres]\npool_size = 3\n")
+    assert load_settings(tmp_path).pool_size == 3
+    (tmp_path / "config.toml").write_text("[postgres]\npool_size = 0\n")
+    with pytest.raises(errors.ConfigInvalid, match="pool_size"):
+        load_settings(tmp_path)

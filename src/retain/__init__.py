@@ -12,7 +12,14 @@ import os
 from pathlib import Path
 
 from retain.chrono import Clock, ManualClock, SystemClock
-from retain.config import LEGACY_DIR, STORE_FILE, Settings, load_settings, resolve_home
+from retain.config import (
+    DEFAULT_POOL_SIZE,
+    LEGACY_DIR,
+    STORE_FILE,
+    Settings,
+    load_settings,
+    resolve_home,
+)
 from retain.errors import RetainError, StoreError
 from retain.model import (
     Agent,
@@ -67,7 +74,7 @@ def open(  # noqa: A001 - the natural verb, as in sqlite3 and shelve
                 remedy=f"set ${DATABASE_URL_ENV} to the database's URL, or unset it to use "
                 "the SQLite store of the home directory",
             )
-    backend = open_backend(location, home=root)
+    backend = open_backend(location, home=root, pool_size=settings.pool_size)
     if isinstance(backend, SqliteBackend):
         legacy_dir = backend.path.parent / LEGACY_DIR  # beside the store it belongs to
     else:
@@ -88,12 +95,15 @@ SQLITE_SCHEME = "sqlite://"  # sqlite:///abs/path.db, sqlite://relative/path.db
 
 
 def open_backend(
-    location: str | os.PathLike[str] | None, *, home: str | os.PathLike[str] | None = None
+    location: str | os.PathLike[str] | None,
+    *,
+    home: str | os.PathLike[str] | None = None,
+    pool_size: int = DEFAULT_POOL_SIZE,
 ) -> Backend:
     """The backend of a location: a ``postgres://`` URL, a ``sqlite:///path`` URL, a
     SQLite file, or a directory meaning ``retain.db`` inside it (default: the home's)."""
     if isinstance(location, str) and location.startswith(POSTGRES_SCHEMES):
-        return _postgres(location)
+        return _postgres(location, pool_size)
     if isinstance(location, str) and location.startswith(SQLITE_SCHEME):
         location = location[len(SQLITE_SCHEME) :]
     path = Path(location) if location is not None else resolve_home(home) / STORE_FILE
@@ -102,7 +112,7 @@ def open_backend(
     return SqliteBackend(path)
 
 
-def _postgres(url: str) -> Backend:
+def _postgres(url: str, pool_size: int) -> Backend:
     try:
         from retain.storage.postgres import PostgresBackend
     except ImportError as exc:  # psycopg is the [postgres] extra
@@ -110,7 +120,7 @@ def _postgres(url: str) -> Backend:
             f"a PostgreSQL store needs the PostgreSQL driver: {exc}",
             remedy="pip install 'retain[postgres]'",
         ) from exc
-    return PostgresBackend(url)
+    return PostgresBackend(url, pool_size=pool_size)
 
 
 __all__ = [

@@ -22,6 +22,9 @@ recall_max_entries = 8               # turn recall quotes at most this many memo
 recall_max_bytes = 4096              # ... whose bodies total at most this many bytes
 recall_timeout_ms = 500              # how long turn recall may take
 recall_failure_policy = "skip"       # skip: render without recall; fail: raise recall_failed
+
+[postgres]
+pool_size = 8                        # connections each process keeps to a PostgreSQL store
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from retain.errors import ConfigInvalid
 from retain.search.embed import DEFAULT_STATIC_MODEL, EmbedderSettings, check_settings
 
 DEFAULT_INLINE_MAX_BYTES = 32 * 1024
+DEFAULT_POOL_SIZE = 8
 STORE_FILE = "retain.db"
 CONFIG_FILE = "config.toml"
 LEGACY_DIR = "agent-memory"  # legacy per-identity markdown, imported once (retain.legacy)
@@ -61,6 +65,7 @@ class Settings:
     inline_max_bytes: int = DEFAULT_INLINE_MAX_BYTES
     embedder: EmbedderSettings = EmbedderSettings()
     context: ContextSettings = ContextSettings()
+    pool_size: int = DEFAULT_POOL_SIZE  # [postgres] pool_size
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
@@ -101,8 +106,28 @@ def load_settings(home: Path) -> Settings:
             value=inline,
         )
     return Settings(
-        inline_max_bytes=inline, embedder=_embedder(data, path), context=_context(data, path)
+        inline_max_bytes=inline,
+        embedder=_embedder(data, path),
+        context=_context(data, path),
+        pool_size=_pool_size(data, path),
     )
+
+
+def _pool_size(data: dict[str, Any], path: Path) -> int:
+    section: Any = data.get("postgres", {})
+    if not isinstance(section, dict):
+        raise ConfigInvalid(
+            f"[postgres] in {path} is not a table", remedy="write it as a [postgres] section"
+        )
+    size = section.get("pool_size", DEFAULT_POOL_SIZE)
+    if not isinstance(size, int) or isinstance(size, bool) or size < 1:
+        raise ConfigInvalid(
+            f"[postgres] pool_size in {path} must be a whole number ≥ 1",
+            remedy=f"set it like pool_size = {DEFAULT_POOL_SIZE}",
+            path=str(path),
+            value=size,
+        )
+    return size
 
 
 def _context(data: dict[str, Any], path: Path) -> ContextSettings:

@@ -1203,7 +1203,7 @@ def reindex(home: Path | None, fmt: str) -> None:
 def migrate(source: str, target: str, home: Path | None, fmt: str) -> None:
     """Copy a whole store, its history included, into an empty one on any backend."""
     with _service(home, fmt, location=source) as service:
-        destination = retain.open_backend(target, home=home)
+        destination = retain.open_backend(target, home=home, pool_size=service.settings.pool_size)
         try:
             with _progress() as progress:
                 result = service.migrate_to(destination, progress=progress)

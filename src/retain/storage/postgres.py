@@ -66,8 +66,8 @@ from retain.storage.words import scan_hits
 T = TypeVar("T")
 
 DEFAULT_SCHEMA = "retain"
+POOL_SIZE = 8  # connections a process keeps, unless told ([postgres] pool_size)
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
-POOL_SIZE = 8
 HNSW_EF_SEARCH = 100  # candidates an HNSW search keeps (pgvector's default is 40)
 LOCK_TIMEOUT_MS = 10_000  # how long a writer waits for the write lock before it is busy
 CONNECT_TIMEOUT_S = 5
