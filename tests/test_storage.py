@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import sqlite3
@@ -430,7 +431,7 @@ def test_postgres_searches_its_vectors_with_an_hnsw_index_of_the_model(
     indexes = raw_sql(
         postgres_service,
         "SELECT indexdef FROM pg_indexes WHERE tablename = 'memory_vectors' "
-        "AND starts_with(indexname, 'memory_vectors_hnsw_')",
+        "AND schemaname = current_schema() AND starts_with(indexname, 'memory_vectors_hnsw_')",
     )
     (definition,) = [r[0] for r in indexes]
     assert "hnsw" in definition and "vector(256)" in definition
@@ -441,3 +442,22 @@ def test_postgres_searches_its_vectors_with_an_hnsw_index_of_the_model(
         lambda tx: tx.vector_sums(postgres_service.embedder.model_id, "default")  # type: ignore[attr-defined]
     )
     assert [(dim, count) for dim, _, count in sums] == [(256, 2)]
+
+
+def test_postgres_vector_sums_follow_inserts_deletes_and_reindex(
+    postgres_service: MemoryService,
+) -> None:
+    import numpy as np
+
+    for name in ("a", "b", "c"):
+        postgres_service.write(name, description=f"note {name} about the garden")
+    postgres_service.delete("b")
+    postgres_service.reindex()
+    model = postgres_service.embedder.model_id
+    ((dim, total, count),) = postgres_service.backend.read(
+        lambda tx: tx.vector_sums(model, "default")  # type: ignore[attr-defined]
+    )
+    rows = raw_sql(postgres_service, "SELECT embedding::text FROM memory_vectors")
+    exact = np.sum([np.array(json.loads(r[0]), dtype=np.float32) for r in rows], axis=0)
+    assert (dim, count) == (256, 2) == (256, len(rows))
+    assert np.allclose(total, exact, atol=1e-4)

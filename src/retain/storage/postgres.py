@@ -827,11 +827,19 @@ class PostgresTransaction:
             vectors = [(k.num, v) for k in keys if (v := k.vector) is not None]
             for model, dim in {(v.model, v.dim) for _, v in vectors}:
                 self._ensure_hnsw(model, dim)
-            if vectors:
-                cur.executemany(
+            if vectors:  # one statement: the sums' trigger runs once for the batch
+                cur.execute(
                     "INSERT INTO memory_vectors(memory_num, realm, model, dim, embedding) "
-                    "SELECT %s, realm, %s, %s, %s::vector FROM memories WHERE num = %s",
-                    [(num, v.model, v.dim, _literal(v.vector), num) for num, v in vectors],
+                    "SELECT k.num, m.realm, k.model, k.dim, k.embedding::vector "
+                    "FROM unnest(%s::bigint[], %s::text[], %s::int[], %s::text[]) "
+                    "AS k(num, model, dim, embedding) JOIN memories m ON m.num = k.num "
+                    "ORDER BY k.num",
+                    (
+                        [num for num, _ in vectors],
+                        [v.model for _, v in vectors],
+                        [v.dim for _, v in vectors],
+                        [_literal(v.vector) for _, v in vectors],
+                    ),
                 )
 
     def _ensure_hnsw(self, model: str, dim: int) -> None:

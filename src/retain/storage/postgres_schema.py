@@ -105,22 +105,33 @@ CREATE TABLE vector_sums (
     n BIGINT NOT NULL,
     PRIMARY KEY (realm, model, dim)
 );
-CREATE FUNCTION retain_vector_sums() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Once per statement, from its transition table: a batch updates each sum once (a row
+-- trigger would rewrite, and bloat, the sum's row for every vector).
+CREATE FUNCTION retain_vector_sums_add() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'INSERT' THEN
-        INSERT INTO vector_sums(realm, model, dim, total, n)
-            VALUES (NEW.realm, NEW.model, NEW.dim, NEW.embedding, 1)
-            ON CONFLICT (realm, model, dim) DO UPDATE
-            SET total = vector_sums.total + excluded.total, n = vector_sums.n + 1;
-        RETURN NEW;
-    END IF;
-    UPDATE vector_sums SET total = total - OLD.embedding, n = n - 1
-        WHERE realm = OLD.realm AND model = OLD.model AND dim = OLD.dim;
-    RETURN OLD;
+    INSERT INTO vector_sums(realm, model, dim, total, n)
+        SELECT realm, model, dim, sum(embedding), count(*) FROM changed
+        GROUP BY realm, model, dim
+        ON CONFLICT (realm, model, dim) DO UPDATE
+        SET total = vector_sums.total + excluded.total, n = vector_sums.n + excluded.n;
+    RETURN NULL;
 END;
 $$;
-CREATE TRIGGER memory_vectors_sums AFTER INSERT OR DELETE ON memory_vectors
-    FOR EACH ROW EXECUTE FUNCTION retain_vector_sums();
+CREATE FUNCTION retain_vector_sums_remove() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE vector_sums s SET total = s.total - g.total, n = s.n - g.n
+        FROM (SELECT realm, model, dim, sum(embedding) AS total, count(*) AS n FROM changed
+              GROUP BY realm, model, dim) g
+        WHERE s.realm = g.realm AND s.model = g.model AND s.dim = g.dim;
+    RETURN NULL;
+END;
+$$;
+CREATE TRIGGER memory_vectors_sums_add AFTER INSERT ON memory_vectors
+    REFERENCING NEW TABLE AS changed
+    FOR EACH STATEMENT EXECUTE FUNCTION retain_vector_sums_add();
+CREATE TRIGGER memory_vectors_sums_remove AFTER DELETE ON memory_vectors
+    REFERENCING OLD TABLE AS changed
+    FOR EACH STATEMENT EXECUTE FUNCTION retain_vector_sums_remove();
 
 CREATE TABLE agents (
     realm TEXT NOT NULL REFERENCES realms(name),
