@@ -154,4 +154,5 @@ __all__ = [
     "WriteResult",
     "__version__",
     "open",
+    "open_backend",
 ]
