@@ -287,3 +287,11 @@ def test_common_words_find_the_memory_they_name_in_typed_order(service: MemorySe
         [WriteRequest(f"n{i}", description=f"retain docs page {i}") for i in range(COMMON)]
     )
     assert names(service, "retain docs")[0] == "retain-docs"
+
+
+def test_a_query_of_common_words_alone_finds_the_rows_holding_them(
+    lexical_service: MemoryService,
+) -> None:
+    lexical_service.write("art", description="the state of the art")
+    lexical_service.write("other", description="kestrel nesting season")
+    assert [h.memory.name for h in lexical_service.search("of the").hits] == ["art"]

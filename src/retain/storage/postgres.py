@@ -78,6 +78,7 @@ _RETRIES = 20
 _WEIGHTS = "'{0.04, 0.1, 0.5, 1.0}'"
 _FIELD_WEIGHT = {"name": "A", "description": "B", "body": "C"}
 _TEXTS = "coalesce(m.name, ''), m.description, m.body, m.context"
+_CONFIG = "'retain_english'"  # the store's text search configuration (no stop words)
 
 _COLUMNS = (
     "id, realm, scope, name, description, body, tags, priority, load, refs, source, subject, "
@@ -605,7 +606,7 @@ class PostgresTransaction:
         by one and two letters, down to four (``deplo:*`` finds deploys and
         deployment; a misspelt ``kestrl`` finds kestrel through ``kestr:*``)."""
         forms = [word] if len(word) >= 3 else []
-        row = self._one("SELECT ts_lexize('english_stem', %s)", (word,))
+        row = self._one("SELECT ts_lexize('retain_stem', %s)", (word,))
         stems = row[0] or []
         if len(stems) == 1:
             for cut in (1, 2):
@@ -625,11 +626,11 @@ class PostgresTransaction:
         queries: list[tuple[str, str]] = []  # (tsquery expression, its argument)
         if prefix:
             for form in dict.fromkeys(f for t in terms if t for f in self._prefix_forms(t)):
-                queries.append(("to_tsquery('english', %s)", _lexeme(form) + ":*"))
+                queries.append((f"to_tsquery({_CONFIG}, %s)", _lexeme(form) + ":*"))
         else:
             for term in dict.fromkeys(t for t in terms if t.strip()):
                 kind = "phraseto_tsquery" if " " in term.strip() else "plainto_tsquery"
-                queries.append((f"{kind}('english', %s)", term))
+                queries.append((f"{kind}({_CONFIG}, %s)", term))
         stats = sorted(
             (n, q, v) for q, v in queries if (n := self._frequency(q, v))
         )  # fmt: skip
@@ -716,7 +717,7 @@ class PostgresTransaction:
         self, where: MemoryFilter, words: Sequence[str], *, field: str, limit: int
     ) -> list[str]:
         weight = _FIELD_WEIGHT[field]
-        query = "to_tsquery('english', %s)"
+        query = f"to_tsquery({_CONFIG}, %s)"
         stats = sorted(
             (n, form)
             for word in dict.fromkeys(w for w in words if w)

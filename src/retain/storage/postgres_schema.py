@@ -25,6 +25,12 @@ class Migration:
 
 _INITIAL = """
 CREATE EXTENSION IF NOT EXISTS vector SCHEMA public;
+-- English stemming without the stop-word list: like SQLite's index, every word is
+-- kept, so a query of common words alone still finds the rows holding them.
+CREATE TEXT SEARCH DICTIONARY retain_stem (TEMPLATE = snowball, LANGUAGE = english);
+CREATE TEXT SEARCH CONFIGURATION retain_english (COPY = pg_catalog.english);
+ALTER TEXT SEARCH CONFIGURATION retain_english
+    ALTER MAPPING REPLACE english_stem WITH retain_stem;
 CREATE TABLE realms (
     name TEXT PRIMARY KEY,
     created_at TEXT NOT NULL
@@ -69,10 +75,10 @@ CREATE TABLE memories (
     thread TEXT,
     context TEXT NOT NULL DEFAULT '',
     fts TSVECTOR GENERATED ALWAYS AS (
-        setweight(to_tsvector('english', coalesce(name, '')), 'A')
-        || setweight(to_tsvector('english', description), 'B')
-        || setweight(to_tsvector('english', body), 'C')
-        || setweight(to_tsvector('english', context), 'D')
+        setweight(to_tsvector('retain_english', coalesce(name, '')), 'A')
+        || setweight(to_tsvector('retain_english', description), 'B')
+        || setweight(to_tsvector('retain_english', body), 'C')
+        || setweight(to_tsvector('retain_english', context), 'D')
     ) STORED
 );
 CREATE UNIQUE INDEX memories_name ON memories(realm, name, scope) WHERE name IS NOT NULL;
