@@ -35,18 +35,16 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.json import Jsonb
 
-from retain.chrono import parse_optional_stamp, parse_stamp, stamp
+from retain.chrono import parse_stamp, stamp
 from retain.errors import MemoryExists, SchemaTooNew, StoreBusy, StoreError
 from retain.ledger import GENESIS
 from retain.model import (
     Agent,
     Event,
     Injection,
-    Load,
     Memory,
     Project,
     Proposal,
-    Status,
     Team,
     Trust,
 )
@@ -61,6 +59,15 @@ from retain.storage.base import (
     VectorRows,
 )
 from retain.storage.postgres_schema import MIGRATIONS, latest_version
+from retain.storage.rows import (
+    COLUMNS,
+    INSERT_COLUMNS,
+    KEY_COLUMNS,
+    M_COLUMNS,
+    UPDATE_COLUMNS,
+    memory_of,
+    params_of,
+)
 from retain.storage.words import scan_hits
 
 T = TypeVar("T")
@@ -80,24 +87,10 @@ _FIELD_WEIGHT = {"name": "A", "description": "B", "body": "C"}
 _TEXTS = "coalesce(m.name, ''), m.description, m.body, m.context"
 _CONFIG = "'retain_english'"  # the store's text search configuration (no stop words)
 
-_COLUMNS = (
-    "id, realm, scope, name, description, body, tags, priority, load, refs, source, subject, "
-    "predicate, trust, status, ever_quarantined, supersedes, content_hash, author, created_at, "
-    "updated_at, verified_at, expires_at, valid_from, valid_to, read_count, metadata, thread"
-)
-_M_COLUMNS = ", ".join("m." + c.strip() for c in _COLUMNS.split(","))
-_INSERT_COLUMNS = [
-    "id", "realm", "scope", "name", "description", "body", "body_bytes", "tags", "priority",
-    "load", "refs", "source", "subject", "predicate", "trust", "status", "ever_quarantined",
-    "supersedes", "content_hash", "author", "created_at", "updated_at", "verified_at",
-    "expires_at", "valid_from", "valid_to", "read_count", "metadata", "thread",
-]  # fmt: skip
 _INSERT = (
-    f"INSERT INTO memories ({', '.join(_INSERT_COLUMNS)}) "
-    f"VALUES ({', '.join('%(' + c + ')s' for c in _INSERT_COLUMNS)})"
+    f"INSERT INTO memories ({', '.join(INSERT_COLUMNS)}) "
+    f"VALUES ({', '.join('%(' + c + ')s' for c in INSERT_COLUMNS)})"
 )
-# created_at is kept by the update path; only a restore (import --force) puts it back.
-_UPDATE_COLUMNS = [c for c in _INSERT_COLUMNS if c not in ("id", "realm", "created_at")]
 
 
 def _upsert(columns: Sequence[str]) -> str:
@@ -110,82 +103,16 @@ def _upsert(columns: Sequence[str]) -> str:
     )
 
 
-_UPSERT = _upsert(_UPDATE_COLUMNS)
-_RESTORE = _upsert([*_UPDATE_COLUMNS, "created_at"])
-_KEY_COLUMNS = (
-    "num, id, realm, scope, name, thread, subject, description, body, valid_from, context"
-)
+_UPSERT = _upsert(UPDATE_COLUMNS)
+_RESTORE = _upsert([*UPDATE_COLUMNS, "created_at"])
 
 
 def _memory(row: Sequence[Any]) -> Memory:
-    return Memory(
-        id=row[0],
-        realm=row[1],
-        scope=row[2],
-        name=row[3],
-        description=row[4],
-        body=row[5],
-        tags=tuple(row[6]),
-        priority=row[7],
-        load=Load(row[8]),
-        references=tuple(row[9]),
-        source=row[10],
-        subject=row[11],
-        predicate=row[12],
-        trust=Trust(row[13]),
-        status=Status(row[14]),
-        ever_quarantined=bool(row[15]),
-        supersedes=row[16],
-        content_hash=row[17],
-        author=row[18],
-        created_at=parse_stamp(row[19]),
-        updated_at=parse_stamp(row[20]),
-        verified_at=parse_stamp(row[21]),
-        expires_at=parse_optional_stamp(row[22]),
-        valid_from=parse_optional_stamp(row[23]),
-        valid_to=parse_optional_stamp(row[24]),
-        read_count=row[25],
-        metadata=dict(row[26]),
-        thread=row[27],
-    )
-
-
-def _stamp_or_none(value: Any) -> str | None:
-    return stamp(value) if value is not None else None
+    return memory_of(row, tuple, dict)
 
 
 def _params(m: Memory) -> dict[str, Any]:
-    return {
-        "id": m.id,
-        "realm": m.realm,
-        "scope": m.scope,
-        "name": m.name,
-        "description": m.description,
-        "body": m.body,
-        "body_bytes": m.body_bytes,
-        "tags": Jsonb(list(m.tags)),
-        "priority": m.priority,
-        "load": m.load.value,
-        "refs": Jsonb(list(m.references)),
-        "source": m.source,
-        "subject": m.subject,
-        "predicate": m.predicate,
-        "trust": m.trust.value,
-        "status": m.status.value,
-        "ever_quarantined": m.ever_quarantined,
-        "supersedes": m.supersedes,
-        "content_hash": m.content_hash,
-        "author": m.author,
-        "created_at": stamp(m.created_at),
-        "updated_at": stamp(m.updated_at),
-        "verified_at": stamp(m.verified_at),
-        "expires_at": _stamp_or_none(m.expires_at),
-        "valid_from": _stamp_or_none(m.valid_from),
-        "valid_to": _stamp_or_none(m.valid_to),
-        "read_count": m.read_count,
-        "metadata": Jsonb(m.metadata),
-        "thread": m.thread,
-    }
+    return params_of(m, Jsonb, Jsonb, bool)
 
 
 def _literal(vector: npt.NDArray[np.float32]) -> str:
@@ -396,7 +323,7 @@ class PostgresTransaction:
     # -- memories -------------------------------------------------------------
 
     def find_by_name(self, realm: str, name: str, scopes: Sequence[str] | None) -> list[Memory]:
-        sql = f"SELECT {_COLUMNS} FROM memories WHERE realm = %s AND name = %s"
+        sql = f"SELECT {COLUMNS} FROM memories WHERE realm = %s AND name = %s"
         args: list[Any] = [realm, name]
         if scopes is not None:
             if not scopes:
@@ -408,7 +335,7 @@ class PostgresTransaction:
     def get_many(self, ids: Sequence[str]) -> list[Memory]:
         if not ids:
             return []
-        rows = self._rows(f"SELECT {_COLUMNS} FROM memories WHERE id = ANY(%s)", (list(ids),))
+        rows = self._rows(f"SELECT {COLUMNS} FROM memories WHERE id = ANY(%s)", (list(ids),))
         found = {row[0]: _memory(row) for row in rows}
         return [found[i] for i in ids if i in found]
 
@@ -455,7 +382,7 @@ class PostgresTransaction:
     def list_memories(self, where: MemoryFilter, limit: int | None = None) -> list[Memory]:
         clause, args = self._filter_sql(where)
         sql = (
-            f"SELECT {_M_COLUMNS} FROM memories m WHERE {clause} "
+            f"SELECT {M_COLUMNS} FROM memories m WHERE {clause} "
             "ORDER BY m.priority ASC, m.created_at DESC, m.id DESC"
         )
         if limit is not None:
@@ -476,7 +403,7 @@ class PostgresTransaction:
         if not targets:
             return []
         rows = self._rows(
-            f"SELECT {_M_COLUMNS} FROM memories m WHERE m.realm = %s AND m.refs ?| %s "
+            f"SELECT {M_COLUMNS} FROM memories m WHERE m.realm = %s AND m.refs ?| %s "
             "ORDER BY m.priority, m.created_at DESC",
             (realm, list(targets)),
         )
@@ -761,14 +688,14 @@ class PostgresTransaction:
     def key_sources(self, ids: Sequence[str]) -> list[KeySource]:
         if not ids:
             return []
-        rows = self._rows(f"SELECT {_KEY_COLUMNS} FROM memories WHERE id = ANY(%s)", (list(ids),))
+        rows = self._rows(f"SELECT {KEY_COLUMNS} FROM memories WHERE id = ANY(%s)", (list(ids),))
         return [KeySource(*row) for row in rows]
 
     def thread_neighbours(
         self, source: KeySource, radius: int
     ) -> tuple[list[KeySource], list[KeySource]]:
         sql = (
-            f"SELECT {_KEY_COLUMNS} FROM memories WHERE realm = %s AND scope = %s "
+            f"SELECT {KEY_COLUMNS} FROM memories WHERE realm = %s AND scope = %s "
             "AND thread = %s AND num {op} %s ORDER BY num {order} LIMIT %s"
         )
         args = (source.realm, source.scope, source.thread, source.num, radius)
@@ -804,14 +731,14 @@ class PostgresTransaction:
 
     def iter_memories(self, after_num: int, limit: int) -> list[tuple[int, Memory]]:
         rows = self._rows(
-            f"SELECT num, {_COLUMNS} FROM memories WHERE num > %s ORDER BY num LIMIT %s",
+            f"SELECT num, {COLUMNS} FROM memories WHERE num > %s ORDER BY num LIMIT %s",
             (after_num, limit),
         )
         return [(int(r[0]), _memory(r[1:])) for r in rows]
 
     def iter_key_sources(self, after_num: int, limit: int) -> list[KeySource]:
         rows = self._rows(
-            f"SELECT {_KEY_COLUMNS} FROM memories WHERE num > %s ORDER BY num LIMIT %s",
+            f"SELECT {KEY_COLUMNS} FROM memories WHERE num > %s ORDER BY num LIMIT %s",
             (after_num, limit),
         )
         return [KeySource(*r) for r in rows]

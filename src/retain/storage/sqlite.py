@@ -22,7 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
-from retain.chrono import parse_optional_stamp, parse_stamp, stamp
+from retain.chrono import parse_stamp, stamp
 from retain.errors import MemoryExists, SchemaTooNew, StoreBusy, StoreError
 from retain.ledger import GENESIS
 from retain.model import (
@@ -33,7 +33,6 @@ from retain.model import (
     Memory,
     Project,
     Proposal,
-    Status,
     Team,
     Trust,
 )
@@ -46,6 +45,15 @@ from retain.storage.base import (
     SearchKey,
     VectorRows,
 )
+from retain.storage.rows import (
+    COLUMNS,
+    INSERT_COLUMNS,
+    KEY_COLUMNS,
+    M_COLUMNS,
+    UPDATE_COLUMNS,
+    memory_of,
+    params_of,
+)
 from retain.storage.sqlite_fts import FtsSearch
 from retain.storage.sqlite_schema import MIGRATIONS, latest_version
 from retain.storage.words import scan_hits
@@ -56,50 +64,18 @@ _RETRIES = 40
 _CACHE_KIB = 64 * 1024  # page cache per connection
 _BUSY_TIMEOUT_MS = 2000
 
-_COLUMNS = (
-    "id, realm, scope, name, description, body, tags, priority, load, refs, source, subject, "
-    "predicate, trust, status, ever_quarantined, supersedes, content_hash, author, created_at, "
-    "updated_at, verified_at, expires_at, valid_from, valid_to, read_count, metadata, thread"
-)
-_M_COLUMNS = ", ".join("m." + c.strip() for c in _COLUMNS.split(","))
-
 
 def _json_list(text: str) -> tuple[str, ...]:
     """A stored JSON list (most are empty, and parsing "[]" is most of a row's cost)."""
     return tuple(json.loads(text)) if text != "[]" else ()
 
 
+def _json_dict(text: str) -> dict[str, Any]:
+    return dict(json.loads(text)) if text != "{}" else {}
+
+
 def _memory(row: Sequence[Any]) -> Memory:
-    return Memory(
-        id=row[0],
-        realm=row[1],
-        scope=row[2],
-        name=row[3],
-        description=row[4],
-        body=row[5],
-        tags=_json_list(row[6]),
-        priority=row[7],
-        load=Load(row[8]),
-        references=_json_list(row[9]),
-        source=row[10],
-        subject=row[11],
-        predicate=row[12],
-        trust=Trust(row[13]),
-        status=Status(row[14]),
-        ever_quarantined=bool(row[15]),
-        supersedes=row[16],
-        content_hash=row[17],
-        author=row[18],
-        created_at=parse_stamp(row[19]),
-        updated_at=parse_stamp(row[20]),
-        verified_at=parse_stamp(row[21]),
-        expires_at=parse_optional_stamp(row[22]),
-        valid_from=parse_optional_stamp(row[23]),
-        valid_to=parse_optional_stamp(row[24]),
-        read_count=row[25],
-        metadata=json.loads(row[26]) if row[26] != "{}" else {},
-        thread=row[27],
-    )
+    return memory_of(row, _json_list, _json_dict)
 
 
 _JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
@@ -110,72 +86,28 @@ _INSERT_CHUNK = 200  # rows per INSERT statement (29 parameters each)
 
 @functools.lru_cache(maxsize=8)
 def _insert_sql(rows: int) -> str:
-    row = "(" + ", ".join("?" * len(_INSERT_COLUMNS)) + ")"
-    return f"INSERT INTO memories ({', '.join(_INSERT_COLUMNS)}) VALUES " + ", ".join([row] * rows)
-
-
-def _stamp_or_none(value: Any) -> str | None:
-    return stamp(value) if value is not None else None
+    row = "(" + ", ".join("?" * len(INSERT_COLUMNS)) + ")"
+    return f"INSERT INTO memories ({', '.join(INSERT_COLUMNS)}) VALUES " + ", ".join([row] * rows)
 
 
 def _params(m: Memory) -> dict[str, Any]:
-    return {
-        "id": m.id,
-        "realm": m.realm,
-        "scope": m.scope,
-        "name": m.name,
-        "description": m.description,
-        "body": m.body,
-        "body_bytes": m.body_bytes,
-        "tags": _JSON(list(m.tags)),
-        "priority": m.priority,
-        "load": m.load.value,
-        "refs": _JSON(list(m.references)),
-        "source": m.source,
-        "subject": m.subject,
-        "predicate": m.predicate,
-        "trust": m.trust.value,
-        "status": m.status.value,
-        "ever_quarantined": int(m.ever_quarantined),
-        "supersedes": m.supersedes,
-        "content_hash": m.content_hash,
-        "author": m.author,
-        "created_at": stamp(m.created_at),
-        "updated_at": stamp(m.updated_at),
-        "verified_at": stamp(m.verified_at),
-        "expires_at": _stamp_or_none(m.expires_at),
-        "valid_from": _stamp_or_none(m.valid_from),
-        "valid_to": _stamp_or_none(m.valid_to),
-        "read_count": m.read_count,
-        "metadata": _JSON(m.metadata),
-        "thread": m.thread,
-    }
-
-
-_INSERT_COLUMNS = [
-    "id", "realm", "scope", "name", "description", "body", "body_bytes", "tags", "priority",
-    "load", "refs", "source", "subject", "predicate", "trust", "status", "ever_quarantined",
-    "supersedes", "content_hash", "author", "created_at", "updated_at", "verified_at",
-    "expires_at", "valid_from", "valid_to", "read_count", "metadata", "thread",
-]  # fmt: skip
+    return params_of(m, _JSON, _JSON, int)
 
 
 def _upsert(columns: Sequence[str]) -> str:
     return (
-        f"INSERT INTO memories ({', '.join(_INSERT_COLUMNS)}) "
-        f"VALUES ({', '.join(':' + c for c in _INSERT_COLUMNS)}) "
+        f"INSERT INTO memories ({', '.join(INSERT_COLUMNS)}) "
+        f"VALUES ({', '.join(':' + c for c in INSERT_COLUMNS)}) "
         "ON CONFLICT(id) DO UPDATE SET "
         + ", ".join(f"{c} = excluded.{c}" for c in columns)
         + " WHERE memories.content_hash = :expect_hash AND memories.updated_at = :expect_updated"
     )
 
 
-# created_at is absent from the update list: the statement itself keeps it. Only a
-# restore (import --force) puts the snapshot's back, in place, so the row keeps its
-# number and with it its place in its thread.
-_UPDATE_COLUMNS = [c for c in _INSERT_COLUMNS if c not in ("id", "realm", "created_at")]
-_UPSERT = _upsert(_UPDATE_COLUMNS)
-_RESTORE = _upsert([*_UPDATE_COLUMNS, "created_at"])
+# A restore puts created_at back in place, so the row keeps its number and with it its
+# place in its thread.
+_UPSERT = _upsert(UPDATE_COLUMNS)
+_RESTORE = _upsert([*UPDATE_COLUMNS, "created_at"])
 
 
 def _is_busy(exc: sqlite3.Error) -> bool:
@@ -369,7 +301,7 @@ class SqliteTransaction:
     # -- memories -------------------------------------------------------------
 
     def find_by_name(self, realm: str, name: str, scopes: Sequence[str] | None) -> list[Memory]:
-        sql = f"SELECT {_COLUMNS} FROM memories WHERE realm = ? AND name = ?"
+        sql = f"SELECT {COLUMNS} FROM memories WHERE realm = ? AND name = ?"
         args: list[Any] = [realm, name]
         if scopes is not None:
             if not scopes:
@@ -385,7 +317,7 @@ class SqliteTransaction:
         for start in range(0, len(ids), chunk):
             part = ids[start : start + chunk]
             rows = self.con.execute(
-                f"SELECT {_COLUMNS} FROM memories WHERE id IN ({', '.join('?' * len(part))})",
+                f"SELECT {COLUMNS} FROM memories WHERE id IN ({', '.join('?' * len(part))})",
                 part,
             )
             for row in rows:
@@ -416,7 +348,7 @@ class SqliteTransaction:
         # Many rows per statement: the FTS5 index flushes once per statement.
         for start in range(0, len(memories), _INSERT_CHUNK):
             chunk = memories[start : start + _INSERT_CHUNK]
-            values = [params[c] for m in chunk for params in (_params(m),) for c in _INSERT_COLUMNS]
+            values = [params[c] for m in chunk for params in (_params(m),) for c in INSERT_COLUMNS]
             try:
                 self.con.execute(_insert_sql(len(chunk)), values)
             except sqlite3.IntegrityError as exc:
@@ -435,7 +367,7 @@ class SqliteTransaction:
     def list_memories(self, where: MemoryFilter, limit: int | None = None) -> list[Memory]:
         clause, args = self._filter_sql(where)
         sql = (
-            f"SELECT {_M_COLUMNS} FROM memories m WHERE {clause} "
+            f"SELECT {M_COLUMNS} FROM memories m WHERE {clause} "
             "ORDER BY m.priority ASC, m.created_at DESC, m.id DESC"
         )
         if limit is not None:
@@ -456,7 +388,7 @@ class SqliteTransaction:
         if not targets:
             return []
         rows = self.con.execute(
-            f"SELECT DISTINCT {_M_COLUMNS} FROM memory_refs r "
+            f"SELECT DISTINCT {M_COLUMNS} FROM memory_refs r "
             "JOIN memories m ON m.num = r.memory_num "
             f"WHERE m.realm = ? AND r.target IN ({', '.join('?' * len(targets))}) "
             "ORDER BY m.priority, m.created_at DESC",
@@ -621,17 +553,12 @@ class SqliteTransaction:
 
     # -- search keys --------------------------------------------------------------
 
-    _KEY_COLUMNS = (
-        "num, id, realm, scope, name, thread, subject, description, body, valid_from, context"
-    )
-
     def key_sources(self, ids: Sequence[str]) -> list[KeySource]:
         found: list[KeySource] = []
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
             rows = self.con.execute(
-                f"SELECT {self._KEY_COLUMNS} FROM memories "
-                f"WHERE id IN ({', '.join('?' * len(part))})",
+                f"SELECT {KEY_COLUMNS} FROM memories WHERE id IN ({', '.join('?' * len(part))})",
                 part,
             )
             found.extend(KeySource(*row) for row in rows)
@@ -641,7 +568,7 @@ class SqliteTransaction:
         self, source: KeySource, radius: int
     ) -> tuple[list[KeySource], list[KeySource]]:
         sql = (
-            f"SELECT {self._KEY_COLUMNS} FROM memories WHERE realm = ? AND scope = ? "
+            f"SELECT {KEY_COLUMNS} FROM memories WHERE realm = ? AND scope = ? "
             "AND thread = ? AND num {op} ? ORDER BY num {order} LIMIT ?"
         )
         args = (source.realm, source.scope, source.thread, source.num, radius)
@@ -682,14 +609,14 @@ class SqliteTransaction:
 
     def iter_memories(self, after_num: int, limit: int) -> list[tuple[int, Memory]]:
         rows = self.con.execute(
-            f"SELECT num, {_COLUMNS} FROM memories WHERE num > ? ORDER BY num LIMIT ?",
+            f"SELECT num, {COLUMNS} FROM memories WHERE num > ? ORDER BY num LIMIT ?",
             (after_num, limit),
         )
         return [(r[0], _memory(r[1:])) for r in rows]
 
     def iter_key_sources(self, after_num: int, limit: int) -> list[KeySource]:
         rows = self.con.execute(
-            f"SELECT {self._KEY_COLUMNS} FROM memories WHERE num > ? ORDER BY num LIMIT ?",
+            f"SELECT {KEY_COLUMNS} FROM memories WHERE num > ? ORDER BY num LIMIT ?",
             (after_num, limit),
         )
         return [KeySource(*r) for r in rows]

@@ -1,0 +1,113 @@
+"""A memory as a row of the ``memories`` table, the same for every backend.
+
+The columns, and the mapping both ways; an engine passes how it stores lists, mappings
+and flags (SQLite: JSON text and integers; PostgreSQL: ``jsonb`` and booleans).
+Timestamps are stored in retain's text form on both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from retain.chrono import parse_optional_stamp, parse_stamp, stamp
+from retain.model import Load, Memory, Status, Trust
+
+COLUMNS = (
+    "id, realm, scope, name, description, body, tags, priority, load, refs, source, subject, "
+    "predicate, trust, status, ever_quarantined, supersedes, content_hash, author, created_at, "
+    "updated_at, verified_at, expires_at, valid_from, valid_to, read_count, metadata, thread"
+)
+M_COLUMNS = ", ".join("m." + c.strip() for c in COLUMNS.split(","))
+INSERT_COLUMNS = [
+    "id", "realm", "scope", "name", "description", "body", "body_bytes", "tags", "priority",
+    "load", "refs", "source", "subject", "predicate", "trust", "status", "ever_quarantined",
+    "supersedes", "content_hash", "author", "created_at", "updated_at", "verified_at",
+    "expires_at", "valid_from", "valid_to", "read_count", "metadata", "thread",
+]  # fmt: skip
+# created_at is absent from the update list: the statement itself keeps it. Only a
+# restore (import --force) puts the snapshot's back.
+UPDATE_COLUMNS = [c for c in INSERT_COLUMNS if c not in ("id", "realm", "created_at")]
+KEY_COLUMNS = "num, id, realm, scope, name, thread, subject, description, body, valid_from, context"
+
+
+def memory_of(
+    row: Sequence[Any],
+    strings: Callable[[Any], tuple[str, ...]],
+    mapping: Callable[[Any], dict[str, Any]],
+) -> Memory:
+    """The memory of a row selected as ``COLUMNS``."""
+    return Memory(
+        id=row[0],
+        realm=row[1],
+        scope=row[2],
+        name=row[3],
+        description=row[4],
+        body=row[5],
+        tags=strings(row[6]),
+        priority=row[7],
+        load=Load(row[8]),
+        references=strings(row[9]),
+        source=row[10],
+        subject=row[11],
+        predicate=row[12],
+        trust=Trust(row[13]),
+        status=Status(row[14]),
+        ever_quarantined=bool(row[15]),
+        supersedes=row[16],
+        content_hash=row[17],
+        author=row[18],
+        created_at=parse_stamp(row[19]),
+        updated_at=parse_stamp(row[20]),
+        verified_at=parse_stamp(row[21]),
+        expires_at=parse_optional_stamp(row[22]),
+        valid_from=parse_optional_stamp(row[23]),
+        valid_to=parse_optional_stamp(row[24]),
+        read_count=row[25],
+        metadata=mapping(row[26]),
+        thread=row[27],
+    )
+
+
+def _stamp_or_none(value: Any) -> str | None:
+    return stamp(value) if value is not None else None
+
+
+def params_of(
+    m: Memory,
+    strings: Callable[[list[str]], Any],
+    mapping: Callable[[dict[str, Any]], Any],
+    flag: Callable[[bool], Any],
+) -> dict[str, Any]:
+    """A memory's row, by ``INSERT_COLUMNS`` name."""
+    return {
+        "id": m.id,
+        "realm": m.realm,
+        "scope": m.scope,
+        "name": m.name,
+        "description": m.description,
+        "body": m.body,
+        "body_bytes": m.body_bytes,
+        "tags": strings(list(m.tags)),
+        "priority": m.priority,
+        "load": m.load.value,
+        "refs": strings(list(m.references)),
+        "source": m.source,
+        "subject": m.subject,
+        "predicate": m.predicate,
+        "trust": m.trust.value,
+        "status": m.status.value,
+        "ever_quarantined": flag(m.ever_quarantined),
+        "supersedes": m.supersedes,
+        "content_hash": m.content_hash,
+        "author": m.author,
+        "created_at": stamp(m.created_at),
+        "updated_at": stamp(m.updated_at),
+        "verified_at": stamp(m.verified_at),
+        "expires_at": _stamp_or_none(m.expires_at),
+        "valid_from": _stamp_or_none(m.valid_from),
+        "valid_to": _stamp_or_none(m.valid_to),
+        "read_count": m.read_count,
+        "metadata": mapping(m.metadata),
+        "thread": m.thread,
+    }
