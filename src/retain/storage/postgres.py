@@ -142,10 +142,16 @@ def _like(needle: str) -> str:
 class PostgresTransaction:
     """The operations of one connection, inside the transaction the backend opened."""
 
-    def __init__(self, con: psycopg.Connection[Any], indexed: set[str] | None = None) -> None:
+    def __init__(
+        self,
+        con: psycopg.Connection[Any],
+        indexed: set[str] | None = None,
+        common: set[str] | None = None,
+    ) -> None:
         self.con = con
         self._head: tuple[int, str] | None = None  # the chain head this transaction wrote
         self._indexed = indexed if indexed is not None else set()  # HNSW indexes made
+        self._common = common if common is not None else set()  # terms known to be common
 
     def _rows(self, sql: str, args: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         return self.con.execute(sql, args).fetchall()
@@ -631,14 +637,22 @@ class PostgresTransaction:
         return int(self._one("SELECT coalesce(max(num), 0) FROM memories")[0])
 
     def _frequency(self, query: str, value: str) -> int:
-        """Rows matching one term's query, counted up to ``COMMON`` (0 for a query of
-        stopwords only, which matches nothing)."""
+        """Rows matching one term's query, counted up to ``COMMON`` (0 for a query that
+        holds no word). A term found common is remembered for the life of the backend,
+        as SQLite's planner remembers it: counting it means reading ``COMMON`` rows; a
+        rare count is never kept, so a new row is always seen."""
+        term = f"{query}\0{value}"
+        if term in self._common:
+            return plan.COMMON
         row = self._one(
             f"SELECT CASE WHEN numnode(q) = 0 THEN 0 ELSE (SELECT count(*) FROM "
             f"(SELECT 1 FROM memories WHERE fts @@ q LIMIT %s) c) END FROM {query} AS q",
             [plan.COMMON, value],
         )
-        return int(row[0])
+        count = int(row[0])
+        if count >= plan.COMMON:
+            self._common.add(term)
+        return count
 
     def lookup_words(
         self, where: MemoryFilter, words: Sequence[str], *, field: str, limit: int
@@ -947,6 +961,7 @@ class PostgresBackend:
         self._ident = sql.Identifier(self.schema)
         self._ext = "public"  # the schema pgvector lives in (found by _migrate)
         self._indexed: set[str] = set()  # the store's HNSW indexes known to exist
+        self._common: set[str] = set()  # word queries known to match COMMON rows or more
         self._pool_size = pool_size
         self._pool: psycopg_pool.ConnectionPool[Any] | None = None
         self._pid = 0
@@ -1011,7 +1026,7 @@ class PostgresBackend:
                         )
                     else:
                         con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                    return fn(PostgresTransaction(con, self._indexed))
+                    return fn(PostgresTransaction(con, self._indexed, self._common))
             except pg_errors.LockNotAvailable as exc:  # waited LOCK_TIMEOUT_MS already
                 raise StoreBusy(
                     f"{self.location} stayed locked by another writer for "
