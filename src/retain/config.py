@@ -92,11 +92,7 @@ def load_settings(home: Path) -> Settings:
             remedy="fix the file's TOML or remove it to use the defaults",
             path=str(path),
         ) from exc
-    memory: Any = data.get("memory", {})
-    if not isinstance(memory, dict):
-        raise ConfigInvalid(
-            f"[memory] in {path} is not a table", remedy="write it as a [memory] section"
-        )
+    memory = _section(data, "memory", path)
     inline = memory.get("inline_max_bytes", DEFAULT_INLINE_MAX_BYTES)
     if not isinstance(inline, int) or isinstance(inline, bool) or inline < 0:
         raise ConfigInvalid(
@@ -113,12 +109,18 @@ def load_settings(home: Path) -> Settings:
     )
 
 
-def _pool_size(data: dict[str, Any], path: Path) -> int:
-    section: Any = data.get("postgres", {})
+def _section(data: dict[str, Any], name: str, path: Path) -> dict[str, Any]:
+    """The ``[name]`` table of the file (empty when absent), or the refusal."""
+    section: Any = data.get(name, {})
     if not isinstance(section, dict):
         raise ConfigInvalid(
-            f"[postgres] in {path} is not a table", remedy="write it as a [postgres] section"
+            f"[{name}] in {path} is not a table", remedy=f"write it as a [{name}] section"
         )
+    return section
+
+
+def _pool_size(data: dict[str, Any], path: Path) -> int:
+    section = _section(data, "postgres", path)
     size = section.get("pool_size", DEFAULT_POOL_SIZE)
     if not isinstance(size, int) or isinstance(size, bool) or size < 1:
         raise ConfigInvalid(
@@ -131,11 +133,7 @@ def _pool_size(data: dict[str, Any], path: Path) -> int:
 
 
 def _context(data: dict[str, Any], path: Path) -> ContextSettings:
-    section: Any = data.get("context", {})
-    if not isinstance(section, dict):
-        raise ConfigInvalid(
-            f"[context] in {path} is not a table", remedy="write it as a [context] section"
-        )
+    section = _section(data, "context", path)
     values: dict[str, Any] = {}
     for key, default in asdict(ContextSettings()).items():
         value = section.get(key, default)
@@ -159,11 +157,7 @@ def _context(data: dict[str, Any], path: Path) -> ContextSettings:
 
 
 def _embedder(data: dict[str, Any], path: Path) -> EmbedderSettings:
-    search: Any = data.get("search", {})
-    if not isinstance(search, dict):
-        raise ConfigInvalid(
-            f"[search] in {path} is not a table", remedy="write it as a [search] section"
-        )
+    search = _section(data, "search", path)
     values = {}
     for key in ("embedder", "model", "url", "api_key_env"):
         value = search.get(key)
