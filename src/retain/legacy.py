@@ -138,6 +138,11 @@ def identity_of(claimed: Path) -> str:
     return claimed.name[: -len(CLAIMED)]
 
 
+def source_name(claimed: Path) -> str:
+    """The name the file had before it was claimed: ``<identity>.md``."""
+    return identity_of(claimed) + SUFFIX
+
+
 def finish(claimed: Path, *, imported: bool) -> Path:
     """Rename a claimed file ``.md.imported`` (or back to ``.md`` when it was not); an
     earlier import's file of the same name is kept (the new one gets ``.imported.2``…)."""

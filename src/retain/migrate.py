@@ -85,6 +85,12 @@ def _copy(src: Transaction, dst: Transaction, expected: Counts, progress: Progre
                 dst.add_member(realm, team.name, member, stamp(joined))
         for proposal in src.list_proposals(realm, None):
             dst.insert_proposal(realm, proposal)
+        ledger = src.list_injections(realm, limit=EVERY_LEDGER_ROW)
+        dst.insert_injections(realm, [replace(i, seq=0) for i in reversed(ledger)])
+        for identity, session, state, updated in src.list_context_states(realm):
+            dst.put_context_state(realm, identity, session, state, updated)
+        for identity, sha256, imported in src.list_legacy_imports(realm):
+            dst.record_legacy_import(realm, identity, sha256, imported)
     tell("copy", 0, expected.memories)
     after, done = 0, 0
     while page := src.iter_memories(after, PAGE):
@@ -97,10 +103,3 @@ def _copy(src: Transaction, dst: Transaction, expected: Counts, progress: Progre
         dst.append_event(event)
         if n % PAGE == 0 or n == expected.events:
             tell("events", n, expected.events)
-    for realm, _ in src.list_realms():
-        ledger = src.list_injections(realm, limit=EVERY_LEDGER_ROW)
-        dst.insert_injections(realm, [replace(i, seq=0) for i in reversed(ledger)])
-        for identity, session, state, updated in src.list_context_states(realm):
-            dst.put_context_state(realm, identity, session, state, updated)
-        for identity, sha256, imported in src.list_legacy_imports(realm):
-            dst.record_legacy_import(realm, identity, sha256, imported)

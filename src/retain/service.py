@@ -263,7 +263,7 @@ class MemoryService:
         problems: list[legacy.Problem] = []
         for path in claimed:
             name = legacy.identity_of(path)
-            file = name + legacy.SUFFIX
+            file = legacy.source_name(path)
             try:
                 fields.name(name, what="agent")
                 raw = path.read_bytes()
@@ -295,7 +295,7 @@ class MemoryService:
             for path, digest, memories in files:
                 name = legacy.identity_of(path)
                 if tx.legacy_imported(self.realm, name, digest):
-                    again.append(legacy.Problem(name + legacy.SUFFIX, 0, legacy.ALREADY))
+                    again.append(legacy.Problem(legacy.source_name(path), 0, legacy.ALREADY))
                     continue
                 if memories and tx.get_agent(self.realm, name) is None:
                     tx.insert_agent(self.realm, name, stamp(now))
@@ -306,7 +306,7 @@ class MemoryService:
                 tx.record_legacy_import(self.realm, name, digest, stamp(now))
                 imported += len(memories)
             report = legacy.Report(
-                files=tuple(legacy.identity_of(p) + legacy.SUFFIX for p, _, _ in files),
+                files=tuple(legacy.source_name(p) for p, _, _ in files),
                 imported=imported,
                 agents_added=tuple(added),
                 problems=(*problems, *again),
@@ -319,9 +319,10 @@ class MemoryService:
         except RetainError as exc:  # the store refused: nothing landed, the files stay
             for path, _, _ in files:
                 legacy.finish(path, imported=False)
-                name = legacy.identity_of(path) + legacy.SUFFIX
                 problems.append(
-                    legacy.Problem(name, 0, f"not imported: {exc.message}; left as it is")
+                    legacy.Problem(
+                        legacy.source_name(path), 0, f"not imported: {exc.message}; left as it is"
+                    )
                 )
             report = None
         except BaseException:
@@ -510,13 +511,16 @@ class MemoryService:
 
         return self.backend.write(run)
 
-    def _require_agent(self, tx: Transaction, agent: str) -> None:
-        if tx.get_agent(self.realm, agent) is None:
+    def _require_agent(self, tx: Transaction, agent: str) -> Agent:
+        """The registered agent of that name, or the refusal."""
+        found = tx.get_agent(self.realm, agent)
+        if found is None:
             raise AgentNotFound(
                 f"there is no agent {agent!r}",
                 remedy=f"register it with `retain agent add {agent}` or check the name",
                 agent=agent,
             )
+        return found
 
     def _require_team(self, tx: Transaction, team: str) -> None:
         if tx.get_team(self.realm, team) is None:
@@ -555,10 +559,7 @@ class MemoryService:
                 remedy="act as a registered agent (`--as agent:NAME`)",
                 principal=self.principal,
             )
-        self._require_agent(tx, self.identity)
-        found = tx.get_agent(self.realm, self.identity)
-        assert found is not None
-        return found
+        return self._require_agent(tx, self.identity)
 
     def remember(
         self,
@@ -938,8 +939,11 @@ class MemoryService:
         now = self._now()
         key = session or ""
 
-        def look(tx: Transaction) -> tuple[Scene, str | None, dict[str, Memory]]:
-            """The scene, the session's last state, and the rows of what left the section."""
+        def look(
+            tx: Transaction,
+        ) -> tuple[Scene, str | None, context.Shown | None, dict[str, Memory]]:
+            """The scene, the session's last state (stored and read), and the rows of what
+            left the section."""
             scene = self._scene(tx, project, now)
             raw = tx.get_context_state(self.realm, self.principal, key) if session else None
             gone: dict[str, Memory] = {}
@@ -948,9 +952,9 @@ class MemoryService:
                 current = scene.surfaces()
                 left = [i for i in shown.memories if i not in current]
                 gone = {m.id: m for m in tx.get_many(left) if m.realm == self.realm}
-            return scene, raw, gone
+            return scene, raw, shown, gone
 
-        scene, raw, gone = self.backend.read(look)
+        scene, raw, before, gone = self.backend.read(look)
         turn_text = turn or ""
         wanted = bool(turn_text.strip())
         started = time.monotonic()
@@ -966,7 +970,6 @@ class MemoryService:
             max_entries=settings.recall_max_entries,
             max_bytes=settings.recall_max_bytes,
         )
-        before = context.Shown.loads(raw)
         moved = before is not None and before.project != project
         rendered: list[tuple[str, Memory]]
         kinds: tuple[str, ...] = ()

@@ -962,6 +962,7 @@ class PostgresBackend:
         self._ext = "public"  # the schema pgvector lives in (found by _migrate)
         self._indexed: set[str] = set()  # the store's HNSW indexes known to exist
         self._common: set[str] = set()  # word queries known to match COMMON rows or more
+        self._reached = 0  # the pid that last connected (a fork has not)
         self._pool_size = pool_size
         self._pool: psycopg_pool.ConnectionPool[Any] | None = None
         self._pid = 0
@@ -983,9 +984,11 @@ class PostgresBackend:
         with self._lock:
             if self._pool is None or self._pid != os.getpid():  # a fork gets its own pool
                 try:
-                    # One plain connection first: a wrong host, database or password is
-                    # reported at once, with the server's own words.
-                    psycopg.connect(self.conninfo, connect_timeout=CONNECT_TIMEOUT_S).close()
+                    if self._reached != os.getpid():
+                        # One plain connection first: a wrong host, database or password is
+                        # reported at once, with the server's own words (opening the store
+                        # has just connected once in this process, so it need not again).
+                        psycopg.connect(self.conninfo, connect_timeout=CONNECT_TIMEOUT_S).close()
                     self._pool = psycopg_pool.ConnectionPool(
                         self.conninfo,
                         min_size=1,
@@ -1097,6 +1100,7 @@ class PostgresBackend:
                             (migration.version, migration.name),
                         )
                 self._ext = self._extension_schema(con) or "public"
+            self._reached = os.getpid()  # the server answered this process
         except psycopg.Error as exc:
             raise StoreError(
                 f"cannot prepare the store {self.location}: {exc}",
