@@ -16,6 +16,8 @@ from tests.conftest import fresh_schema, open_backend, raw_sql, store_state
 
 from retain import errors, ledger
 from retain.chrono import ManualClock
+from retain.errors import StoreError
+from retain.model import WriteRequest
 from retain.service import MemoryService, integrity_error
 from retain.storage.postgres import PostgresBackend
 from retain.storage.sqlite import SqliteBackend
@@ -461,3 +463,92 @@ def test_postgres_vector_sums_follow_inserts_deletes_and_reindex(
     exact = np.sum([np.array(json.loads(r[0]), dtype=np.float32) for r in rows], axis=0)
     assert (dim, count) == (256, 2) == (256, len(rows))
     assert np.allclose(total, exact, atol=1e-4)
+
+
+def _vector_rows(service: MemoryService) -> dict[int, tuple[int, int, str]]:
+    rows = raw_sql(service, "SELECT memory_num, vec, version, embedding::text FROM memory_vectors")
+    return {num: (vec, version, text) for num, vec, version, text in rows}
+
+
+def _sums_match_the_vectors(service: MemoryService) -> bool:
+    import numpy as np
+
+    model = service.embedder.model_id
+    ((_, total, count),) = service.backend.read(
+        lambda tx: tx.vector_sums(model, "default")  # type: ignore[attr-defined]
+    )
+    rows = raw_sql(service, "SELECT embedding::text FROM memory_vectors")
+    exact = np.sum([np.array(json.loads(r[0]), dtype=np.float32) for r in rows], axis=0)
+    return count == len(rows) and bool(np.allclose(total, exact, atol=1e-4))
+
+
+def test_postgres_vectors_stored_out_of_order_keep_the_later_writes(
+    postgres_service: MemoryService,
+) -> None:
+    import numpy as np
+    import psycopg
+
+    from retain.storage import postgres as module
+    from retain.storage.base import StoredVector
+
+    postgres_service.write("a", description="the first note about the garden")
+    postgres_service.write("b", description="the second note about the kitchen")
+    postgres_service.write("a", description="the first note, now about the orchard")
+    before = _vector_rows(postgres_service)
+    assert len(before) == 2 and len({version for _, version, _ in before.values()}) == 2
+    ((num_a,),) = raw_sql(postgres_service, "SELECT num FROM memories WHERE name = 'a'")
+    model = postgres_service.embedder.model_id
+    backend = postgres_service.backend
+    assert isinstance(backend, module.PostgresBackend)
+
+    def store(version: int, num: int) -> None:
+        vector = np.full(256, 1 / 16, dtype=np.float32)
+        pending = module.PendingVectors(version, {num: StoredVector(0, num, model, 256, vector)})
+        with psycopg.connect(backend.conninfo) as con:
+            con.execute(f"SET search_path TO {backend.schema}, public")
+            module.store_vectors(con, pending)
+
+    store(before[num_a][1] - 1, num_a)  # an earlier write of "a", storing its vectors late
+    assert _vector_rows(postgres_service) == before
+    store(10**9, num_a)  # a later one replaces the vector, which takes a new vec
+    after = _vector_rows(postgres_service)
+    assert after[num_a][1] == 10**9 and after[num_a][0] > max(vec for vec, _, _ in before.values())
+    assert _sums_match_the_vectors(postgres_service)
+    store(10**9 + 1, 999_999)  # a memory deleted before its vectors were stored
+    assert len(_vector_rows(postgres_service)) == 2
+    assert postgres_service.verify().ok
+
+
+def test_postgres_write_whose_vectors_fail_to_store_says_it_landed(
+    postgres_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg
+
+    from retain.storage import postgres as module
+
+    def refuse(con: object, pending: object) -> None:
+        raise psycopg.OperationalError("the server went away")
+
+    monkeypatch.setattr(module, "store_vectors", refuse)
+    with pytest.raises(StoreError, match="the write landed, but storing its vectors failed"):
+        postgres_service.write("a", description="a note about the garden")
+    assert [m.name for m in postgres_service.list_memories()] == ["a"]
+    report = postgres_service.verify()
+    missing = "1 of the store's 1 memories have no vector"
+    assert not report.ok and any(missing in p for p in report.problems)
+    monkeypatch.undo()
+    assert postgres_service.verify(rebuild=True).ok
+
+
+def test_postgres_a_large_write_stores_its_vectors_in_its_own_transaction(
+    postgres_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retain.storage import postgres as module
+
+    monkeypatch.setattr(module, "DEFERRED_VECTORS_MAX", 2)
+    postgres_service.write_many(
+        [WriteRequest(name=f"n{i}", description=f"note {i} about the garden") for i in range(5)]
+    )
+    rows = _vector_rows(postgres_service)
+    assert len(rows) == 5 and len({version for _, version, _ in rows.values()}) == 1
+    assert _sums_match_the_vectors(postgres_service) and postgres_service.verify().ok

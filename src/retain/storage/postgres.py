@@ -15,6 +15,7 @@ names another), so one database can hold several stores.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -23,6 +24,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -56,6 +58,7 @@ from retain.storage.base import (
     LoadCounts,
     MemoryFilter,
     SearchKey,
+    StoredVector,
     VectorRows,
 )
 from retain.storage.postgres_schema import MIGRATIONS, latest_version
@@ -76,6 +79,7 @@ DEFAULT_SCHEMA = "retain"
 POOL_SIZE = 8  # connections a process keeps, unless told ([postgres] pool_size)
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 HNSW_EF_SEARCH = 100  # candidates an HNSW search keeps (pgvector's default is 40)
+DEFERRED_VECTORS_MAX = 10_000  # a write with more stores them in its own transaction
 LOCK_TIMEOUT_MS = 10_000  # how long a writer waits for the write lock before it is busy
 CONNECT_TIMEOUT_S = 5
 _WRITE_LOCK = 7271  # with the schema's hash: the advisory lock a store's writers hold
@@ -115,9 +119,14 @@ def _params(m: Memory) -> dict[str, Any]:
     return params_of(m, Jsonb, Jsonb, bool)
 
 
+@functools.cache
+def _vector_format(dim: int) -> str:
+    return "[" + ",".join(["%.9g"] * dim) + "]"  # nine digits: a float32 read back exactly
+
+
 def _literal(vector: npt.NDArray[np.float32]) -> str:
     """A vector as pgvector reads it: ``[0.1,0.2,…]``."""
-    return "[" + ",".join(map(repr, vector.astype(np.float32).tolist())) + "]"
+    return _vector_format(len(vector)) % tuple(vector.astype(np.float32).tolist())
 
 
 def _parse(text: str) -> npt.NDArray[np.float32]:
@@ -139,6 +148,40 @@ def _like(needle: str) -> str:
     return f"%{escaped}%"
 
 
+@dataclass(slots=True)
+class PendingVectors:
+    """A write's vectors, stored once it has committed; ``version`` orders the writes."""
+
+    version: int
+    vectors: dict[int, StoredVector]  # by memory number
+
+
+def store_vectors(con: psycopg.Connection[Any], pending: PendingVectors) -> None:
+    """Store ``pending``'s vectors for the memories that still exist, each replacing one
+    an earlier write stored (a later write's stays). One statement: the sums' triggers run
+    once for it."""
+    rows = sorted(pending.vectors.items())  # in one order: concurrent writers do not deadlock
+    if not rows:
+        return
+    con.execute(
+        "INSERT INTO memory_vectors(memory_num, realm, model, dim, embedding, version) "
+        "SELECT k.num, m.realm, k.model, k.dim, k.embedding::vector, %s "
+        "FROM unnest(%s::bigint[], %s::text[], %s::int[], %s::text[]) "
+        "AS k(num, model, dim, embedding) JOIN memories m ON m.num = k.num ORDER BY k.num "
+        "ON CONFLICT (memory_num) DO UPDATE SET vec = nextval('memory_vectors_vec_seq'), "
+        "realm = excluded.realm, model = excluded.model, dim = excluded.dim, "
+        "embedding = excluded.embedding, version = excluded.version "
+        "WHERE memory_vectors.version < excluded.version",
+        (
+            pending.version,
+            [num for num, _ in rows],
+            [v.model for _, v in rows],
+            [v.dim for _, v in rows],
+            [_literal(v.vector) for _, v in rows],
+        ),
+    )
+
+
 class PostgresTransaction:
     """The operations of one connection, inside the transaction the backend opened."""
 
@@ -152,6 +195,8 @@ class PostgresTransaction:
         self._head: tuple[int, str] | None = None  # the chain head this transaction wrote
         self._indexed = indexed if indexed is not None else set()  # HNSW indexes made
         self._common = common if common is not None else set()  # terms known to be common
+        self.pending: PendingVectors | None = None  # vectors to store once this commits
+        self._events: list[tuple[Any, ...]] = []  # appended, not yet inserted
 
     def _rows(self, sql: str, args: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         return self.con.execute(sql, args).fetchall()
@@ -762,27 +807,23 @@ class PostgresTransaction:
             contexts = [(k.context, k.num) for k in keys if k.context is not None]
             if contexts:
                 cur.executemany("UPDATE memories SET context = %s WHERE num = %s", contexts)
-            # A memory's vector is replaced by a new row: it takes a fresh, higher ``vec``.
+            # The old vectors go with the write: until its new ones are stored (after it
+            # commits, ``PostgresBackend``), the memory has none, which ``verify`` counts.
             cur.execute(
                 "DELETE FROM memory_vectors WHERE memory_num = ANY(%s)", ([k.num for k in keys],)
             )
-            vectors = [(k.num, v) for k in keys if (v := k.vector) is not None]
-            for model, dim in {(v.model, v.dim) for _, v in vectors}:
-                self._ensure_hnsw(model, dim)
-            if vectors:  # one statement: the sums' trigger runs once for the batch
-                cur.execute(
-                    "INSERT INTO memory_vectors(memory_num, realm, model, dim, embedding) "
-                    "SELECT k.num, m.realm, k.model, k.dim, k.embedding::vector "
-                    "FROM unnest(%s::bigint[], %s::text[], %s::int[], %s::text[]) "
-                    "AS k(num, model, dim, embedding) JOIN memories m ON m.num = k.num "
-                    "ORDER BY k.num",
-                    (
-                        [num for num, _ in vectors],
-                        [v.model for _, v in vectors],
-                        [v.dim for _, v in vectors],
-                        [_literal(v.vector) for _, v in vectors],
-                    ),
-                )
+        vectors = [v for k in keys if (v := k.vector) is not None]
+        for model, dim in {(v.model, v.dim) for v in vectors}:
+            self._ensure_hnsw(model, dim)
+        if not vectors:
+            return
+        if self.pending is None:
+            version = int(self._one("SELECT nextval('vector_versions')")[0])
+            self.pending = PendingVectors(version, {})
+        self.pending.vectors.update((v.num, v) for v in vectors)
+        if len(self.pending.vectors) > DEFERRED_VECTORS_MAX:  # a reindex, a large import
+            store_vectors(self.con, self.pending)
+            self.pending.vectors.clear()
 
     def _ensure_hnsw(self, model: str, dim: int) -> None:
         """An HNSW index over the vectors of one model (of its size), made when the first
@@ -886,19 +927,32 @@ class PostgresTransaction:
         return (int(row[0]), str(row[1])) if row else (0, GENESIS)
 
     def append_event(self, event: Event) -> None:
-        self.con.execute(
-            "INSERT INTO events(seq, event_id, realm, memory_id, kind, tx_time, principal, "
-            "reason, payload, payload_digest, prev_hash, hash) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+        self._events.append(
             (
                 event.seq, event.event_id, event.realm, event.memory_id, event.kind,
                 stamp(event.tx_time), event.principal, event.reason, event.payload,
                 event.payload_digest, event.prev_hash, event.hash,
-            ),
+            )
         )  # fmt: skip
         self._head = (event.seq, event.hash)
 
+    def flush_events(self) -> None:
+        """Insert the events appended since the last flush, in one statement (before the
+        log is read, and before the transaction commits)."""
+        if not self._events:
+            return
+        self.con.execute(
+            "INSERT INTO events(seq, event_id, realm, memory_id, kind, tx_time, principal, "
+            "reason, payload, payload_digest, prev_hash, hash) "
+            "SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], "
+            "%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
+            "%s::text[], %s::text[])",
+            [list(column) for column in zip(*self._events, strict=True)],
+        )
+        self._events.clear()
+
     def iter_events(self, realm: str | None = None) -> Iterator[Event]:
+        self.flush_events()
         after = 0
         while True:  # a page at a time, so a long log is never held whole
             rows = self._rows(
@@ -917,6 +971,7 @@ class PostgresTransaction:
             after = int(rows[-1][0])
 
     def count_events(self) -> int:
+        self.flush_events()
         return int(self._one("SELECT count(*) FROM events")[0])
 
 
@@ -1018,25 +1073,60 @@ class PostgresBackend:
     # -- transactions -------------------------------------------------------------
 
     def _run(self, write: bool, fn: Callable[[PostgresTransaction], T]) -> T:
+        pending: PendingVectors | None = None
+
+        def locked(con: psycopg.Connection[Any]) -> T:
+            nonlocal pending
+            if write:  # one writer at a time in this store (its schema)
+                con.execute(
+                    "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_WRITE_LOCK, self.schema)
+                )
+            else:
+                con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            tx = PostgresTransaction(con, self._indexed, self._common)
+            result = fn(tx)
+            tx.flush_events()
+            pending = tx.pending
+            return result
+
+        result = self._attempt(locked)
+        if pending is not None and pending.vectors:
+            vectors = pending
+            try:  # a memory deleted meanwhile fails the foreign key: the next try skips it
+                self._attempt(
+                    lambda con: store_vectors(con, vectors), raced=(pg_errors.ForeignKeyViolation,)
+                )
+            except StoreError as exc:
+                raise StoreError(
+                    f"the write landed, but storing its vectors failed: {exc.message}",
+                    remedy="run `retain verify --rebuild` to make the missing vectors",
+                    location=self.location,
+                ) from exc
+        return result
+
+    def _attempt(
+        self,
+        fn: Callable[[psycopg.Connection[Any]], T],
+        raced: tuple[type[psycopg.Error], ...] = (),
+    ) -> T:
+        """``fn`` in a transaction of its own, tried again while the server says it raced."""
+        retried: tuple[type[psycopg.Error], ...] = (
+            pg_errors.SerializationFailure,
+            pg_errors.DeadlockDetected,
+            *raced,
+        )
         delay = 0.005
         for attempt in range(_RETRIES):
             try:
                 with self.pool.connection() as con:
-                    if write:  # one writer at a time in this store (its schema)
-                        con.execute(
-                            "SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
-                            (_WRITE_LOCK, self.schema),
-                        )
-                    else:
-                        con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                    return fn(PostgresTransaction(con, self._indexed, self._common))
+                    return fn(con)
             except pg_errors.LockNotAvailable as exc:  # waited LOCK_TIMEOUT_MS already
                 raise StoreBusy(
                     f"{self.location} stayed locked by another writer for "
                     f"{LOCK_TIMEOUT_MS / 1000:g} s",
                     remedy="retry once the other writers have finished",
                 ) from exc
-            except (pg_errors.SerializationFailure, pg_errors.DeadlockDetected) as exc:
+            except retried as exc:
                 if attempt == _RETRIES - 1:
                     raise StoreBusy(
                         f"{self.location} stayed busy: {exc}",

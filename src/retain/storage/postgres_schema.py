@@ -242,7 +242,38 @@ CREATE TRIGGER events_not_truncated BEFORE TRUNCATE ON events
     FOR EACH STATEMENT EXECUTE FUNCTION retain_events_append_only();
 """
 
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, "initial", _INITIAL),)
+# Vectors are stored after the write that made them commits, outside the store's write
+# lock (``PostgresBackend``): pgvector's HNSW insert is most of a write's server time and
+# takes concurrent inserts. Each write's vectors carry a version taken under the lock, so
+# that when two writes of one memory store their vectors out of order the later write's
+# vector stays; a replaced vector is an UPDATE, whose old and new sums the third trigger
+# moves.
+_DEFERRED_VECTORS = """
+CREATE SEQUENCE vector_versions;
+ALTER TABLE memory_vectors ADD COLUMN version BIGINT NOT NULL DEFAULT 0;
+CREATE FUNCTION retain_vector_sums_move() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE vector_sums s SET total = s.total - g.total, n = s.n - g.n
+        FROM (SELECT realm, model, dim, sum(embedding) AS total, count(*) AS n FROM old_rows
+              GROUP BY realm, model, dim) g
+        WHERE s.realm = g.realm AND s.model = g.model AND s.dim = g.dim;
+    INSERT INTO vector_sums(realm, model, dim, total, n)
+        SELECT realm, model, dim, sum(embedding), count(*) FROM new_rows
+        GROUP BY realm, model, dim
+        ON CONFLICT (realm, model, dim) DO UPDATE
+        SET total = vector_sums.total + excluded.total, n = vector_sums.n + excluded.n;
+    RETURN NULL;
+END;
+$$;
+CREATE TRIGGER memory_vectors_sums_move AFTER UPDATE ON memory_vectors
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows
+    FOR EACH STATEMENT EXECUTE FUNCTION retain_vector_sums_move();
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "initial", _INITIAL),
+    Migration(2, "deferred vectors", _DEFERRED_VECTORS),
+)
 
 
 def latest_version() -> int:
