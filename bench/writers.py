@@ -27,6 +27,12 @@ Latency is per call (a batch, or one write), over all writers. A call refused as
 counted and not retried. Afterwards the store is opened once more: ``verify()`` (search
 index, vectors, event chain) must be ok and the store must hold every memory written.
 
+Where the CPU went (``cpu``, Linux): the machine's busy share over the run (from
+``/proc/stat``), the writer processes' own CPU time per write, and the rest of the
+machine's per write (the database server when it runs on this machine, and anything
+else). With ``cores`` cores, ``cores / (writers + rest)`` writes per millisecond is the
+most this machine could do with the server beside the writers.
+
 Target (from the issue): ≥ 1,500 writes/s aggregate from 8 writers on PostgreSQL, in
 batches (``single`` is reported beside it, without a target).
 
@@ -84,6 +90,15 @@ BACKENDS = ("sqlite", "postgresql")
 STARTED = time.perf_counter()
 READY_TIMEOUT_S = 300.0  # how long the writers may take to prepare before the start
 
+
+def machine_busy_s() -> float:
+    """CPU seconds every core of this machine has spent busy since boot (``/proc/stat``)."""
+    with open("/proc/stat", encoding="ascii") as stat:
+        fields = [int(x) for x in stat.readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle and iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 # -- one writer (a process of its own) -----------------------------------------------------
 
 
@@ -132,6 +147,7 @@ def writer_main(
         ready.wait(READY_TIMEOUT_S)
         go.wait(READY_TIMEOUT_S)
         deadline = start.value + seconds
+        cpu = time.process_time()
         latencies: list[float] = []
         written = busy = n = 0
         now = time.monotonic()
@@ -159,6 +175,7 @@ def writer_main(
                 busy += 1
             now = time.monotonic()
             latencies.append(now - began)
+        cpu = time.process_time() - cpu
         store.close()
         results.put(
             {
@@ -166,6 +183,7 @@ def writer_main(
                 "writes": written,
                 "busy": busy,
                 "end": now,
+                "cpu_s": cpu,
                 "latencies": latencies,
                 "pid": os.getpid(),
             }
@@ -235,10 +253,12 @@ def run(args: argparse.Namespace, backend: str, mode: str, n: int) -> dict[str, 
             process.join(timeout=10.0)
         raise RuntimeError(f"{backend} {mode} x{n}: a writer failed: {error}") from None
     load_before = os.getloadavg()
+    busy_before = machine_busy_s()
     start.value = time.monotonic()
     go.set()
     began = start.value
     reports = [results.get(timeout=READY_TIMEOUT_S + args.seconds * 10) for _ in processes]
+    busy = machine_busy_s() - busy_before
     for process in processes:
         process.join()
     load_after = os.getloadavg()
@@ -250,6 +270,8 @@ def run(args: argparse.Namespace, backend: str, mode: str, n: int) -> dict[str, 
     writes = sum(r["writes"] for r in reports)
     latencies = [s for r in reports for s in r["latencies"]]
     log(f"{backend} {mode} x{n}: {writes} writes in {seconds:.2f} s, {writes / seconds:.0f}/s")
+    writers_cpu = sum(r["cpu_s"] for r in reports)
+    cores = os.cpu_count() or 1
 
     checked = time.perf_counter()
     store = retain.open(location, home=home)
@@ -280,6 +302,14 @@ def run(args: argparse.Namespace, backend: str, mode: str, n: int) -> dict[str, 
             "vectors": report.vectors,
             "problems": list(report.problems),
             "seconds": round(verify_s, 2),
+        },
+        # Where the machine's CPU went while writing: the writer processes' own time, and the
+        # rest (the database server on this machine, and anything else running).
+        "cpu": {
+            "cores": cores,
+            "busy_share": round(busy / (seconds * cores), 3),
+            "writers_ms_per_write": round(1000 * writers_cpu / writes, 3) if writes else None,
+            "rest_ms_per_write": round(1000 * (busy - writers_cpu) / writes, 3) if writes else None,
         },
         "load_average": {  # other work on the machine skews the rates
             "before": [round(x, 2) for x in load_before],
