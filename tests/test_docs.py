@@ -126,6 +126,7 @@ def test_readme_quick_start_runs_retain_on_the_default_store() -> None:
     first = fenced_blocks(section(README.read_text(encoding="utf-8"), "Quick start"))[0]
     assert "pip install" in first
     assert "retain add" in first and "retain search" in first
+    assert first.strip().endswith("retain serve")
     assert "--home" not in first and "RETAIN_HOME" not in first
 
 

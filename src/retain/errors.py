@@ -11,7 +11,8 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   ├── InvalidTime              invalid_time
     │   ├── DescriptionRequired      description_required
     │   ├── TooManyReferences        too_many_references
-    │   └── NoProject                no_project
+    │   ├── NoProject                no_project
+    │   └── RequestTooLarge          request_too_large
     ├── NotFound                     not_found
     │   ├── ProjectNotFound          project_not_found
     │   ├── AgentNotFound            agent_not_found
@@ -31,6 +32,7 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   └── EditAmbiguous            edit_ambiguous
     ├── StaleUpdate                  stale_update
     ├── AccessDenied                 access_denied
+    │   └── Unauthenticated          unauthenticated
     ├── TransferError                transfer_error
     │   ├── ExportTargetNotEmpty     export_target_not_empty
     │   ├── UnexportableDescription  unexportable_description
@@ -125,6 +127,12 @@ class NoProject(InvalidInput):
     """A write asked for the project tier with no project selected."""
 
     code = "no_project"
+
+
+class RequestTooLarge(InvalidInput):
+    """A request's body is larger than the server takes."""
+
+    code = "request_too_large"
 
 
 # -- lookups -----------------------------------------------------------------
@@ -324,6 +332,12 @@ class AccessDenied(RetainError):
     of another identity."""
 
     code = "access_denied"
+
+
+class Unauthenticated(AccessDenied):
+    """A request to a server that has tokens came without a token it knows."""
+
+    code = "unauthenticated"
 
 
 # -- embeddings --------------------------------------------------------------

@@ -11,7 +11,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from retain.chrono import stamp
+from retain.chrono import age_phrase, stamp
 
 DEFAULT_REALM = "default"
 GLOBAL_SCOPE = "global"
@@ -400,6 +400,20 @@ class SearchHit:
     scanned_terms: tuple[str, ...] = ()
     queries: tuple[str, ...] = ()
 
+    def to_dict(self, now: datetime) -> dict[str, Any]:
+        """The memory's public record with how it was found (a short body whole)."""
+        record = self.memory.to_dict(now)
+        record.update(
+            score=round(self.score, 6),
+            senses=list(self.senses),
+            scanned=list(self.scanned_terms),
+            verified=self.memory.was_verified,
+            age=age_phrase(self.memory.created_at, now),
+        )
+        if self.memory.short_body is not None:
+            record["body"] = self.memory.short_body
+        return record
+
 
 @dataclass(frozen=True, slots=True)
 class SearchResult:
@@ -408,6 +422,15 @@ class SearchResult:
     listing: bool
     embedder: str = ""
     degraded: str | None = None  # why the configured embedder is not the one in use
+
+    def to_dict(self, now: datetime) -> dict[str, Any]:
+        return {
+            "summary": self.summary,
+            "listing": self.listing,
+            "embedder": self.embedder,
+            "degraded": self.degraded,
+            "memories": [hit.to_dict(now) for hit in self.hits],
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -439,3 +462,21 @@ class StoreStatus:
     embedder_configured: str = ""
     degraded: str | None = None  # why the configured embedder is not the one in use
     vectors: int = 0  # memories of the realm with a vector of the model in use
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "location": self.location,
+            "schema_version": self.schema_version,
+            "realm": self.realm,
+            "memories": self.memories,
+            "projects": self.projects,
+            "events": self.events,
+            "chain_head": self.chain_head,
+            "inline_bytes": self.inline_bytes,
+            "inline_max_bytes": self.inline_max_bytes,
+            "size_bytes": self.size_bytes,
+            "embedder": self.embedder,
+            "embedder_configured": self.embedder_configured,
+            "degraded": self.degraded,
+            "vectors": self.vectors,
+        }

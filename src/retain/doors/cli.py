@@ -31,7 +31,7 @@ from retain import errors
 from retain.chrono import age_phrase, stamp
 from retain.config import RECALL_POLICIES
 from retain.legacy import Report as LegacyReport
-from retain.model import Memory, SearchHit
+from retain.model import Memory
 from retain.service import MemoryService, Progress, integrity_error
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -269,20 +269,6 @@ def _memory_table(memories: list[Memory], title: str | None = None) -> Table:
             _flags(m, now),
         )
     return table
-
-
-def _hit_record(hit: SearchHit, now: datetime) -> dict[str, Any]:
-    record = hit.memory.to_dict(now)
-    record.update(
-        score=round(hit.score, 6),
-        senses=list(hit.senses),
-        scanned=list(hit.scanned_terms),
-        verified=hit.memory.was_verified,
-        age=age_phrase(hit.memory.created_at, now),
-    )
-    if hit.memory.short_body is not None:
-        record["body"] = hit.memory.short_body
-    return record
 
 
 def _emit_created(fmt: str, name: str, created_at: datetime, sentence: str) -> None:
@@ -813,15 +799,7 @@ def search(
         )
         now = _now()
         if fmt == "json":
-            _emit_json(
-                {
-                    "summary": result.summary,
-                    "listing": result.listing,
-                    "embedder": result.embedder,
-                    "degraded": result.degraded,
-                    "memories": [_hit_record(h, now) for h in result.hits],
-                }
-            )
+            _emit_json(result.to_dict(now))
             return
         out.print(result.summary, markup=False)
         if result.degraded:
@@ -927,14 +905,7 @@ def recall(
         result = service.recall(list(queries), project=project, limit=limit, budget_tokens=budget)
         now = _now()
         if fmt == "json":
-            _emit_json(
-                {
-                    "summary": result.summary,
-                    "embedder": result.embedder,
-                    "degraded": result.degraded,
-                    "memories": [_hit_record(h, now) for h in result.hits],
-                }
-            )
+            _emit_json(result.to_dict(now))
             return
         out.print(result.summary, markup=False)
         table = Table()
@@ -1235,22 +1206,7 @@ def status(home: Path | None, fmt: str) -> None:
     """Where the store is and what it holds."""
     with _service(home, fmt) as service:
         s = service.status()
-        data = {
-            "location": s.location,
-            "schema_version": s.schema_version,
-            "realm": s.realm,
-            "memories": s.memories,
-            "projects": s.projects,
-            "events": s.events,
-            "chain_head": s.chain_head,
-            "inline_bytes": s.inline_bytes,
-            "inline_max_bytes": s.inline_max_bytes,
-            "size_bytes": s.size_bytes,
-            "embedder": s.embedder,
-            "embedder_configured": s.embedder_configured,
-            "degraded": s.degraded,
-            "vectors": s.vectors,
-        }
+        data = s.to_dict()
         if fmt == "json":
             _emit_json(data)
             return
@@ -1262,6 +1218,39 @@ def status(home: Path | None, fmt: str) -> None:
         for key, value in data.items():
             table.add_row(key, str(value))
         out.print(table)
+
+
+@cli.command()
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=int, default=8765, show_default=True, help="Port to listen on.")
+@click.option(
+    "--tokens",
+    "tokens_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="RETAIN_TOKENS_FILE",
+    help="A file of TOKEN=PRINCIPAL lines (besides $RETAIN_TOKENS); with tokens, every "
+    "request needs one.",
+)
+@home_option
+def serve(host: str, port: int, tokens_file: Path | None, home: Path | None) -> None:
+    """Serve the REST API under /v1 (OpenAPI at /openapi.json) on one port."""
+    import uvicorn
+
+    from retain.doors import http
+
+    with _service(home) as service:
+        tokens = http.load_tokens(tokens_file)
+        http.check_binding(host, tokens)
+        app = http.create_app(service, tokens=tokens)
+        loaded = service.embedder
+        err.print(
+            f"retain: serving {service.backend.location} at http://{host}:{port}{http.API} "
+            f"({len(tokens)} token(s); embedder {loaded.model_id})",
+            markup=False,
+        )
+        if loaded.degraded:
+            err.print(f"degraded: {loaded.degraded}", markup=False)
+        uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
 def main() -> None:

@@ -1,0 +1,597 @@
+"""The REST door: the service's verbs under ``/v1`` with FastAPI.
+
+Translate only: a request's fields become a verb's arguments and its result a JSON
+object; every rule, refusal and default is the service's. A refusal is
+``{"error": {"code", "message", "remedy", "details"}}`` with the HTTP status of its
+class in ``HTTP_STATUS`` — the same code the CLI and the Python API raise.
+
+Who acts comes from the request's bearer token (``Tokens``), never from a field of
+the request. A server without tokens acts as ``operator:local``, as the CLI does, and
+``retain serve`` binds it to a loopback address only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hmac
+import ipaddress
+import os
+import threading
+from collections.abc import Mapping
+from datetime import datetime
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+import retain
+from retain import errors
+from retain.chrono import stamp
+from retain.errors import RetainError
+from retain.model import AGENT_PREFIX, OPERATOR_PREFIX
+from retain.service import MemoryService
+
+API = "/v1"
+MAX_BODY_BYTES = 1024 * 1024  # a request's body; larger ones are refused whole
+TOKENS_ENV = "RETAIN_TOKENS"
+LOCAL_PRINCIPAL = "operator:local"
+_PRINCIPAL_PREFIXES = (AGENT_PREFIX, OPERATOR_PREFIX, "app:")
+_PRINCIPALS = ("steward", "anonymous")
+
+# An error's HTTP status: its nearest class here (anything unmapped is a bug: 500).
+HTTP_STATUS: dict[type[RetainError], int] = {
+    errors.InvalidInput: 400,
+    errors.RequestTooLarge: 413,
+    errors.Unauthenticated: 401,
+    errors.AccessDenied: 403,
+    errors.NotFound: 404,
+    errors.Conflict: 409,
+    errors.StaleUpdate: 412,
+    errors.BudgetExceeded: 422,
+    errors.EditFailed: 422,
+    errors.TransferError: 422,
+    errors.StoreBusy: 503,
+    errors.EmbedderError: 503,
+    errors.RecallFailed: 504,
+    errors.StoreError: 500,
+    errors.IntegrityFailed: 500,
+    errors.ConfigInvalid: 500,
+}
+
+
+def http_status(error: RetainError) -> int:
+    for cls in type(error).__mro__:
+        if cls in HTTP_STATUS:
+            return HTTP_STATUS[cls]
+    return 500
+
+
+def error_response(error: RetainError) -> JSONResponse:
+    headers = {"Retry-After": "1"} if isinstance(error, errors.StoreBusy) else None
+    if isinstance(error, errors.Unauthenticated):
+        headers = {"WWW-Authenticate": "Bearer"}
+    return JSONResponse({"error": error.to_dict()}, http_status(error), headers=headers)
+
+
+# -- tokens --------------------------------------------------------------------------------
+
+
+def parse_tokens(text: str, source: str) -> dict[str, str]:
+    """``TOKEN=PRINCIPAL`` pairs, one a line or separated by commas; ``#`` starts a comment."""
+    tokens: dict[str, str] = {}
+    for raw in text.replace(",", "\n").splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        token, sep, principal = (part.strip() for part in line.partition("="))
+        if not sep or not token or not principal:
+            raise errors.ConfigInvalid(
+                f"{source}: {line!r} is not TOKEN=PRINCIPAL",
+                remedy="write each token as TOKEN=PRINCIPAL, e.g. s3cret=agent:coder",
+            )
+        if not (principal.startswith(_PRINCIPAL_PREFIXES) or principal in _PRINCIPALS):
+            raise errors.ConfigInvalid(
+                f"{source}: {principal!r} is not a principal",
+                remedy="name agent:<name>, app:<name>, operator:<name>, steward or anonymous",
+            )
+        if token in tokens:
+            raise errors.ConfigInvalid(
+                f"{source}: a token is given twice", remedy="give every principal its own token"
+            )
+        tokens[token] = principal
+    return tokens
+
+
+def load_tokens(
+    path: Path | None = None, environ: Mapping[str, str] = os.environ
+) -> dict[str, str]:
+    """The tokens of ``$RETAIN_TOKENS`` and of the tokens file ``path``."""
+    tokens = parse_tokens(environ.get(TOKENS_ENV, ""), f"${TOKENS_ENV}")
+    if path is not None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise errors.ConfigInvalid(
+                f"cannot read the tokens file {path}: {exc}",
+                remedy="point --tokens at a readable UTF-8 file of TOKEN=PRINCIPAL lines",
+            ) from exc
+        for token, principal in parse_tokens(text, str(path)).items():
+            if tokens.setdefault(token, principal) != principal:
+                raise errors.ConfigInvalid(
+                    f"a token of {path} names another principal in ${TOKENS_ENV}",
+                    remedy="give every principal its own token",
+                )
+    return tokens
+
+
+def check_binding(host: str, tokens: Mapping[str, str]) -> None:
+    """Refuse to serve beyond this machine without tokens: every caller would be an operator."""
+    if tokens or host == "localhost":
+        return
+    try:
+        loopback = ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        raise errors.ConfigInvalid(
+            f"serving on {host} without tokens would let anyone who reaches it act as "
+            f"{LOCAL_PRINCIPAL}",
+            remedy=f"serve on 127.0.0.1, or give tokens (${TOKENS_ENV} or --tokens FILE)",
+            host=host,
+        )
+
+
+# -- the request's service -----------------------------------------------------------------
+
+
+class Services:
+    """One service per principal over one store (they share its backend and settings)."""
+
+    def __init__(self, root: MemoryService) -> None:
+        self.root = root
+        self._by_principal = {root.principal: root}
+        self._lock = threading.Lock()
+
+    def of(self, principal: str) -> MemoryService:
+        with self._lock:
+            service = self._by_principal.get(principal)
+            if service is None:
+                service = MemoryService(
+                    self.root.backend,
+                    settings=self.root.settings,
+                    clock=self.root.clock,
+                    realm=self.root.realm,
+                    principal=principal,
+                )
+                self._by_principal[principal] = service
+            return service
+
+
+class BodyLimit:
+    """Refuse a request whose body is larger than ``limit`` bytes, before it is used."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await error_response(self._too_large())(scope, receive, send)
+            return
+        seen = 0
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > self.limit:  # a body sent without its length
+                raise self._too_large()
+            return message
+
+        await self.app(scope, counted, send)
+
+    def _too_large(self) -> errors.RequestTooLarge:
+        return errors.RequestTooLarge(
+            f"the request's body is larger than {self.limit} bytes",
+            remedy="send less at a time (a large import goes through `retain import`)",
+            limit=self.limit,
+        )
+
+
+# -- bodies ----------------------------------------------------------------------------------
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MemoryWrite(_Body):
+    """A write: a field left out keeps what is there; ``""`` clears body or expiry."""
+
+    description: str | None = None
+    body: str | None = None
+    tags: list[str] | None = None
+    priority: int | None = None
+    load: str | None = None
+    references: list[str] | None = None
+    source: str | None = None
+    expires: str | None = None
+    subject: str | None = None
+    thread: str | None = None
+    valid_from: str | None = None
+    tier: str | None = None
+    verified: bool = False
+    create_only: bool = False
+    expected_hash: str | None = None
+
+
+class EditBody(_Body):
+    old: str
+    new: str
+    replace_all: bool = False
+    verified: bool = False
+
+
+class SearchBody(_Body):
+    queries: list[str] = Field(default_factory=list)
+    project: str | None = None
+    tier: str | None = None
+    limit: int = 10
+    tag: str | None = None
+    referencing: str | None = None
+    unverified: str | None = None
+    expired: bool = False
+    budget_tokens: int | None = None
+
+
+class RecallBody(_Body):
+    queries: list[str]
+    project: str | None = None
+    limit: int = 10
+    budget_tokens: int | None = None
+
+
+class RememberBody(_Body):
+    text: str
+    description: str | None = None
+    tags: list[str] | None = None
+    priority: int | None = None
+    subject: str | None = None
+    thread: str | None = None
+    valid_from: str | None = None
+
+
+class ForgetBody(_Body):
+    id: str
+    reason: str = ""
+
+
+class ProposeBody(_Body):
+    summary: str
+    target: str = "global"
+    body: str = ""
+    evidence: str = ""
+
+
+class ContextBody(_Body):
+    project: str | None = None
+    turn: str | None = None
+    session: str | None = None
+    restate: bool = False
+    recall_timeout_ms: int | None = None
+    recall_failure_policy: str | None = None
+
+
+class NameBody(_Body):
+    name: str
+
+
+def plain(value: Any) -> Any:
+    """A result as JSON: dataclasses as objects, times in retain's stamp, enums by value."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, datetime):
+        return stamp(value)
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+# -- the app ---------------------------------------------------------------------------------
+
+
+def create_app(
+    service: MemoryService,
+    *,
+    tokens: Mapping[str, str] | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
+) -> FastAPI:
+    """The REST API over ``service``'s store; with ``tokens``, every request needs one."""
+    services = Services(service)
+    known = dict(tokens or {})
+    app = FastAPI(
+        title="retain",
+        version=retain.__version__,
+        description="Governed long-term memory for AI agents.",
+        openapi_url="/openapi.json",
+    )
+    app.add_middleware(BodyLimit, limit=max_body_bytes)
+
+    @app.exception_handler(RetainError)
+    async def refused(request: Request, exc: RetainError) -> JSONResponse:
+        return error_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def malformed(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [
+            {"field": ".".join(str(p) for p in e.get("loc", ())), "problem": e.get("msg", "")}
+            for e in exc.errors()
+        ]
+        first = problems[0] if problems else {"field": "", "problem": "malformed"}
+        return error_response(
+            errors.InvalidValue(
+                f"{first['field'] or 'the request'}: {first['problem']}",
+                remedy="see /openapi.json for the request's fields",
+                problems=problems,
+            )
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def routed(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if isinstance(exc.__cause__, RetainError):  # refused while the body was read
+            return error_response(exc.__cause__)
+        if exc.status_code == 404:
+            error: RetainError = errors.NotFound(
+                f"no endpoint {request.method} {request.url.path}",
+                remedy="see /openapi.json for the endpoints",
+            )
+        else:
+            error = errors.InvalidInput(
+                f"{request.method} {request.url.path}: {exc.detail}",
+                remedy="see /openapi.json for the endpoints and their methods",
+            )
+        response = error_response(error)
+        response.status_code = exc.status_code
+        return response
+
+    def acting(request: Request) -> MemoryService:
+        if not known:
+            return services.root
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        for candidate, principal in known.items():
+            if scheme.lower() == "bearer" and hmac.compare_digest(candidate, token.strip()):
+                return services.of(principal)
+        raise errors.Unauthenticated(
+            "this server needs a bearer token it knows",
+            remedy="send `Authorization: Bearer TOKEN` with a token of $RETAIN_TOKENS or the "
+            "server's tokens file",
+        )
+
+    Acting = Depends(acting)
+    now = service.clock.now
+
+    @app.get(f"{API}/status", tags=["store"])
+    def status(svc: MemoryService = Acting) -> dict[str, Any]:
+        """Where the store is, what it holds, the embedder in use and whether it is degraded."""
+        return {**svc.status().to_dict(), "principal": svc.principal}
+
+    @app.get(f"{API}/memories", tags=["memories"])
+    def list_memories(
+        project: str | None = None,
+        tag: str | None = None,
+        referencing: str | None = None,
+        unverified: str | None = None,
+        expired: bool = False,
+        limit: int | None = Query(None, ge=1),
+        svc: MemoryService = Acting,
+    ) -> dict[str, Any]:
+        """The memories of the global tier and the project's, in index order."""
+        memories = svc.list_memories(
+            project=project,
+            tag=tag,
+            referencing=referencing,
+            unverified=unverified,
+            expired=expired,
+            limit=limit,
+        )
+        moment = now()
+        return {"memories": [m.to_dict(moment) for m in memories]}
+
+    @app.post(f"{API}/memories/search", tags=["memories"])
+    def search(body: SearchBody, svc: MemoryService = Acting) -> dict[str, Any]:
+        """Hybrid search; no queries lists what the filters pass."""
+        result = svc.search(
+            body.queries,
+            project=body.project,
+            tier=body.tier,
+            limit=body.limit,
+            tag=body.tag,
+            referencing=body.referencing,
+            unverified=body.unverified,
+            expired=body.expired,
+            budget_tokens=body.budget_tokens,
+        )
+        return result.to_dict(now())
+
+    @app.get(f"{API}/memories/{{name}}", tags=["memories"])
+    def get(name: str, project: str | None = None, svc: MemoryService = Acting) -> dict[str, Any]:
+        """Every field of a memory, its body whole, and what references it (not a read)."""
+        record = svc.get(name, project=project)
+        return {
+            **record.memory.to_dict(now(), body=True),
+            "referenced_by": list(record.referenced_by),
+        }
+
+    @app.put(f"{API}/memories/{{name}}", tags=["memories"], status_code=200)
+    def put(
+        name: str,
+        body: MemoryWrite,
+        project: str | None = None,
+        svc: MemoryService = Acting,
+    ) -> JSONResponse:
+        """Create or update a memory by name: a field left out keeps what is there."""
+        written = svc.write(name, project=project, **body.model_dump(exclude_unset=True))
+        data = {
+            **written.memory.to_dict(now(), body=True),
+            "created": written.created,
+            "changed": written.changed,
+            "notes": list(written.notes),
+        }
+        return JSONResponse(data, status_code=201 if written.created else 200)
+
+    @app.delete(f"{API}/memories/{{name}}", tags=["memories"])
+    def delete(
+        name: str, project: str | None = None, svc: MemoryService = Acting
+    ) -> dict[str, Any]:
+        """Remove a memory; memories that referenced it keep their references."""
+        result = svc.delete(name, project=project)
+        return {"removed": result.memory.name, "referenced_by": list(result.referenced_by)}
+
+    @app.post(f"{API}/memories/{{name}}/edit", tags=["memories"])
+    def edit(
+        name: str, body: EditBody, project: str | None = None, svc: MemoryService = Acting
+    ) -> dict[str, Any]:
+        """Replace ``old`` with ``new`` in the body (once, unless ``replace_all``)."""
+        result = svc.edit(
+            name,
+            body.old,
+            body.new,
+            replace_all=body.replace_all,
+            verified=body.verified,
+            project=project,
+        )
+        return {
+            **result.memory.to_dict(now(), body=True),
+            "replacements": result.replacements,
+            "excerpt": result.excerpt,
+        }
+
+    @app.get(f"{API}/memories/{{name}}/read", tags=["memories"])
+    def read(
+        name: str,
+        offset: int = Query(0, ge=0),
+        project: str | None = None,
+        svc: MemoryService = Acting,
+    ) -> dict[str, Any]:
+        """A page of the body from ``offset``, with its caption; the first page is a read."""
+        page = svc.read(name, offset=offset, project=project)
+        return {
+            **page.memory.to_dict(now()),
+            "text": page.text,
+            "offset": page.offset,
+            "next_offset": page.next_offset,
+            "total_chars": page.total_chars,
+            "caption": page.caption,
+            "references": plain(page.references),
+            "referenced_by": list(page.referenced_by),
+        }
+
+    # -- an agent's own memory -----------------------------------------------------------
+
+    @app.post(f"{API}/remember", tags=["agents"], status_code=201)
+    def remember(body: RememberBody, svc: MemoryService = Acting) -> dict[str, Any]:
+        """Keep a memory in the acting agent's own scope."""
+        memory = svc.remember(**body.model_dump())
+        return memory.to_dict(now(), body=True)
+
+    @app.post(f"{API}/recall", tags=["agents"])
+    def recall(body: RecallBody, svc: MemoryService = Acting) -> dict[str, Any]:
+        """Search what the acting agent sees: global, the project, its teams and its own."""
+        result = svc.recall(
+            body.queries, project=body.project, limit=body.limit, budget_tokens=body.budget_tokens
+        )
+        return result.to_dict(now())
+
+    @app.post(f"{API}/forget", tags=["agents"])
+    def forget(body: ForgetBody, svc: MemoryService = Acting) -> dict[str, Any]:
+        """Take one of the acting agent's own memories out of recall."""
+        return svc.forget(body.id, reason=body.reason).to_dict(now())
+
+    @app.post(f"{API}/proposals", tags=["agents"], status_code=201)
+    def propose(body: ProposeBody, svc: MemoryService = Acting) -> dict[str, Any]:
+        """Ask for a write beyond the agent's own scope, for a curator to decide."""
+        result: dict[str, Any] = plain(svc.propose(**body.model_dump()))
+        return result
+
+    @app.get(f"{API}/proposals", tags=["agents"])
+    def proposals(status: str | None = None, svc: MemoryService = Acting) -> dict[str, Any]:
+        return {"proposals": plain(svc.list_proposals(status=status))}
+
+    @app.post(f"{API}/context", tags=["agents"])
+    def context(body: ContextBody, svc: MemoryService = Acting) -> dict[str, Any]:
+        """The memory section of an agent's context for this turn."""
+        return svc.context(**body.model_dump()).to_dict()
+
+    @app.get(f"{API}/injections", tags=["agents"])
+    def injections(
+        memory_id: str | None = None,
+        session: str | None = None,
+        identity: str | None = None,
+        limit: int = Query(100, ge=1),
+        svc: MemoryService = Acting,
+    ) -> dict[str, Any]:
+        """The ledger of memories rendered into agents' contexts, newest first."""
+        rows = svc.list_injections(
+            memory_id=memory_id, session=session, identity=identity, limit=limit
+        )
+        return {"injections": [r.to_dict() for r in rows]}
+
+    # -- projects, agents, teams ---------------------------------------------------------
+
+    @app.get(f"{API}/projects", tags=["realm"])
+    def projects(svc: MemoryService = Acting) -> dict[str, Any]:
+        return {"projects": plain(svc.list_projects())}
+
+    @app.post(f"{API}/projects", tags=["realm"], status_code=201)
+    def add_project(body: NameBody, svc: MemoryService = Acting) -> dict[str, Any]:
+        result: dict[str, Any] = plain(svc.add_project(body.name))
+        return result
+
+    @app.post(f"{API}/projects/{{name}}/rename", tags=["realm"])
+    def rename_project(name: str, body: NameBody, svc: MemoryService = Acting) -> dict[str, Any]:
+        result: dict[str, Any] = plain(svc.rename_project(name, body.name))
+        return result
+
+    @app.delete(f"{API}/projects/{{name}}", tags=["realm"])
+    def remove_project(name: str, svc: MemoryService = Acting) -> dict[str, Any]:
+        svc.remove_project(name)
+        return {"removed": name}
+
+    @app.get(f"{API}/agents", tags=["realm"])
+    def agents(svc: MemoryService = Acting) -> dict[str, Any]:
+        return {"agents": plain(svc.list_agents())}
+
+    @app.post(f"{API}/agents", tags=["realm"], status_code=201)
+    def add_agent(body: NameBody, svc: MemoryService = Acting) -> dict[str, Any]:
+        result: dict[str, Any] = plain(svc.add_agent(body.name))
+        return result
+
+    @app.get(f"{API}/teams", tags=["realm"])
+    def teams(svc: MemoryService = Acting) -> dict[str, Any]:
+        return {"teams": plain(svc.list_teams())}
+
+    @app.post(f"{API}/teams", tags=["realm"], status_code=201)
+    def add_team(body: NameBody, svc: MemoryService = Acting) -> dict[str, Any]:
+        result: dict[str, Any] = plain(svc.add_team(body.name))
+        return result
+
+    @app.put(f"{API}/teams/{{team}}/members/{{agent}}", tags=["realm"])
+    def join_team(team: str, agent: str, svc: MemoryService = Acting) -> dict[str, Any]:
+        joined_team, joined = svc.join_team(team, agent)
+        return {**plain(joined_team), "joined": joined}
+
+    return app

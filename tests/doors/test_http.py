@@ -1,0 +1,257 @@
+"""The REST door through FastAPI's test client, on both backends."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from tests.conftest import store_state
+
+from retain import errors
+from retain.doors import http
+from retain.service import MemoryService
+
+
+@pytest.fixture
+def client(service: MemoryService) -> TestClient:
+    return TestClient(http.create_app(service))
+
+
+def test_status_reports_the_store_and_the_embedder(client: TestClient) -> None:
+    data = client.get("/v1/status").json()
+    assert data["principal"] == "operator:test" and data["memories"] == 0
+    for key in ("embedder", "embedder_configured", "degraded", "vectors", "chain_head"):
+        assert key in data
+
+
+def test_put_creates_then_keeps_what_a_request_leaves_out(client: TestClient) -> None:
+    created = client.put(
+        "/v1/memories/deploy-rule",
+        json={
+            "description": "Deploys need a green CI",
+            "body": "never on Fridays",
+            "tags": ["ops"],
+        },
+    )
+    assert created.status_code == 201 and created.json()["created"] is True
+    updated = client.put("/v1/memories/deploy-rule", json={"priority": 2})
+    assert updated.status_code == 200
+    data = updated.json()
+    assert (data["priority"], data["body"], data["tags"]) == (2, "never on Fridays", ["ops"])
+    assert data["changed"] is True and data["created"] is False
+    same = client.put("/v1/memories/deploy-rule", json={"priority": 2}).json()
+    assert same["changed"] is False
+
+
+def test_get_read_edit_search_list_and_delete(client: TestClient) -> None:
+    client.post("/v1/projects", json={"name": "web"})
+    client.put(
+        "/v1/memories/cache-policy?project=web",
+        json={"description": "How the web cache expires", "body": "entries live ten minutes"},
+    )
+    got = client.get("/v1/memories/cache-policy", params={"project": "web"}).json()
+    assert got["scope"] == "project:web" and got["body"] == "entries live ten minutes"
+    page = client.get("/v1/memories/cache-policy/read", params={"project": "web"}).json()
+    assert page["text"] == "entries live ten minutes" and page["next_offset"] is None
+    edited = client.post(
+        "/v1/memories/cache-policy/edit?project=web", json={"old": "ten", "new": "five"}
+    ).json()
+    assert edited["replacements"] == 1 and edited["body"] == "entries live five minutes"
+    found = client.post(
+        "/v1/memories/search", json={"queries": ["cache expiry"], "project": "web"}
+    ).json()
+    assert [m["name"] for m in found["memories"]] == ["cache-policy"]
+    listed = client.get("/v1/memories", params={"project": "web"}).json()["memories"]
+    assert [m["name"] for m in listed] == ["cache-policy"]
+    removed = client.delete("/v1/memories/cache-policy", params={"project": "web"})
+    assert removed.json() == {"removed": "cache-policy", "referenced_by": []}
+    assert client.get("/v1/memories/cache-policy", params={"project": "web"}).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status", "code"),
+    [
+        ("get", "/v1/memories/missing", None, 404, "not_found"),
+        ("put", "/v1/memories/new-one", {"body": "no description"}, 400, "description_required"),
+        ("put", "/v1/memories/Bad Name", {"description": "d"}, 400, "invalid_name"),
+        ("put", "/v1/memories/x", {"description": "d", "load": "weird"}, 400, "invalid_value"),
+        ("put", "/v1/memories/x", {"description": "d", "colour": "red"}, 400, "invalid_value"),
+        ("put", "/v1/memories/x", {"priority": "high"}, 400, "invalid_value"),
+        ("put", "/v1/memories/x?project=nowhere", {"description": "d"}, 404, "project_not_found"),
+        ("post", "/v1/remember", {"text": "a note"}, 403, "access_denied"),
+        ("get", "/v1/nowhere", None, 404, "not_found"),
+    ],
+)
+def test_refusals_carry_the_services_code_and_change_nothing(
+    client: TestClient,
+    service: MemoryService,
+    method: str,
+    path: str,
+    body: dict[str, object] | None,
+    status: int,
+    code: str,
+) -> None:
+    before = store_state(service)
+    response = client.request(method.upper(), path, json=body)
+    assert response.status_code == status
+    error = response.json()["error"]
+    assert error["code"] == code and error["message"] and "details" in error
+    assert store_state(service) == before
+
+
+def test_a_conflict_is_409_with_the_service_message(client: TestClient) -> None:
+    client.post("/v1/projects", json={"name": "web"})
+    client.put("/v1/memories/shared?project=web", json={"description": "the web's own note"})
+    response = client.put("/v1/memories/shared", json={"description": "a global note"})
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "name_conflict"
+
+
+def test_every_error_class_has_one_http_status() -> None:
+    def leaves(cls: type[errors.RetainError]) -> list[type[errors.RetainError]]:
+        subs = cls.__subclasses__()
+        return [cls] if not subs else [leaf for sub in subs for leaf in leaves(sub)]
+
+    unmapped = [cls.__name__ for cls in leaves(errors.RetainError) if cls.code == "retain_error"]
+    assert not unmapped
+    for cls in leaves(errors.RetainError):
+        status = http.http_status(cls("x"))
+        assert 400 <= status < 600
+    assert http.http_status(errors.StoreBusy("x")) == 503
+    assert http.http_status(errors.Unauthenticated("x")) == 401
+
+
+def test_a_body_over_the_limit_is_refused_whole(service: MemoryService) -> None:
+    client = TestClient(http.create_app(service, max_body_bytes=1000))
+    response = client.put("/v1/memories/big", json={"description": "d", "body": "x" * 2000})
+    assert response.status_code == 413
+    assert response.json()["error"]["code"] == "request_too_large"
+
+    def chunks() -> object:
+        yield b'{"description": "d", "body": "'
+        yield b"y" * 2000
+        yield b'"}'
+
+    streamed = client.put(
+        "/v1/memories/big", content=chunks(), headers={"content-type": "application/json"}
+    )
+    assert streamed.status_code == 413
+    assert client.get("/v1/status").json()["memories"] == 0
+
+
+def test_tokens_map_requests_to_principals(service: MemoryService) -> None:
+    service.add_agent("coder")
+    tokens = {"op-secret": "operator:alice", "agent-secret": "agent:coder"}
+    client = TestClient(http.create_app(service, tokens=tokens))
+    anonymous = client.get("/v1/status")
+    assert anonymous.status_code == 401 and anonymous.json()["error"]["code"] == "unauthenticated"
+    assert anonymous.headers["www-authenticate"] == "Bearer"
+    wrong = client.get("/v1/status", headers={"Authorization": "Bearer nope"})
+    assert wrong.status_code == 401
+    agent = {"Authorization": "Bearer agent-secret"}
+    assert client.get("/v1/status", headers=agent).json()["principal"] == "agent:coder"
+    kept = client.post("/v1/remember", json={"text": "prefers tabs"}, headers=agent)
+    assert kept.status_code == 201 and kept.json()["scope"] == "agent:coder"
+    assert kept.json()["author"] == "agent:coder"
+    refused = client.put(
+        "/v1/memories/x", json={"description": "d"}, headers=agent
+    )  # an agent writes through remember
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "access_denied"
+    recalled = client.post("/v1/recall", json={"queries": ["tabs"]}, headers=agent).json()
+    assert [m["id"] for m in recalled["memories"]] == [kept.json()["id"]]
+    operator = {"Authorization": "Bearer op-secret"}
+    written = client.put("/v1/memories/x", json={"description": "d"}, headers=operator).json()
+    assert written["author"] == "operator:alice"
+
+
+def test_tokens_come_from_the_environment_and_a_file(tmp_path: Path) -> None:
+    file = tmp_path / "tokens"
+    file.write_text("# who may call\nfile-token = app:ci\n", encoding="utf-8")
+    tokens = http.load_tokens(file, {"RETAIN_TOKENS": "a=agent:one, b=operator:two"})
+    assert tokens == {"a": "agent:one", "b": "operator:two", "file-token": "app:ci"}
+    with pytest.raises(errors.ConfigInvalid, match="not TOKEN=PRINCIPAL"):
+        http.parse_tokens("just-a-token", "$RETAIN_TOKENS")
+    with pytest.raises(errors.ConfigInvalid, match="is not a principal"):
+        http.parse_tokens("t=root", "$RETAIN_TOKENS")
+    with pytest.raises(errors.ConfigInvalid, match="given twice"):
+        http.parse_tokens("t=agent:a,t=agent:b", "$RETAIN_TOKENS")
+    with pytest.raises(errors.ConfigInvalid, match="cannot read the tokens file"):
+        http.load_tokens(tmp_path / "missing", {})
+
+
+def test_serving_beyond_loopback_needs_tokens() -> None:
+    http.check_binding("127.0.0.1", {})
+    http.check_binding("::1", {})
+    http.check_binding("localhost", {})
+    http.check_binding("0.0.0.0", {"t": "agent:a"})
+    with pytest.raises(errors.ConfigInvalid, match="without tokens"):
+        http.check_binding("0.0.0.0", {})
+
+
+def test_agent_context_and_injections(service: MemoryService) -> None:
+    service.add_agent("coder")
+    client = TestClient(http.create_app(service, tokens={"t": "agent:coder"}))
+    auth = {"Authorization": "Bearer t"}
+    client.post("/v1/remember", json={"text": "the build uses make"}, headers=auth)
+    rendered = client.post(
+        "/v1/context", json={"session": "s1", "turn": "which build tool?"}, headers=auth
+    ).json()
+    assert "the build uses make" in rendered["text"] and rendered["injected"]
+    rows = client.get("/v1/injections", headers=auth).json()["injections"]
+    assert rows and rows[0]["session"] == "s1"
+
+
+def test_openapi_lists_the_endpoints(client: TestClient) -> None:
+    paths = client.get("/openapi.json").json()["paths"]
+    for path in ("/v1/status", "/v1/memories", "/v1/memories/{name}", "/v1/memories/search"):
+        assert path in paths
+
+
+RETAIN = str(Path(sys.executable).parent / "retain")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_retain_serve_answers_on_its_port(tmp_path: Path) -> None:
+    port = _free_port()
+    process = subprocess.Popen(
+        [RETAIN, "serve", "--port", str(port)],
+        env={"RETAIN_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                status = httpx.get(f"http://127.0.0.1:{port}/v1/status", timeout=2).json()
+                break
+            except httpx.TransportError:
+                assert process.poll() is None, process.communicate()[1]
+                assert time.monotonic() < deadline, "retain serve did not answer"
+                time.sleep(0.2)
+        assert status["location"] == str(tmp_path / "retain.db")
+    finally:
+        process.terminate()
+        process.communicate(timeout=10)
+
+
+def test_retain_serve_refuses_a_public_address_without_tokens(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [RETAIN, "serve", "--host", "0.0.0.0"],
+        env={"RETAIN_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 13 and "config_invalid" in done.stderr
