@@ -6,11 +6,15 @@ raises an ``InvalidInput`` naming the field and what to write instead.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import re
 from collections.abc import Iterable
 
+from retain.chrono import parse_stamp, stamp
 from retain.errors import InvalidName, InvalidValue, TooManyReferences
-from retain.model import Load
+from retain.model import ListPosition, Load
 
 NAME_MAX = 128
 DESCRIPTION_NOTE_AT = 200
@@ -200,3 +204,25 @@ def subject(value: str) -> str:
 def thread(value: str) -> str:
     """The conversation or document a memory belongs to, in order of writing."""
     return _line(value, "thread", THREAD_MAX_CHARS, "give the conversation's id in one line")
+
+
+def cursor_of(position: ListPosition) -> str:
+    """An opaque cursor for a listing to continue after ``position``."""
+    raw = json.dumps([position.priority, stamp(position.created_at), position.id])
+    return base64.urlsafe_b64encode(raw.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def cursor(value: str) -> ListPosition:
+    """The position a cursor of ``cursor_of`` names."""
+    try:
+        raw = base64.urlsafe_b64decode(value + "=" * (-len(value) % 4))
+        priority, created_at, memory_id = json.loads(raw)
+        if not isinstance(priority, int) or not isinstance(memory_id, str):
+            raise ValueError(value)
+        return ListPosition(priority, parse_stamp(created_at), memory_id)
+    except (ValueError, TypeError, binascii.Error, UnicodeDecodeError) as exc:
+        raise InvalidValue(
+            f"cursor {value!r} is not one a listing gave",
+            remedy="pass the next_cursor of the previous page, or none for the first page",
+            field="cursor",
+        ) from exc

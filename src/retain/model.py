@@ -132,6 +132,10 @@ class Memory:
     def is_expired(self, now: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now
 
+    @property
+    def position(self) -> ListPosition:
+        return ListPosition(self.priority, self.created_at, self.id)
+
     def to_dict(self, now: datetime, *, body: bool = False) -> dict[str, Any]:
         """The public record: what ``--format json`` and the HTTP API print."""
         record: dict[str, Any] = {
@@ -299,6 +303,16 @@ class MigrateResult:
 
 
 @dataclass(frozen=True, slots=True)
+class ListPosition:
+    """Where a memory stands in index order (priority, then newest first, then id): a
+    listing continues after it, whatever has changed since."""
+
+    priority: int
+    created_at: datetime
+    id: str
+
+
+@dataclass(frozen=True, slots=True)
 class Event:
     """One entry of the append-only, hash-chained log."""
 
@@ -314,6 +328,22 @@ class Event:
     payload_digest: str
     prev_hash: str
     hash: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "event_id": self.event_id,
+            "realm": self.realm,
+            "memory_id": self.memory_id,
+            "kind": self.kind,
+            "tx_time": stamp(self.tx_time),
+            "principal": self.principal,
+            "reason": self.reason,
+            "payload": self.payload,
+            "payload_digest": self.payload_digest,
+            "prev_hash": self.prev_hash,
+            "hash": self.hash,
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -82,6 +82,7 @@ from retain.model import (
     ContextResult,
     DeleteResult,
     EditResult,
+    Event,
     ExportResult,
     Injection,
     Load,
@@ -1666,15 +1667,24 @@ class MemoryService:
         unverified: str | None = None,
         expired: bool = False,
         limit: int | None = None,
+        after: str | None = None,
     ) -> list[Memory]:
-        """Memories in index order (priority, then newest first)."""
+        """Memories in index order (priority, then newest first); ``after`` is a cursor
+        (``fields.cursor_of`` of the last memory of a page) to continue from."""
+        position = fields.cursor(after) if after is not None else None
+        if limit is not None and (isinstance(limit, bool) or limit < 1):
+            raise InvalidValue(
+                f"limit {limit!r} is not a whole number ≥ 1",
+                remedy="pass a limit of 1 or more, or none for every memory",
+                field="limit",
+            )
         now = self._now()
 
         def run(tx: Transaction) -> list[Memory]:
             where = self._filter(
                 tx, now, project, tag, referencing, unverified, expired, listing=True
             )
-            return tx.list_memories(where, limit)
+            return tx.list_memories(where, limit, position)
 
         return self.backend.read(run)
 
@@ -1983,6 +1993,29 @@ class MemoryService:
         if not requests:
             return []
         return self.write_many(requests, reason="import", progress=progress)
+
+    def events(
+        self, *, after: int = 0, limit: int = 100, memory_id: str | None = None
+    ) -> list[Event]:
+        """The realm's event log from ``seq`` above ``after``, oldest first (a page of at
+        most ``limit``); ``memory_id`` keeps one memory's history. Not an agent's verb: the
+        log holds every scope's changes."""
+        if self.identity is not None:
+            raise AccessDenied(
+                "an agent may not read the realm's event log: it holds every scope's changes",
+                remedy="recall what the agent sees instead; an operator reads the log",
+                principal=self.principal,
+            )
+        for value, field, least in ((after, "after", 0), (limit, "limit", 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                raise InvalidValue(
+                    f"{field} {value!r} is not a whole number ≥ {least}",
+                    remedy=f"pass a {field} of {least} or more",
+                    field=field,
+                )
+        if memory_id is not None:
+            fields.text(memory_id, "memory_id")
+        return self.backend.read(lambda tx: tx.list_events(self.realm, after, limit, memory_id))
 
     # -- health -----------------------------------------------------------------------
 

@@ -255,3 +255,46 @@ def test_retain_serve_refuses_a_public_address_without_tokens(tmp_path: Path) ->
         timeout=60,
     )
     assert done.returncode == 13 and "config_invalid" in done.stderr
+
+
+def test_memories_page_with_a_cursor_that_always_moves(
+    client: TestClient, service: MemoryService
+) -> None:
+    for i in range(7):
+        service.write(f"note-{i}", description=f"note {i}", priority=i % 3)
+    expected = [m.name for m in service.list_memories()]
+    first = client.get("/v1/memories", params={"limit": 3}).json()
+    assert [m["name"] for m in first["memories"]] == expected[:3] and first["next_cursor"]
+    service.delete(expected[2])  # the page's last memory goes: the cursor still moves on
+    service.write(expected[0], description="note again", priority=9)  # and one moves back
+    second = client.get("/v1/memories", params={"limit": 3, "cursor": first["next_cursor"]})
+    names = [m["name"] for m in second.json()["memories"]]
+    assert names == expected[3:6]
+    third = client.get(
+        "/v1/memories", params={"limit": 3, "cursor": second.json()["next_cursor"]}
+    ).json()
+    assert [m["name"] for m in third["memories"]] == [expected[6], expected[0]]
+    assert third["next_cursor"] is None
+    bad = client.get("/v1/memories", params={"cursor": "not-a-cursor"})
+    assert bad.status_code == 400 and bad.json()["error"]["code"] == "invalid_value"
+
+
+def test_events_page_through_the_log(client: TestClient, service: MemoryService) -> None:
+    for i in range(3):
+        service.write(f"n{i}", description=f"note {i}")
+    page = client.get("/v1/events", params={"limit": 2}).json()
+    assert [e["kind"] for e in page["events"]] == ["realm_add", "create"]
+    rest = client.get("/v1/events", params={"after": page["next_cursor"]}).json()
+    assert [e["kind"] for e in rest["events"]] == ["create", "create"]
+    assert rest["next_cursor"] is None
+    assert [e["seq"] for e in page["events"] + rest["events"]] == [1, 2, 3, 4]
+    one = service.get("n1").memory.id
+    history = client.get("/v1/events", params={"memory_id": one}).json()["events"]
+    assert [(e["kind"], e["memory_id"]) for e in history] == [("create", one)]
+
+
+def test_an_agent_may_not_read_the_event_log(service: MemoryService) -> None:
+    service.add_agent("coder")
+    client = TestClient(http.create_app(service, tokens={"t": "agent:coder"}))
+    response = client.get("/v1/events", headers={"Authorization": "Bearer t"})
+    assert response.status_code == 403 and response.json()["error"]["code"] == "access_denied"

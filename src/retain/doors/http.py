@@ -31,7 +31,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import retain
-from retain import errors
+from retain import errors, fields
 from retain.chrono import stamp
 from retain.errors import RetainError
 from retain.model import AGENT_PREFIX, OPERATOR_PREFIX
@@ -39,6 +39,8 @@ from retain.service import MemoryService
 
 API = "/v1"
 MAX_BODY_BYTES = 1024 * 1024  # a request's body; larger ones are refused whole
+PAGE = 100  # a listing's page unless the request asks for another size
+MAX_PAGE = 1000
 TOKENS_ENV = "RETAIN_TOKENS"
 LOCAL_PRINCIPAL = "operator:local"
 _PRINCIPAL_PREFIXES = (AGENT_PREFIX, OPERATOR_PREFIX, "app:")
@@ -396,10 +398,12 @@ def create_app(
         referencing: str | None = None,
         unverified: str | None = None,
         expired: bool = False,
-        limit: int | None = Query(None, ge=1),
+        limit: int = Query(PAGE, ge=1, le=MAX_PAGE),
+        cursor: str | None = None,
         svc: MemoryService = Acting,
     ) -> dict[str, Any]:
-        """The memories of the global tier and the project's, in index order."""
+        """A page of the memories of the global tier and the project's, in index order;
+        ``next_cursor`` (when the page is full) continues after its last memory."""
         memories = svc.list_memories(
             project=project,
             tag=tag,
@@ -407,9 +411,28 @@ def create_app(
             unverified=unverified,
             expired=expired,
             limit=limit,
+            after=cursor,
         )
         moment = now()
-        return {"memories": [m.to_dict(moment) for m in memories]}
+        full = len(memories) == limit
+        return {
+            "memories": [m.to_dict(moment) for m in memories],
+            "next_cursor": fields.cursor_of(memories[-1].position) if full else None,
+        }
+
+    @app.get(f"{API}/events", tags=["store"])
+    def events(
+        after: int = Query(0, ge=0),
+        limit: int = Query(PAGE, ge=1, le=MAX_PAGE),
+        memory_id: str | None = None,
+        svc: MemoryService = Acting,
+    ) -> dict[str, Any]:
+        """A page of the realm's event log after ``seq`` ``after``, oldest first."""
+        rows = svc.events(after=after, limit=limit, memory_id=memory_id)
+        return {
+            "events": [e.to_dict() for e in rows],
+            "next_cursor": rows[-1].seq if len(rows) == limit else None,
+        }
 
     @app.post(f"{API}/memories/search", tags=["memories"])
     def search(body: SearchBody, svc: MemoryService = Acting) -> dict[str, Any]:

@@ -15,7 +15,16 @@ from typing import Protocol, TypeVar, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from retain.model import Agent, Event, Injection, Memory, Project, Proposal, Team
+from retain.model import (
+    Agent,
+    Event,
+    Injection,
+    ListPosition,
+    Memory,
+    Project,
+    Proposal,
+    Team,
+)
 
 T = TypeVar("T")
 
@@ -162,7 +171,12 @@ class Transaction(Protocol):
 
     def delete_memory(self, memory_id: str) -> None: ...
     def increment_read_count(self, memory_id: str) -> int: ...
-    def list_memories(self, where: MemoryFilter, limit: int | None = None) -> list[Memory]: ...
+    def list_memories(
+        self, where: MemoryFilter, limit: int | None = None, after: ListPosition | None = None
+    ) -> list[Memory]:
+        """In index order (priority, newest first, id), after ``after`` when given."""
+        ...
+
     def inline_entries(self, realm: str, now: str) -> list[InlineEntry]: ...
     def referencing(self, realm: str, targets: Sequence[str]) -> list[Memory]: ...
 
@@ -275,6 +289,12 @@ class Transaction(Protocol):
     def chain_head(self) -> tuple[int, str]: ...
     def append_event(self, event: Event) -> None: ...
     def iter_events(self, realm: str | None = None) -> Iterator[Event]: ...
+    def list_events(
+        self, realm: str, after_seq: int, limit: int, memory_id: str | None = None
+    ) -> list[Event]:
+        """A realm's events with ``seq`` above ``after_seq``, oldest first."""
+        ...
+
     def count_events(self) -> int: ...
 
 

@@ -44,6 +44,7 @@ from retain.model import (
     Agent,
     Event,
     Injection,
+    ListPosition,
     Memory,
     Project,
     Proposal,
@@ -63,11 +64,13 @@ from retain.storage.base import (
 )
 from retain.storage.postgres_schema import MIGRATIONS, latest_version
 from retain.storage.rows import (
+    AFTER_SQL,
     COLUMNS,
     INSERT_COLUMNS,
     KEY_COLUMNS,
     M_COLUMNS,
     UPDATE_COLUMNS,
+    after_args,
     memory_of,
     params_of,
 )
@@ -430,8 +433,13 @@ class PostgresTransaction:
         )
         return int(row[0])
 
-    def list_memories(self, where: MemoryFilter, limit: int | None = None) -> list[Memory]:
+    def list_memories(
+        self, where: MemoryFilter, limit: int | None = None, after: ListPosition | None = None
+    ) -> list[Memory]:
         clause, args = self._filter_sql(where)
+        if after is not None:
+            clause += " AND " + AFTER_SQL.replace("?", "%s")
+            args += after_args(after)
         sql = (
             f"SELECT {M_COLUMNS} FROM memories m WHERE {clause} "
             "ORDER BY m.priority ASC, m.created_at DESC, m.id DESC"
@@ -973,6 +981,34 @@ class PostgresTransaction:
     def count_events(self) -> int:
         self.flush_events()
         return int(self._one("SELECT count(*) FROM events")[0])
+
+    def list_events(
+        self, realm: str, after_seq: int, limit: int, memory_id: str | None = None
+    ) -> list[Event]:
+        self.flush_events()
+        rows = self._rows(
+            "SELECT seq, event_id, realm, memory_id, kind, tx_time, principal, reason, payload, "
+            "payload_digest, prev_hash, hash FROM events WHERE realm = %s AND seq > %s "
+            "AND (%s::text IS NULL OR memory_id = %s) ORDER BY seq LIMIT %s",
+            (realm, after_seq, memory_id, memory_id, limit),
+        )
+        return [
+            Event(
+                int(r[0]),
+                r[1],
+                r[2],
+                r[3],
+                r[4],
+                parse_stamp(r[5]),
+                r[6],
+                r[7],
+                r[8],
+                r[9],
+                r[10],
+                r[11],
+            )  # fmt: skip
+            for r in rows
+        ]
 
 
 def split_url(url: str) -> tuple[str, str]:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from retain.chrono import parse_optional_stamp, parse_stamp, stamp
-from retain.model import Load, Memory, Status, Trust
+from retain.model import ListPosition, Load, Memory, Status, Trust
 
 COLUMNS = (
     "id, realm, scope, name, description, body, tags, priority, load, refs, source, subject, "
@@ -111,3 +111,14 @@ def params_of(
         "metadata": mapping(m.metadata),
         "thread": m.thread,
     }
+
+
+# After a position in index order (priority ASC, created_at DESC, id DESC): ``?`` placeholders.
+AFTER_SQL = (
+    "(m.priority > ? OR (m.priority = ? AND (m.created_at < ? OR (m.created_at = ? AND m.id < ?))))"
+)
+
+
+def after_args(after: ListPosition) -> list[Any]:
+    created = stamp(after.created_at)
+    return [after.priority, after.priority, created, created, after.id]

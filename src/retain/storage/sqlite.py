@@ -29,6 +29,7 @@ from retain.model import (
     Agent,
     Event,
     Injection,
+    ListPosition,
     Load,
     Memory,
     Project,
@@ -46,11 +47,13 @@ from retain.storage.base import (
     VectorRows,
 )
 from retain.storage.rows import (
+    AFTER_SQL,
     COLUMNS,
     INSERT_COLUMNS,
     KEY_COLUMNS,
     M_COLUMNS,
     UPDATE_COLUMNS,
+    after_args,
     memory_of,
     params_of,
 )
@@ -364,8 +367,13 @@ class SqliteTransaction:
         ).fetchone()
         return int(row[0])
 
-    def list_memories(self, where: MemoryFilter, limit: int | None = None) -> list[Memory]:
+    def list_memories(
+        self, where: MemoryFilter, limit: int | None = None, after: ListPosition | None = None
+    ) -> list[Memory]:
         clause, args = self._filter_sql(where)
+        if after is not None:
+            clause += f" AND {AFTER_SQL}"
+            args += after_args(after)
         sql = (
             f"SELECT {M_COLUMNS} FROM memories m WHERE {clause} "
             "ORDER BY m.priority ASC, m.created_at DESC, m.id DESC"
@@ -751,6 +759,33 @@ class SqliteTransaction:
 
     def count_events(self) -> int:
         return int(self.con.execute("SELECT count(*) FROM events").fetchone()[0])
+
+    def list_events(
+        self, realm: str, after_seq: int, limit: int, memory_id: str | None = None
+    ) -> list[Event]:
+        rows = self.con.execute(
+            "SELECT seq, event_id, realm, memory_id, kind, tx_time, principal, reason, payload, "
+            "payload_digest, prev_hash, hash FROM events WHERE realm = ? AND seq > ? "
+            "AND (? IS NULL OR memory_id = ?) ORDER BY seq LIMIT ?",
+            (realm, after_seq, memory_id, memory_id, limit),
+        )
+        return [
+            Event(
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                r[4],
+                parse_stamp(r[5]),
+                r[6],
+                r[7],
+                r[8],
+                r[9],
+                r[10],
+                r[11],
+            )  # fmt: skip
+            for r in rows
+        ]
 
 
 class SqliteBackend:
