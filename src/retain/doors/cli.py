@@ -1233,7 +1233,7 @@ def status(home: Path | None, fmt: str) -> None:
 )
 @home_option
 def serve(host: str, port: int, tokens_file: Path | None, home: Path | None) -> None:
-    """Serve the REST API under /v1 (OpenAPI at /openapi.json) on one port."""
+    """Serve the REST API under /v1 and the MCP server at /mcp on one port."""
     import uvicorn
 
     from retain.doors import http
@@ -1241,16 +1241,35 @@ def serve(host: str, port: int, tokens_file: Path | None, home: Path | None) -> 
     with _service(home) as service:
         tokens = http.load_tokens(tokens_file)
         http.check_binding(host, tokens)
-        app = http.create_app(service, tokens=tokens)
+        app = http.create_app(service, tokens=tokens, host=host)
         loaded = service.embedder
         err.print(
             f"retain: serving {service.backend.location} at http://{host}:{port}{http.API} "
-            f"({len(tokens)} token(s); embedder {loaded.model_id})",
+            f"and MCP at http://{host}:{port}{http.MCP_PATH}/ ({len(tokens)} token(s); "
+            f"embedder {loaded.model_id})",
             markup=False,
         )
         if loaded.degraded:
             err.print(f"degraded: {loaded.degraded}", markup=False)
         uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+@cli.command("mcp")
+@click.option(
+    "--as",
+    "principal",
+    default="operator:local",
+    show_default=True,
+    help="Who the client acts as: agent:NAME (a registered agent) for an agent's memory.",
+)
+@home_option
+def mcp_(principal: str, home: Path | None) -> None:
+    """Serve the MCP server over stdio, for a desktop client that starts it."""
+    from retain.doors import http, mcp
+
+    with _service(home, principal=principal) as service:
+        services = http.Services(service)
+        mcp.create_server(services.of, local_principal=principal).run("stdio")
 
 
 def main() -> None:

@@ -12,12 +12,13 @@ the request. A server without tokens acts as ``operator:local``, as the CLI does
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hmac
 import ipaddress
 import os
 import threading
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from datetime import datetime
 from enum import Enum
 from pathlib import Path
@@ -33,11 +34,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 import retain
 from retain import errors, fields
 from retain.chrono import stamp
+from retain.doors import mcp
 from retain.errors import RetainError
 from retain.model import AGENT_PREFIX, OPERATOR_PREFIX
 from retain.service import MemoryService
 
 API = "/v1"
+MCP_PATH = "/mcp"  # the MCP server over streamable HTTP
 MAX_BODY_BYTES = 1024 * 1024  # a request's body; larger ones are refused whole
 PAGE = 100  # a listing's page unless the request asks for another size
 MAX_PAGE = 1000
@@ -321,17 +324,30 @@ def create_app(
     *,
     tokens: Mapping[str, str] | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
+    host: str = "127.0.0.1",
 ) -> FastAPI:
-    """The REST API over ``service``'s store; with ``tokens``, every request needs one."""
+    """The REST API over ``service``'s store, and the MCP server at ``/mcp``; with
+    ``tokens``, every request needs one. ``host`` is where it is served: on a loopback
+    address the MCP endpoint refuses other Host headers (DNS rebinding)."""
     services = Services(service)
     known = dict(tokens or {})
+    tools = mcp.create_server(services.of, local_principal=service.principal, tokens=known)
+    tools_app = tools.streamable_http_app(streamable_http_path="/", host=host)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with tools.session_manager.run():  # a mounted app's own lifespan is not run
+            yield
+
     app = FastAPI(
         title="retain",
         version=retain.__version__,
         description="Governed long-term memory for AI agents.",
         openapi_url="/openapi.json",
+        lifespan=lifespan,
     )
     app.add_middleware(BodyLimit, limit=max_body_bytes)
+    app.mount(MCP_PATH, tools_app)
 
     @app.exception_handler(RetainError)
     async def refused(request: Request, exc: RetainError) -> JSONResponse:
