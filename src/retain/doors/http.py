@@ -178,6 +178,23 @@ class Services:
             return service
 
 
+class Running:
+    """The ASGI app of the MCP server while the REST app runs (set by its lifespan)."""
+
+    def __init__(self) -> None:
+        self.app: ASGIApp | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.app is None:
+            error = errors.StoreBusy(
+                "the MCP server is not running: the app was not started",
+                remedy="serve the app with its lifespan (retain serve does)",
+            )
+            await error_response(error)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 class BodyLimit:
     """Refuse a request whose body is larger than ``limit`` bytes, before it is used."""
 
@@ -214,6 +231,25 @@ class BodyLimit:
 
 
 # -- bodies ----------------------------------------------------------------------------------
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+    remedy: str
+    details: dict[str, Any]
+
+
+class ErrorBody(BaseModel):
+    """Every refusal: the error's stable code, what would have happened, what to do."""
+
+    error: ErrorDetail
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorBody, "description": "refused: see the error's code"}
+    for status in sorted({*HTTP_STATUS.values(), 405})
+}
 
 
 class _Body(BaseModel):
@@ -332,12 +368,18 @@ def create_app(
     services = Services(service)
     known = dict(tokens or {})
     tools = mcp.create_server(services.of, local_principal=service.principal, tokens=known)
-    tools_app = tools.streamable_http_app(streamable_http_path="/", host=host)
+    tools_app = Running()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with tools.session_manager.run():  # a mounted app's own lifespan is not run
-            yield
+        # A session manager runs once: each start of the app makes its own. (A mounted
+        # app's lifespan is not run, so the MCP sessions' is run here.)
+        tools_app.app = tools.streamable_http_app(streamable_http_path="/", host=host)
+        try:
+            async with tools.session_manager.run():
+                yield
+        finally:
+            tools_app.app = None
 
     app = FastAPI(
         title="retain",
@@ -345,6 +387,7 @@ def create_app(
         description="Governed long-term memory for AI agents.",
         openapi_url="/openapi.json",
         lifespan=lifespan,
+        responses=ERROR_RESPONSES,
     )
     app.add_middleware(BodyLimit, limit=max_body_bytes)
     app.mount(MCP_PATH, tools_app)
@@ -384,6 +427,7 @@ def create_app(
             )
         response = error_response(error)
         response.status_code = exc.status_code
+        response.headers.update(exc.headers or {})  # a 405's Allow
         return response
 
     def acting(request: Request) -> MemoryService:
