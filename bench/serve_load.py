@@ -1,0 +1,260 @@
+"""Sustained load on ``retain serve``'s REST API from several client processes (loopback).
+
+    python bench/serve_load.py [--clients 4] [--seconds 10] [--memories 10000]
+                               [--home DIR] [--seed 1]
+
+A store of ``--memories`` of ``bench/store.py``'s synthetic memories (default embedder)
+is made under ``--home`` (a temp dir), with its projects; ``retain serve`` is started on
+it on a free loopback port, as a user starts it (the console script, its own process).
+Then, for each phase, ``--clients`` processes each keep one HTTP connection and send
+requests back to back for ``--seconds`` from a common start:
+
+* ``search``: ``POST /v1/memories/search`` with the rare/medium/common query words of
+  ``store.py``'s query sets (``limit`` 10);
+* ``write``: ``PUT /v1/memories/{name}`` of new memories (distinct names per client,
+  ``load`` search so the inline budget plays no part).
+
+A phase reports the aggregate rate (requests over the time from the start to the last
+client's end), latency percentiles per request, and every answer that was not 2xx
+(``errors``: none is expected). The server's RSS is read at the end.
+
+Targets (issue 6, this 2-core machine): ≥ 500 searches/s and ≥ 200 writes/s, with no
+error. The clients and the server share the machine's cores.
+
+Progress goes to stderr; the last line of stdout is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import random
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from importlib import metadata
+from multiprocessing.synchronize import Barrier
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+import retain
+
+BENCH = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH))
+
+from store import (  # noqa: E402 - bench/ is put on the path just above
+    PROJECTS,
+    Corpus,
+    log,
+    machine,
+    make_queries,
+    source_state,
+    summary_ms,
+)
+
+TARGETS = {"search": 500.0, "write": 200.0}  # requests/s, aggregate
+PHASES = ("search", "write")
+LOAD_BATCH = 1000
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def client_main(
+    client: int,
+    base: str,
+    phase: str,
+    seconds: float,
+    queries: list[str],
+    seed: int,
+    ready: Barrier,
+    start: Any,
+    results: Any,
+) -> None:
+    """Send one phase's requests back to back; put this client's figures on ``results``."""
+    rng = random.Random(f"{seed}:{client}")
+    latencies: list[float] = []
+    errors: dict[str, int] = {}
+    sent = 0
+    with httpx.Client(base_url=base, timeout=30.0) as http:
+        http.get("/v1/status")  # the connection is made before the start
+        ready.wait(60)
+        while time.monotonic() < start.value:
+            time.sleep(0.001)
+        deadline = start.value + seconds
+        now = time.monotonic()
+        while now < deadline:
+            began = now
+            if phase == "search":
+                body = {"queries": [rng.choice(queries)], "limit": 10}
+                response = http.post("/v1/memories/search", json=body)
+            else:
+                name = f"load-{client}-{sent}"
+                text = " ".join(rng.choice(queries) for _ in range(3))
+                body = {"description": f"Load note {sent}: {text}", "body": text, "load": "search"}
+                response = http.put(f"/v1/memories/{name}", json=body)
+            now = time.monotonic()
+            sent += 1
+            latencies.append(now - began)
+            if response.status_code >= 300:
+                key = f"{response.status_code} {response.json().get('error', {}).get('code')}"
+                errors[key] = errors.get(key, 0) + 1
+    results.put({"client": client, "sent": sent, "end": now, "latencies": latencies,
+                 "errors": errors})  # fmt: skip
+
+
+def run_phase(
+    args: argparse.Namespace, base: str, phase: str, queries: list[str]
+) -> dict[str, Any]:
+    context = multiprocessing.get_context("spawn")
+    ready = context.Barrier(args.clients + 1)
+    start = context.Value("d", 0.0)
+    results = context.Queue()
+    processes = [
+        context.Process(
+            target=client_main,
+            args=(k, base, phase, args.seconds, queries, args.seed, ready, start, results),
+        )
+        for k in range(args.clients)
+    ]
+    for process in processes:
+        process.start()
+    ready.wait(120)
+    start.value = time.monotonic() + 0.2
+    began = start.value
+    reports = [results.get(timeout=args.seconds * 10 + 120) for _ in processes]
+    for process in processes:
+        process.join()
+    seconds = max(r["end"] for r in reports) - began
+    sent = sum(r["sent"] for r in reports)
+    errors: dict[str, int] = {}
+    for report in reports:
+        for key, count in report["errors"].items():
+            errors[key] = errors.get(key, 0) + count
+    rate = sent / seconds
+    log(f"{phase}: {sent} requests in {seconds:.2f} s, {rate:.0f}/s, errors {errors or 'none'}")
+    return {
+        "requests": sent,
+        "seconds": round(seconds, 3),
+        "per_s": round(rate, 1),
+        "latency_ms": summary_ms([s for r in reports for s in r["latencies"]]),
+        "errors": errors,
+        "target_per_s": TARGETS[phase],
+        "meets_target": rate >= TARGETS[phase] and not errors,
+    }
+
+
+def load_store(home: Path, count: int, seed: int) -> tuple[Corpus, list[str]]:
+    """A store of ``count`` synthetic memories under ``home``; the query words."""
+    store = retain.open(home=home)
+    for project in PROJECTS:
+        store.add_project(project)
+    corpus = Corpus(seed)
+    docs = list(corpus.docs(0, count))
+    for first in range(0, count, LOAD_BATCH):
+        store.write_many([d.request() for d in docs[first : first + LOAD_BATCH]])
+        log(f"loaded {min(first + LOAD_BATCH, count)}/{count}")
+    store.close()
+    sets = make_queries(corpus, docs, 200, random.Random(seed))
+    words = [q for name in ("rare", "common", "mixed") for q in sets.sets[name]]
+    return corpus, words
+
+
+def server_rss_mib(pid: int) -> float | None:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text(encoding="ascii")
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return None
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--clients", type=int, default=4, help="client processes")
+    parser.add_argument("--seconds", type=float, default=10.0, help="length of each phase")
+    parser.add_argument("--memories", type=int, default=10_000, help="memories in the store")
+    parser.add_argument("--home", type=Path, help="where the store goes (a temp dir)")
+    parser.add_argument("--seed", type=int, default=1)
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    temporary = args.home is None
+    home = Path(tempfile.mkdtemp(prefix="retain-serve-load-")) if temporary else args.home
+    home.mkdir(parents=True, exist_ok=True)
+    try:
+        _, queries = load_store(home, args.memories, args.seed)
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        env = {**os.environ, "RETAIN_HOME": str(home)}
+        env.pop("RETAIN_DATABASE_URL", None)
+        env.pop("RETAIN_TOKENS", None)
+        server = subprocess.Popen(
+            [str(Path(sys.executable).parent / "retain"), "serve", "--port", str(port)],
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    httpx.get(f"{base}/v1/status", timeout=2).raise_for_status()
+                    break
+                except httpx.TransportError as exc:
+                    if server.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError("retain serve did not start") from exc
+                    time.sleep(0.2)
+            httpx.post(f"{base}/v1/memories/search", json={"queries": ["warm"]}, timeout=60)
+            phases = {phase: run_phase(args, base, phase, queries) for phase in PHASES}
+            rss = server_rss_mib(server.pid)
+        finally:
+            server.terminate()
+            server.communicate(timeout=30)
+        print(
+            json.dumps(
+                {
+                    "benchmark": "serve_load",
+                    "date": datetime.now(UTC).isoformat(timespec="seconds"),
+                    "machine": machine(),
+                    "source": source_state(),
+                    "versions": {
+                        name: metadata.version(name)
+                        for name in ("retain", "fastapi", "uvicorn", "httpx")
+                    },
+                    "settings": {
+                        "clients": args.clients,
+                        "seconds": args.seconds,
+                        "memories": args.memories,
+                        "seed": args.seed,
+                    },
+                    "phases": phases,
+                    "server_rss_mib": rss,
+                    "meets_targets": all(p["meets_target"] for p in phases.values()),
+                }
+            )
+        )
+    finally:
+        if temporary:
+            shutil.rmtree(home, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
