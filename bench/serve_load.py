@@ -1,11 +1,12 @@
 """Sustained load on ``retain serve``'s REST API from several client processes (loopback).
 
     python bench/serve_load.py [--clients 4] [--seconds 10] [--memories 10000]
-                               [--home DIR] [--seed 1]
+                               [--workers 1] [--home DIR] [--seed 1]
 
 A store of ``--memories`` of ``bench/store.py``'s synthetic memories (default embedder)
 is made under ``--home`` (a temp dir), with its projects; ``retain serve`` is started on
-it on a free loopback port, as a user starts it (the console script, its own process).
+it on a free loopback port, as a user starts it (the console script, its own process;
+``--workers`` server processes).
 Then, for each phase, ``--clients`` processes each keep one HTTP connection and send
 requests back to back for ``--seconds`` from a common start:
 
@@ -188,6 +189,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--clients", type=int, default=4, help="client processes")
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each phase")
     parser.add_argument("--memories", type=int, default=10_000, help="memories in the store")
+    parser.add_argument("--workers", type=int, default=1, help="retain serve --workers")
     parser.add_argument("--home", type=Path, help="where the store goes (a temp dir)")
     parser.add_argument("--seed", type=int, default=1)
     return parser.parse_args(argv)
@@ -206,7 +208,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         env.pop("RETAIN_DATABASE_URL", None)
         env.pop("RETAIN_TOKENS", None)
         server = subprocess.Popen(
-            [str(Path(sys.executable).parent / "retain"), "serve", "--port", str(port)],
+            [
+                str(Path(sys.executable).parent / "retain"),
+                *("serve", "--port", str(port), "--workers", str(args.workers)),
+            ],
             env=env,
             stderr=subprocess.PIPE,
             text=True,
@@ -223,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     time.sleep(0.2)
             httpx.post(f"{base}/v1/memories/search", json={"queries": ["warm"]}, timeout=60)
             phases = {phase: run_phase(args, base, phase, queries) for phase in PHASES}
-            rss = server_rss_mib(server.pid)
+            rss = server_rss_mib(server.pid)  # with workers, the supervisor's alone
         finally:
             server.terminate()
             server.communicate(timeout=30)
@@ -242,6 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "clients": args.clients,
                         "seconds": args.seconds,
                         "memories": args.memories,
+                        "workers": args.workers,
                         "seed": args.seed,
                     },
                     "phases": phases,

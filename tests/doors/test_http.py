@@ -222,10 +222,11 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def test_retain_serve_answers_on_its_port(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_retain_serve_answers_on_its_port(tmp_path: Path, workers: int) -> None:
     port = _free_port()
     process = subprocess.Popen(
-        [RETAIN, "serve", "--port", str(port)],
+        [RETAIN, "serve", "--port", str(port), "--workers", str(workers)],
         env={"RETAIN_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
         stderr=subprocess.PIPE,
         text=True,
@@ -241,6 +242,12 @@ def test_retain_serve_answers_on_its_port(tmp_path: Path) -> None:
                 assert time.monotonic() < deadline, "retain serve did not answer"
                 time.sleep(0.2)
         assert status["location"] == str(tmp_path / "retain.db")
+        base = f"http://127.0.0.1:{port}/v1"
+        for i in range(4):  # spread over the workers: each sees the others' writes
+            body = {"description": f"note {i} about tea"}
+            assert httpx.put(f"{base}/memories/n{i}", json=body, timeout=10).status_code == 201
+        found = httpx.post(f"{base}/memories/search", json={"queries": ["tea"]}, timeout=10)
+        assert len(found.json()["memories"]) == 4
     finally:
         process.terminate()
         process.communicate(timeout=10)

@@ -267,3 +267,52 @@ def test_retain_mcp_serves_over_stdio(tmp_path: Path) -> None:
 
     author, scopes = anyio.run(run)
     assert author == "agent:coder" and scopes == ["agent:coder"]
+
+
+def test_mcp_answers_behind_several_worker_processes(tmp_path: Path) -> None:
+    import subprocess
+
+    port = _free_port()
+    env = {
+        "RETAIN_HOME": str(tmp_path),
+        "HOME": str(tmp_path),
+        "PATH": "/usr/bin:/bin",
+        "RETAIN_TOKENS": "op=operator:ops",
+    }
+    process = subprocess.Popen(
+        [RETAIN, "serve", "--port", str(port), "--workers", "2"],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+    async def run() -> list[str]:
+        url = f"http://127.0.0.1:{port}/mcp/"
+        async with (
+            httpx2.AsyncClient(headers={"Authorization": "Bearer op"}) as client,
+            streamable_http_client(url, http_client=client) as streams,
+            ClientSession(*streams) as session,
+        ):
+            await session.initialize()
+            for i in range(6):
+                wrote = await session.call_tool(
+                    "memory_write", {"name": f"n{i}", "description": f"tea note {i}"}
+                )
+                assert not wrote.is_error, wrote.content
+            found = await session.call_tool("memory_search", {"queries": ["tea"]})
+            assert found.structured_content is not None
+            return [m["name"] for m in found.structured_content["memories"]]
+
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx2.get(f"http://127.0.0.1:{port}/v1/status", timeout=2)
+                break
+            except httpx2.TransportError:
+                assert process.poll() is None and time.monotonic() < deadline
+                time.sleep(0.2)
+        assert sorted(anyio.run(run)) == [f"n{i}" for i in range(6)]
+    finally:
+        process.terminate()
+        process.communicate(timeout=20)

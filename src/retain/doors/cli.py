@@ -1231,13 +1231,21 @@ def status(home: Path | None, fmt: str) -> None:
     help="A file of TOKEN=PRINCIPAL lines (besides $RETAIN_TOKENS); with tokens, every "
     "request needs one.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Server processes sharing the port, each with the store open.",
+)
 @home_option
-def serve(host: str, port: int, tokens_file: Path | None, home: Path | None) -> None:
+def serve(host: str, port: int, tokens_file: Path | None, workers: int, home: Path | None) -> None:
     """Serve the REST API under /v1 and the MCP server at /mcp on one port."""
     import uvicorn
 
     from retain.doors import http
 
+    url = click.get_current_context().meta.get("retain.database_url")
     with _service(home) as service:
         tokens = http.load_tokens(tokens_file)
         http.check_binding(host, tokens)
@@ -1251,7 +1259,25 @@ def serve(host: str, port: int, tokens_file: Path | None, home: Path | None) -> 
         )
         if loaded.degraded:
             err.print(f"degraded: {loaded.degraded}", markup=False)
-        uvicorn.run(app, host=host, port=port, log_level="warning")
+        if workers == 1:
+            uvicorn.run(app, host=host, port=port, log_level="warning")
+            return
+        os.environ[http.SERVE_ENV] = json.dumps(
+            {
+                "location": url,
+                "home": str(home) if home else None,
+                "tokens": str(tokens_file) if tokens_file else None,
+                "host": host,
+            }
+        )
+        uvicorn.run(
+            f"{http.__name__}:app_from_environment",
+            factory=True,
+            workers=workers,
+            host=host,
+            port=port,
+            log_level="warning",
+        )
 
 
 @cli.command("mcp")

@@ -16,6 +16,7 @@ import contextlib
 import dataclasses
 import hmac
 import ipaddress
+import json
 import os
 import threading
 from collections.abc import AsyncIterator, Mapping
@@ -150,6 +151,18 @@ def check_binding(host: str, tokens: Mapping[str, str]) -> None:
             remedy=f"serve on 127.0.0.1, or give tokens (${TOKENS_ENV} or --tokens FILE)",
             host=host,
         )
+
+
+SERVE_ENV = "RETAIN_SERVE"  # what each process of `retain serve --workers N` opens
+
+
+def app_from_environment() -> FastAPI:
+    """The app one process of ``retain serve --workers N`` serves (uvicorn's factory): the
+    store, tokens and host the command was given, passed in ``$RETAIN_SERVE``."""
+    given = json.loads(os.environ[SERVE_ENV])
+    service = retain.open(given["location"], home=given["home"])
+    tokens = load_tokens(Path(given["tokens"]) if given["tokens"] else None)
+    return create_app(service, tokens=tokens, host=given["host"])
 
 
 # -- the request's service -----------------------------------------------------------------
@@ -373,8 +386,11 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # A session manager runs once: each start of the app makes its own. (A mounted
-        # app's lifespan is not run, so the MCP sessions' is run here.)
-        tools_app.app = tools.streamable_http_app(streamable_http_path="/", host=host)
+        # app's lifespan is not run, so the MCP sessions' is run here.) Stateless: every
+        # request stands alone (and is authenticated), so any worker process answers it.
+        tools_app.app = tools.streamable_http_app(
+            streamable_http_path="/", host=host, stateless_http=True
+        )
         try:
             async with tools.session_manager.run():
                 yield
