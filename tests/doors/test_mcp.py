@@ -22,6 +22,7 @@ from mcp.types import CallToolResult
 
 import retain
 from retain.doors import http, mcp
+from retain.errors import all_error_classes
 from retain.service import MemoryService
 
 RETAIN = str(Path(sys.executable).parent / "retain")
@@ -316,3 +317,19 @@ def test_mcp_answers_behind_several_worker_processes(tmp_path: Path) -> None:
     finally:
         process.terminate()
         process.communicate(timeout=20)
+
+
+@pytest.mark.parametrize("cls", all_error_classes(), ids=lambda c: c.code)
+def test_every_code_reaches_every_door_unchanged(cls: type[retain.RetainError]) -> None:
+    import json
+
+    from retain.doors import cli
+
+    error = cls("what would have happened", remedy="what to do", name="x")
+    rest = json.loads(http.error_response(error).body)["error"]
+    tool = mcp.refusal(error)
+    assert tool.is_error and tool.structured_content is not None
+    assert rest == tool.structured_content["error"] == error.to_dict()
+    assert rest["code"] == cls.code
+    assert 400 <= http.http_status(error) < 600
+    assert cli.exit_code(error) not in (0, cli.EXIT_BUG) or cls is retain.RetainError
