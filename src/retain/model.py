@@ -388,6 +388,14 @@ class WriteResult:
     changed: bool
     notes: tuple[str, ...] = ()
 
+    def to_dict(self, now: datetime) -> dict[str, Any]:
+        return {
+            **self.memory.to_dict(now, body=True),
+            "created": self.created,
+            "changed": self.changed,
+            "notes": list(self.notes),
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class Reference:
@@ -408,6 +416,21 @@ class ReadResult:
     references: tuple[Reference, ...]
     referenced_by: tuple[str, ...]
 
+    def to_dict(self, now: datetime) -> dict[str, Any]:
+        """The memory's record (without its whole body) and this page of the body."""
+        return {
+            **self.memory.to_dict(now),
+            "text": self.text,
+            "offset": self.offset,
+            "next_offset": self.next_offset,
+            "total_chars": self.total_chars,
+            "caption": self.caption,
+            "references": [
+                {"target": r.target, "description": r.description} for r in self.references
+            ],
+            "referenced_by": list(self.referenced_by),
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class EditResult:
@@ -415,11 +438,21 @@ class EditResult:
     replacements: int
     excerpt: str
 
+    def to_dict(self, now: datetime) -> dict[str, Any]:
+        return {
+            **self.memory.to_dict(now, body=True),
+            "replacements": self.replacements,
+            "excerpt": self.excerpt,
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class DeleteResult:
     memory: Memory
     referenced_by: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"removed": self.memory.name, "referenced_by": list(self.referenced_by)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -365,6 +365,13 @@ def plain(value: Any) -> Any:
     return value
 
 
+def record_of(value: object) -> dict[str, Any]:
+    """A dataclass result as one JSON object."""
+    result = plain(value)
+    assert isinstance(result, dict)
+    return result
+
+
 # -- the app ---------------------------------------------------------------------------------
 
 
@@ -544,21 +551,14 @@ def create_app(
     ) -> JSONResponse:
         """Create or update a memory by name: a field left out keeps what is there."""
         written = svc.write(name, project=project, **body.model_dump(exclude_unset=True))
-        data = {
-            **written.memory.to_dict(now(), body=True),
-            "created": written.created,
-            "changed": written.changed,
-            "notes": list(written.notes),
-        }
-        return JSONResponse(data, status_code=201 if written.created else 200)
+        return JSONResponse(written.to_dict(now()), status_code=201 if written.created else 200)
 
     @app.delete(f"{API}/memories/{{name}}", tags=["memories"])
     def delete(
         name: str, project: str | None = None, svc: MemoryService = Acting
     ) -> dict[str, Any]:
         """Remove a memory; memories that referenced it keep their references."""
-        result = svc.delete(name, project=project)
-        return {"removed": result.memory.name, "referenced_by": list(result.referenced_by)}
+        return svc.delete(name, project=project).to_dict()
 
     @app.post(f"{API}/memories/{{name}}/edit", tags=["memories"])
     def edit(
@@ -573,11 +573,7 @@ def create_app(
             verified=body.verified,
             project=project,
         )
-        return {
-            **result.memory.to_dict(now(), body=True),
-            "replacements": result.replacements,
-            "excerpt": result.excerpt,
-        }
+        return result.to_dict(now())
 
     @app.get(f"{API}/memories/{{name}}/read", tags=["memories"])
     def read(
@@ -587,17 +583,7 @@ def create_app(
         svc: MemoryService = Acting,
     ) -> dict[str, Any]:
         """A page of the body from ``offset``, with its caption; the first page is a read."""
-        page = svc.read(name, offset=offset, project=project)
-        return {
-            **page.memory.to_dict(now()),
-            "text": page.text,
-            "offset": page.offset,
-            "next_offset": page.next_offset,
-            "total_chars": page.total_chars,
-            "caption": page.caption,
-            "references": plain(page.references),
-            "referenced_by": list(page.referenced_by),
-        }
+        return svc.read(name, offset=offset, project=project).to_dict(now())
 
     # -- an agent's own memory -----------------------------------------------------------
 
@@ -623,8 +609,7 @@ def create_app(
     @app.post(f"{API}/proposals", tags=["agents"], status_code=201)
     def propose(body: ProposeBody, svc: MemoryService = Acting) -> dict[str, Any]:
         """Ask for a write beyond the agent's own scope, for a curator to decide."""
-        result: dict[str, Any] = plain(svc.propose(**body.model_dump()))
-        return result
+        return record_of(svc.propose(**body.model_dump()))
 
     @app.get(f"{API}/proposals", tags=["agents"])
     def proposals(status: str | None = None, svc: MemoryService = Acting) -> dict[str, Any]:
@@ -657,13 +642,11 @@ def create_app(
 
     @app.post(f"{API}/projects", tags=["realm"], status_code=201)
     def add_project(body: NameBody, svc: MemoryService = Acting) -> dict[str, Any]:
-        result: dict[str, Any] = plain(svc.add_project(body.name))
-        return result
+        return record_of(svc.add_project(body.name))
 
     @app.post(f"{API}/projects/{{name}}/rename", tags=["realm"])
     def rename_project(name: str, body: NameBody, svc: MemoryService = Acting) -> dict[str, Any]:
-        result: dict[str, Any] = plain(svc.rename_project(name, body.name))
-        return result
+        return record_of(svc.rename_project(name, body.name))
 
     @app.delete(f"{API}/projects/{{name}}", tags=["realm"])
     def remove_project(name: str, svc: MemoryService = Acting) -> dict[str, Any]:
@@ -676,8 +659,7 @@ def create_app(
 
     @app.post(f"{API}/agents", tags=["realm"], status_code=201)
     def add_agent(body: NameBody, svc: MemoryService = Acting) -> dict[str, Any]:
-        result: dict[str, Any] = plain(svc.add_agent(body.name))
-        return result
+        return record_of(svc.add_agent(body.name))
 
     @app.get(f"{API}/teams", tags=["realm"])
     def teams(svc: MemoryService = Acting) -> dict[str, Any]:
@@ -685,8 +667,7 @@ def create_app(
 
     @app.post(f"{API}/teams", tags=["realm"], status_code=201)
     def add_team(body: NameBody, svc: MemoryService = Acting) -> dict[str, Any]:
-        result: dict[str, Any] = plain(svc.add_team(body.name))
-        return result
+        return record_of(svc.add_team(body.name))
 
     @app.put(f"{API}/teams/{{team}}/members/{{agent}}", tags=["realm"])
     def join_team(team: str, agent: str, svc: MemoryService = Acting) -> dict[str, Any]:

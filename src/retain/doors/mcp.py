@@ -149,18 +149,7 @@ def create_server(
     @server.tool(name="memory_read", annotations=RECORDS)
     def memory_read(name: str, offset: int = 0, project: str | None = None) -> dict[str, Any]:
         """A page of a memory's body from ``offset`` with its caption (recorded as a read)."""
-
-        def read(s: MemoryService) -> dict[str, Any]:
-            page = s.read(name, offset=offset, project=project)
-            return {
-                **record(s, page.memory, body=False),
-                "text": page.text,
-                "next_offset": page.next_offset,
-                "total_chars": page.total_chars,
-                "caption": page.caption,
-            }
-
-        return call(read)
+        return call(lambda s: s.read(name, offset=offset, project=project).to_dict(s.clock.now()))
 
     @server.tool(name="memory_write", annotations=OVERWRITES)
     def memory_write(
@@ -186,7 +175,7 @@ def create_server(
                 project=project,
                 expected_hash=expected_hash,
             )
-            return {**record(s, done.memory), "created": done.created, "changed": done.changed}
+            return done.to_dict(s.clock.now())
 
         return call(write)
 
@@ -198,21 +187,17 @@ def create_server(
     ) -> dict[str, Any]:
         """Replace ``old`` with ``new`` in a shared memory's body (once, unless replace_all)."""
 
-        def edit(s: MemoryService) -> dict[str, Any]:
-            done = s.edit(name, old, new, replace_all=replace_all, project=project)
-            return {**record(s, done.memory), "replacements": done.replacements}
-
-        return call(edit)
+        return call(
+            lambda s: s.edit(name, old, new, replace_all=replace_all, project=project).to_dict(
+                s.clock.now()
+            )
+        )
 
     @server.tool(name="memory_delete", annotations=CHANGES)
     def memory_delete(name: str, project: str | None = None) -> dict[str, Any]:
         """Remove a shared memory; memories that referenced it keep their references."""
 
-        def delete(s: MemoryService) -> dict[str, Any]:
-            done = s.delete(name, project=project)
-            return {"removed": done.memory.name, "referenced_by": list(done.referenced_by)}
-
-        return call(delete)
+        return call(lambda s: s.delete(name, project=project).to_dict())
 
     @server.tool(name="memory_remember", annotations=ADDS)
     def memory_remember(

@@ -66,11 +66,13 @@ from retain.storage.postgres_schema import MIGRATIONS, latest_version
 from retain.storage.rows import (
     AFTER_SQL,
     COLUMNS,
+    EVENT_COLUMNS,
     INSERT_COLUMNS,
     KEY_COLUMNS,
     M_COLUMNS,
     UPDATE_COLUMNS,
     after_args,
+    event_of,
     memory_of,
     params_of,
 )
@@ -964,18 +966,13 @@ class PostgresTransaction:
         after = 0
         while True:  # a page at a time, so a long log is never held whole
             rows = self._rows(
-                "SELECT seq, event_id, realm, memory_id, kind, tx_time, principal, reason, "
-                "payload, payload_digest, prev_hash, hash FROM events "
+                f"SELECT {EVENT_COLUMNS} FROM events "
                 "WHERE seq > %s AND (%s::text IS NULL OR realm = %s) ORDER BY seq LIMIT 5000",
                 (after, realm, realm),
             )
             if not rows:
                 return
-            for r in rows:
-                yield Event(
-                    int(r[0]), r[1], r[2], r[3], r[4], parse_stamp(r[5]), r[6], r[7], r[8],
-                    r[9], r[10], r[11],
-                )  # fmt: skip
+            yield from (event_of(r) for r in rows)
             after = int(rows[-1][0])
 
     def count_events(self) -> int:
@@ -987,28 +984,11 @@ class PostgresTransaction:
     ) -> list[Event]:
         self.flush_events()
         rows = self._rows(
-            "SELECT seq, event_id, realm, memory_id, kind, tx_time, principal, reason, payload, "
-            "payload_digest, prev_hash, hash FROM events WHERE realm = %s AND seq > %s "
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE realm = %s AND seq > %s "
             "AND (%s::text IS NULL OR memory_id = %s) ORDER BY seq LIMIT %s",
             (realm, after_seq, memory_id, memory_id, limit),
         )
-        return [
-            Event(
-                int(r[0]),
-                r[1],
-                r[2],
-                r[3],
-                r[4],
-                parse_stamp(r[5]),
-                r[6],
-                r[7],
-                r[8],
-                r[9],
-                r[10],
-                r[11],
-            )  # fmt: skip
-            for r in rows
-        ]
+        return [event_of(r) for r in rows]
 
 
 def split_url(url: str) -> tuple[str, str]:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from retain.chrono import parse_optional_stamp, parse_stamp, stamp
-from retain.model import ListPosition, Load, Memory, Status, Trust
+from retain.model import Event, ListPosition, Load, Memory, Status, Trust
 
 COLUMNS = (
     "id, realm, scope, name, description, body, tags, priority, load, refs, source, subject, "
@@ -122,3 +122,14 @@ AFTER_SQL = (
 def after_args(after: ListPosition) -> list[Any]:
     created = stamp(after.created_at)
     return [after.priority, after.priority, created, created, after.id]
+
+
+EVENT_COLUMNS = (
+    "seq, event_id, realm, memory_id, kind, tx_time, principal, reason, payload, "
+    "payload_digest, prev_hash, hash"
+)
+
+
+def event_of(r: Sequence[Any]) -> Event:
+    """An ``events`` row of ``EVENT_COLUMNS`` as an ``Event``."""
+    return Event(int(r[0]), r[1], r[2], r[3], r[4], parse_stamp(r[5]), *r[6:12])

@@ -49,11 +49,13 @@ from retain.storage.base import (
 from retain.storage.rows import (
     AFTER_SQL,
     COLUMNS,
+    EVENT_COLUMNS,
     INSERT_COLUMNS,
     KEY_COLUMNS,
     M_COLUMNS,
     UPDATE_COLUMNS,
     after_args,
+    event_of,
     memory_of,
     params_of,
 )
@@ -743,19 +745,13 @@ class SqliteTransaction:
         self._head = (event.seq, event.hash)
 
     def iter_events(self, realm: str | None = None) -> Iterator[Event]:
-        sql = (
-            "SELECT seq, event_id, realm, memory_id, kind, tx_time, principal, reason, payload, "
-            "payload_digest, prev_hash, hash FROM events"
-        )
+        sql = f"SELECT {EVENT_COLUMNS} FROM events"
         args: list[Any] = []
         if realm is not None:
             sql += " WHERE realm = ?"
             args.append(realm)
         for r in self.con.execute(sql + " ORDER BY seq", args):
-            yield Event(
-                r[0], r[1], r[2], r[3], r[4], parse_stamp(r[5]), r[6], r[7], r[8], r[9], r[10],
-                r[11],
-            )  # fmt: skip
+            yield event_of(r)
 
     def count_events(self) -> int:
         return int(self.con.execute("SELECT count(*) FROM events").fetchone()[0])
@@ -764,28 +760,11 @@ class SqliteTransaction:
         self, realm: str, after_seq: int, limit: int, memory_id: str | None = None
     ) -> list[Event]:
         rows = self.con.execute(
-            "SELECT seq, event_id, realm, memory_id, kind, tx_time, principal, reason, payload, "
-            "payload_digest, prev_hash, hash FROM events WHERE realm = ? AND seq > ? "
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE realm = ? AND seq > ? "
             "AND (? IS NULL OR memory_id = ?) ORDER BY seq LIMIT ?",
             (realm, after_seq, memory_id, memory_id, limit),
         )
-        return [
-            Event(
-                r[0],
-                r[1],
-                r[2],
-                r[3],
-                r[4],
-                parse_stamp(r[5]),
-                r[6],
-                r[7],
-                r[8],
-                r[9],
-                r[10],
-                r[11],
-            )  # fmt: skip
-            for r in rows
-        ]
+        return [event_of(r) for r in rows]
 
 
 class SqliteBackend:
