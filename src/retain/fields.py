@@ -226,3 +226,14 @@ def cursor(value: str) -> ListPosition:
             remedy="pass the next_cursor of the previous page, or none for the first page",
             field="cursor",
         ) from exc
+
+
+def whole(value: int, field: str, least: int) -> int:
+    """A count or position: a whole number ≥ ``least`` (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise InvalidValue(
+            f"{field} {value!r} is not a whole number ≥ {least}",
+            remedy=f"pass a {field} of {least} or more",
+            field=field,
+        )
+    return value

@@ -1672,12 +1672,8 @@ class MemoryService:
         """Memories in index order (priority, then newest first); ``after`` is a cursor
         (``fields.cursor_of`` of the last memory of a page) to continue from."""
         position = fields.cursor(after) if after is not None else None
-        if limit is not None and (isinstance(limit, bool) or limit < 1):
-            raise InvalidValue(
-                f"limit {limit!r} is not a whole number ≥ 1",
-                remedy="pass a limit of 1 or more, or none for every memory",
-                field="limit",
-            )
+        if limit is not None:
+            fields.whole(limit, "limit", 1)
         now = self._now()
 
         def run(tx: Transaction) -> list[Memory]:
@@ -2006,13 +2002,8 @@ class MemoryService:
                 remedy="recall what the agent sees instead; an operator reads the log",
                 principal=self.principal,
             )
-        for value, field, least in ((after, "after", 0), (limit, "limit", 1)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < least:
-                raise InvalidValue(
-                    f"{field} {value!r} is not a whole number ≥ {least}",
-                    remedy=f"pass a {field} of {least} or more",
-                    field=field,
-                )
+        fields.whole(after, "after", 0)
+        fields.whole(limit, "limit", 1)
         if memory_id is not None:
             fields.text(memory_id, "memory_id")
         return self.backend.read(lambda tx: tx.list_events(self.realm, after, limit, memory_id))

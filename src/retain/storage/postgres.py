@@ -7,7 +7,9 @@ checked by the service over several rows (the inline budget, names across tiers)
 cannot be raced; a read is a ``REPEATABLE READ`` snapshot. Unique indexes back the
 name rules. Words are searched with a weighted ``tsvector`` (name A, description B,
 body C, context D; ``ts_rank_cd``), prefixes with ``:*``, plain text with ``ILIKE`` /
-``strpos``; vectors with pgvector, an HNSW index per embedding model (``NativeVectors``).
+``strpos``; vectors with pgvector, an HNSW index per embedding model (``NativeVectors``),
+stored just after the write that made them commits, outside the write lock
+(``PendingVectors``, ``store_vectors``): the HNSW insert is most of a write's server time.
 
 A store is a schema of a database (``retain`` unless the URL's ``schema`` parameter
 names another), so one database can hold several stores.
