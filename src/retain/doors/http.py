@@ -5,7 +5,7 @@ object; every rule, refusal and default is the service's. A refusal is
 ``{"error": {"code", "message", "remedy", "details"}}`` with the HTTP status of its
 class in ``HTTP_STATUS`` — the same code the CLI and the Python API raise.
 
-Who acts comes from the request's bearer token (``Tokens``), never from a field of
+Who acts comes from the request's bearer token (``load_tokens``), never from a field of
 the request. A server without tokens acts as ``operator:local``, as the CLI does, and
 ``retain serve`` binds it to a loopback address only.
 """
