@@ -1270,14 +1270,7 @@ def serve(host: str, port: int, tokens_file: Path | None, workers: int, home: Pa
                 "host": host,
             }
         )
-        uvicorn.run(
-            f"{http.__name__}:app_from_environment",
-            factory=True,
-            workers=workers,
-            host=host,
-            port=port,
-            log_level="warning",
-        )
+        http.run_workers(host, port, workers)
 
 
 @cli.command("mcp")
