@@ -305,3 +305,17 @@ def test_an_agent_may_not_read_the_event_log(service: MemoryService) -> None:
     client = TestClient(http.create_app(service, tokens={"t": "agent:coder"}))
     response = client.get("/v1/events", headers={"Authorization": "Bearer t"})
     assert response.status_code == 403 and response.json()["error"]["code"] == "access_denied"
+
+
+def test_a_serving_process_keeps_blas_to_one_thread() -> None:
+    import threadpoolctl
+
+    before = threadpoolctl.threadpool_info()
+    try:
+        http.one_blas_thread()
+        blas = [p for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
+        assert blas and all(p["num_threads"] == 1 for p in blas)
+    finally:
+        threadpoolctl.threadpool_limits(
+            {p["prefix"]: p["num_threads"] for p in before if p["user_api"] == "blas"}
+        )

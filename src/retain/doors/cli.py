@@ -1260,6 +1260,7 @@ def serve(host: str, port: int, tokens_file: Path | None, workers: int, home: Pa
         if loaded.degraded:
             err.print(f"degraded: {loaded.degraded}", markup=False)
         if workers == 1:
+            http.one_blas_thread()
             uvicorn.run(app, host=host, port=port, log_level="warning")
             return
         os.environ[http.SERVE_ENV] = json.dumps(
