@@ -228,11 +228,14 @@ def cursor(value: str) -> ListPosition:
         ) from exc
 
 
+WHOLE_MAX = 2**63 - 1  # what a store's integer holds
+
+
 def whole(value: int, field: str, least: int) -> int:
-    """A count or position: a whole number ≥ ``least`` (not a bool)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+    """A count or position: a whole number from ``least`` to ``WHOLE_MAX`` (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not least <= value <= WHOLE_MAX:
         raise InvalidValue(
-            f"{field} {value!r} is not a whole number ≥ {least}",
+            f"{field} {value!r} is not a whole number from {least} to {WHOLE_MAX}",
             remedy=f"pass a {field} of {least} or more",
             field=field,
         )

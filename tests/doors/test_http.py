@@ -319,3 +319,19 @@ def test_a_serving_process_keeps_blas_to_one_thread() -> None:
         threadpoolctl.threadpool_limits(
             {p["prefix"]: p["num_threads"] for p in before if p["user_api"] == "blas"}
         )
+
+
+@pytest.mark.parametrize(
+    "params", [{"after": 2**63}, {"after": -1}, {"limit": 0}], ids=["huge", "negative", "zero"]
+)
+def test_an_event_page_out_of_range_is_refused(client: TestClient, params: dict[str, int]) -> None:
+    response = client.get("/v1/events", params=params)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_value"
+
+
+def test_a_listing_limit_beyond_the_store_is_refused(service: MemoryService) -> None:
+    with pytest.raises(errors.InvalidValue, match="limit"):
+        service.list_memories(limit=2**63)
+    with pytest.raises(errors.InvalidValue, match="after"):
+        service.events(after=2**63)
