@@ -333,3 +333,12 @@ def test_every_code_reaches_every_door_unchanged(cls: type[retain.RetainError]) 
     assert rest["code"] == cls.code
     assert 400 <= http.http_status(error) < 600
     assert cli.exit_code(error) not in (0, cli.EXIT_BUG) or cls is retain.RetainError
+
+
+def test_a_proposal_has_one_shape_at_every_door(service: MemoryService) -> None:
+    server = as_agent(service)
+    made = call(server, "memory_propose", {"summary": "Deploys need a green CI run"})
+    assert not made.is_error and made.structured_content is not None
+    listed = TestClient(http.create_app(service)).get("/v1/proposals").json()["proposals"]
+    assert listed == [made.structured_content]
+    assert made.structured_content["source"] == "agent:coder"

@@ -627,7 +627,7 @@ def remove(name: str, project: str | None, home: Path | None, fmt: str) -> None:
     with _service(home, fmt) as service:
         result = service.delete(name, project=project)
         if fmt == "json":
-            _emit_json({"removed": result.memory.name, "referenced_by": list(result.referenced_by)})
+            _emit_json(result.to_dict())
             return
         out.print(f"Removed memory '{name}'.", markup=False)
         if result.referenced_by:
@@ -696,19 +696,7 @@ def read(name: str, offset: int, project: str | None, home: Path | None, fmt: st
     with _service(home, fmt) as service:
         page = service.read(name, offset=offset, project=project)
         if fmt == "json":
-            data = page.memory.to_dict(_now())
-            data.update(
-                text=page.text,
-                offset=page.offset,
-                next_offset=page.next_offset,
-                total_chars=page.total_chars,
-                caption=page.caption,
-                references=[
-                    {"target": r.target, "description": r.description} for r in page.references
-                ],
-                referenced_by=list(page.referenced_by),
-            )
-            _emit_json(data)
+            _emit_json(page.to_dict(_now()))
             return
         out.print(f"{page.memory.name}: {page.memory.description}", markup=False)
         out.print(page.caption, markup=False)

@@ -13,7 +13,6 @@ the request. A server without tokens acts as ``operator:local``, as the CLI does
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hmac
 import ipaddress
 import json
@@ -21,8 +20,6 @@ import os
 import socket
 import threading
 from collections.abc import AsyncIterator, Mapping
-from datetime import datetime
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -36,8 +33,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import retain
 from retain import errors, fields
-from retain.chrono import stamp
 from retain.doors import mcp
+from retain.doors.records import plain, record_of
 from retain.errors import RetainError
 from retain.model import AGENT_PREFIX, OPERATOR_PREFIX
 from retain.service import MemoryService
@@ -391,28 +388,6 @@ class ContextBody(_Body):
 
 class NameBody(_Body):
     name: str
-
-
-def plain(value: Any) -> Any:
-    """A result as JSON: dataclasses as objects, times in retain's stamp, enums by value."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, datetime):
-        return stamp(value)
-    if isinstance(value, Enum):
-        return value.value
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    return value
-
-
-def record_of(value: object) -> dict[str, Any]:
-    """A dataclass result as one JSON object."""
-    result = plain(value)
-    assert isinstance(result, dict)
-    return result
 
 
 # -- the app ---------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import AnyHttpUrl
 
 import retain
+from retain.doors.records import record_of
 from retain.errors import RetainError
 from retain.model import Memory
 from retain.service import MemoryService
@@ -252,17 +253,9 @@ def create_server(
     ) -> dict[str, Any]:
         """Ask for a shared memory (global or a team's), for a curator to decide."""
 
-        def propose(s: MemoryService) -> dict[str, Any]:
-            made = s.propose(summary, target=target, body=body, evidence=evidence)
-            return {
-                "id": made.id,
-                "target": made.target,
-                "status": made.status,
-                "trust": made.trust.value,
-                "summary": made.summary,
-            }
-
-        return call(propose)
+        return call(
+            lambda s: record_of(s.propose(summary, target=target, body=body, evidence=evidence))
+        )
 
     @server.resource(
         CONTEXT_URI,

@@ -1,0 +1,32 @@
+"""Results as JSON for the doors that answer in JSON (REST, MCP): one shape for each."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+from retain.chrono import stamp
+
+
+def plain(value: Any) -> Any:
+    """A result as JSON: dataclasses as objects, times in retain's stamp, enums by value."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, datetime):
+        return stamp(value)
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+def record_of(value: object) -> dict[str, Any]:
+    """A dataclass result as one JSON object."""
+    result = plain(value)
+    assert isinstance(result, dict)
+    return result
