@@ -560,7 +560,12 @@ def create_app(
             "referenced_by": list(record.referenced_by),
         }
 
-    @app.put(f"{API}/memories/{{name}}", tags=["memories"], status_code=200)
+    @app.put(
+        f"{API}/memories/{{name}}",
+        tags=["memories"],
+        status_code=200,
+        responses={201: {"description": "created: the memory did not exist"}},
+    )
     def put(
         name: str,
         body: MemoryWrite,
