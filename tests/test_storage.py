@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import fresh_schema, open_backend, raw_sql, store_state
+from tests.conftest import (
+    AxisEmbedder,
+    EmbeddedService,
+    fresh_schema,
+    open_backend,
+    raw_sql,
+    store_state,
+)
 
 from retain import errors, ledger
 from retain.chrono import ManualClock
@@ -444,6 +451,43 @@ def test_postgres_searches_its_vectors_with_an_hnsw_index_of_the_model(
         lambda tx: tx.vector_sums(postgres_service.embedder.model_id, "default")  # type: ignore[attr-defined]
     )
     assert [(dim, count) for dim, _, count in sums] == [(256, 2)]
+
+
+@pytest.mark.parametrize("pool_size", [8, 1])
+def test_postgres_searches_vectors_beside_the_words_when_a_connection_is_idle(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch, pool_size: int
+) -> None:
+    import threading
+
+    from retain.storage import postgres as module
+
+    backend = PostgresBackend(fresh_schema(postgres_url), pool_size=pool_size)
+    service = EmbeddedService(backend, embedder=AxisEmbedder())
+    service.write("pet", description="our tabby sleeps all day")
+    service.write("walks", description="the hound wants walks")
+    seen: dict[str, tuple[str, int]] = {}
+
+    def spy(verb: str) -> Any:
+        original = getattr(module.PostgresTransaction, verb)
+
+        def spied(tx: module.PostgresTransaction, *args: Any, **kwargs: Any) -> Any:
+            pid = tx._one("SELECT pg_backend_pid()")[0]
+            seen.setdefault(verb, (threading.current_thread().name, pid))
+            return original(tx, *args, **kwargs)
+
+        monkeypatch.setattr(module.PostgresTransaction, verb, spied)
+
+    spy("nearest")
+    spy("match_terms")
+    hits = service.search("kitten napping").hits
+    assert [h.memory.name for h in hits] == ["pet"] and hits[0].senses == ("semantic",)
+    (vector_thread, vector_pid), (word_thread, word_pid) = seen["nearest"], seen["match_terms"]
+    assert word_thread == threading.current_thread().name
+    if pool_size > 1:  # on a connection of its own, at the same time
+        assert vector_thread.startswith("retain-beside") and vector_pid != word_pid
+    else:  # no connection to spare: in the search's own read
+        assert (vector_thread, vector_pid) == (word_thread, word_pid)
+    backend.close()
 
 
 def test_postgres_vector_sums_follow_inserts_deletes_and_reindex(

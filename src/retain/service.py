@@ -114,6 +114,7 @@ from retain.storage.base import (
     LoadCounts,
     MemoryFilter,
     NativeVectors,
+    ReadsBeside,
     Transaction,
 )
 
@@ -1814,38 +1815,50 @@ class MemoryService:
         loaded = self.embedder if plans else None
         embedder = loaded.embedder if loaded is not None else None
         asked = key.embed(embedder, [p.text for p in plans]) if embedder is not None else None
+        depth = max(limit, rank.DEPTH)
+
+        def searched(tx: Transaction) -> MemoryFilter:
+            where = where_of(tx)
+            return where if expired else replace(where, live_at=stamp(now))
+
+        semantic_of: Callable[[Transaction], list[lexical.SenseHits]] | None = None
+        beside: Future[list[lexical.SenseHits]] | None = None
+        if embedder is not None and asked is not None:
+            model, query = embedder, asked
+            background = self._background(model) @ query.T
+
+            def semantic_of(tx: Transaction) -> list[lexical.SenseHits]:
+                where = searched(tx)
+                if isinstance(tx, NativeVectors):  # the database searches its vectors
+                    return self._native_semantic(tx, model, query, background, where, depth)
+                cosines = self._vector_index(tx, model).scores(query, self.realm)
+                return [
+                    vectors.search(
+                        tx, cosines.nums, where, row, depth=depth,
+                        gate=rank.semantic_gate(row, background[:, i]),
+                    )
+                    for i, row in enumerate(cosines.values)
+                ]  # fmt: skip
+
+            if isinstance(self.backend, ReadsBeside):  # the word senses meanwhile
+                beside = self.backend.read_beside(semantic_of)
 
         def run(tx: Transaction) -> SearchResult:
-            where = where_of(tx)
             if not plans:
-                listed = tx.list_memories(where, limit)
+                listed = tx.list_memories(where_of(tx), limit)
                 hits = tuple(SearchHit(m, 0.0, ()) for m in listed)
                 return SearchResult(
                     hits,
                     listing_summary(len(hits)),
                     listing=True,
                 )
-            if not expired:
-                where = replace(where, live_at=stamp(now))
-            depth = max(limit, rank.DEPTH)
+            where = searched(tx)
             per_query = [
                 (p.text, lexical.search_query(tx, where, p, depth=depth, wanted=limit))
                 for p in plans
             ]
-            if embedder is not None and asked is not None:
-                background = self._background(embedder) @ asked.T
-                if isinstance(tx, NativeVectors):  # the database searches its vectors
-                    found = self._native_semantic(tx, embedder, asked, background, where, depth)
-                else:
-                    index = self._vector_index(tx, embedder)
-                    cosines = index.scores(asked, self.realm)
-                    found = [
-                        vectors.search(
-                            tx, cosines.nums, where, row, depth=depth,
-                            gate=rank.semantic_gate(row, background[:, i]),
-                        )
-                        for i, row in enumerate(cosines.values)
-                    ]  # fmt: skip
+            if semantic_of is not None:
+                found = beside.result() if beside is not None else semantic_of(tx)
                 for (_, senses), semantic in zip(per_query, found, strict=True):
                     if semantic.hits:
                         senses.append(semantic)

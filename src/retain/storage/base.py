@@ -9,6 +9,7 @@ tests.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Protocol, TypeVar, runtime_checkable
 
@@ -312,6 +313,17 @@ class NativeVectors(Protocol):
     ) -> list[LexicalHit]:
         """The ``limit`` memories passing ``where`` whose ``model`` vectors are nearest
         to ``query`` (by cosine), best first, each with its cosine."""
+        ...
+
+
+@runtime_checkable
+class ReadsBeside(Protocol):
+    """A backend that can run a read beside another at the same time (PostgreSQL, on a
+    second connection), to spread one search over the server's cores."""
+
+    def read_beside(self, fn: Callable[[Transaction], T]) -> Future[T] | None:
+        """``fn`` started now in a read transaction of its own; None, and nothing
+        started, when the backend has no room for it (the caller runs ``fn`` itself)."""
         ...
 
 

@@ -17,6 +17,7 @@ names another), so one database can hold several stores.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -26,6 +27,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -92,6 +94,7 @@ CONNECT_TIMEOUT_S = 5
 _WRITE_LOCK = 7271  # with the schema's hash: the advisory lock a store's writers hold
 _MIGRATE_LOCK = 7272
 _RETRIES = 20
+_IDLE_WAIT_S = 0.002  # how long read_beside waits for the pool to hand over an idle connection
 # name A, description B, body C, context D as ts_rank_cd weighs them ({D, C, B, A})
 _WEIGHTS = "'{0.04, 0.1, 0.5, 1.0}'"
 _FIELD_WEIGHT = {"name": "A", "description": "B", "body": "C"}
@@ -1038,6 +1041,7 @@ class PostgresBackend:
         self._reached = 0  # the pid that last connected (a fork has not)
         self._pool_size = pool_size
         self._pool: psycopg_pool.ConnectionPool[Any] | None = None
+        self._beside: ThreadPoolExecutor | None = None  # runs read_beside's reads
         self._pid = 0
         self._lock = threading.Lock()
         self._migrate()
@@ -1064,7 +1068,7 @@ class PostgresBackend:
                         psycopg.connect(self.conninfo, connect_timeout=CONNECT_TIMEOUT_S).close()
                     self._pool = psycopg_pool.ConnectionPool(
                         self.conninfo,
-                        min_size=1,
+                        min_size=min(2, self._pool_size),  # a read and one beside it
                         max_size=self._pool_size,
                         configure=self._configure,
                         check=psycopg_pool.ConnectionPool.check_connection,
@@ -1079,14 +1083,18 @@ class PostgresBackend:
                         remedy="check the database URL, that the server runs, and the credentials",
                         location=self.location,
                     ) from exc
+                self._beside = ThreadPoolExecutor(self._pool_size, "retain-beside")
                 self._pid = os.getpid()
             return self._pool
 
     def close(self) -> None:
         with self._lock:
             if self._pool is not None and self._pid == os.getpid():
+                if self._beside is not None:
+                    self._beside.shutdown()
                 self._pool.close()
             self._pool = None
+            self._beside = None
 
     # -- transactions -------------------------------------------------------------
 
@@ -1166,6 +1174,36 @@ class PostgresBackend:
 
     def read(self, fn: Callable[[PostgresTransaction], T]) -> T:
         return self._run(False, fn)
+
+    def read_beside(self, fn: Callable[[PostgresTransaction], T]) -> Future[T] | None:
+        """``fn`` in a read transaction of its own, started now in a worker thread on an
+        idle connection of the pool, so that it runs beside the caller's next read (a
+        search's semantic sense beside its word senses: the server has a core for
+        each). None, and nothing started, when no connection is idle: the caller then
+        runs ``fn`` in its own read. The thread never waits for a connection, so reads
+        waiting on each other cannot exhaust the pool."""
+        pool = self.pool
+        if self._pool_size < 2 or not pool.get_stats().get("pool_available"):
+            return None
+        try:
+            con = pool.getconn(timeout=_IDLE_WAIT_S)
+        except psycopg_pool.PoolTimeout:
+            return None
+        beside = self._beside
+        assert beside is not None  # made with the pool
+
+        def run() -> T:
+            try:
+                con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                return fn(PostgresTransaction(con, self._indexed, self._common))
+            except psycopg.Error as exc:
+                raise StoreError(f"{self.location}: {exc}", remedy="run `retain verify`") from exc
+            finally:
+                with contextlib.suppress(psycopg.Error):
+                    con.rollback()  # it only read
+                pool.putconn(con)
+
+        return beside.submit(run)
 
     # -- schema -----------------------------------------------------------------------
 
