@@ -331,3 +331,27 @@ def test_subject_phrases_keep_and_drop_a_final_period() -> None:
     phrases = rank.subject_phrases(["Is Dr. Who Caroline's friend?"])
     assert {"Dr. Who", "Dr Who", "Caroline", "friend"} <= set(phrases)
     assert "Caroline's" not in phrases
+
+
+def test_the_common_word_bonus_matches_a_word_start_in_any_case_or_script() -> None:
+    from retain.storage.words import FIELD_WEIGHTS, bonus
+
+    def by_pattern(word: str, text: str) -> bool:  # the rule, without the ASCII shortcut
+        import re
+
+        start = word[: max(4, len(word) - 2)]
+        return re.search(r"(?<![^\W_])" + re.escape(start), text, re.IGNORECASE) is not None
+
+    words = ["meeting", "Dash", "ſtart", "kelvin", "café", "über"]
+    texts = [
+        "MEETINGS at noon", "the dashboard", "a_dashboard", "undashed", "start here",
+        "ſtarting", "\u212aelvin scale", "Kelvin", "CAFÉ au lait", "Übersicht", "", "x",
+    ]  # fmt: skip
+    for word in words:
+        for text in texts:
+            fields = (text, "", text.upper(), "filler " + text)
+            expected = sum(
+                w for w, f in zip(FIELD_WEIGHTS, fields, strict=True) if by_pattern(word, f)
+            )
+            assert bonus([(word, 1.0)], fields) == pytest.approx(expected), (word, text)
+    assert bonus([("meeting", 2.0)], ("", "the meetings", "", "")) == 2.0 * FIELD_WEIGHTS[1]

@@ -34,19 +34,26 @@ def idf(count: int, total: int) -> float:
 def bonus(words: Sequence[tuple[str, float]], texts: Sequence[str]) -> float:
     """Field weight × IDF for each (word, idf) a row holds (matched at a word's start)."""
     score = 0.0
+    # Where text and word are ASCII, a word start the pattern finds is in the lowered
+    # text, so a field without it is passed over at once (the pattern's scan is slower).
+    lowered = [text.lower() if text.isascii() else None for text in texts]
     for word, idf in words:
-        starts = _word_start(word)
-        for weight, text in zip(FIELD_WEIGHTS, texts, strict=True):
+        starts, needle = _word_start(word)
+        for weight, text, low in zip(FIELD_WEIGHTS, texts, lowered, strict=True):
+            if needle is not None and low is not None and needle not in low:
+                continue
             if starts.search(text):
                 score += weight * idf
     return score
 
 
 @functools.lru_cache(maxsize=1024)
-def _word_start(word: str) -> re.Pattern[str]:
-    """A pattern finding a word that starts like ``word`` (its last letters may differ)."""
+def _word_start(word: str) -> tuple[re.Pattern[str], str | None]:
+    """A pattern finding a word that starts like ``word`` (its last letters may differ),
+    and that start lowered if it is ASCII."""
     start = word[: max(MIN_PREFIX, len(word) - 2)]
-    return re.compile(r"(?<![^\W_])" + re.escape(start), re.IGNORECASE)
+    pattern = re.compile(r"(?<![^\W_])" + re.escape(start), re.IGNORECASE)
+    return pattern, start.lower() if start.isascii() else None
 
 
 def scan_hits(needles: Sequence[str], rows: Sequence[Any], limit: int) -> list[LexicalHit]:
