@@ -7,8 +7,9 @@ A store of ``--memories`` of ``bench/store.py``'s synthetic memories (default em
 is made under ``--home`` (a temp dir), with its projects; ``retain serve`` is started on
 it on a free loopback port, as a user starts it (the console script, its own process;
 ``--workers`` server processes).
-Then, for each phase, ``--clients`` processes each keep one HTTP connection and send
-requests back to back for ``--seconds`` from a common start:
+Then, for each phase, ``--clients`` processes each keep one HTTP connection (the
+standard library's ``http.client``, the cheapest Python client) and send requests back to
+back for ``--seconds`` from a common start:
 
 * ``search``: ``POST /v1/memories/search`` with the rare/medium/common query words of
   ``store.py``'s query sets (``limit`` 10);
@@ -17,7 +18,10 @@ requests back to back for ``--seconds`` from a common start:
 
 A phase reports the aggregate rate (requests over the time from the start to the last
 client's end), latency percentiles per request, and every answer that was not 2xx
-(``errors``: none is expected). The server's RSS is read at the end.
+(``errors``: none is expected), and where the CPU went (``cpu``, Linux): the machine's
+busy share, the clients' and the server's CPU time per request, and each server process's
+seconds (the supervisor first, then the workers: with ``--workers``, a worker that got no
+connection shows as idle). The server's RSS is read at the end.
 
 Targets (issue 6, this 2-core machine): ≥ 500 searches/s and ≥ 200 writes/s, with no
 error. The clients and the server share the machine's cores.
@@ -40,6 +44,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from http.client import HTTPConnection
 from importlib import metadata
 from multiprocessing.synchronize import Barrier
 from pathlib import Path
@@ -57,7 +62,9 @@ from store import (  # noqa: E402 - bench/ is put on the path just above
     Corpus,
     log,
     machine,
+    machine_busy_s,
     make_queries,
+    process_cpu_s,
     source_state,
     summary_ms,
 )
@@ -65,6 +72,7 @@ from store import (  # noqa: E402 - bench/ is put on the path just above
 TARGETS = {"search": 500.0, "write": 200.0}  # requests/s, aggregate
 PHASES = ("search", "write")
 LOAD_BATCH = 1000
+JSON_HEADERS = {"Content-Type": "application/json"}
 
 
 def free_port() -> int:
@@ -75,7 +83,7 @@ def free_port() -> int:
 
 def client_main(
     client: int,
-    base: str,
+    port: int,
     phase: str,
     seconds: float,
     queries: list[str],
@@ -84,40 +92,69 @@ def client_main(
     start: Any,
     results: Any,
 ) -> None:
-    """Send one phase's requests back to back; put this client's figures on ``results``."""
+    """Send one phase's requests back to back; put this client's figures on ``results``.
+
+    The standard library's ``http.client`` on one keep-alive connection: the clients share
+    the machine's cores with the server, and it costs them a third of what httpx does.
+    """
     rng = random.Random(f"{seed}:{client}")
     latencies: list[float] = []
     errors: dict[str, int] = {}
     sent = 0
-    with httpx.Client(base_url=base, timeout=30.0) as http:
-        http.get("/v1/status")  # the connection is made before the start
-        ready.wait(60)
-        while start.value == 0.0 or time.monotonic() < start.value:  # the parent sets it
-            time.sleep(0.001)
-        deadline = start.value + seconds
+    http = HTTPConnection("127.0.0.1", port, timeout=30.0)
+
+    def call(method: str, path: str, body: dict[str, Any] | None = None) -> tuple[int, bytes]:
+        data = json.dumps(body).encode() if body is not None else None
+        http.request(method, path, body=data, headers=JSON_HEADERS if data else {})
+        response = http.getresponse()
+        return response.status, response.read()
+
+    call("GET", "/v1/status")  # the connection is made before the start
+    ready.wait(60)
+    while start.value == 0.0 or time.monotonic() < start.value:  # the parent sets it
+        time.sleep(0.001)
+    deadline = start.value + seconds
+    cpu = time.process_time()
+    now = time.monotonic()
+    while now < deadline:
+        began = now
+        if phase == "search":
+            body = {"queries": [rng.choice(queries)], "limit": 10}
+            status, answer = call("POST", "/v1/memories/search", body)
+        else:
+            name = f"load-{client}-{sent}"
+            text = " ".join(rng.choice(queries) for _ in range(3))
+            body = {"description": f"Load note {sent}: {text}", "body": text, "load": "search"}
+            status, answer = call("PUT", f"/v1/memories/{name}", body)
+        json.loads(answer)  # every answer is read whole, as a client would
         now = time.monotonic()
-        while now < deadline:
-            began = now
-            if phase == "search":
-                body = {"queries": [rng.choice(queries)], "limit": 10}
-                response = http.post("/v1/memories/search", json=body)
-            else:
-                name = f"load-{client}-{sent}"
-                text = " ".join(rng.choice(queries) for _ in range(3))
-                body = {"description": f"Load note {sent}: {text}", "body": text, "load": "search"}
-                response = http.put(f"/v1/memories/{name}", json=body)
-            now = time.monotonic()
-            sent += 1
-            latencies.append(now - began)
-            if response.status_code >= 300:
-                key = f"{response.status_code} {response.json().get('error', {}).get('code')}"
-                errors[key] = errors.get(key, 0) + 1
+        sent += 1
+        latencies.append(now - began)
+        if status >= 300:
+            key = f"{status} {json.loads(answer).get('error', {}).get('code')}"
+            errors[key] = errors.get(key, 0) + 1
+    cpu = time.process_time() - cpu
+    http.close()
     results.put({"client": client, "sent": sent, "end": now, "latencies": latencies,
-                 "errors": errors})  # fmt: skip
+                 "errors": errors, "cpu_s": cpu})  # fmt: skip
+
+
+def server_processes(root: int) -> list[int]:
+    """``retain serve``'s process and its children (the worker processes, with --workers)."""
+    children = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text(encoding="ascii")
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == root:
+                children.append(int(entry.name))
+    return [root, *sorted(children)]
 
 
 def run_phase(
-    args: argparse.Namespace, base: str, phase: str, queries: list[str]
+    args: argparse.Namespace, port: int, phase: str, queries: list[str], server: int
 ) -> dict[str, Any]:
     context = multiprocessing.get_context("spawn")
     ready = context.Barrier(args.clients + 1)
@@ -126,16 +163,21 @@ def run_phase(
     processes = [
         context.Process(
             target=client_main,
-            args=(k, base, phase, args.seconds, queries, args.seed, ready, start, results),
+            args=(k, port, phase, args.seconds, queries, args.seed, ready, start, results),
         )
         for k in range(args.clients)
     ]
     for process in processes:
         process.start()
     ready.wait(120)
+    pids = server_processes(server)
     start.value = time.monotonic() + 0.2
     began = start.value
+    time.sleep(0.2)
+    busy_before, served_before = machine_busy_s(), [process_cpu_s(p) for p in pids]
     reports = [results.get(timeout=args.seconds * 10 + 120) for _ in processes]
+    busy = machine_busy_s() - busy_before
+    served = [process_cpu_s(p) - s for p, s in zip(pids, served_before, strict=True)]
     for process in processes:
         process.join()
     seconds = max(r["end"] for r in reports) - began
@@ -145,6 +187,7 @@ def run_phase(
         for key, count in report["errors"].items():
             errors[key] = errors.get(key, 0) + count
     rate = sent / seconds
+    cores = os.cpu_count() or 1
     log(f"{phase}: {sent} requests in {seconds:.2f} s, {rate:.0f}/s, errors {errors or 'none'}")
     return {
         "requests": sent,
@@ -152,6 +195,14 @@ def run_phase(
         "per_s": round(rate, 1),
         "latency_ms": summary_ms([s for r in reports for s in r["latencies"]]),
         "errors": errors,
+        # Where the machine's CPU went: the clients' own time and the server's processes'
+        # (per process: with --workers, how evenly the kernel spread the connections).
+        "cpu": {
+            "busy_share": round(busy / (seconds * cores), 3),
+            "clients_ms_per_request": round(1000 * sum(r["cpu_s"] for r in reports) / sent, 3),
+            "server_ms_per_request": round(1000 * sum(served) / sent, 3),
+            "server_s_by_process": [round(s, 2) for s in served],
+        },
         "target_per_s": TARGETS[phase],
         "meets_target": rate >= TARGETS[phase] and not errors,
     }
@@ -227,7 +278,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         raise RuntimeError("retain serve did not start") from exc
                     time.sleep(0.2)
             httpx.post(f"{base}/v1/memories/search", json={"queries": ["warm"]}, timeout=60)
-            phases = {phase: run_phase(args, base, phase, queries) for phase in PHASES}
+            phases = {phase: run_phase(args, port, phase, queries, server.pid) for phase in PHASES}
             rss = server_rss_mib(server.pid)  # with workers, the supervisor's alone
         finally:
             server.terminate()
@@ -240,8 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "machine": machine(),
                     "source": source_state(),
                     "versions": {
-                        name: metadata.version(name)
-                        for name in ("retain", "fastapi", "uvicorn", "httpx")
+                        name: metadata.version(name) for name in ("retain", "fastapi", "uvicorn")
                     },
                     "settings": {
                         "clients": args.clients,

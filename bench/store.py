@@ -536,6 +536,24 @@ def source_state() -> dict[str, Any]:
     return state
 
 
+def machine_busy_s() -> float:
+    """CPU seconds every core of this machine has spent busy since boot (``/proc/stat``)."""
+    with open("/proc/stat", encoding="ascii") as stat:
+        fields = [int(x) for x in stat.readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle and iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds (user and system) process ``pid`` has used (``/proc/PID/stat``); 0 if gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text(encoding="ascii")
+    except OSError:
+        return 0.0
+    fields = text.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def machine() -> dict[str, Any]:
     cpu = platform.processor()
     with suppress(OSError):

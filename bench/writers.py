@@ -78,6 +78,7 @@ from store import (  # noqa: E402
     Corpus,
     log,
     machine,
+    machine_busy_s,
     source_state,
     summary_ms,
 )
@@ -89,14 +90,6 @@ MODES = ("batch", "single")
 BACKENDS = ("sqlite", "postgresql")
 STARTED = time.perf_counter()
 READY_TIMEOUT_S = 300.0  # how long the writers may take to prepare before the start
-
-
-def machine_busy_s() -> float:
-    """CPU seconds every core of this machine has spent busy since boot (``/proc/stat``)."""
-    with open("/proc/stat", encoding="ascii") as stat:
-        fields = [int(x) for x in stat.readline().split()[1:]]
-    idle = fields[3] + fields[4]  # idle and iowait
-    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
 
 
 # -- one writer (a process of its own) -----------------------------------------------------
