@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import collections
+import contextlib
+import os
+import signal
 import socket
 import subprocess
 import sys
 import time
+from http.client import HTTPConnection
 from pathlib import Path
 
 import httpx
@@ -249,6 +254,79 @@ def test_retain_serve_answers_on_its_port(tmp_path: Path, workers: int) -> None:
         found = httpx.post(f"{base}/memories/search", json={"queries": ["tea"]}, timeout=10)
         assert len(found.json()["memories"]) == 4
     finally:
+        process.terminate()
+        process.communicate(timeout=10)
+
+
+def _connection_owners(server_port: int, client_ports: list[int]) -> list[int]:
+    """The pid of the process holding the server's end of each client's connection."""
+    inode_of: dict[int, str] = {}
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            local, remote, inode = fields[1], fields[2], fields[9]
+            if int(local.rsplit(":", 1)[1], 16) == server_port and inode != "0":
+                inode_of[int(remote.rsplit(":", 1)[1], 16)] = inode
+    holder: dict[str, int] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                for fd in (entry / "fd").iterdir():
+                    link = os.readlink(fd)
+                    if link.startswith("socket:["):
+                        holder[link[8:-1]] = int(entry.name)
+    return [holder[inode_of[port]] for port in client_ports]
+
+
+def test_serve_workers_share_out_connections_and_a_dead_one_is_replaced(tmp_path: Path) -> None:
+    port = _free_port()
+    process = subprocess.Popen(
+        [RETAIN, "serve", "--port", str(port), "--workers", "2"],
+        env={"RETAIN_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    connections: list[HTTPConnection] = []
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/v1/status", timeout=2).raise_for_status()
+                break
+            except httpx.TransportError:
+                assert process.poll() is None, process.communicate()[1]
+                assert time.monotonic() < deadline, "retain serve did not answer"
+                time.sleep(0.2)
+        time.sleep(1)  # both workers up, the probes' connections gone
+        for _ in range(4):  # one after another, kept open, as agents' clients do
+            connection = HTTPConnection("127.0.0.1", port, timeout=10)
+            connection.request("GET", "/v1/status")
+            assert connection.getresponse().read()
+            connections.append(connection)
+        ports = [c.sock.getsockname()[1] for c in connections]
+        owners = _connection_owners(port, ports)
+        assert sorted(collections.Counter(owners).values()) == [2, 2], owners
+        assert process.pid not in owners  # the supervisor serves nothing itself
+        os.kill(owners[0], signal.SIGKILL)  # a worker dies: another takes its place
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/v1/status", timeout=2).raise_for_status()
+                again = HTTPConnection("127.0.0.1", port, timeout=10)
+                again.request("GET", "/v1/status")
+                assert again.getresponse().read()
+                connections.append(again)
+                (owner,) = _connection_owners(port, [again.sock.getsockname()[1]])
+                if owner not in owners:  # the new worker, holding fewest, took it
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "no new worker took connections"
+            time.sleep(0.5)
+        assert process.poll() is None
+    finally:
+        for connection in connections:
+            connection.close()
         process.terminate()
         process.communicate(timeout=10)
 

@@ -1231,7 +1231,7 @@ def serve(host: str, port: int, tokens_file: Path | None, workers: int, home: Pa
     """Serve the REST API under /v1 and the MCP server at /mcp on one port."""
     import uvicorn
 
-    from retain.doors import http
+    from retain.doors import http, serving
 
     url = click.get_current_context().meta.get("retain.database_url")
     with _service(home) as service:
@@ -1259,7 +1259,7 @@ def serve(host: str, port: int, tokens_file: Path | None, workers: int, home: Pa
                 "host": host,
             }
         )
-        http.run_workers(host, port, workers)
+        serving.run_workers(f"{http.__name__}:app_from_environment", host, port, workers)
 
 
 @cli.command("mcp")

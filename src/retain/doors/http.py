@@ -17,7 +17,6 @@ import hmac
 import ipaddress
 import json
 import os
-import socket
 import threading
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -171,38 +170,6 @@ def app_from_environment() -> FastAPI:
     service = retain.open(given["location"], home=given["home"])
     tokens = load_tokens(Path(given["tokens"]) if given["tokens"] else None)
     return create_app(service, tokens=tokens, host=given["host"])
-
-
-def run_workers(host: str, port: int, workers: int) -> None:
-    """Serve ``app_from_environment`` from ``workers`` processes sharing one socket."""
-    import uvicorn
-    from uvicorn.supervisors import Multiprocess
-
-    config = uvicorn.Config(
-        f"{__name__}:app_from_environment",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_level="warning",
-    )
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    # Said to be TCP: asyncio sets TCP_NODELAY only on sockets that say so, and without it
-    # each answer waits ~40 ms for the client's delayed ACK (Nagle's algorithm).
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError as exc:
-        sock.close()
-        raise errors.ConfigInvalid(
-            f"cannot listen on {host}:{port}: {exc.strerror}",
-            remedy="choose another --port, or stop what listens there",
-            host=host,
-            port=port,
-        ) from exc
-    sock.set_inheritable(True)
-    Multiprocess(config, sockets=[sock]).run()
 
 
 # -- the request's service -----------------------------------------------------------------
