@@ -31,8 +31,8 @@ log = logging.getLogger("uvicorn.error")
 
 
 class BalancedServer(uvicorn.Server):
-    """A worker process's server: uvicorn's, but accepting from the shared socket itself,
-    a connection at a time and later the more connections it holds."""
+    """A worker process's server: uvicorn's, but taking connections from the shared
+    socket itself, one at a time, and the later the more connections it already holds."""
 
     _accepting: list[asyncio.Task[None]]
 
