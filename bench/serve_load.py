@@ -20,8 +20,8 @@ A phase reports the aggregate rate (requests over the time from the start to the
 client's end), latency percentiles per request, and every answer that was not 2xx
 (``errors``: none is expected), and where the CPU went (``cpu``, Linux): the machine's
 busy share, the clients' and the server's CPU time per request, and each server process's
-seconds (the supervisor first, then the workers: with ``--workers``, a worker that got no
-connection shows as idle). The server's RSS is read at the end.
+seconds and the clients' connections it held at the start (the supervisor first, then
+the workers). The server's RSS is read at the end.
 
 Targets (issue 6, this 2-core machine): ≥ 500 searches/s and ≥ 200 writes/s, with no
 error. The clients and the server share the machine's cores.
@@ -32,6 +32,7 @@ Progress goes to stderr; the last line of stdout is one JSON object.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import os
@@ -153,6 +154,26 @@ def server_processes(root: int) -> list[int]:
     return [root, *sorted(children)]
 
 
+def connections_held(pids: list[int], port: int) -> list[int]:
+    """How many established connections to ``port`` each of ``pids`` holds (Linux)."""
+    established = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text(encoding="ascii").splitlines()[1:]:
+                fields = line.split()
+                if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":
+                    established.add(f"socket:[{fields[9]}]")
+    held = []
+    for pid in pids:
+        count = 0
+        with contextlib.suppress(OSError):
+            for fd in Path(f"/proc/{pid}/fd").iterdir():
+                with contextlib.suppress(OSError):
+                    count += os.readlink(fd) in established
+        held.append(count)
+    return held
+
+
 def run_phase(
     args: argparse.Namespace, port: int, phase: str, queries: list[str], server: int
 ) -> dict[str, Any]:
@@ -171,6 +192,7 @@ def run_phase(
         process.start()
     ready.wait(120)
     pids = server_processes(server)
+    held = connections_held(pids, port)
     start.value = time.monotonic() + 0.2
     began = start.value
     time.sleep(0.2)
@@ -202,6 +224,7 @@ def run_phase(
             "clients_ms_per_request": round(1000 * sum(r["cpu_s"] for r in reports) / sent, 3),
             "server_ms_per_request": round(1000 * sum(served) / sent, 3),
             "server_s_by_process": [round(s, 2) for s in served],
+            "connections_by_process": held,
         },
         "target_per_s": TARGETS[phase],
         "meets_target": rate >= TARGETS[phase] and not errors,
