@@ -43,21 +43,18 @@ from psycopg.types.json import Jsonb
 
 from retain.chrono import parse_stamp, stamp
 from retain.errors import MemoryExists, SchemaTooNew, StoreBusy, StoreError
-from retain.ledger import GENESIS
 from retain.model import (
     Agent,
     Event,
     Injection,
     ListPosition,
     Memory,
-    Project,
     Proposal,
     Team,
     Trust,
 )
 from retain.storage import words as plan
 from retain.storage.base import (
-    InlineEntry,
     KeySource,
     LexicalHit,
     LoadCounts,
@@ -80,6 +77,7 @@ from retain.storage.rows import (
     memory_of,
     params_of,
 )
+from retain.storage.statements import SqlStatements
 from retain.storage.words import scan_hits
 
 T = TypeVar("T")
@@ -192,8 +190,10 @@ def store_vectors(con: psycopg.Connection[Any], pending: PendingVectors) -> None
     )
 
 
-class PostgresTransaction:
+class PostgresTransaction(SqlStatements):
     """The operations of one connection, inside the transaction the backend opened."""
+
+    _memory = staticmethod(_memory)
 
     def __init__(
         self,
@@ -213,6 +213,9 @@ class PostgresTransaction:
 
     def _one(self, sql: str, args: Sequence[Any] | dict[str, Any] = ()) -> Any:
         return self.con.execute(sql, args).fetchone()
+
+    def _execute(self, sql: str, args: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        return self.con.execute(sql, args)
 
     # -- helpers --------------------------------------------------------------
 
@@ -248,65 +251,7 @@ class PostgresTransaction:
 
     # -- realms and projects --------------------------------------------------
 
-    def realm_exists(self, realm: str) -> bool:
-        return self._one("SELECT 1 FROM realms WHERE name = %s", (realm,)) is not None
-
-    def list_realms(self) -> list[tuple[str, str]]:
-        rows = self._rows("SELECT name, created_at FROM realms ORDER BY created_at, name")
-        return [(r[0], r[1]) for r in rows]
-
-    def ensure_realm(self, realm: str, now: str) -> None:
-        self.con.execute(
-            "INSERT INTO realms(name, created_at) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
-            (realm, now),
-        )
-
-    def get_project(self, realm: str, name: str) -> Project | None:
-        row = self._one(
-            "SELECT name, created_at FROM projects WHERE realm = %s AND name = %s", (realm, name)
-        )
-        return Project(row[0], parse_stamp(row[1])) if row else None
-
-    def list_projects(self, realm: str) -> list[Project]:
-        rows = self._rows(
-            "SELECT p.name, p.created_at, "
-            "(SELECT count(*) FROM memories m WHERE m.realm = p.realm "
-            " AND m.scope = 'project:' || p.name) "
-            "FROM projects p WHERE p.realm = %s ORDER BY p.name",
-            (realm,),
-        )
-        return [Project(r[0], parse_stamp(r[1]), int(r[2])) for r in rows]
-
-    def insert_project(self, realm: str, name: str, now: str) -> None:
-        self.con.execute(
-            "INSERT INTO projects(realm, name, created_at) VALUES (%s, %s, %s)", (realm, name, now)
-        )
-
-    def rename_project(self, realm: str, old: str, new: str) -> int:
-        self.con.execute(
-            "UPDATE projects SET name = %s WHERE realm = %s AND name = %s", (new, realm, old)
-        )
-        cur = self.con.execute(
-            "UPDATE memories SET scope = %s WHERE realm = %s AND scope = %s",
-            ("project:" + new, realm, "project:" + old),
-        )
-        return cur.rowcount
-
-    def delete_project(self, realm: str, name: str) -> None:
-        self.con.execute("DELETE FROM projects WHERE realm = %s AND name = %s", (realm, name))
-
     # -- agents and teams -----------------------------------------------------
-
-    def get_agent(self, realm: str, name: str) -> Agent | None:
-        return next(iter(self._agents(realm, name)), None)
-
-    def insert_agent(self, realm: str, name: str, now: str) -> None:
-        self.con.execute(
-            "INSERT INTO agents(realm, name, created_at) VALUES (%s, %s, %s)", (realm, name, now)
-        )
-
-    def list_agents(self, realm: str) -> list[Agent]:
-        return self._agents(realm, None)
 
     def _agents(self, realm: str, name: str | None) -> list[Agent]:
         rows = self._rows(
@@ -318,17 +263,6 @@ class PostgresTransaction:
         )
         return [Agent(r[0], parse_stamp(r[1]), tuple(r[2])) for r in rows]
 
-    def get_team(self, realm: str, name: str) -> Team | None:
-        return next(iter(self._teams(realm, name)), None)
-
-    def insert_team(self, realm: str, name: str, now: str) -> None:
-        self.con.execute(
-            "INSERT INTO teams(realm, name, created_at) VALUES (%s, %s, %s)", (realm, name, now)
-        )
-
-    def list_teams(self, realm: str) -> list[Team]:
-        return self._teams(realm, None)
-
     def _teams(self, realm: str, name: str | None) -> list[Team]:
         rows = self._rows(
             "SELECT t.name, t.created_at, ARRAY(SELECT m.agent FROM team_members m "
@@ -338,17 +272,6 @@ class PostgresTransaction:
             (realm, name, name),
         )
         return [Team(r[0], parse_stamp(r[1]), tuple(r[2])) for r in rows]
-
-    def insert_proposal(self, realm: str, proposal: Proposal) -> None:
-        p = proposal
-        self.con.execute(
-            "INSERT INTO proposals(id, realm, source, target, trust, summary, body, evidence, "
-            "action, status, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
-            (
-                p.id, realm, p.source, p.target, p.trust.value, p.summary, p.body,
-                p.evidence, p.action, p.status, stamp(p.created_at),
-            ),
-        )  # fmt: skip
 
     def list_proposals(self, realm: str, status: str | None) -> list[Proposal]:
         rows = self._rows(
@@ -361,25 +284,6 @@ class PostgresTransaction:
             Proposal(r[0], r[1], r[2], Trust(r[3]), r[4], r[5], r[6], r[7], r[8], parse_stamp(r[9]))
             for r in rows
         ]
-
-    def add_member(self, realm: str, team: str, agent: str, now: str) -> bool:
-        cur = self.con.execute(
-            "INSERT INTO team_members(realm, team, agent, joined_at) VALUES (%s, %s, %s, %s) "
-            "ON CONFLICT DO NOTHING",
-            (realm, team, agent, now),
-        )
-        return cur.rowcount == 1
-
-    def count_memories(self, realm: str | None, scope: str | None = None) -> int:
-        if realm is None:
-            row = self._one("SELECT count(*) FROM memories")
-        elif scope is None:
-            row = self._one("SELECT count(*) FROM memories WHERE realm = %s", (realm,))
-        else:
-            row = self._one(
-                "SELECT count(*) FROM memories WHERE realm = %s AND scope = %s", (realm, scope)
-            )
-        return int(row[0])
 
     # -- memories -------------------------------------------------------------
 
@@ -430,16 +334,6 @@ class PostgresTransaction:
         except pg_errors.UniqueViolation as exc:
             raise self._integrity(exc) from exc
 
-    def delete_memory(self, memory_id: str) -> None:
-        self.con.execute("DELETE FROM memories WHERE id = %s", (memory_id,))
-
-    def increment_read_count(self, memory_id: str) -> int:
-        row = self._one(
-            "UPDATE memories SET read_count = read_count + 1 WHERE id = %s RETURNING read_count",
-            (memory_id,),
-        )
-        return int(row[0])
-
     def list_memories(
         self, where: MemoryFilter, limit: int | None = None, after: ListPosition | None = None
     ) -> list[Memory]:
@@ -455,15 +349,6 @@ class PostgresTransaction:
             sql += " LIMIT %s"
             args.append(limit)
         return [_memory(r) for r in self._rows(sql, args)]
-
-    def inline_entries(self, realm: str, now: str) -> list[InlineEntry]:
-        rows = self._rows(
-            "SELECT id, name, scope, body_bytes FROM memories WHERE realm = %s "
-            "AND load = 'inline' AND status = 'active' AND body_bytes > 0 "
-            "AND (expires_at IS NULL OR expires_at > %s)",
-            (realm, now),
-        )
-        return [InlineEntry(r[0], r[1], r[2], r[3]) for r in rows]
 
     def referencing(self, realm: str, targets: Sequence[str]) -> list[Memory]:
         if not targets:
@@ -521,76 +406,6 @@ class PostgresTransaction:
                     for r in rows
                 ],
             )
-
-    def list_injections(
-        self,
-        realm: str,
-        *,
-        memory_id: str | None = None,
-        identity: str | None = None,
-        session: str | None = None,
-        limit: int = 100,
-    ) -> list[Injection]:
-        clauses, args = ["realm = %s"], [realm]
-        for column, value in (("memory_id", memory_id), ("identity", identity),
-                              ("session", session)):  # fmt: skip
-            if value is not None:
-                clauses.append(f"{column} = %s")
-                args.append(value)
-        rows = self._rows(
-            "SELECT seq, memory_id, identity, session, surface, injected_at FROM injections "
-            f"WHERE {' AND '.join(clauses)} ORDER BY seq DESC LIMIT %s",
-            [*args, limit],
-        )
-        return [Injection(r[1], r[2], r[3], r[4], parse_stamp(r[5]), seq=r[0]) for r in rows]
-
-    def get_context_state(self, realm: str, identity: str, session: str) -> str | None:
-        row = self._one(
-            "SELECT state FROM context_sessions "
-            "WHERE realm = %s AND identity = %s AND session = %s",
-            (realm, identity, session),
-        )
-        return None if row is None else str(row[0])
-
-    def legacy_imported(self, realm: str, identity: str, sha256: str) -> bool:
-        row = self._one(
-            "SELECT 1 FROM legacy_imports WHERE realm = %s AND identity = %s AND sha256 = %s",
-            (realm, identity, sha256),
-        )
-        return row is not None
-
-    def list_legacy_imports(self, realm: str) -> list[tuple[str, str, str]]:
-        rows = self._rows(
-            "SELECT identity, sha256, imported_at FROM legacy_imports WHERE realm = %s "
-            "ORDER BY imported_at, identity",
-            (realm,),
-        )
-        return [(r[0], r[1], r[2]) for r in rows]
-
-    def list_context_states(self, realm: str) -> list[tuple[str, str, str, str]]:
-        rows = self._rows(
-            "SELECT identity, session, state, updated_at FROM context_sessions "
-            "WHERE realm = %s ORDER BY identity, session",
-            (realm,),
-        )
-        return [(r[0], r[1], r[2], r[3]) for r in rows]
-
-    def record_legacy_import(self, realm: str, identity: str, sha256: str, now: str) -> None:
-        self.con.execute(
-            "INSERT INTO legacy_imports(realm, identity, sha256, imported_at) "
-            "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
-            (realm, identity, sha256, now),
-        )
-
-    def put_context_state(
-        self, realm: str, identity: str, session: str, state: str, now: str
-    ) -> None:
-        self.con.execute(
-            "INSERT INTO context_sessions(realm, identity, session, state, updated_at) "
-            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (realm, identity, session) "
-            "DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
-            (realm, identity, session, state, now),
-        )
 
     # -- lexical search -------------------------------------------------------
 
@@ -765,18 +580,6 @@ class PostgresTransaction:
         rows = self._rows(f"SELECT {KEY_COLUMNS} FROM memories WHERE id = ANY(%s)", (list(ids),))
         return [KeySource(*row) for row in rows]
 
-    def thread_neighbours(
-        self, source: KeySource, radius: int
-    ) -> tuple[list[KeySource], list[KeySource]]:
-        sql = (
-            f"SELECT {KEY_COLUMNS} FROM memories WHERE realm = %s AND scope = %s "
-            "AND thread = %s AND num {op} %s ORDER BY num {order} LIMIT %s"
-        )
-        args = (source.realm, source.scope, source.thread, source.num, radius)
-        before = self._rows(sql.format(op="<", order="DESC"), args)
-        after = self._rows(sql.format(op=">", order="ASC"), args)
-        return [KeySource(*r) for r in before], [KeySource(*r) for r in after]
-
     def thread_adjacent(self, ids: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
         if not ids:
             return {}
@@ -802,20 +605,6 @@ class PostgresTransaction:
             (list(ids),),
         )
         return {r[0]: int(r[1]) for r in rows}
-
-    def iter_memories(self, after_num: int, limit: int) -> list[tuple[int, Memory]]:
-        rows = self._rows(
-            f"SELECT num, {COLUMNS} FROM memories WHERE num > %s ORDER BY num LIMIT %s",
-            (after_num, limit),
-        )
-        return [(int(r[0]), _memory(r[1:])) for r in rows]
-
-    def iter_key_sources(self, after_num: int, limit: int) -> list[KeySource]:
-        rows = self._rows(
-            f"SELECT {KEY_COLUMNS} FROM memories WHERE num > %s ORDER BY num LIMIT %s",
-            (after_num, limit),
-        )
-        return [KeySource(*r) for r in rows]
 
     def set_keys(self, keys: Sequence[SearchKey]) -> None:
         with self.con.cursor() as cur:
@@ -880,10 +669,6 @@ class PostgresTransaction:
         hits.sort(key=lambda h: -h.score)  # relaxed order: nearly sorted
         return hits
 
-    def last_vector(self) -> int:
-        row = self._one("SELECT max(vec) FROM memory_vectors")
-        return int(row[0] or 0)
-
     def vectors_after(self, model: str, vec: int, limit: int) -> VectorRows:
         rows = self._rows(
             "SELECT vec, memory_num, dim, embedding::text, realm FROM memory_vectors "
@@ -895,10 +680,6 @@ class PostgresTransaction:
         vecs, nums, dims, texts, realms = (list(column) for column in zip(*rows, strict=True))
         blobs = [_parse(text).astype("<f4").tobytes() for text in texts]
         return VectorRows(vecs[-1], nums, dims, realms, blobs)
-
-    def vector_nums(self, model: str) -> set[int]:
-        rows = self._rows("SELECT memory_num FROM memory_vectors WHERE model = %s", (model,))
-        return {r[0] for r in rows}
 
     def vector_count(self, model: str) -> int:
         return int(self._one("SELECT count(*) FROM memory_vectors WHERE model = %s", (model,))[0])
@@ -934,12 +715,6 @@ class PostgresTransaction:
         return sorted(r[0] for r in rows)
 
     # -- the event log ---------------------------------------------------------
-
-    def chain_head(self) -> tuple[int, str]:
-        if self._head is not None:
-            return self._head
-        row = self._one("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1")
-        return (int(row[0]), str(row[1])) if row else (0, GENESIS)
 
     def append_event(self, event: Event) -> None:
         self._events.append(

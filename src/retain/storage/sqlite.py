@@ -24,7 +24,6 @@ from typing import Any, TypeVar
 
 from retain.chrono import parse_stamp, stamp
 from retain.errors import MemoryExists, SchemaTooNew, StoreBusy, StoreError
-from retain.ledger import GENESIS
 from retain.model import (
     Agent,
     Event,
@@ -32,13 +31,11 @@ from retain.model import (
     ListPosition,
     Load,
     Memory,
-    Project,
     Proposal,
     Team,
     Trust,
 )
 from retain.storage.base import (
-    InlineEntry,
     KeySource,
     LexicalHit,
     LoadCounts,
@@ -61,6 +58,7 @@ from retain.storage.rows import (
 )
 from retain.storage.sqlite_fts import FtsSearch
 from retain.storage.sqlite_schema import MIGRATIONS, latest_version
+from retain.storage.statements import SqlStatements
 from retain.storage.words import scan_hits
 
 T = TypeVar("T")
@@ -120,13 +118,30 @@ def _is_busy(exc: sqlite3.Error) -> bool:
     return "locked" in text or "busy" in text
 
 
-class SqliteTransaction:
+@functools.lru_cache(maxsize=512)
+def _qmark(sql: str) -> str:
+    """A shared statement (``statements.py``, psycopg's ``%s`` style) in SQLite's."""
+    return sql.replace("%s", "?")
+
+
+class SqliteTransaction(SqlStatements):
     """The operations of one connection, inside whatever transaction is open."""
+
+    _memory = staticmethod(_memory)
 
     def __init__(self, con: sqlite3.Connection, common: set[str]) -> None:
         self.con = con
         self.fts = FtsSearch(con, common)
         self._head: tuple[int, str] | None = None  # the chain head this transaction wrote
+
+    def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        return self.con.execute(_qmark(sql), args).fetchall()
+
+    def _one(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        return self.con.execute(_qmark(sql), args).fetchone()
+
+    def _execute(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return self.con.execute(_qmark(sql), args)
 
     # -- helpers --------------------------------------------------------------
 
@@ -168,48 +183,7 @@ class SqliteTransaction:
 
     # -- realms and projects --------------------------------------------------
 
-    def realm_exists(self, realm: str) -> bool:
-        row = self.con.execute("SELECT 1 FROM realms WHERE name = ?", (realm,)).fetchone()
-        return row is not None
-
-    def list_realms(self) -> list[tuple[str, str]]:
-        rows = self.con.execute("SELECT name, created_at FROM realms ORDER BY created_at, name")
-        return [(r[0], r[1]) for r in rows]
-
-    def ensure_realm(self, realm: str, now: str) -> None:
-        self.con.execute(
-            "INSERT INTO realms(name, created_at) VALUES (?, ?) ON CONFLICT(name) DO NOTHING",
-            (realm, now),
-        )
-
-    def get_project(self, realm: str, name: str) -> Project | None:
-        row = self.con.execute(
-            "SELECT name, created_at FROM projects WHERE realm = ? AND name = ?", (realm, name)
-        ).fetchone()
-        return Project(row[0], parse_stamp(row[1])) if row else None
-
-    def list_projects(self, realm: str) -> list[Project]:
-        rows = self.con.execute(
-            "SELECT p.name, p.created_at, "
-            "(SELECT count(*) FROM memories m WHERE m.realm = p.realm "
-            " AND m.scope = 'project:' || p.name) "
-            "FROM projects p WHERE p.realm = ? ORDER BY p.name",
-            (realm,),
-        ).fetchall()
-        return [Project(r[0], parse_stamp(r[1]), r[2]) for r in rows]
-
     # -- agents and teams -----------------------------------------------------
-
-    def get_agent(self, realm: str, name: str) -> Agent | None:
-        return next(iter(self._agents(realm, name)), None)
-
-    def insert_agent(self, realm: str, name: str, now: str) -> None:
-        self.con.execute(
-            "INSERT INTO agents(realm, name, created_at) VALUES (?, ?, ?)", (realm, name, now)
-        )
-
-    def list_agents(self, realm: str) -> list[Agent]:
-        return self._agents(realm, None)
 
     def _agents(self, realm: str, name: str | None) -> list[Agent]:
         rows = self.con.execute(
@@ -221,17 +195,6 @@ class SqliteTransaction:
         )
         return [Agent(r[0], parse_stamp(r[1]), tuple(json.loads(r[2]))) for r in rows]
 
-    def get_team(self, realm: str, name: str) -> Team | None:
-        return next(iter(self._teams(realm, name)), None)
-
-    def insert_team(self, realm: str, name: str, now: str) -> None:
-        self.con.execute(
-            "INSERT INTO teams(realm, name, created_at) VALUES (?, ?, ?)", (realm, name, now)
-        )
-
-    def list_teams(self, realm: str) -> list[Team]:
-        return self._teams(realm, None)
-
     def _teams(self, realm: str, name: str | None) -> list[Team]:
         rows = self.con.execute(
             "SELECT t.name, t.created_at, "
@@ -241,17 +204,6 @@ class SqliteTransaction:
             (realm, name, name),
         )
         return [Team(r[0], parse_stamp(r[1]), tuple(json.loads(r[2]))) for r in rows]
-
-    def insert_proposal(self, realm: str, proposal: Proposal) -> None:
-        p = proposal
-        self.con.execute(
-            "INSERT INTO proposals(id, realm, source, target, trust, summary, body, evidence, "
-            "action, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                p.id, realm, p.source, p.target, p.trust.value, p.summary, p.body,
-                p.evidence, p.action, p.status, stamp(p.created_at),
-            ),
-        )  # fmt: skip
 
     def list_proposals(self, realm: str, status: str | None) -> list[Proposal]:
         rows = self.con.execute(
@@ -264,44 +216,6 @@ class SqliteTransaction:
             Proposal(r[0], r[1], r[2], Trust(r[3]), r[4], r[5], r[6], r[7], r[8], parse_stamp(r[9]))
             for r in rows
         ]
-
-    def add_member(self, realm: str, team: str, agent: str, now: str) -> bool:
-        cur = self.con.execute(
-            "INSERT OR IGNORE INTO team_members(realm, team, agent, joined_at) VALUES (?, ?, ?, ?)",
-            (realm, team, agent, now),
-        )
-        return cur.rowcount == 1
-
-    def insert_project(self, realm: str, name: str, now: str) -> None:
-        self.con.execute(
-            "INSERT INTO projects(realm, name, created_at) VALUES (?, ?, ?)", (realm, name, now)
-        )
-
-    def rename_project(self, realm: str, old: str, new: str) -> int:
-        self.con.execute(
-            "UPDATE projects SET name = ? WHERE realm = ? AND name = ?", (new, realm, old)
-        )
-        cur = self.con.execute(
-            "UPDATE memories SET scope = ? WHERE realm = ? AND scope = ?",
-            ("project:" + new, realm, "project:" + old),
-        )
-        return cur.rowcount
-
-    def delete_project(self, realm: str, name: str) -> None:
-        self.con.execute("DELETE FROM projects WHERE realm = ? AND name = ?", (realm, name))
-
-    def count_memories(self, realm: str | None, scope: str | None = None) -> int:
-        if realm is None:
-            row = self.con.execute("SELECT count(*) FROM memories").fetchone()
-        elif scope is None:
-            row = self.con.execute(
-                "SELECT count(*) FROM memories WHERE realm = ?", (realm,)
-            ).fetchone()
-        else:
-            row = self.con.execute(
-                "SELECT count(*) FROM memories WHERE realm = ? AND scope = ?", (realm, scope)
-            ).fetchone()
-        return int(row[0])
 
     # -- memories -------------------------------------------------------------
 
@@ -359,16 +273,6 @@ class SqliteTransaction:
             except sqlite3.IntegrityError as exc:
                 raise self._integrity(exc) from exc
 
-    def delete_memory(self, memory_id: str) -> None:
-        self.con.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
-
-    def increment_read_count(self, memory_id: str) -> int:
-        row = self.con.execute(
-            "UPDATE memories SET read_count = read_count + 1 WHERE id = ? RETURNING read_count",
-            (memory_id,),
-        ).fetchone()
-        return int(row[0])
-
     def list_memories(
         self, where: MemoryFilter, limit: int | None = None, after: ListPosition | None = None
     ) -> list[Memory]:
@@ -384,15 +288,6 @@ class SqliteTransaction:
             sql += " LIMIT ?"
             args.append(limit)
         return [_memory(r) for r in self.con.execute(sql, args)]
-
-    def inline_entries(self, realm: str, now: str) -> list[InlineEntry]:
-        rows = self.con.execute(
-            "SELECT id, name, scope, body_bytes FROM memories WHERE realm = ? AND load = 'inline' "
-            "AND status = 'active' AND body_bytes > 0 "
-            "AND (expires_at IS NULL OR expires_at > ?)",
-            (realm, now),
-        )
-        return [InlineEntry(r[0], r[1], r[2], r[3]) for r in rows]
 
     def referencing(self, realm: str, targets: Sequence[str]) -> list[Memory]:
         if not targets:
@@ -452,75 +347,6 @@ class SqliteTransaction:
             ],
         )
 
-    def list_injections(
-        self,
-        realm: str,
-        *,
-        memory_id: str | None = None,
-        identity: str | None = None,
-        session: str | None = None,
-        limit: int = 100,
-    ) -> list[Injection]:
-        clauses, args = ["realm = ?"], [realm]
-        for column, value in (("memory_id", memory_id), ("identity", identity),
-                              ("session", session)):  # fmt: skip
-            if value is not None:
-                clauses.append(f"{column} = ?")
-                args.append(value)
-        rows = self.con.execute(
-            "SELECT seq, memory_id, identity, session, surface, injected_at FROM injections "
-            f"WHERE {' AND '.join(clauses)} ORDER BY seq DESC LIMIT ?",
-            [*args, limit],
-        )
-        return [Injection(r[1], r[2], r[3], r[4], parse_stamp(r[5]), seq=r[0]) for r in rows]
-
-    def get_context_state(self, realm: str, identity: str, session: str) -> str | None:
-        row = self.con.execute(
-            "SELECT state FROM context_sessions WHERE realm = ? AND identity = ? AND session = ?",
-            (realm, identity, session),
-        ).fetchone()
-        return None if row is None else str(row[0])
-
-    def legacy_imported(self, realm: str, identity: str, sha256: str) -> bool:
-        row = self.con.execute(
-            "SELECT 1 FROM legacy_imports WHERE realm = ? AND identity = ? AND sha256 = ?",
-            (realm, identity, sha256),
-        ).fetchone()
-        return row is not None
-
-    def list_legacy_imports(self, realm: str) -> list[tuple[str, str, str]]:
-        rows = self.con.execute(
-            "SELECT identity, sha256, imported_at FROM legacy_imports WHERE realm = ? "
-            "ORDER BY imported_at, identity",
-            (realm,),
-        )
-        return [(r[0], r[1], r[2]) for r in rows]
-
-    def list_context_states(self, realm: str) -> list[tuple[str, str, str, str]]:
-        rows = self.con.execute(
-            "SELECT identity, session, state, updated_at FROM context_sessions WHERE realm = ? "
-            "ORDER BY identity, session",
-            (realm,),
-        )
-        return [(r[0], r[1], r[2], r[3]) for r in rows]
-
-    def record_legacy_import(self, realm: str, identity: str, sha256: str, now: str) -> None:
-        self.con.execute(
-            "INSERT OR IGNORE INTO legacy_imports(realm, identity, sha256, imported_at) "
-            "VALUES (?, ?, ?, ?)",
-            (realm, identity, sha256, now),
-        )
-
-    def put_context_state(
-        self, realm: str, identity: str, session: str, state: str, now: str
-    ) -> None:
-        self.con.execute(
-            "INSERT INTO context_sessions(realm, identity, session, state, updated_at) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (realm, identity, session) "
-            "DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
-            (realm, identity, session, state, now),
-        )
-
     # -- lexical search -------------------------------------------------------
 
     def match_terms(
@@ -574,18 +400,6 @@ class SqliteTransaction:
             found.extend(KeySource(*row) for row in rows)
         return found
 
-    def thread_neighbours(
-        self, source: KeySource, radius: int
-    ) -> tuple[list[KeySource], list[KeySource]]:
-        sql = (
-            f"SELECT {KEY_COLUMNS} FROM memories WHERE realm = ? AND scope = ? "
-            "AND thread = ? AND num {op} ? ORDER BY num {order} LIMIT ?"
-        )
-        args = (source.realm, source.scope, source.thread, source.num, radius)
-        before = self.con.execute(sql.format(op="<", order="DESC"), args).fetchall()
-        after = self.con.execute(sql.format(op=">", order="ASC"), args).fetchall()
-        return [KeySource(*r) for r in before], [KeySource(*r) for r in after]
-
     def thread_adjacent(self, ids: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
         found: dict[str, tuple[str | None, str | None]] = {}
         side = (
@@ -617,20 +431,6 @@ class SqliteTransaction:
             found.update(rows)
         return found
 
-    def iter_memories(self, after_num: int, limit: int) -> list[tuple[int, Memory]]:
-        rows = self.con.execute(
-            f"SELECT num, {COLUMNS} FROM memories WHERE num > ? ORDER BY num LIMIT ?",
-            (after_num, limit),
-        )
-        return [(r[0], _memory(r[1:])) for r in rows]
-
-    def iter_key_sources(self, after_num: int, limit: int) -> list[KeySource]:
-        rows = self.con.execute(
-            f"SELECT {KEY_COLUMNS} FROM memories WHERE num > ? ORDER BY num LIMIT ?",
-            (after_num, limit),
-        )
-        return [KeySource(*r) for r in rows]
-
     def set_keys(self, keys: Sequence[SearchKey]) -> None:
         self.con.executemany(
             "UPDATE memories SET context = ? WHERE num = ?",
@@ -651,10 +451,6 @@ class SqliteTransaction:
             [(k.num,) for k in keys if k.vector is None],
         )
 
-    def last_vector(self) -> int:
-        row = self.con.execute("SELECT max(vec) FROM memory_vectors").fetchone()
-        return int(row[0] or 0)
-
     def vectors_after(self, model: str, vec: int, limit: int) -> VectorRows:
         rows = self.con.execute(
             "SELECT v.vec, v.memory_num, v.dim, v.vector, m.realm "
@@ -666,10 +462,6 @@ class SqliteTransaction:
             return VectorRows(vec, [], [], [], [])
         vecs, nums, dims, blobs, realms = (list(column) for column in zip(*rows, strict=True))
         return VectorRows(vecs[-1], nums, dims, realms, blobs)
-
-    def vector_nums(self, model: str) -> set[int]:
-        rows = self.con.execute("SELECT memory_num FROM memory_vectors WHERE model = ?", (model,))
-        return {r[0] for r in rows}
 
     def vector_count(self, model: str) -> int:
         row = self.con.execute("SELECT count(*) FROM memory_vectors WHERE model = ?", (model,))
@@ -715,12 +507,6 @@ class SqliteTransaction:
         return sorted(found)
 
     # -- the event log ---------------------------------------------------------
-
-    def chain_head(self) -> tuple[int, str]:
-        if self._head is not None:
-            return self._head
-        row = self.con.execute("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1").fetchone()
-        return (int(row[0]), str(row[1])) if row else (0, GENESIS)
 
     def append_event(self, event: Event) -> None:
         self.con.execute(

@@ -1,0 +1,277 @@
+"""The statements both SQL backends run alike, written once.
+
+They are in psycopg's ``%s`` parameter style; the SQLite backend turns each ``%s`` into
+``?``. A backend's transaction supplies ``_rows``, ``_one`` and ``_execute`` to run
+them, and ``_memory``, ``_agents`` and ``_teams`` for the rows its engine holds
+differently (JSON text against ``jsonb``, arrays).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from typing import Any
+
+from retain.chrono import parse_stamp, stamp
+from retain.ledger import GENESIS
+from retain.model import Agent, Injection, Memory, Project, Proposal, Team
+from retain.storage.base import InlineEntry, KeySource
+from retain.storage.rows import COLUMNS, KEY_COLUMNS
+
+
+class SqlStatements(ABC):
+    """The part of a SQL transaction that is the same on SQLite and PostgreSQL."""
+
+    _head: tuple[int, str] | None  # the chain head this transaction wrote
+
+    @abstractmethod
+    def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        """Every row ``sql`` selects."""
+
+    @abstractmethod
+    def _one(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        """The first row ``sql`` selects, or None."""
+
+    @abstractmethod
+    def _execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        """Run ``sql``; its cursor (``rowcount``)."""
+
+    @abstractmethod
+    def _memory(self, row: Sequence[Any]) -> Memory:
+        """The memory of a row selected as ``COLUMNS``."""
+
+    @abstractmethod
+    def _agents(self, realm: str, name: str | None) -> list[Agent]:
+        """The realm's agents (one, by ``name``), each with its teams."""
+
+    @abstractmethod
+    def _teams(self, realm: str, name: str | None) -> list[Team]:
+        """The realm's teams (one, by ``name``), each with its members."""
+
+    def realm_exists(self, realm: str) -> bool:
+        return self._one("SELECT 1 FROM realms WHERE name = %s", (realm,)) is not None
+
+    def ensure_realm(self, realm: str, now: str) -> None:
+        self._execute(
+            "INSERT INTO realms(name, created_at) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING",
+            (realm, now),
+        )
+
+    def add_member(self, realm: str, team: str, agent: str, now: str) -> bool:
+        cur = self._execute(
+            "INSERT INTO team_members(realm, team, agent, joined_at) VALUES (%s, %s, %s, %s) "
+            "ON CONFLICT DO NOTHING",
+            (realm, team, agent, now),
+        )
+        return bool(cur.rowcount == 1)
+
+    def count_memories(self, realm: str | None, scope: str | None = None) -> int:
+        if realm is None:
+            row = self._one("SELECT count(*) FROM memories")
+        elif scope is None:
+            row = self._one("SELECT count(*) FROM memories WHERE realm = %s", (realm,))
+        else:
+            row = self._one(
+                "SELECT count(*) FROM memories WHERE realm = %s AND scope = %s", (realm, scope)
+            )
+        return int(row[0])
+
+    def record_legacy_import(self, realm: str, identity: str, sha256: str, now: str) -> None:
+        self._execute(
+            "INSERT INTO legacy_imports(realm, identity, sha256, imported_at) "
+            "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+            (realm, identity, sha256, now),
+        )
+
+    def list_realms(self) -> list[tuple[str, str]]:
+        rows = self._rows("SELECT name, created_at FROM realms ORDER BY created_at, name")
+        return [(r[0], r[1]) for r in rows]
+
+    def get_project(self, realm: str, name: str) -> Project | None:
+        row = self._one(
+            "SELECT name, created_at FROM projects WHERE realm = %s AND name = %s", (realm, name)
+        )
+        return Project(row[0], parse_stamp(row[1])) if row else None
+
+    def list_projects(self, realm: str) -> list[Project]:
+        rows = self._rows(
+            "SELECT p.name, p.created_at, "
+            "(SELECT count(*) FROM memories m WHERE m.realm = p.realm "
+            " AND m.scope = 'project:' || p.name) "
+            "FROM projects p WHERE p.realm = %s ORDER BY p.name",
+            (realm,),
+        )
+        return [Project(r[0], parse_stamp(r[1]), int(r[2])) for r in rows]
+
+    def insert_project(self, realm: str, name: str, now: str) -> None:
+        self._execute(
+            "INSERT INTO projects(realm, name, created_at) VALUES (%s, %s, %s)", (realm, name, now)
+        )
+
+    def rename_project(self, realm: str, old: str, new: str) -> int:
+        self._execute(
+            "UPDATE projects SET name = %s WHERE realm = %s AND name = %s", (new, realm, old)
+        )
+        cur = self._execute(
+            "UPDATE memories SET scope = %s WHERE realm = %s AND scope = %s",
+            ("project:" + new, realm, "project:" + old),
+        )
+        return int(cur.rowcount)
+
+    def delete_project(self, realm: str, name: str) -> None:
+        self._execute("DELETE FROM projects WHERE realm = %s AND name = %s", (realm, name))
+
+    def get_agent(self, realm: str, name: str) -> Agent | None:
+        return next(iter(self._agents(realm, name)), None)
+
+    def insert_agent(self, realm: str, name: str, now: str) -> None:
+        self._execute(
+            "INSERT INTO agents(realm, name, created_at) VALUES (%s, %s, %s)", (realm, name, now)
+        )
+
+    def list_agents(self, realm: str) -> list[Agent]:
+        return self._agents(realm, None)
+
+    def get_team(self, realm: str, name: str) -> Team | None:
+        return next(iter(self._teams(realm, name)), None)
+
+    def insert_team(self, realm: str, name: str, now: str) -> None:
+        self._execute(
+            "INSERT INTO teams(realm, name, created_at) VALUES (%s, %s, %s)", (realm, name, now)
+        )
+
+    def list_teams(self, realm: str) -> list[Team]:
+        return self._teams(realm, None)
+
+    def insert_proposal(self, realm: str, proposal: Proposal) -> None:
+        p = proposal
+        self._execute(
+            "INSERT INTO proposals(id, realm, source, target, trust, summary, body, evidence, "
+            "action, status, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                p.id, realm, p.source, p.target, p.trust.value, p.summary, p.body,
+                p.evidence, p.action, p.status, stamp(p.created_at),
+            ),
+        )  # fmt: skip
+
+    def delete_memory(self, memory_id: str) -> None:
+        self._execute("DELETE FROM memories WHERE id = %s", (memory_id,))
+
+    def increment_read_count(self, memory_id: str) -> int:
+        row = self._one(
+            "UPDATE memories SET read_count = read_count + 1 WHERE id = %s RETURNING read_count",
+            (memory_id,),
+        )
+        return int(row[0])
+
+    def inline_entries(self, realm: str, now: str) -> list[InlineEntry]:
+        rows = self._rows(
+            "SELECT id, name, scope, body_bytes FROM memories WHERE realm = %s "
+            "AND load = 'inline' AND status = 'active' AND body_bytes > 0 "
+            "AND (expires_at IS NULL OR expires_at > %s)",
+            (realm, now),
+        )
+        return [InlineEntry(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def list_injections(
+        self,
+        realm: str,
+        *,
+        memory_id: str | None = None,
+        identity: str | None = None,
+        session: str | None = None,
+        limit: int = 100,
+    ) -> list[Injection]:
+        clauses, args = ["realm = %s"], [realm]
+        for column, value in (("memory_id", memory_id), ("identity", identity),
+                              ("session", session)):  # fmt: skip
+            if value is not None:
+                clauses.append(f"{column} = %s")
+                args.append(value)
+        rows = self._rows(
+            "SELECT seq, memory_id, identity, session, surface, injected_at FROM injections "
+            f"WHERE {' AND '.join(clauses)} ORDER BY seq DESC LIMIT %s",
+            [*args, limit],
+        )
+        return [Injection(r[1], r[2], r[3], r[4], parse_stamp(r[5]), seq=r[0]) for r in rows]
+
+    def get_context_state(self, realm: str, identity: str, session: str) -> str | None:
+        row = self._one(
+            "SELECT state FROM context_sessions "
+            "WHERE realm = %s AND identity = %s AND session = %s",
+            (realm, identity, session),
+        )
+        return None if row is None else str(row[0])
+
+    def legacy_imported(self, realm: str, identity: str, sha256: str) -> bool:
+        row = self._one(
+            "SELECT 1 FROM legacy_imports WHERE realm = %s AND identity = %s AND sha256 = %s",
+            (realm, identity, sha256),
+        )
+        return row is not None
+
+    def list_legacy_imports(self, realm: str) -> list[tuple[str, str, str]]:
+        rows = self._rows(
+            "SELECT identity, sha256, imported_at FROM legacy_imports WHERE realm = %s "
+            "ORDER BY imported_at, identity",
+            (realm,),
+        )
+        return [(r[0], r[1], r[2]) for r in rows]
+
+    def list_context_states(self, realm: str) -> list[tuple[str, str, str, str]]:
+        rows = self._rows(
+            "SELECT identity, session, state, updated_at FROM context_sessions "
+            "WHERE realm = %s ORDER BY identity, session",
+            (realm,),
+        )
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    def put_context_state(
+        self, realm: str, identity: str, session: str, state: str, now: str
+    ) -> None:
+        self._execute(
+            "INSERT INTO context_sessions(realm, identity, session, state, updated_at) "
+            "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (realm, identity, session) "
+            "DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
+            (realm, identity, session, state, now),
+        )
+
+    def thread_neighbours(
+        self, source: KeySource, radius: int
+    ) -> tuple[list[KeySource], list[KeySource]]:
+        sql = (
+            f"SELECT {KEY_COLUMNS} FROM memories WHERE realm = %s AND scope = %s "
+            "AND thread = %s AND num {op} %s ORDER BY num {order} LIMIT %s"
+        )
+        args = (source.realm, source.scope, source.thread, source.num, radius)
+        before = self._rows(sql.format(op="<", order="DESC"), args)
+        after = self._rows(sql.format(op=">", order="ASC"), args)
+        return [KeySource(*r) for r in before], [KeySource(*r) for r in after]
+
+    def iter_memories(self, after_num: int, limit: int) -> list[tuple[int, Memory]]:
+        rows = self._rows(
+            f"SELECT num, {COLUMNS} FROM memories WHERE num > %s ORDER BY num LIMIT %s",
+            (after_num, limit),
+        )
+        return [(int(r[0]), self._memory(r[1:])) for r in rows]
+
+    def iter_key_sources(self, after_num: int, limit: int) -> list[KeySource]:
+        rows = self._rows(
+            f"SELECT {KEY_COLUMNS} FROM memories WHERE num > %s ORDER BY num LIMIT %s",
+            (after_num, limit),
+        )
+        return [KeySource(*r) for r in rows]
+
+    def last_vector(self) -> int:
+        row = self._one("SELECT max(vec) FROM memory_vectors")
+        return int(row[0] or 0)
+
+    def vector_nums(self, model: str) -> set[int]:
+        rows = self._rows("SELECT memory_num FROM memory_vectors WHERE model = %s", (model,))
+        return {r[0] for r in rows}
+
+    def chain_head(self) -> tuple[int, str]:
+        if self._head is not None:
+            return self._head
+        row = self._one("SELECT seq, hash FROM events ORDER BY seq DESC LIMIT 1")
+        return (int(row[0]), str(row[1])) if row else (0, GENESIS)
