@@ -1,12 +1,12 @@
 """Sustained load on ``retain serve``'s REST API from several client processes (loopback).
 
     python bench/serve_load.py [--clients 4] [--seconds 10] [--memories 10000]
-                               [--workers 1] [--threads N] [--home DIR] [--seed 1]
+                               [--workers 1] [--home DIR] [--seed 1]
 
 A store of ``--memories`` of ``bench/store.py``'s synthetic memories (default embedder)
 is made under ``--home`` (a temp dir), with its projects; ``retain serve`` is started on
 it on a free loopback port, as a user starts it (the console script, its own process;
-``--workers`` server processes, ``--threads`` requests each at once).
+``--workers`` server processes).
 Then, for each phase, ``--clients`` processes each keep one HTTP connection (the
 standard library's ``http.client``, the cheapest Python client) and send requests back to
 back for ``--seconds`` from a common start:
@@ -264,7 +264,6 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each phase")
     parser.add_argument("--memories", type=int, default=10_000, help="memories in the store")
     parser.add_argument("--workers", type=int, default=1, help="retain serve --workers")
-    parser.add_argument("--threads", type=int, help="retain serve --threads (its default)")
     parser.add_argument("--home", type=Path, help="where the store goes (a temp dir)")
     parser.add_argument("--seed", type=int, default=1)
     return parser.parse_args(argv)
@@ -286,7 +285,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             [
                 str(Path(sys.executable).parent / "retain"),
                 *("serve", "--port", str(port), "--workers", str(args.workers)),
-                *(("--threads", str(args.threads)) if args.threads else ()),
             ],
             env=env,
             stderr=subprocess.PIPE,
@@ -323,7 +321,6 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "seconds": args.seconds,
                         "memories": args.memories,
                         "workers": args.workers,
-                        "threads": args.threads,
                         "seed": args.seed,
                     },
                     "phases": phases,

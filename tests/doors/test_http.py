@@ -9,11 +9,9 @@ import signal
 import socket
 import subprocess
 import sys
-import threading
 import time
 from http.client import HTTPConnection
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -212,31 +210,6 @@ def test_agent_context_and_injections(service: MemoryService) -> None:
     assert "the build uses make" in rendered["text"] and rendered["injected"]
     rows = client.get("/v1/injections", headers=auth).json()["injections"]
     assert rows and rows[0]["session"] == "s1"
-
-
-@pytest.mark.parametrize("threads", [1, 2])
-def test_threads_caps_the_requests_a_process_runs_at_once(
-    service: MemoryService, monkeypatch: pytest.MonkeyPatch, threads: int
-) -> None:
-    inside, release = threading.Semaphore(0), threading.Event()
-    status = service.status
-
-    def held() -> Any:  # every /v1/status waits inside until released
-        inside.release()
-        release.wait(30)
-        return status()
-
-    monkeypatch.setattr(service, "status", held)
-    with TestClient(http.create_app(service, threads=threads)) as client:
-        calls = [threading.Thread(target=client.get, args=("/v1/status",)) for _ in range(2)]
-        for call in calls:
-            call.start()
-        assert inside.acquire(timeout=10)  # the first is in
-        both = inside.acquire(timeout=1)  # the second gets in only beside it
-        release.set()
-        for call in calls:
-            call.join(30)
-    assert both == (threads == 2)
 
 
 def test_openapi_lists_the_endpoints(client: TestClient) -> None:

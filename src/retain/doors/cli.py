@@ -1226,22 +1226,8 @@ def status(home: Path | None, fmt: str) -> None:
     show_default=True,
     help="Server processes sharing the port, each with the store open.",
 )
-@click.option(
-    "--threads",
-    type=click.IntRange(1, 256),
-    default=None,
-    help="Requests each process runs at once (default 40). With --workers as many as "
-    "the cores, 1 serves the most searches.",
-)
 @home_option
-def serve(
-    host: str,
-    port: int,
-    tokens_file: Path | None,
-    workers: int,
-    threads: int | None,
-    home: Path | None,
-) -> None:
+def serve(host: str, port: int, tokens_file: Path | None, workers: int, home: Path | None) -> None:
     """Serve the REST API under /v1 and the MCP server at /mcp on one port."""
     import uvicorn
 
@@ -1251,7 +1237,7 @@ def serve(
     with _service(home) as service:
         tokens = http.load_tokens(tokens_file)
         http.check_binding(host, tokens)
-        app = http.create_app(service, tokens=tokens, host=host, threads=threads)
+        app = http.create_app(service, tokens=tokens, host=host)
         loaded = service.embedder
         err.print(
             f"retain: serving {service.backend.location} at http://{host}:{port}{http.API} "
@@ -1271,7 +1257,6 @@ def serve(
                 "home": str(home) if home else None,
                 "tokens": str(tokens_file) if tokens_file else None,
                 "host": host,
-                "threads": threads,
             }
         )
         serving.run_workers(f"{http.__name__}:app_from_environment", host, port, workers)

@@ -22,7 +22,6 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import anyio.to_thread
 import threadpoolctl
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -170,7 +169,7 @@ def app_from_environment() -> FastAPI:
     given = json.loads(os.environ[SERVE_ENV])
     service = retain.open(given["location"], home=given["home"])
     tokens = load_tokens(Path(given["tokens"]) if given["tokens"] else None)
-    return create_app(service, tokens=tokens, host=given["host"], threads=given["threads"])
+    return create_app(service, tokens=tokens, host=given["host"])
 
 
 # -- the request's service -----------------------------------------------------------------
@@ -367,12 +366,10 @@ def create_app(
     tokens: Mapping[str, str] | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
     host: str = "127.0.0.1",
-    threads: int | None = None,
 ) -> FastAPI:
     """The REST API over ``service``'s store, and the MCP server at ``/mcp``; with
     ``tokens``, every request needs one. ``host`` is where it is served: on a loopback
-    address the MCP endpoint refuses other Host headers (DNS rebinding). ``threads``
-    caps the requests the process runs at once (default: the thread pool's 40)."""
+    address the MCP endpoint refuses other Host headers (DNS rebinding)."""
     services = Services(service)
     known = dict(tokens or {})
     tools = mcp.create_server(services.of, local_principal=service.principal, tokens=known)
@@ -383,8 +380,6 @@ def create_app(
         # A session manager runs once: each start of the app makes its own. (A mounted
         # app's lifespan is not run, so the MCP sessions' is run here.) Stateless: every
         # request stands alone (and is authenticated), so any worker process answers it.
-        if threads is not None:  # the endpoints' and the tools' threads, in this loop
-            anyio.to_thread.current_default_thread_limiter().total_tokens = threads
         tools_app.app = tools.streamable_http_app(
             streamable_http_path="/", host=host, stateless_http=True
         )
