@@ -67,7 +67,11 @@ class BalancedServer(uvicorn.Server):
                 log.warning("cannot accept a connection: %s", exc)
                 await asyncio.sleep(ACCEPT_WAIT_MAX_S)
                 continue
-            await loop.connect_accepted_socket(protocol, connection)
+            try:
+                await loop.connect_accepted_socket(protocol, connection)
+            except OSError as exc:  # the client went away at once: the loop goes on
+                log.warning("cannot serve a connection: %s", exc)
+                connection.close()
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
         for task in self._accepting:
