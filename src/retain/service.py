@@ -1821,14 +1821,13 @@ class MemoryService:
             where = where_of(tx)
             return where if expired else replace(where, live_at=stamp(now))
 
-        semantic_of: Callable[[Transaction], list[lexical.SenseHits]] | None = None
+        semantic_of: Callable[[Transaction, MemoryFilter], list[lexical.SenseHits]] | None = None
         beside: Future[list[lexical.SenseHits]] | None = None
         if embedder is not None and asked is not None:
             model, query = embedder, asked
             background = self._background(model) @ query.T
 
-            def semantic_of(tx: Transaction) -> list[lexical.SenseHits]:
-                where = searched(tx)
+            def semantic_of(tx: Transaction, where: MemoryFilter) -> list[lexical.SenseHits]:
                 if isinstance(tx, NativeVectors):  # the database searches its vectors
                     return self._native_semantic(tx, model, query, background, where, depth)
                 cosines = self._vector_index(tx, model).scores(query, self.realm)
@@ -1841,7 +1840,8 @@ class MemoryService:
                 ]  # fmt: skip
 
             if isinstance(self.backend, ReadsBeside):  # the word senses meanwhile
-                beside = self.backend.read_beside(semantic_of)
+                sense = semantic_of  # (a closure does not keep the narrowing from None)
+                beside = self.backend.read_beside(lambda tx: sense(tx, searched(tx)))
 
         def run(tx: Transaction) -> SearchResult:
             if not plans:
@@ -1858,7 +1858,7 @@ class MemoryService:
                 for p in plans
             ]
             if semantic_of is not None:
-                found = beside.result() if beside is not None else semantic_of(tx)
+                found = beside.result() if beside is not None else semantic_of(tx, where)
                 for (_, senses), semantic in zip(per_query, found, strict=True):
                     if semantic.hits:
                         senses.append(semantic)
