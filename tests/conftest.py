@@ -10,17 +10,23 @@ opens a service that embeds with the deterministic fake below, and
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
 import re
+import socket
 import sqlite3
+import subprocess
+import sys
+import time
 import urllib.error
 import urllib.request
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
+from http.client import HTTPConnection
 from pathlib import Path
 from typing import Any
 
@@ -260,3 +266,50 @@ def store_state(service: MemoryService) -> tuple[object, ...]:
     projects = tuple((p.name, p.memory_count) for p in service.list_projects())
     status = service.status()
     return memories, projects, status.events, status.chain_head
+
+
+RETAIN = str(Path(sys.executable).parent / "retain")  # the console script, as installed
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def retain_serve(
+    home: Path, *args: str, env: Mapping[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """``retain serve ARGS`` in a process of its own on a free loopback port, over the
+    store in ``home``, once it answers HTTP; (the process, the port). Stopped after."""
+    port = free_port()
+    process = subprocess.Popen(
+        [RETAIN, "serve", "--port", str(port), *args],
+        env={"RETAIN_HOME": str(home), "HOME": str(home), "PATH": "/usr/bin:/bin", **(env or {})},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not _answers(port):
+            assert process.poll() is None, process.communicate()[1]
+            assert time.monotonic() < deadline, "retain serve did not answer"
+            time.sleep(0.2)
+        yield process, port
+    finally:
+        process.terminate()
+        process.communicate(timeout=20)
+
+
+def _answers(port: int) -> bool:
+    """Whether an HTTP server answers ``GET /v1/status`` on ``port`` (with any status)."""
+    connection = HTTPConnection("127.0.0.1", port, timeout=2)
+    try:
+        connection.request("GET", "/v1/status")
+        connection.getresponse().read()
+        return True
+    except OSError:
+        return False
+    finally:
+        connection.close()

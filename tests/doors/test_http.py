@@ -6,9 +6,7 @@ import collections
 import contextlib
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 from http.client import HTTPConnection
 from pathlib import Path
@@ -16,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-from tests.conftest import store_state
+from tests.conftest import RETAIN, retain_serve, store_state
 
 from retain import errors
 from retain.doors import http
@@ -218,34 +216,10 @@ def test_openapi_lists_the_endpoints(client: TestClient) -> None:
         assert path in paths
 
 
-RETAIN = str(Path(sys.executable).parent / "retain")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.mark.parametrize("workers", [1, 2])
 def test_retain_serve_answers_on_its_port(tmp_path: Path, workers: int) -> None:
-    port = _free_port()
-    process = subprocess.Popen(
-        [RETAIN, "serve", "--port", str(port), "--workers", str(workers)],
-        env={"RETAIN_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                status = httpx.get(f"http://127.0.0.1:{port}/v1/status", timeout=2).json()
-                break
-            except httpx.TransportError:
-                assert process.poll() is None, process.communicate()[1]
-                assert time.monotonic() < deadline, "retain serve did not answer"
-                time.sleep(0.2)
+    with retain_serve(tmp_path, "--workers", str(workers)) as (_, port):
+        status = httpx.get(f"http://127.0.0.1:{port}/v1/status", timeout=2).json()
         assert status["location"] == str(tmp_path / "retain.db")
         base = f"http://127.0.0.1:{port}/v1"
         for i in range(4):  # spread over the workers: each sees the others' writes
@@ -253,9 +227,6 @@ def test_retain_serve_answers_on_its_port(tmp_path: Path, workers: int) -> None:
             assert httpx.put(f"{base}/memories/n{i}", json=body, timeout=10).status_code == 201
         found = httpx.post(f"{base}/memories/search", json={"queries": ["tea"]}, timeout=10)
         assert len(found.json()["memories"]) == 4
-    finally:
-        process.terminate()
-        process.communicate(timeout=10)
 
 
 def _connection_owners(server_port: int, client_ports: list[int]) -> list[int]:
@@ -279,56 +250,39 @@ def _connection_owners(server_port: int, client_ports: list[int]) -> list[int]:
 
 
 def test_serve_workers_share_out_connections_and_a_dead_one_is_replaced(tmp_path: Path) -> None:
-    port = _free_port()
-    process = subprocess.Popen(
-        [RETAIN, "serve", "--port", str(port), "--workers", "2"],
-        env={"RETAIN_HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
-        stderr=subprocess.PIPE,
-        text=True,
-    )
     connections: list[HTTPConnection] = []
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/v1/status", timeout=2).raise_for_status()
-                break
-            except httpx.TransportError:
-                assert process.poll() is None, process.communicate()[1]
-                assert time.monotonic() < deadline, "retain serve did not answer"
-                time.sleep(0.2)
-        time.sleep(1)  # both workers up, the probes' connections gone
-        for _ in range(4):  # one after another, kept open, as agents' clients do
-            connection = HTTPConnection("127.0.0.1", port, timeout=10)
-            connection.request("GET", "/v1/status")
-            assert connection.getresponse().read()
-            connections.append(connection)
-        ports = [c.sock.getsockname()[1] for c in connections]
-        owners = _connection_owners(port, ports)
-        assert sorted(collections.Counter(owners).values()) == [2, 2], owners
-        assert process.pid not in owners  # the supervisor serves nothing itself
-        os.kill(owners[0], signal.SIGKILL)  # a worker dies: another takes its place
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/v1/status", timeout=2).raise_for_status()
-                again = HTTPConnection("127.0.0.1", port, timeout=10)
-                again.request("GET", "/v1/status")
-                assert again.getresponse().read()
-                connections.append(again)
-                (owner,) = _connection_owners(port, [again.sock.getsockname()[1]])
-                if owner not in owners:  # the new worker, holding fewest, took it
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "no new worker took connections"
-            time.sleep(0.5)
-        assert process.poll() is None
-    finally:
-        for connection in connections:
-            connection.close()
-        process.terminate()
-        process.communicate(timeout=10)
+    with retain_serve(tmp_path, "--workers", "2") as (process, port):
+        try:
+            time.sleep(1)  # both workers up, the probes' connections gone
+            for _ in range(4):  # one after another, kept open, as agents' clients do
+                connection = HTTPConnection("127.0.0.1", port, timeout=10)
+                connection.request("GET", "/v1/status")
+                assert connection.getresponse().read()
+                connections.append(connection)
+            ports = [c.sock.getsockname()[1] for c in connections]
+            owners = _connection_owners(port, ports)
+            assert sorted(collections.Counter(owners).values()) == [2, 2], owners
+            assert process.pid not in owners  # the supervisor serves nothing itself
+            os.kill(owners[0], signal.SIGKILL)  # a worker dies: another takes its place
+            deadline = time.monotonic() + 30
+            while True:
+                try:
+                    httpx.get(f"http://127.0.0.1:{port}/v1/status", timeout=2).raise_for_status()
+                    again = HTTPConnection("127.0.0.1", port, timeout=10)
+                    again.request("GET", "/v1/status")
+                    assert again.getresponse().read()
+                    connections.append(again)
+                    (owner,) = _connection_owners(port, [again.sock.getsockname()[1]])
+                    if owner not in owners:  # the new worker, holding fewest, took it
+                        break
+                except httpx.TransportError:
+                    pass
+                assert time.monotonic() < deadline, "no new worker took connections"
+                time.sleep(0.5)
+            assert process.poll() is None
+        finally:
+            for connection in connections:
+                connection.close()
 
 
 def test_retain_serve_refuses_a_public_address_without_tokens(tmp_path: Path) -> None:

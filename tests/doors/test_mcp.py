@@ -3,8 +3,6 @@ over stdio (``retain mcp`` as a desktop client starts it)."""
 
 from __future__ import annotations
 
-import socket
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -19,13 +17,12 @@ from fastapi.testclient import TestClient
 from mcp import Client, ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
+from tests.conftest import RETAIN, free_port, retain_serve
 
 import retain
 from retain.doors import http, mcp
 from retain.errors import all_error_classes
 from retain.service import MemoryService
-
-RETAIN = str(Path(sys.executable).parent / "retain")
 
 
 def as_agent(service: MemoryService, name: str = "coder") -> Any:
@@ -187,18 +184,12 @@ def test_the_context_resource_renders_the_agents_memory(service: MemoryService) 
     assert "# Memory" in anyio.run(run)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture
 def served(service: MemoryService) -> Iterator[str]:
     """``retain serve``'s app on a loopback port, with two tokens; its base URL."""
     service.add_agent("coder")
     tokens = {"agent-token": "agent:coder", "op-token": "operator:alice"}
-    port = _free_port()
+    port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(http.create_app(service, tokens=tokens), port=port, log_level="warning")
     )
@@ -271,52 +262,27 @@ def test_retain_mcp_serves_over_stdio(tmp_path: Path) -> None:
 
 
 def test_mcp_answers_behind_several_worker_processes(tmp_path: Path) -> None:
-    import subprocess
+    tokens = {"RETAIN_TOKENS": "op=operator:ops"}
+    with retain_serve(tmp_path, "--workers", "2", env=tokens) as (_, port):
 
-    port = _free_port()
-    env = {
-        "RETAIN_HOME": str(tmp_path),
-        "HOME": str(tmp_path),
-        "PATH": "/usr/bin:/bin",
-        "RETAIN_TOKENS": "op=operator:ops",
-    }
-    process = subprocess.Popen(
-        [RETAIN, "serve", "--port", str(port), "--workers", "2"],
-        env=env,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+        async def run() -> list[str]:
+            url = f"http://127.0.0.1:{port}/mcp/"
+            async with (
+                httpx2.AsyncClient(headers={"Authorization": "Bearer op"}) as client,
+                streamable_http_client(url, http_client=client) as streams,
+                ClientSession(*streams) as session,
+            ):
+                await session.initialize()
+                for i in range(6):
+                    wrote = await session.call_tool(
+                        "memory_write", {"name": f"n{i}", "description": f"tea note {i}"}
+                    )
+                    assert not wrote.is_error, wrote.content
+                found = await session.call_tool("memory_search", {"queries": ["tea"]})
+                assert found.structured_content is not None
+                return [m["name"] for m in found.structured_content["memories"]]
 
-    async def run() -> list[str]:
-        url = f"http://127.0.0.1:{port}/mcp/"
-        async with (
-            httpx2.AsyncClient(headers={"Authorization": "Bearer op"}) as client,
-            streamable_http_client(url, http_client=client) as streams,
-            ClientSession(*streams) as session,
-        ):
-            await session.initialize()
-            for i in range(6):
-                wrote = await session.call_tool(
-                    "memory_write", {"name": f"n{i}", "description": f"tea note {i}"}
-                )
-                assert not wrote.is_error, wrote.content
-            found = await session.call_tool("memory_search", {"queries": ["tea"]})
-            assert found.structured_content is not None
-            return [m["name"] for m in found.structured_content["memories"]]
-
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx2.get(f"http://127.0.0.1:{port}/v1/status", timeout=2)
-                break
-            except httpx2.TransportError:
-                assert process.poll() is None and time.monotonic() < deadline
-                time.sleep(0.2)
         assert sorted(anyio.run(run)) == [f"n{i}" for i in range(6)]
-    finally:
-        process.terminate()
-        process.communicate(timeout=20)
 
 
 @pytest.mark.parametrize("cls", all_error_classes(), ids=lambda c: c.code)
