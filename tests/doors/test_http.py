@@ -157,6 +157,8 @@ def test_tokens_map_requests_to_principals(service: MemoryService) -> None:
     assert anonymous.headers["www-authenticate"] == "Bearer"
     wrong = client.get("/v1/status", headers={"Authorization": "Bearer nope"})
     assert wrong.status_code == 401
+    foreign = client.get("/v1/status", headers=[(b"authorization", b"Bearer \xe9t\xff")])
+    assert foreign.status_code == 401 and foreign.json()["error"]["code"] == "unauthenticated"
     agent = {"Authorization": "Bearer agent-secret"}
     assert client.get("/v1/status", headers=agent).json()["principal"] == "agent:coder"
     kept = client.post("/v1/remember", json={"text": "prefers tabs"}, headers=agent)
@@ -171,6 +173,14 @@ def test_tokens_map_requests_to_principals(service: MemoryService) -> None:
     operator = {"Authorization": "Bearer op-secret"}
     written = client.put("/v1/memories/x", json={"description": "d"}, headers=operator).json()
     assert written["author"] == "operator:alice"
+
+
+def test_a_token_may_hold_any_character(service: MemoryService) -> None:
+    client = TestClient(http.create_app(service, tokens={"clé": "operator:alice"}))
+    sent = [(b"authorization", "Bearer clé".encode())]
+    assert client.get("/v1/status", headers=sent).json()["principal"] == "operator:alice"
+    other = client.get("/v1/status", headers={"Authorization": "Bearer cle"})
+    assert other.status_code == 401
 
 
 def test_tokens_come_from_the_environment_and_a_file(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ the request. A server without tokens acts as ``operator:local``, as the CLI does
 from __future__ import annotations
 
 import contextlib
-import hmac
 import ipaddress
 import json
 import os
@@ -442,9 +441,9 @@ def create_app(
         if not known:
             return services.root
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        for candidate, principal in known.items():
-            if scheme.lower() == "bearer" and hmac.compare_digest(candidate, token.strip()):
-                return services.of(principal)
+        principal = mcp.principal_of(known, token.strip()) if scheme.lower() == "bearer" else None
+        if principal is not None:
+            return services.of(principal)
         raise errors.Unauthenticated(
             "this server needs a bearer token it knows",
             remedy="send `Authorization: Bearer TOKEN` with a token of $RETAIN_TOKENS or the "

@@ -16,6 +16,7 @@ a request without a known one when the server has tokens); over stdio, the ident
 
 from __future__ import annotations
 
+import hmac
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -57,6 +58,18 @@ class Principals:
         return self.service_of(token.client_id if token is not None else self.local)
 
 
+def principal_of(tokens: Mapping[str, str], token: str) -> str | None:
+    """The principal a bearer token from a request header stands for (None: no such
+    token), compared in constant time as bytes: the header's own (ASGI servers read them
+    as Latin-1) against the token's UTF-8, so a header holding any byte is only unknown.
+    The REST door's check too."""
+    given = token.encode("latin-1", "replace")
+    for candidate, principal in tokens.items():
+        if hmac.compare_digest(candidate.encode("utf-8"), given):
+            return principal
+    return None
+
+
 class StaticTokens(TokenVerifier):
     """Bearer tokens mapped to principals (the REST API's own)."""
 
@@ -64,7 +77,7 @@ class StaticTokens(TokenVerifier):
         self.tokens = dict(tokens)
 
     async def verify_token(self, token: str) -> AccessToken | None:
-        principal = self.tokens.get(token)
+        principal = principal_of(self.tokens, token)
         if principal is None:
             return None
         return AccessToken(token=token, client_id=principal, scopes=[_SCOPE], subject=principal)
@@ -180,9 +193,7 @@ def create_server(
 
         return call(write)
 
-    @server.tool(
-        name="memory_edit", annotations=_hints(reads_only=False, destroys=True, repeatable=False)
-    )
+    @server.tool(name="memory_edit", annotations=CHANGES)
     def memory_edit(
         name: str, old: str, new: str, replace_all: bool = False, project: str | None = None
     ) -> dict[str, Any]:
