@@ -25,6 +25,7 @@ from retain import errors, ledger
 from retain.chrono import ManualClock
 from retain.errors import StoreError
 from retain.model import WriteRequest
+from retain.search import rank
 from retain.service import MemoryService, integrity_error
 from retain.storage.postgres import PostgresBackend
 from retain.storage.sqlite import SqliteBackend
@@ -87,6 +88,22 @@ def test_every_change_appends_a_chained_event(service: MemoryService) -> None:
     assert all(e.principal == "operator:test" for e in events)
     check = ledger.check_chain(events)
     assert check.ok and check.events == 6 and check.head == events[-1].hash
+
+
+def test_standings_are_what_ranking_reads_of_a_memory_in_the_order_asked(
+    service: MemoryService,
+) -> None:
+    a = service.write("a", description="é one", body="xyz", priority=2).memory
+    b = service.write("b", description="two", subject="Ann").memory
+    service.read("a")
+    got = service.backend.read(lambda tx: tx.standings([b.id, "missing", a.id]))
+    assert [s.id for s in got] == [b.id, a.id]
+    ann, first = got
+    assert (first.scope, first.priority, first.read_count, first.body_bytes) == ("global", 2, 1, 3)
+    assert (first.description, first.verified_at) == ("é one", a.verified_at)
+    assert (ann.subject, ann.thread, rank.tokens(ann)) == ("Ann", None, 1)
+    whole = service.backend.read(lambda tx: tx.get_many([a.id, "missing", b.id]))
+    assert [m.id for m in whole] == [a.id, b.id]
 
 
 def test_events_cannot_be_updated_or_deleted(service: MemoryService) -> None:

@@ -1863,29 +1863,31 @@ class MemoryService:
                     if semantic.hits:
                         senses.append(semantic)
             fused = rank.fuse(per_query)
-            memories = {m.id: m for m in tx.get_many(list(fused))}
+            # Every candidate is weighed by its standing; only the results are fetched whole.
+            standing = {s.id: s for s in tx.standings(list(fused))}
             named = tx.subjects_named(self.realm, rank.subject_phrases(queries))
-            rank.favour_subject(fused, memories, named)
+            rank.favour_subject(fused, standing, named)
             rank.share_thread(fused, tx.thread_adjacent(list(fused)))
-            rank.lift_threads(fused, memories)
+            rank.lift_threads(fused, standing)
             best = max((f.score for f in fused.values()), default=0.0)
-            scored = []
-            for memory_id, entry in fused.items():
-                memory = memories.get(memory_id)
-                if memory is None:
-                    continue
-                score = rank.final_score(entry.score, best, memory, now)
-                scored.append(
+            scored = [
+                (rank.final_score(fused[s.id].score, best, s, now), s) for s in standing.values()
+            ]
+            scored.sort(key=lambda c: (-c[0], c[1].priority, c[1].id))
+            chosen = rank.pack(scored, limit, budget_tokens, lambda c: rank.tokens(c[1]))
+            memories = {m.id: m for m in tx.get_many([s.id for _, s in chosen])}
+            top = []
+            for score, s in chosen:
+                entry = fused[s.id]
+                top.append(
                     SearchHit(
-                        memory,
+                        memories[s.id],
                         score,
                         tuple(entry.senses),
                         tuple(entry.scanned),
                         tuple(entry.queries),
                     )
                 )
-            scored.sort(key=lambda h: (-h.score, h.memory.priority, h.memory.id))
-            top = rank.pack(scored, limit, budget_tokens)
             summary = f"{len(top)} of {len(scored)} matching memories, best first"
             if budget_tokens is not None:
                 summary += f", within {budget_tokens} tokens"

@@ -244,7 +244,7 @@ def test_a_token_budget_must_be_a_whole_number_of_tokens(
 
 def test_pack_without_a_budget_is_the_best_limit() -> None:
     hits = [SearchHit(m, 1.0, ()) for m in _memories(("a", None), ("b", None), ("c", None))]
-    assert rank.pack(hits, 2, None) == hits[:2]
+    assert rank.pack(hits, 2, None, lambda h: rank.tokens(h.memory)) == hits[:2]
 
 
 # -- asking for more --------------------------------------------------------------------------
@@ -346,6 +346,7 @@ def test_the_common_word_bonus_matches_a_word_start_in_any_case_or_script() -> N
     texts = [
         "MEETINGS at noon", "the dashboard", "a_dashboard", "undashed", "start here",
         "ſtarting", "\u212aelvin scale", "Kelvin", "CAFÉ au lait", "Übersicht", "", "x",
+        "undashed, then dashes", "undashed 9dash", "x_meeting", "-meet", "MEETINGMEETING",
     ]  # fmt: skip
     for word in words:
         for text in texts:

@@ -437,7 +437,8 @@ def create_app(
         response.headers.update(exc.headers or {})  # a 405's Allow
         return response
 
-    def acting(request: Request) -> MemoryService:
+    async def acting(request: Request) -> MemoryService:
+        # async: on the event loop, as it does no I/O (a sync dependency costs a thread hop)
         if not known:
             return services.root
         scheme, _, token = request.headers.get("authorization", "").partition(" ")

@@ -29,15 +29,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from retain.chrono import age_days
-from retain.model import Memory, SearchHit
 from retain.search.lexical import (
     PHRASE,
     PREFIX,
@@ -57,6 +57,30 @@ SALIENCE_WEIGHT = 0.15
 FRESHNESS_HALF_LIFE_DAYS = 365.0
 READS_SATURATE = 50
 STANDING_PRIORITY = 1
+T = TypeVar("T")
+
+
+class Ranked(Protocol):
+    """What ranking reads of a memory: a ``Memory``, or its ``Standing`` (no body)."""
+
+    @property
+    def scope(self) -> str: ...
+    @property
+    def thread(self) -> str | None: ...
+    @property
+    def subject(self) -> str | None: ...
+    @property
+    def priority(self) -> int: ...
+    @property
+    def read_count(self) -> int: ...
+    @property
+    def verified_at(self) -> datetime: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def body_bytes(self) -> int: ...
+
+
 SENSE_WEIGHTS = {STEM: 1.0, SCAN: 1.0, PREFIX: 0.5, TEXT: 0.5, SEMANTIC: 0.5, PHRASE: 0.25}
 DEPTH = 30  # hits each sense ranks; more only when more results are asked for
 GATE = 0.2  # least cosine for a semantic hit, whatever the query
@@ -108,7 +132,7 @@ def _tied_ranks(hits: Sequence[LexicalHit]) -> Iterator[tuple[int, LexicalHit]]:
         yield rank, hit
 
 
-def salience(memory: Memory, now: datetime) -> float:
+def salience(memory: Ranked, now: datetime) -> float:
     """The importance and freshness prior of one memory, in [0, 1]."""
     priority = min(max(memory.priority, 0), MAX_PRIORITY)
     declared = 1.0 - priority / MAX_PRIORITY
@@ -122,7 +146,7 @@ def salience(memory: Memory, now: datetime) -> float:
     return 0.5 * importance + 0.5 * freshness
 
 
-def final_score(relevance: float, best: float, memory: Memory, now: datetime) -> float:
+def final_score(relevance: float, best: float, memory: Ranked, now: datetime) -> float:
     normalised = relevance / best if best > 0 else 0.0
     return RELEVANCE_WEIGHT * normalised + SALIENCE_WEIGHT * salience(memory, now)
 
@@ -180,7 +204,7 @@ def gate_of(store_total: float, store_size: int, background: npt.NDArray[np.floa
     return max(GATE, mean + GATE_MARGIN, unrelated)
 
 
-def lift_threads(fused: dict[str, Fused], memories: dict[str, Memory]) -> None:
+def lift_threads(fused: dict[str, Fused], memories: Mapping[str, Ranked]) -> None:
     """Add to each memory ``THREAD_LIFT`` of the best relevance in its thread: the
     conversation that answers a question best is where the rest of the answer is.
 
@@ -200,7 +224,7 @@ def lift_threads(fused: dict[str, Fused], memories: dict[str, Memory]) -> None:
             entry.senses.append(THREAD)
 
 
-def _thread_of(memory_id: str, memories: dict[str, Memory]) -> tuple[str, str]:
+def _thread_of(memory_id: str, memories: Mapping[str, Ranked]) -> tuple[str, str]:
     memory = memories.get(memory_id)
     if memory is None or not memory.thread:
         return ("", memory_id)
@@ -226,7 +250,7 @@ def subject_phrases(queries: Sequence[str]) -> list[str]:
 
 
 def favour_subject(
-    fused: dict[str, Fused], memories: dict[str, Memory], named: Sequence[str]
+    fused: dict[str, Fused], memories: Mapping[str, Ranked], named: Sequence[str]
 ) -> None:
     """Lift the memories about the one subject the query names (none if it names several)."""
     subjects = {n.casefold() for n in named}
@@ -240,26 +264,27 @@ def favour_subject(
             entry.senses.append(SUBJECT)
 
 
-def tokens(memory: Memory) -> int:
+def tokens(memory: Ranked) -> int:
     """About how many tokens a result costs in a context: its description and body."""
-    size = len(memory.description.encode()) + len(memory.body.encode())
+    size = len(memory.description.encode()) + memory.body_bytes
     return -(-size // TOKEN_BYTES)
 
 
-def pack(ranked: Sequence[SearchHit], limit: int, budget: int | None) -> list[SearchHit]:
+def pack(ranked: Sequence[T], limit: int, budget: int | None, cost: Callable[[T], int]) -> list[T]:
     """The results to return: the best ``limit``, or, with a token budget, every result
-    when all fit, else the best that fit (skipping any too large), at most ``limit``."""
+    when all fit, else the best that fit (skipping any too large), at most ``limit``
+    (``cost``: a result's tokens)."""
     if budget is None:
         return list(ranked[:limit])
-    if sum(tokens(h.memory) for h in ranked) <= budget:
+    costs = [cost(r) for r in ranked]
+    if sum(costs) <= budget:
         return list(ranked)
-    chosen: list[SearchHit] = []
+    chosen: list[T] = []
     spent = 0
-    for hit in ranked:
-        cost = tokens(hit.memory)
-        if spent + cost <= budget:
-            chosen.append(hit)
-            spent += cost
+    for result, spend in zip(ranked, costs, strict=True):
+        if spent + spend <= budget:
+            chosen.append(result)
+            spent += spend
             if len(chosen) == limit:
                 break
     return chosen

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Protocol, TypeVar, runtime_checkable
 
 import numpy as np
@@ -95,6 +96,22 @@ class KeySource:
 
 
 @dataclass(frozen=True, slots=True)
+class Standing:
+    """What ranking needs of a memory, without its body: a search weighs every candidate
+    by it and fetches only its results whole."""
+
+    id: str
+    scope: str
+    thread: str | None
+    subject: str | None
+    priority: int
+    read_count: int
+    verified_at: datetime
+    description: str
+    body_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
 class StoredVector:
     vec: int  # grows with every write, so a reader can pick up only what is new (0: unsaved)
     num: int
@@ -160,6 +177,10 @@ class Transaction(Protocol):
     # memories
     def find_by_name(self, realm: str, name: str, scopes: Sequence[str] | None) -> list[Memory]: ...
     def get_many(self, ids: Sequence[str]) -> list[Memory]: ...
+    def standings(self, ids: Sequence[str]) -> list[Standing]:
+        """The ranking facts of ``ids`` that exist, in their order."""
+        ...
+
     def insert_memories(self, memories: Sequence[Memory]) -> None:
         """Insert new memories, as few statements as the backend allows."""
         ...

@@ -297,12 +297,10 @@ class PostgresTransaction(SqlStatements):
             args.append(list(scopes))
         return sorted((_memory(r) for r in self._rows(sql, args)), key=lambda m: m.scope)
 
-    def get_many(self, ids: Sequence[str]) -> list[Memory]:
+    def _by_ids(self, columns: str, ids: Sequence[str]) -> list[Any]:
         if not ids:
             return []
-        rows = self._rows(f"SELECT {COLUMNS} FROM memories WHERE id = ANY(%s)", (list(ids),))
-        found = {row[0]: _memory(row) for row in rows}
-        return [found[i] for i in ids if i in found]
+        return self._rows(f"SELECT {columns} FROM memories WHERE id = ANY(%s)", (list(ids),))
 
     @staticmethod
     def _integrity(exc: pg_errors.UniqueViolation) -> Exception:

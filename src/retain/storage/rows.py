@@ -12,6 +12,7 @@ from typing import Any
 
 from retain.chrono import parse_optional_stamp, parse_stamp, stamp
 from retain.model import Event, ListPosition, Load, Memory, Status, Trust
+from retain.storage.base import Standing
 
 COLUMNS = (
     "id, realm, scope, name, description, body, tags, priority, load, refs, source, subject, "
@@ -29,6 +30,24 @@ INSERT_COLUMNS = [
 # restore (import --force) puts the snapshot's back.
 UPDATE_COLUMNS = [c for c in INSERT_COLUMNS if c not in ("id", "realm", "created_at")]
 KEY_COLUMNS = "num, id, realm, scope, name, thread, subject, description, body, valid_from, context"
+STANDING_COLUMNS = (
+    "id, scope, thread, subject, priority, read_count, verified_at, description, body_bytes"
+)
+
+
+def standing_of(row: Sequence[Any]) -> Standing:
+    """The ranking facts of a row selected as ``STANDING_COLUMNS``."""
+    return Standing(
+        id=row[0],
+        scope=row[1],
+        thread=row[2],
+        subject=row[3],
+        priority=row[4],
+        read_count=row[5],
+        verified_at=parse_stamp(row[6]),
+        description=row[7],
+        body_bytes=row[8],
+    )
 
 
 def memory_of(

@@ -230,18 +230,13 @@ class SqliteTransaction(SqlStatements):
         # No ORDER BY: it would tempt the planner off the (realm, name) index.
         return sorted((_memory(r) for r in self.con.execute(sql, args)), key=lambda m: m.scope)
 
-    def get_many(self, ids: Sequence[str]) -> list[Memory]:
-        found: dict[str, Memory] = {}
-        chunk = 500
-        for start in range(0, len(ids), chunk):
-            part = ids[start : start + chunk]
-            rows = self.con.execute(
-                f"SELECT {COLUMNS} FROM memories WHERE id IN ({', '.join('?' * len(part))})",
-                part,
-            )
-            for row in rows:
-                found[row[0]] = _memory(row)
-        return [found[i] for i in ids if i in found]
+    def _by_ids(self, columns: str, ids: Sequence[str]) -> list[Any]:
+        rows: list[Any] = []
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            sql = f"SELECT {columns} FROM memories WHERE id IN ({', '.join('?' * len(part))})"
+            rows.extend(self.con.execute(sql, part))
+        return rows
 
     def update_memory(self, memory: Memory, current: Memory, *, restore: bool = False) -> bool:
         params = _params(memory)

@@ -133,7 +133,8 @@ class FtsSearch:
             running += count
         rest = [(word, count) for count, phrase, word in stats if phrase not in lead]
         if lead:
-            rows = self._ranked(" OR ".join(lead), filter_sql, filter_args, limit, bool(rest))
+            expression = " OR ".join(lead)
+            rows = self._ranked(expression, running, filter_sql, filter_args, limit, bool(rest))
         else:
             matched = {word for *_, word in stats}
             typed = [word for word in dict.fromkeys(words) if word in matched]
@@ -180,16 +181,19 @@ class FtsSearch:
     def _ranked(
         self,
         expression: str,
+        matches: int,
         filter_sql: str,
         filter_args: list[Any],
         limit: int,
         texts: bool,
     ) -> list[tuple[Any, ...]]:
-        """Lead rows by BM25, best first."""
+        """Lead rows by BM25, best first (``matches``: at most how many rows hold the lead)."""
         columns = "m.id, -f.s" + (f", {_TEXTS}" if texts else "")
         cap = max(limit * CANDIDATES, 16)
         key = f"{_BM25} AS s"
-        return self._first(columns, key, "s", expression, cap, filter_sql, filter_args, limit)
+        return self._first(
+            columns, key, "s", expression, cap, filter_sql, filter_args, limit, matches
+        )
 
     def _first(
         self,
@@ -201,12 +205,14 @@ class FtsSearch:
         filter_sql: str,
         filter_args: list[Any],
         wanted: int,
+        matches: int | None = None,
     ) -> list[tuple[Any, ...]]:
         """The first ``cap`` matches by ``order`` that pass the filters.
 
         They are taken from the index first and filtered after, which is cheap; when
         the filters leave fewer than ``wanted`` (a small tier among many other rows),
-        the first that pass are looked for through every match instead.
+        the first that pass are looked for through every match instead — unless no more
+        than ``cap`` rows match (``matches``, when known), all of which were looked at.
         """
         inner = f"SELECT rowid, {key} FROM memories_fts WHERE memories_fts MATCH ?"
         outer = f"JOIN memories m ON m.num = f.rowid WHERE {filter_sql} ORDER BY f.{order}"
@@ -214,7 +220,7 @@ class FtsSearch:
             f"SELECT {columns} FROM ({inner} ORDER BY {order} LIMIT ?) f {outer}",
             [expression, cap, *filter_args],
         ).fetchall()
-        if len(rows) < min(wanted, cap):
+        if len(rows) < min(wanted, cap) and (matches is None or matches > cap):
             rows = self.con.execute(
                 f"SELECT {columns} FROM ({inner}) f {outer} LIMIT ?",
                 [expression, *filter_args, cap],

@@ -15,8 +15,8 @@ from typing import Any
 from retain.chrono import parse_stamp, stamp
 from retain.ledger import GENESIS
 from retain.model import Agent, Injection, Memory, Project, Proposal, Team
-from retain.storage.base import InlineEntry, KeySource
-from retain.storage.rows import COLUMNS, KEY_COLUMNS
+from retain.storage.base import InlineEntry, KeySource, Standing
+from retain.storage.rows import COLUMNS, KEY_COLUMNS, STANDING_COLUMNS, standing_of
 
 
 class SqlStatements(ABC):
@@ -37,6 +37,10 @@ class SqlStatements(ABC):
         """Run ``sql``; its cursor (``rowcount``)."""
 
     @abstractmethod
+    def _by_ids(self, columns: str, ids: Sequence[str]) -> list[Any]:
+        """The ``columns`` of the memories of ``ids`` that exist, in no order."""
+
+    @abstractmethod
     def _memory(self, row: Sequence[Any]) -> Memory:
         """The memory of a row selected as ``COLUMNS``."""
 
@@ -47,6 +51,14 @@ class SqlStatements(ABC):
     @abstractmethod
     def _teams(self, realm: str, name: str | None) -> list[Team]:
         """The realm's teams (one, by ``name``), each with its members."""
+
+    def get_many(self, ids: Sequence[str]) -> list[Memory]:
+        found = {row[0]: self._memory(row) for row in self._by_ids(COLUMNS, ids)}
+        return [found[i] for i in ids if i in found]
+
+    def standings(self, ids: Sequence[str]) -> list[Standing]:
+        found = {row[0]: standing_of(row) for row in self._by_ids(STANDING_COLUMNS, ids)}
+        return [found[i] for i in ids if i in found]
 
     def realm_exists(self, realm: str) -> bool:
         return self._one("SELECT 1 FROM realms WHERE name = %s", (realm,)) is not None

@@ -34,17 +34,30 @@ def idf(count: int, total: int) -> float:
 def bonus(words: Sequence[tuple[str, float]], texts: Sequence[str]) -> float:
     """Field weight × IDF for each (word, idf) a row holds (matched at a word's start)."""
     score = 0.0
-    # Where text and word are ASCII, a word start the pattern finds is in the lowered
-    # text, so a field without it is passed over at once (the pattern's scan is slower).
+    # Where text and word are ASCII, the word start is looked for in the lowered text
+    # with str.find, several times quicker than the pattern (which the others need).
     lowered = [text.lower() if text.isascii() else None for text in texts]
     for word, idf in words:
         starts, needle = _word_start(word)
         for weight, text, low in zip(FIELD_WEIGHTS, texts, lowered, strict=True):
-            if needle is not None and low is not None and needle not in low:
-                continue
-            if starts.search(text):
+            if needle is not None and low is not None:
+                found = _starts_a_word(low, needle)
+            else:
+                found = starts.search(text) is not None
+            if found:
                 score += weight * idf
     return score
+
+
+def _starts_a_word(text: str, needle: str) -> bool:
+    """Whether ASCII ``needle`` begins a word of ASCII ``text``: found where no letter or
+    digit comes before it (the pattern's ``(?<![^\\W_])``, for ASCII)."""
+    at = text.find(needle)
+    while at >= 0:
+        if at == 0 or not text[at - 1].isalnum():
+            return True
+        at = text.find(needle, at + 1)
+    return False
 
 
 @functools.lru_cache(maxsize=1024)
