@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import contextlib
 import os
@@ -75,6 +76,28 @@ def test_get_read_edit_search_list_and_delete(client: TestClient) -> None:
     removed = client.delete("/v1/memories/cache-policy", params={"project": "web"})
     assert removed.json() == {"removed": "cache-policy", "referenced_by": []}
     assert client.get("/v1/memories/cache-policy", params={"project": "web"}).status_code == 404
+
+
+def test_a_search_runs_on_the_event_loop_only_where_reads_never_wait(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    on_loop: list[bool] = []
+    searched = MemoryService.search
+
+    def search(self: MemoryService, *args: object, **kwargs: object) -> object:
+        try:
+            asyncio.get_running_loop()
+            on_loop.append(True)
+        except RuntimeError:  # a worker thread of the pool
+            on_loop.append(False)
+        return searched(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(MemoryService, "search", search)
+    client = TestClient(http.create_app(service))
+    assert client.post("/v1/memories/search", json={"queries": ["x"]}).status_code == 200
+    # SQLite in WAL mode: a read is CPU work, done on the loop; PostgreSQL's wait on the
+    # network, in the pool, where they do not hold up other requests.
+    assert on_loop == [not service.backend.reads_wait]
 
 
 @pytest.mark.parametrize(

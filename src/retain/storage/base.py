@@ -352,6 +352,10 @@ class Backend(Protocol):
     """A store: transactions over one database."""
 
     location: str
+    # Whether a read can wait: on the network, or on another process's lock. False for
+    # SQLite in WAL mode, where a read is this process's own work (a reader never waits
+    # for a writer), so a server may run it on its event loop.
+    reads_wait: bool
 
     def write(self, fn: Callable[[Transaction], T]) -> T:
         """Run ``fn`` in one write transaction; all of it lands or none does."""
