@@ -117,6 +117,12 @@ def parse_valid_from(text: str, clock: Clock) -> str:
     return _parse_moment(text, clock, "valid_from", day_end=False)
 
 
+def parse_moment(text: str, clock: Clock, field: str) -> str:
+    """An instant a read asks about (``valid_at``, ``known_at``), to its stored form: a
+    bare date is that day's local midnight."""
+    return _parse_moment(text, clock, field, day_end=False)
+
+
 def _parse_moment(text: str, clock: Clock, field: str, *, day_end: bool) -> str:
     if not isinstance(text, str):
         raise InvalidTime(

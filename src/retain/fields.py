@@ -201,6 +201,21 @@ def subject(value: str) -> str:
     return _line(value, "subject", SUBJECT_MAX_CHARS, "name who or what it is about in one line")
 
 
+PREDICATE_MAX_CHARS = 100
+
+
+def predicate(value: str) -> str:
+    """What a fact says of its subject (``employer``, ``lives in``): one line, kept
+    case-folded with its spaces collapsed, so ``Lives  In`` and ``lives in`` are one."""
+    line = _line(value, "predicate", PREDICATE_MAX_CHARS, "name the property in a few words")
+    folded = _SPACE.sub(" ", line).casefold()
+    if not folded:
+        raise InvalidValue(
+            "a fact needs a predicate", remedy="name the property it gives", field="predicate"
+        )
+    return folded
+
+
 def thread(value: str) -> str:
     """The conversation or document a memory belongs to, in order of writing."""
     return _line(value, "thread", THREAD_MAX_CHARS, "give the conversation's id in one line")

@@ -497,6 +497,69 @@ class SearchResult:
 
 
 @dataclass(frozen=True, slots=True)
+class Fact:
+    """One version of a fact (a memory with a subject and a predicate, its body the
+    value), on both time axes as known at one moment: ``valid_from``/``valid_to`` when
+    the value held in the world, ``recorded_at``/``retracted_at`` when the store
+    believed it. ``valid_to`` is where a later version took over (None: still holds)."""
+
+    id: str
+    scope: str
+    subject: str
+    predicate: str
+    value: str
+    valid_from: datetime | None
+    valid_to: datetime | None
+    recorded_at: datetime
+    retracted_at: datetime | None
+    author: str
+    trust: Trust
+    status: Status  # the row's status now
+    supersedes: str | None
+
+    @property
+    def project(self) -> str | None:
+        return scope_project(self.scope)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "scope": self.scope,
+            "project": self.project,
+            "subject": self.subject,
+            "predicate": self.predicate,
+            "value": self.value,
+            "valid_from": stamp(self.valid_from) if self.valid_from else None,
+            "valid_to": stamp(self.valid_to) if self.valid_to else None,
+            "recorded_at": stamp(self.recorded_at),
+            "retracted_at": stamp(self.retracted_at) if self.retracted_at else None,
+            "author": self.author,
+            "trust": self.trust.value,
+            "status": self.status.value,
+            "supersedes": self.supersedes,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class FactChange:
+    """What a fact write or retraction did: the version it wrote or retracted, and the
+    one it ended (a write) or brought back (a retraction). ``changed`` is False for a
+    write of the value already current: nothing was written."""
+
+    fact: Fact
+    other: Fact | None
+    changed: bool
+
+    def to_dict(self, verb: str) -> dict[str, Any]:
+        other = "superseded" if verb == "write" else "restored"
+        return {
+            "fact": self.fact.to_dict(),
+            other: self.other.to_dict() if self.other else None,
+            "changed": self.changed,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class VerifyReport:
     ok: bool
     memories: int

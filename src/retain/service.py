@@ -32,7 +32,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from retain import budget, context, fields, ledger, legacy, migrate, transfer
+from retain import budget, context, facts, fields, ledger, legacy, migrate, transfer
 from retain.chrono import (
     Clock,
     SystemClock,
@@ -40,7 +40,9 @@ from retain.chrono import (
     before,
     parse_duration,
     parse_expires,
+    parse_moment,
     parse_optional_stamp,
+    parse_stamp,
     parse_valid_from,
     stamp,
 )
@@ -84,6 +86,8 @@ from retain.model import (
     EditResult,
     Event,
     ExportResult,
+    Fact,
+    FactChange,
     Injection,
     Load,
     Memory,
@@ -617,12 +621,7 @@ class MemoryService:
             agent = self._agent(tx, "update")
             old = self._own(tx, agent, memory_id, "update")
             retired = replace(old, status=Status.SUPERSEDED, updated_at=now)
-            if not tx.update_memory(retired, old):
-                raise StaleUpdate(
-                    f"memory {memory_id!r} changed while it was being updated",
-                    remedy="recall it again and retry",
-                    id=memory_id,
-                )
+            self._replace(tx, retired, old, "updated", remedy="recall it again and retry")
             new = self._record(tx, draft(agent, now, old), now)
             self._event(tx, "supersede", self._payload(retired, now), memory_id=old.id, when=now)
             return new
@@ -700,15 +699,24 @@ class MemoryService:
         return make
 
     def _record(
-        self, tx: Transaction, memory: Memory, now: datetime, *, principal: str | None = None
+        self,
+        tx: Transaction,
+        memory: Memory,
+        now: datetime,
+        *,
+        principal: str | None = None,
+        reason: str = "",
     ) -> Memory:
-        """Insert an agent's new memory with its search key and its event."""
+        """Insert a new memory (an agent's, a fact's) with its search key and its event."""
         tx.insert_memories([memory])
         rekey = key.Rekey()
         rekey.touch(memory.id)
         self._rekey(tx, rekey)
         payload = self._payload(memory, now)
-        self._event(tx, "create", payload, memory_id=memory.id, when=now, principal=principal)
+        self._event(
+            tx, "create", payload, memory_id=memory.id, when=now, principal=principal,
+            reason=reason,
+        )  # fmt: skip
         return memory
 
     def _own(self, tx: Transaction, agent: Agent, memory_id: str, verb: str) -> Memory:
@@ -779,12 +787,7 @@ class MemoryService:
             agent = self._agent(tx, "forget")
             memory = self._own(tx, agent, memory_id, "forget")
             forgotten = replace(memory, status=Status.FORGOTTEN, updated_at=now)
-            if not tx.update_memory(forgotten, memory):
-                raise StaleUpdate(
-                    f"memory {memory_id!r} changed while it was being forgotten",
-                    remedy="recall it again and retry",
-                    id=memory_id,
-                )
+            self._replace(tx, forgotten, memory, "forgotten", remedy="recall it again and retry")
             self._event(
                 tx,
                 "forget",
@@ -869,6 +872,224 @@ class MemoryService:
         if self.identity is not None:  # an agent sees its own proposals only
             listed = [p for p in listed if p.source == self.principal]
         return listed
+
+    # -- facts ------------------------------------------------------------------------
+
+    def fact_write(
+        self,
+        subject: str,
+        predicate: str,
+        value: str,
+        *,
+        project: str | None = None,
+        valid_from: str | None = None,
+        reason: str = "",
+    ) -> FactChange:
+        """Record that ``subject``'s ``predicate`` is ``value`` (from ``valid_from``, else
+        from now), in the project's tier, the global one, or, for an agent, its own.
+
+        The version current in that tier is superseded: it stays in the history, holding
+        until the new one starts. Writing the value already current (with no
+        ``valid_from``) writes nothing. A new version must start after the current one.
+        """
+        subject, predicate = fields.subject(subject), fields.predicate(predicate)
+        if not subject:
+            raise InvalidValue(
+                "a fact needs a subject", remedy="name who or what it is about", field="subject"
+            )
+        value = fields.text(value, "value").strip()
+        if not value:
+            raise InvalidValue("a fact needs a value", remedy="give the value", field="value")
+        fields.text(reason, "reason")
+        when = (
+            parse_optional_stamp(parse_valid_from(valid_from, self.clock)) if valid_from else None
+        )
+        now = self._now()
+
+        def run(tx: Transaction) -> FactChange:
+            scope = self._fact_scope(tx, project, "write")
+            current = self._current_fact(tx, scope, subject, predicate)
+            if current is not None and current.body == value and when is None:
+                return FactChange(facts.as_known([current], now)[0], None, changed=False)
+            began = when or now
+            if current is not None and began <= facts.start(current):
+                raise InvalidValue(
+                    f"the new value of {subject!r} {predicate!r} would start at {stamp(began)}, "
+                    f"not after the current one ({stamp(facts.start(current))})",
+                    remedy="give a later valid_from, or retract the current value first",
+                    field="valid_from",
+                )
+            fact = Memory(
+                id=self._ids.new(now),
+                realm=self.realm,
+                scope=scope,
+                name=None,
+                description=fields.description(
+                    f"{subject} {predicate}"[: fields.DESCRIPTION_NOTE_AT]
+                ),
+                body=value,
+                tags=(),
+                priority=DEFAULT_PRIORITY,
+                load=Load.SEARCH,
+                references=(),
+                source="",
+                subject=subject,
+                predicate=predicate,
+                trust=_trust_of(self.principal),
+                status=Status.ACTIVE,
+                ever_quarantined=False,
+                supersedes=current.id if current is not None else None,
+                content_hash=content_hash(value),
+                author=self.principal,
+                created_at=now,
+                updated_at=now,
+                verified_at=now,
+                expires_at=None,
+                valid_from=when,
+                valid_to=None,
+                read_count=0,
+            )
+            ended = None
+            if current is not None:
+                ended = replace(current, status=Status.SUPERSEDED, valid_to=began, updated_at=now)
+                self._replace(tx, ended, current, "written")
+            self._record(tx, fact, now, reason=reason)
+            if ended is not None:
+                self._event(
+                    tx, "supersede", self._payload(ended, now), memory_id=ended.id, when=now,
+                    reason=reason,
+                )  # fmt: skip
+            return _change(fact, ended, now)
+
+        return self.backend.write(run)
+
+    def fact_read(
+        self,
+        subject: str,
+        predicate: str | None = None,
+        *,
+        project: str | None = None,
+        valid_at: str | None = None,
+        known_at: str | None = None,
+    ) -> list[Fact]:
+        """The values of ``subject``'s facts (of one ``predicate``, or all) that held at
+        ``valid_at`` as the store knew at ``known_at`` (both default to now), in the tiers
+        the reader sees: global, the project's, and an agent's teams' and its own."""
+        subject = fields.subject(subject)
+        chosen = fields.predicate(predicate) if predicate is not None else None
+        now = self._now()
+        valid = parse_stamp(parse_moment(valid_at, self.clock, "valid_at")) if valid_at else now
+        known = parse_stamp(parse_moment(known_at, self.clock, "known_at")) if known_at else now
+
+        def run(tx: Transaction) -> list[Fact]:
+            scopes = self._view(tx, project, "read facts").scopes
+            versions = self._fact_versions(tx, scopes, subject, chosen)
+            found = [f for f in facts.as_known(versions, known) if facts.holds(f, valid, known)]
+            return sorted(found, key=lambda f: (f.predicate, scopes.index(f.scope)))
+
+        return self.backend.read(run)
+
+    def fact_history(
+        self, subject: str, predicate: str, *, project: str | None = None
+    ) -> list[Fact]:
+        """Every version of ``subject``'s ``predicate`` in the tiers the reader sees, in
+        the order they were recorded, each with when it held and when it was believed."""
+        subject, chosen = fields.subject(subject), fields.predicate(predicate)
+        now = self._now()
+
+        def run(tx: Transaction) -> list[Fact]:
+            scopes = self._view(tx, project, "read facts").scopes
+            return facts.as_known(self._fact_versions(tx, scopes, subject, chosen), now)
+
+        return self.backend.read(run)
+
+    def fact_retract(
+        self, subject: str, predicate: str, *, project: str | None = None, reason: str = ""
+    ) -> FactChange:
+        """Withdraw the current value of ``subject``'s ``predicate`` in one tier (as
+        ``fact_write`` chooses it): it was never so. The value it superseded holds again.
+
+        The retracted version stays in the history, believed until now.
+        """
+        subject, predicate = fields.subject(subject), fields.predicate(predicate)
+        fields.text(reason, "reason")
+        now = self._now()
+
+        def run(tx: Transaction) -> FactChange:
+            scope = self._fact_scope(tx, project, "retract")
+            current = self._current_fact(tx, scope, subject, predicate)
+            if current is None:
+                raise NotFound(
+                    f"no current value of {subject!r} {predicate!r} in {scope}",
+                    remedy="see what there is with fact_read or fact_history",
+                    subject=subject,
+                    predicate=predicate,
+                    scope=scope,
+                )
+            retracted = replace(current, status=Status.RETRACTED, updated_at=now)
+            self._replace(tx, retracted, current, "retracted")
+            self._event(
+                tx, "retract", self._payload(retracted, now), memory_id=current.id, when=now,
+                reason=reason,
+            )  # fmt: skip
+            restored = None
+            previous = tx.get_many([current.supersedes]) if current.supersedes else []
+            if previous and previous[0].status is Status.SUPERSEDED:
+                restored = replace(previous[0], status=Status.ACTIVE, valid_to=None, updated_at=now)
+                self._replace(tx, restored, previous[0], "retracted")
+                self._event(
+                    tx, "reinstate", self._payload(restored, now), memory_id=restored.id,
+                    when=now, reason=reason,
+                )  # fmt: skip
+            return _change(retracted, restored, now)
+
+        return self.backend.write(run)
+
+    def _fact_scope(self, tx: Transaction, project: str | None, verb: str) -> str:
+        """The tier a fact is written to or retracted from: an agent's own (an agent
+        writes no shared tier), else the project's, else the global one."""
+        if self.identity is not None:
+            agent = self._agent(tx, f"{verb} facts")
+            if project:
+                raise AccessDenied(
+                    f"an agent may not {verb} facts of a project's tier",
+                    remedy="write the fact without a project (it goes to the agent's own "
+                    "scope), or propose it for a curator to decide",
+                    principal=self.principal,
+                )
+            return agent_scope(agent.name)
+        if project:
+            self._require_project(tx, project)
+            return project_scope(project)
+        return GLOBAL_SCOPE
+
+    def _fact_versions(
+        self, tx: Transaction, scopes: Sequence[str], subject: str, predicate: str | None
+    ) -> list[Memory]:
+        versions = tx.fact_versions(self.realm, scopes, subject, predicate)
+        return [v for v in versions if v.status in facts.SHOWN]
+
+    def _current_fact(
+        self, tx: Transaction, scope: str, subject: str, predicate: str
+    ) -> Memory | None:
+        """The version of a fact that is current in one tier (the one active row)."""
+        versions = tx.fact_versions(self.realm, [scope], subject, predicate)
+        return next((v for v in versions if v.status is Status.ACTIVE), None)
+
+    @staticmethod
+    def _replace(
+        tx: Transaction,
+        new: Memory,
+        old: Memory,
+        verb: str,
+        *,
+        remedy: str = "read it again and retry",
+    ) -> None:
+        """Swap a row for its changed self, refused if another write changed it first."""
+        if not tx.update_memory(new, old):
+            raise StaleUpdate(
+                f"memory {old.id!r} changed while it was being {verb}", remedy=remedy, id=old.id
+            )
 
     # -- the memory section of an agent's context ---------------------------------
 
@@ -1979,15 +2200,18 @@ class MemoryService:
     ) -> ExportResult:
         """Write a snapshot of the active memories of the global and project tiers.
 
-        Agents' own memories are left out, and counted: the snapshot format has no
-        place for them yet, and a file at the root would come back as a global memory.
+        Agents' own memories and facts are left out, and counted: the snapshot format
+        has no place for them yet (a file at the root would come back as a global memory,
+        a fact as a plain one without its history).
         """
         now = self._now()
 
         def run(tx: Transaction) -> tuple[list[Memory], int, dict[str, int]]:
             where = self._filter(tx, now, project, None, None, None, False, listing=True)
             listed = tx.list_memories(where)
-            memories = [m for m in listed if m.scope == GLOBAL_SCOPE or m.project]
+            memories = [
+                m for m in listed if (m.scope == GLOBAL_SCOPE or m.project) and m.predicate is None
+            ]
             positions = tx.thread_positions([m.id for m in memories if m.thread])
             return memories, len(listed) - len(memories), positions
 
@@ -2218,6 +2442,12 @@ class _View:
     scopes: tuple[str, ...]
     heading: str  # how the memory section names the reader: "agent ada on project webdev"
     pointer: str  # the verb that reaches what the section does not show
+
+
+def _change(version: Memory, other: Memory | None, now: datetime) -> FactChange:
+    """A fact change's two versions, each as known now (the one may end the other)."""
+    known = {f.id: f for f in facts.as_known([v for v in (version, other) if v], now)}
+    return FactChange(known[version.id], known[other.id] if other else None, changed=True)
 
 
 def _whole(value: object, field: str) -> int:

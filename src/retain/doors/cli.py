@@ -1052,8 +1052,8 @@ def export(directory: Path, project: str | None, home: Path | None, fmt: str) ->
             out.print(f"Exported {result.memories} memories to {directory}.", markup=False)
             if result.left_out:
                 out.print(
-                    f"Left out {result.left_out} agent memories: snapshots do not carry "
-                    "agents' own memories yet.",
+                    f"Left out {result.left_out} agent memories and facts: snapshots do "
+                    "not carry agents' own memories or facts yet.",
                     markup=False,
                 )
 

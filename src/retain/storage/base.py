@@ -177,6 +177,13 @@ class Transaction(Protocol):
     # memories
     def find_by_name(self, realm: str, name: str, scopes: Sequence[str] | None) -> list[Memory]: ...
     def get_many(self, ids: Sequence[str]) -> list[Memory]: ...
+    def fact_versions(
+        self, realm: str, scopes: Sequence[str], subject: str, predicate: str | None
+    ) -> list[Memory]:
+        """Every version, whatever its status, of the facts of ``scopes`` about
+        ``subject`` (ignoring case), of one ``predicate`` or of all, in no order."""
+        ...
+
     def standings(self, ids: Sequence[str]) -> list[Standing]:
         """The ranking facts of ``ids`` that exist, in their order."""
         ...

@@ -194,6 +194,7 @@ class PostgresTransaction(SqlStatements):
     """The operations of one connection, inside the transaction the backend opened."""
 
     _memory = staticmethod(_memory)
+    _SUBJECT_IS = "lower(subject) = lower(%s)"  # the memories_subject index
 
     def __init__(
         self,

@@ -128,6 +128,7 @@ class SqliteTransaction(SqlStatements):
     """The operations of one connection, inside whatever transaction is open."""
 
     _memory = staticmethod(_memory)
+    _SUBJECT_IS = "subject = %s COLLATE NOCASE"  # the memories_subject index (ASCII case)
 
     def __init__(self, con: sqlite3.Connection, common: set[str]) -> None:
         self.con = con

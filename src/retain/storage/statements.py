@@ -23,6 +23,8 @@ class SqlStatements(ABC):
     """The part of a SQL transaction that is the same on SQLite and PostgreSQL."""
 
     _head: tuple[int, str] | None  # the chain head this transaction wrote
+    # ``subject`` equal to a parameter ignoring case, as the engine's subject index has it
+    _SUBJECT_IS: str
 
     @abstractmethod
     def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
@@ -55,6 +57,21 @@ class SqlStatements(ABC):
     def get_many(self, ids: Sequence[str]) -> list[Memory]:
         found = {row[0]: self._memory(row) for row in self._by_ids(COLUMNS, ids)}
         return [found[i] for i in ids if i in found]
+
+    def fact_versions(
+        self, realm: str, scopes: Sequence[str], subject: str, predicate: str | None
+    ) -> list[Memory]:
+        if not scopes:
+            return []
+        sql = (
+            f"SELECT {COLUMNS} FROM memories WHERE realm = %s AND {self._SUBJECT_IS} "
+            f"AND predicate IS NOT NULL AND scope IN ({', '.join(['%s'] * len(scopes))})"
+        )
+        args = [realm, subject, *scopes]
+        if predicate is not None:
+            sql += " AND predicate = %s"
+            args.append(predicate)
+        return [self._memory(row) for row in self._rows(sql, args)]
 
     def standings(self, ids: Sequence[str]) -> list[Standing]:
         found = {row[0]: standing_of(row) for row in self._by_ids(STANDING_COLUMNS, ids)}
