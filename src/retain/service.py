@@ -1021,7 +1021,7 @@ class MemoryService:
             if current is None:
                 raise NotFound(
                     f"no current value of {subject!r} {predicate!r} in {scope}",
-                    remedy="see what there is with fact_read or fact_history",
+                    remedy="read the fact, or its history, to see what there is",
                     subject=subject,
                     predicate=predicate,
                     scope=scope,

@@ -365,6 +365,42 @@ def test_events_page_through_the_log(client: TestClient, service: MemoryService)
     assert [(e["kind"], e["memory_id"]) for e in history] == [("create", one)]
 
 
+def test_facts_over_rest(client: TestClient) -> None:
+    made = client.post(
+        "/v1/facts",
+        json={
+            "subject": "Ada",
+            "predicate": "employer",
+            "value": "Acme",
+            "valid_from": "2020-01-01",
+        },
+    )
+    assert made.status_code == 201 and made.json()["fact"]["value"] == "Acme"
+    again = client.post(
+        "/v1/facts", json={"subject": "Ada", "predicate": "employer", "value": "Acme"}
+    )
+    assert again.status_code == 200 and again.json()["changed"] is False
+    client.post(
+        "/v1/facts",
+        json={
+            "subject": "Ada",
+            "predicate": "employer",
+            "value": "Initech",
+            "valid_from": "2024-01-01",
+        },
+    )
+    now = client.get("/v1/facts", params={"subject": "ada"}).json()["facts"]
+    assert [f["value"] for f in now] == ["Initech"]
+    then = client.get("/v1/facts", params={"subject": "Ada", "valid_at": "2022-01-01"}).json()
+    assert [f["value"] for f in then["facts"]] == ["Acme"]
+    history = client.get("/v1/facts/history", params={"subject": "Ada", "predicate": "employer"})
+    assert [f["status"] for f in history.json()["facts"]] == ["superseded", "active"]
+    back = client.post("/v1/facts/retract", json={"subject": "Ada", "predicate": "employer"})
+    assert back.status_code == 200 and back.json()["restored"]["value"] == "Acme"
+    missing = client.get("/v1/facts")
+    assert missing.status_code == 400 and missing.json()["error"]["code"] == "invalid_value"
+
+
 def test_an_agent_may_not_read_the_event_log(service: MemoryService) -> None:
     service.add_agent("coder")
     client = TestClient(http.create_app(service, tokens={"t": "agent:coder"}))

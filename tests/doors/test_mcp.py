@@ -48,6 +48,7 @@ def test_every_tool_says_truthfully_what_it_does(service: MemoryService) -> None
     assert set(tools) == {
         "memory_search", "memory_read", "memory_write", "memory_edit", "memory_delete",
         "memory_remember", "memory_recall", "memory_update", "memory_forget", "memory_propose",
+        "fact_write", "fact_read", "fact_history", "fact_retract",
     }  # fmt: skip
     for tool in tools.values():
         hints = tool.annotations
@@ -57,11 +58,14 @@ def test_every_tool_says_truthfully_what_it_does(service: MemoryService) -> None
     read_only = {
         name for name, t in tools.items() if t.annotations and t.annotations.read_only_hint
     }
-    assert read_only == {"memory_search", "memory_recall"}  # a read records itself
+    # a read records itself; a fact write keeps the value it supersedes in the history
+    assert read_only == {"memory_search", "memory_recall", "fact_read", "fact_history"}
     destructive = {n for n, t in tools.items() if t.annotations and t.annotations.destructive_hint}
     assert destructive == {
-        "memory_write", "memory_edit", "memory_delete", "memory_update", "memory_forget"
+        "memory_write", "memory_edit", "memory_delete", "memory_update", "memory_forget",
+        "fact_retract",
     }  # fmt: skip
+    assert tools["fact_write"].annotations and tools["fact_write"].annotations.idempotent_hint
 
 
 def test_an_agent_remembers_recalls_updates_and_forgets(service: MemoryService) -> None:
@@ -78,6 +82,30 @@ def test_an_agent_remembers_recalls_updates_and_forgets(service: MemoryService) 
     gone = call(server, "memory_forget", {"id": current, "reason": "moved to bazel"})
     assert gone.structured_content and gone.structured_content["status"] == "forgotten"
     assert service.backend.read(lambda tx: tx.count_events()) > 0
+
+
+def test_an_agent_writes_reads_and_retracts_facts_of_its_own(service: MemoryService) -> None:
+    server = as_agent(service)
+    first = call(
+        server,
+        "fact_write",
+        {"subject": "Bob", "predicate": "team", "value": "infra", "valid_from": "2025-01-01"},
+    ).structured_content
+    assert first and first["fact"]["scope"] == "agent:coder" and first["superseded"] is None
+    second = call(
+        server, "fact_write", {"subject": "Bob", "predicate": "team", "value": "search"}
+    ).structured_content
+    assert second and second["superseded"]["value"] == "infra"
+    now = call(server, "fact_read", {"subject": "bob"}).structured_content
+    assert now and [f["value"] for f in now["facts"]] == ["search"]
+    then = call(
+        server, "fact_read", {"subject": "Bob", "predicate": "team", "valid_at": "2025-06-01"}
+    ).structured_content
+    assert then and [f["value"] for f in then["facts"]] == ["infra"]
+    history = call(server, "fact_history", {"subject": "Bob", "predicate": "team"})
+    assert history.structured_content and len(history.structured_content["facts"]) == 2
+    back = call(server, "fact_retract", {"subject": "Bob", "predicate": "team", "reason": "typo"})
+    assert back.structured_content and back.structured_content["restored"]["value"] == "infra"
 
 
 def test_refusals_are_error_results_with_the_services_code(service: MemoryService) -> None:
@@ -141,6 +169,24 @@ def test_an_operator_writes_searches_reads_edits_and_deletes(service: MemoryServ
             ("POST", "/v1/memories/search", {"queries": ["x"], "project": "nowhere"}),
             "project_not_found",
         ),
+        (
+            "fact_retract",
+            {"subject": "Nobody", "predicate": "employer"},
+            ("POST", "/v1/facts/retract", {"subject": "Nobody", "predicate": "employer"}),
+            "not_found",
+        ),
+        (
+            "fact_write",
+            {"subject": "s", "predicate": "p", "value": " "},
+            ("POST", "/v1/facts", {"subject": "s", "predicate": "p", "value": " "}),
+            "invalid_value",
+        ),
+        (
+            "fact_read",
+            {"subject": "s", "valid_at": "someday"},
+            ("GET", "/v1/facts?subject=s&valid_at=someday", None),
+            "invalid_time",
+        ),
     ],
 )
 def test_every_door_refuses_with_the_same_code(
@@ -167,6 +213,9 @@ def test_every_door_refuses_with_the_same_code(
             ),
             "memory_remember": lambda: service.remember("a note"),
             "memory_search": lambda: service.search(["x"], project="nowhere"),
+            "fact_retract": lambda: service.fact_retract("Nobody", "employer"),
+            "fact_write": lambda: service.fact_write("s", "p", " "),
+            "fact_read": lambda: service.fact_read("s", valid_at="someday"),
         }[tool]
         verb()
     assert raised.value.code == code and cli.exit_code(raised.value) != cli.EXIT_BUG

@@ -31,7 +31,7 @@ from retain import errors
 from retain.chrono import age_phrase, stamp
 from retain.config import RECALL_POLICIES
 from retain.legacy import Report as LegacyReport
-from retain.model import Memory
+from retain.model import Fact, FactChange, Memory
 from retain.service import MemoryService, Progress, integrity_error
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -923,15 +923,166 @@ def forget(memory_id: str, principal: str, reason: str, home: Path | None, fmt: 
             out.print(f"Forgot {memory.id}.", markup=False)
 
 
+# -- facts --------------------------------------------------------------------------------
+
+
+def acting_option(fn: F) -> F:
+    return click.option(
+        "--as",
+        "principal",
+        default="operator:local",
+        show_default=True,
+        metavar="PRINCIPAL",
+        help="Who acts: agent:NAME for a registered agent (it sees global, the project, its "
+        "teams and its own).",
+    )(fn)
+
+
+def _span(start: datetime | None, end: datetime | None) -> str:
+    """``from → to`` in minutes (an open end left blank)."""
+    shown = [f"{m:%Y-%m-%d %H:%M}" if m else "" for m in (start, end)]
+    return f"{shown[0]} → {shown[1]}".strip()
+
+
+def _emit_facts(fmt: str, found: list[Fact]) -> None:
+    if fmt == "json":
+        _emit_json({"facts": [f.to_dict() for f in found]})
+        return
+    if not found:
+        out.print("No facts.", markup=False)
+        return
+    table = Table()
+    for column in ("Fact", "Value", "Tier", "Held (UTC)", "Believed (UTC)", "Status"):
+        table.add_column(column, overflow="fold")
+    for f in found:
+        table.add_row(
+            f"{f.subject} {f.predicate}", f.value, f.scope, _span(f.valid_from, f.valid_to),
+            _span(f.recorded_at, f.retracted_at), f.status.value,
+        )  # fmt: skip
+    out.print(table)
+
+
+def _emit_change(fmt: str, change: FactChange, verb: str) -> None:
+    if fmt == "json":
+        _emit_json(change.to_dict(verb))
+        return
+    fact = change.fact
+    if verb == "write" and not change.changed:
+        out.print(f"Unchanged: {fact.subject} {fact.predicate} is {fact.value}.", markup=False)
+        return
+    done = "Recorded" if verb == "write" else "Retracted"
+    out.print(
+        f"{done} {fact.subject} {fact.predicate} = {fact.value} ({fact.scope}).", markup=False
+    )
+    if change.other is not None:
+        other = "Superseded" if verb == "write" else "Holds again"
+        out.print(f"{other}: {change.other.value}.", markup=False)
+
+
+@cli.group()
+def fact() -> None:
+    """Facts: a subject's predicate has a value, from a moment on (see docs/concepts.md)."""
+
+
+@fact.command("write")
+@click.argument("subject")
+@click.argument("predicate")
+@click.argument("value")
+@acting_option
+@project_option("The project's tier (else the global one; an agent's go to its own).")
+@click.option("--valid-from", help="When it began to hold: RFC 3339, or YYYY-MM-DD.")
+@click.option("--reason", default="", help="Why, for the event log.")
+@home_option
+@format_option
+def fact_write(
+    subject: str,
+    predicate: str,
+    value: str,
+    principal: str,
+    project: str | None,
+    valid_from: str | None,
+    reason: str,
+    home: Path | None,
+    fmt: str,
+) -> None:
+    """Record that SUBJECT's PREDICATE is VALUE; the current value is superseded."""
+    with _service(home, fmt, principal) as service:
+        change = service.fact_write(
+            subject, predicate, value, project=project, valid_from=valid_from, reason=reason
+        )
+        _emit_change(fmt, change, "write")
+
+
+@fact.command("read")
+@click.argument("subject")
+@click.argument("predicate", required=False)
+@acting_option
+@project_option("Read as a session on this project (its tier besides the global one).")
+@click.option("--valid-at", help="What held then (default now): RFC 3339, or YYYY-MM-DD.")
+@click.option("--known-at", help="As the store knew then (default now).")
+@home_option
+@format_option
+def fact_read(
+    subject: str,
+    predicate: str | None,
+    principal: str,
+    project: str | None,
+    valid_at: str | None,
+    known_at: str | None,
+    home: Path | None,
+    fmt: str,
+) -> None:
+    """SUBJECT's facts (of PREDICATE, or all) that held at --valid-at, as known at --known-at."""
+    with _service(home, fmt, principal) as service:
+        found = service.fact_read(
+            subject, predicate, project=project, valid_at=valid_at, known_at=known_at
+        )
+        _emit_facts(fmt, found)
+
+
+@fact.command("history")
+@click.argument("subject")
+@click.argument("predicate")
+@acting_option
+@project_option("Read as a session on this project (its tier besides the global one).")
+@home_option
+@format_option
+def fact_history(
+    subject: str, predicate: str, principal: str, project: str | None, home: Path | None, fmt: str
+) -> None:
+    """Every version of SUBJECT's PREDICATE, in the order recorded."""
+    with _service(home, fmt, principal) as service:
+        _emit_facts(fmt, service.fact_history(subject, predicate, project=project))
+
+
+@fact.command("retract")
+@click.argument("subject")
+@click.argument("predicate")
+@acting_option
+@project_option("The project's tier (else the global one; an agent's own for an agent).")
+@click.option("--reason", default="", help="Why, for the event log.")
+@home_option
+@format_option
+def fact_retract(
+    subject: str,
+    predicate: str,
+    principal: str,
+    project: str | None,
+    reason: str,
+    home: Path | None,
+    fmt: str,
+) -> None:
+    """Withdraw the current value of SUBJECT's PREDICATE; the one it superseded holds again."""
+    with _service(home, fmt, principal) as service:
+        change = service.fact_retract(subject, predicate, project=project, reason=reason)
+        _emit_change(fmt, change, "retract")
+
+
+# -- the memory section of an agent's context ---------------------------------------------
+
+
 @cli.command()
-@click.option(
-    "--as",
-    "principal",
-    default="operator:local",
-    show_default=True,
-    metavar="PRINCIPAL",
-    help="Who reads: agent:NAME for an agent's view (global, project, teams, own).",
-)
+@acting_option
 @project_option("Render for a session on this project (its tier after the global one).")
 @click.option("--turn", help="The turn's text: memories matching it are recalled and quoted.")
 @click.option("--session", help="The session's key: later renders show only what changed.")

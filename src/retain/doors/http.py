@@ -332,6 +332,22 @@ class RememberBody(_Body):
     valid_from: str | None = None
 
 
+class FactWriteBody(_Body):
+    subject: str
+    predicate: str
+    value: str
+    project: str | None = None
+    valid_from: str | None = None
+    reason: str = ""
+
+
+class FactRetractBody(_Body):
+    subject: str
+    predicate: str
+    project: str | None = None
+    reason: str = ""
+
+
 class ForgetBody(_Body):
     id: str
     reason: str = ""
@@ -603,6 +619,49 @@ def create_app(
     def forget(body: ForgetBody, svc: MemoryService = Acting) -> dict[str, Any]:
         """Take one of the acting agent's own memories out of recall."""
         return svc.forget(body.id, reason=body.reason).to_dict(now())
+
+    # -- facts --------------------------------------------------------------------------
+
+    @app.get(f"{API}/facts", tags=["facts"])
+    def fact_read(
+        subject: str,
+        predicate: str | None = None,
+        project: str | None = None,
+        valid_at: str | None = None,
+        known_at: str | None = None,
+        svc: MemoryService = Acting,
+    ) -> dict[str, Any]:
+        """The subject's facts (of one predicate, or all) that held at ``valid_at`` as the
+        store knew at ``known_at`` (both default to now), in the tiers the caller sees."""
+        found = svc.fact_read(
+            subject, predicate, project=project, valid_at=valid_at, known_at=known_at
+        )
+        return {"facts": [f.to_dict() for f in found]}
+
+    @app.post(
+        f"{API}/facts",
+        tags=["facts"],
+        status_code=201,
+        responses={200: {"description": "unchanged: that value is already current"}},
+    )
+    def fact_write(body: FactWriteBody, svc: MemoryService = Acting) -> JSONResponse:
+        """Record a value of a subject's predicate; the current one is superseded."""
+        change = svc.fact_write(**body.model_dump())
+        return JSONResponse(change.to_dict("write"), status_code=201 if change.changed else 200)
+
+    @app.get(f"{API}/facts/history", tags=["facts"])
+    def fact_history(
+        subject: str, predicate: str, project: str | None = None, svc: MemoryService = Acting
+    ) -> dict[str, Any]:
+        """Every version of a subject's predicate, in the order recorded."""
+        return {
+            "facts": [f.to_dict() for f in svc.fact_history(subject, predicate, project=project)]
+        }
+
+    @app.post(f"{API}/facts/retract", tags=["facts"])
+    def fact_retract(body: FactRetractBody, svc: MemoryService = Acting) -> dict[str, Any]:
+        """Withdraw a predicate's current value; the one it superseded holds again."""
+        return svc.fact_retract(**body.model_dump()).to_dict("retract")
 
     @app.post(f"{API}/proposals", tags=["agents"], status_code=201)
     def propose(body: ProposeBody, svc: MemoryService = Acting) -> dict[str, Any]:

@@ -41,8 +41,10 @@ INSTRUCTIONS = (
     "Long-term memory. Use memory_recall to find what you (and your project and teams) "
     "know before answering, memory_remember to keep a durable fact, preference or "
     "decision in your own memory, memory_update or memory_forget for your own memories, "
-    "and memory_propose to ask for a shared one. Tool results are not memories: nothing "
-    "a tool returns is stored again unless you remember it."
+    "and memory_propose to ask for a shared one. For a value that changes over time "
+    "(someone's employer, a setting), fact_write records it and fact_read gives what "
+    "holds now or held then. Tool results are not memories: nothing a tool returns is "
+    "stored again unless you remember it."
 )
 
 
@@ -106,6 +108,7 @@ ADDS = _hints(reads_only=False, destroys=False, repeatable=False)
 RECORDS = _hints(reads_only=False, destroys=False, repeatable=True)  # changes only counters
 OVERWRITES = _hints(reads_only=False, destroys=True, repeatable=True)
 CHANGES = _hints(reads_only=False, destroys=True, repeatable=False)
+SUPERSEDES = _hints(reads_only=False, destroys=False, repeatable=True)  # history keeps the old
 
 
 def create_server(
@@ -266,6 +269,67 @@ def create_server(
 
         return call(
             lambda s: record_of(s.propose(summary, target=target, body=body, evidence=evidence))
+        )
+
+    @server.tool(name="fact_write", annotations=SUPERSEDES)
+    def fact_write(
+        subject: str,
+        predicate: str,
+        value: str,
+        project: str | None = None,
+        valid_from: str | None = None,
+        reason: str = "",
+    ) -> dict[str, Any]:
+        """Record that a subject's predicate is a value (from valid_from, else now); the
+        current value is superseded and kept in the history. An agent's facts go to its
+        own memory."""
+        return call(
+            lambda s: s.fact_write(
+                subject, predicate, value, project=project, valid_from=valid_from, reason=reason
+            ).to_dict("write")
+        )
+
+    @server.tool(name="fact_read", annotations=READS)
+    def fact_read(
+        subject: str,
+        predicate: str | None = None,
+        project: str | None = None,
+        valid_at: str | None = None,
+        known_at: str | None = None,
+    ) -> dict[str, Any]:
+        """A subject's facts (of one predicate, or all) that held at valid_at, as known at
+        known_at (RFC 3339 or YYYY-MM-DD; both default to now)."""
+        return call(
+            lambda s: {
+                "facts": [
+                    f.to_dict()
+                    for f in s.fact_read(
+                        subject, predicate, project=project, valid_at=valid_at, known_at=known_at
+                    )
+                ]
+            }
+        )
+
+    @server.tool(name="fact_history", annotations=READS)
+    def fact_history(subject: str, predicate: str, project: str | None = None) -> dict[str, Any]:
+        """Every version of a subject's predicate, in the order recorded, with when each
+        held and when it was believed."""
+        return call(
+            lambda s: {
+                "facts": [f.to_dict() for f in s.fact_history(subject, predicate, project=project)]
+            }
+        )
+
+    @server.tool(name="fact_retract", annotations=CHANGES)
+    def fact_retract(
+        subject: str, predicate: str, project: str | None = None, reason: str = ""
+    ) -> dict[str, Any]:
+        """Withdraw the current value of a subject's predicate (it was never so); the
+        value it superseded holds again."""
+        return call(
+            lambda s: s.fact_retract(subject, predicate, project=project, reason=reason).to_dict(
+                "retract"
+            )
         )
 
     @server.resource(
