@@ -143,6 +143,10 @@ def test_an_agent_writes_facts_into_its_own_scope_only(make_service: ServiceFact
         agent.fact_write("Bob", "mood", "grim", project="web")
     with pytest.raises(errors.AgentNotFound):
         make_service(principal="agent:ghost").fact_write("Bob", "mood", "x")
+    with pytest.raises(errors.InvalidValue) as caught:
+        agent.update(written.id, "grim")  # a plain memory would end the fact's line
+    assert caught.value.details["field"] == "id"
+    assert values(agent, "Bob") == ["cheerful"]
 
 
 @pytest.mark.parametrize(

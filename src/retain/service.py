@@ -620,6 +620,12 @@ class MemoryService:
         def run(tx: Transaction) -> Memory:
             agent = self._agent(tx, "update")
             old = self._own(tx, agent, memory_id, "update")
+            if old.predicate is not None:  # a plain memory would end the fact's line
+                raise InvalidValue(
+                    f"memory {memory_id!r} is a fact ({old.subject} {old.predicate})",
+                    remedy="write its new value with fact_write",
+                    field="id",
+                )
             retired = replace(old, status=Status.SUPERSEDED, updated_at=now)
             self._replace(tx, retired, old, "updated", remedy="recall it again and retry")
             new = self._record(tx, draft(agent, now, old), now)
@@ -666,37 +672,67 @@ class MemoryService:
             return fresh(agent, now, None)
 
         def fresh(agent: Agent, now: datetime, supersedes: str | None) -> Memory:
-            return Memory(
-                id=self._ids.new(now),
-                realm=self.realm,
-                scope=agent_scope(agent.name),
-                name=None,
-                description=summary,
-                body=body,
+            return self._authored(
+                now,
+                agent_scope(agent.name),
+                summary,
+                body,
                 tags=chosen_tags,
                 priority=chosen_priority,
-                load=Load.SEARCH,
-                references=(),
-                source="",
                 subject=chosen_subject,
-                predicate=None,
-                trust=_trust_of(self.principal),
-                status=Status.ACTIVE,
-                ever_quarantined=False,
-                supersedes=supersedes,
-                content_hash=content_hash(body),
-                author=self.principal,
-                created_at=now,
-                updated_at=now,
-                verified_at=now,
-                expires_at=None,
-                valid_from=parse_optional_stamp(when),
-                valid_to=None,
-                read_count=0,
                 thread=chosen_thread,
+                supersedes=supersedes,
+                valid_from=parse_optional_stamp(when),
             )
 
         return make
+
+    def _authored(
+        self,
+        now: datetime,
+        scope: str,
+        description: str,
+        body: str,
+        *,
+        tags: tuple[str, ...] = (),
+        priority: int = DEFAULT_PRIORITY,
+        subject: str | None = None,
+        predicate: str | None = None,
+        thread: str | None = None,
+        supersedes: str | None,
+        valid_from: datetime | None,
+    ) -> Memory:
+        """A new memory found by search alone, by this principal and at its trust: an
+        agent's own, or a fact's version."""
+        return Memory(
+            id=self._ids.new(now),
+            realm=self.realm,
+            scope=scope,
+            name=None,
+            description=description,
+            body=body,
+            tags=tags,
+            priority=priority,
+            load=Load.SEARCH,
+            references=(),
+            source="",
+            subject=subject,
+            predicate=predicate,
+            trust=_trust_of(self.principal),
+            status=Status.ACTIVE,
+            ever_quarantined=False,
+            supersedes=supersedes,
+            content_hash=content_hash(body),
+            author=self.principal,
+            created_at=now,
+            updated_at=now,
+            verified_at=now,
+            expires_at=None,
+            valid_from=valid_from,
+            valid_to=None,
+            read_count=0,
+            thread=thread,
+        )
 
     def _record(
         self,
@@ -919,35 +955,15 @@ class MemoryService:
                     remedy="give a later valid_from, or retract the current value first",
                     field="valid_from",
                 )
-            fact = Memory(
-                id=self._ids.new(now),
-                realm=self.realm,
-                scope=scope,
-                name=None,
-                description=fields.description(
-                    f"{subject} {predicate}"[: fields.DESCRIPTION_NOTE_AT]
-                ),
-                body=value,
-                tags=(),
-                priority=DEFAULT_PRIORITY,
-                load=Load.SEARCH,
-                references=(),
-                source="",
+            fact = self._authored(
+                now,
+                scope,
+                fields.description(f"{subject} {predicate}"[: fields.DESCRIPTION_NOTE_AT]),
+                value,
                 subject=subject,
                 predicate=predicate,
-                trust=_trust_of(self.principal),
-                status=Status.ACTIVE,
-                ever_quarantined=False,
                 supersedes=current.id if current is not None else None,
-                content_hash=content_hash(value),
-                author=self.principal,
-                created_at=now,
-                updated_at=now,
-                verified_at=now,
-                expires_at=None,
                 valid_from=when,
-                valid_to=None,
-                read_count=0,
             )
             ended = None
             if current is not None:

@@ -30,6 +30,7 @@ import retain
 from retain import errors
 from retain.chrono import age_phrase, stamp
 from retain.config import RECALL_POLICIES
+from retain.doors.records import facts_of
 from retain.legacy import Report as LegacyReport
 from retain.model import Fact, FactChange, Memory
 from retain.service import MemoryService, Progress, integrity_error
@@ -946,7 +947,7 @@ def _span(start: datetime | None, end: datetime | None) -> str:
 
 def _emit_facts(fmt: str, found: list[Fact]) -> None:
     if fmt == "json":
-        _emit_json({"facts": [f.to_dict() for f in found]})
+        _emit_json(facts_of(found))
         return
     if not found:
         out.print("No facts.", markup=False)

@@ -33,7 +33,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 import retain
 from retain import errors, fields
 from retain.doors import mcp
-from retain.doors.records import plain, record_of
+from retain.doors.records import facts_of, plain, record_of
 from retain.errors import RetainError
 from retain.model import AGENT_PREFIX, OPERATOR_PREFIX
 from retain.service import MemoryService
@@ -633,10 +633,9 @@ def create_app(
     ) -> dict[str, Any]:
         """The subject's facts (of one predicate, or all) that held at ``valid_at`` as the
         store knew at ``known_at`` (both default to now), in the tiers the caller sees."""
-        found = svc.fact_read(
-            subject, predicate, project=project, valid_at=valid_at, known_at=known_at
+        return facts_of(
+            svc.fact_read(subject, predicate, project=project, valid_at=valid_at, known_at=known_at)
         )
-        return {"facts": [f.to_dict() for f in found]}
 
     @app.post(
         f"{API}/facts",
@@ -654,9 +653,7 @@ def create_app(
         subject: str, predicate: str, project: str | None = None, svc: MemoryService = Acting
     ) -> dict[str, Any]:
         """Every version of a subject's predicate, in the order recorded."""
-        return {
-            "facts": [f.to_dict() for f in svc.fact_history(subject, predicate, project=project)]
-        }
+        return facts_of(svc.fact_history(subject, predicate, project=project))
 
     @app.post(f"{API}/facts/retract", tags=["facts"])
     def fact_retract(body: FactRetractBody, svc: MemoryService = Acting) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import AnyHttpUrl
 
 import retain
-from retain.doors.records import record_of
+from retain.doors.records import facts_of, record_of
 from retain.errors import RetainError
 from retain.model import Memory
 from retain.service import MemoryService
@@ -300,25 +300,18 @@ def create_server(
         """A subject's facts (of one predicate, or all) that held at valid_at, as known at
         known_at (RFC 3339 or YYYY-MM-DD; both default to now)."""
         return call(
-            lambda s: {
-                "facts": [
-                    f.to_dict()
-                    for f in s.fact_read(
-                        subject, predicate, project=project, valid_at=valid_at, known_at=known_at
-                    )
-                ]
-            }
+            lambda s: facts_of(
+                s.fact_read(
+                    subject, predicate, project=project, valid_at=valid_at, known_at=known_at
+                )
+            )
         )
 
     @server.tool(name="fact_history", annotations=READS)
     def fact_history(subject: str, predicate: str, project: str | None = None) -> dict[str, Any]:
         """Every version of a subject's predicate, in the order recorded, with when each
         held and when it was believed."""
-        return call(
-            lambda s: {
-                "facts": [f.to_dict() for f in s.fact_history(subject, predicate, project=project)]
-            }
-        )
+        return call(lambda s: facts_of(s.fact_history(subject, predicate, project=project)))
 
     @server.tool(name="fact_retract", annotations=CHANGES)
     def fact_retract(

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from datetime import datetime
 from enum import Enum
 from typing import Any
 
 from retain.chrono import stamp
+from retain.model import Fact
 
 
 def plain(value: Any) -> Any:
@@ -23,6 +25,11 @@ def plain(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: plain(v) for k, v in value.items()}
     return value
+
+
+def facts_of(found: Sequence[Fact]) -> dict[str, Any]:
+    """A fact read or a fact's history as one JSON object."""
+    return {"facts": [f.to_dict() for f in found]}
 
 
 def record_of(value: object) -> dict[str, Any]:
