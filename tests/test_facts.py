@@ -59,22 +59,25 @@ def test_known_at_answers_what_the_store_believed_then(
     assert values(service, "Ada", "city", known_at="2019-01-01T00:00:00Z") == []
 
 
-def test_a_value_that_starts_later_leaves_the_current_one_holding_until_then(
-    service: MemoryService, clock: ManualClock
-) -> None:
+def test_a_value_still_to_come_is_refused(service: MemoryService, clock: ManualClock) -> None:
     service.fact_write("Ada", "role", "engineer")
     clock.advance(days=1)
-    later = stamp(clock.now().replace(year=2027))
-    service.fact_write("Ada", "role", "manager", valid_from=later)
-    assert values(service, "Ada", "role") == ["engineer"]
-    assert values(service, "Ada", "role", valid_at=later) == ["manager"]
+    with pytest.raises(errors.InvalidValue) as caught:
+        service.fact_write(
+            "Ada", "role", "manager", valid_from=stamp(clock.now().replace(year=2027))
+        )
+    assert caught.value.details["field"] == "valid_from"
+    assert values(service, "Ada", "role", valid_at="2027-06-01") == ["engineer"]
 
 
 def test_writing_the_current_value_again_writes_nothing(service: MemoryService) -> None:
     first = service.fact_write("Ada", "employer", "Acme")
+    dated = service.fact_write("Ada", "city", "Paris", valid_from="2020-01-01T00:00:00Z")
     events = len(service.events(after=0, limit=100))
     again = service.fact_write("Ada", " Employer ", "Acme")
     assert not again.changed and again.fact.id == first.fact.id
+    same = service.fact_write("Ada", "city", "Paris", valid_from="2020-01-01T00:00:00Z")
+    assert not same.changed and same.fact.id == dated.fact.id
     assert len(service.events(after=0, limit=100)) == events
 
 
@@ -143,9 +146,10 @@ def test_an_agent_writes_facts_into_its_own_scope_only(make_service: ServiceFact
         agent.fact_write("Bob", "mood", "grim", project="web")
     with pytest.raises(errors.AgentNotFound):
         make_service(principal="agent:ghost").fact_write("Bob", "mood", "x")
-    with pytest.raises(errors.InvalidValue) as caught:
-        agent.update(written.id, "grim")  # a plain memory would end the fact's line
-    assert caught.value.details["field"] == "id"
+    for change in (lambda: agent.update(written.id, "grim"), lambda: agent.forget(written.id)):
+        with pytest.raises(errors.InvalidValue) as caught:  # only the fact verbs change a fact
+            change()
+        assert caught.value.details["field"] == "id"
     assert values(agent, "Bob") == ["cheerful"]
 
 
@@ -166,6 +170,29 @@ def test_a_fact_needs_a_subject_a_predicate_and_a_value(
         service.fact_write(*arguments)
     assert caught.value.details["field"] == field
     assert service.fact_read("s") == []
+
+
+def test_a_project_whose_facts_are_all_retracted_can_be_removed(service: MemoryService) -> None:
+    service.add_project("web")
+    service.fact_write("deploy", "owner", "ops", project="web")
+    with pytest.raises(errors.ProjectNotEmpty) as caught:
+        service.remove_project("web")
+    assert "retract its facts" in caught.value.remedy
+    service.fact_retract("deploy", "owner", project="web")
+    service.remove_project("web")
+    assert [p.name for p in service.list_projects()] == []
+
+
+@pytest.mark.parametrize("verb", ["read", "history", "retract"])
+def test_every_fact_verb_needs_a_subject(service: MemoryService, verb: str) -> None:
+    call = {
+        "read": lambda: service.fact_read(" "),
+        "history": lambda: service.fact_history("", "p"),
+        "retract": lambda: service.fact_retract("", "p"),
+    }[verb]
+    with pytest.raises(errors.InvalidValue) as caught:
+        call()
+    assert caught.value.details["field"] == "subject"
 
 
 def test_read_times_are_checked(service: MemoryService) -> None:

@@ -620,12 +620,6 @@ class MemoryService:
         def run(tx: Transaction) -> Memory:
             agent = self._agent(tx, "update")
             old = self._own(tx, agent, memory_id, "update")
-            if old.predicate is not None:  # a plain memory would end the fact's line
-                raise InvalidValue(
-                    f"memory {memory_id!r} is a fact ({old.subject} {old.predicate})",
-                    remedy="write its new value with fact_write",
-                    field="id",
-                )
             retired = replace(old, status=Status.SUPERSEDED, updated_at=now)
             self._replace(tx, retired, old, "updated", remedy="recall it again and retry")
             new = self._record(tx, draft(agent, now, old), now)
@@ -765,6 +759,12 @@ class MemoryService:
                 id=memory_id,
             )
         memory = found[0]
+        if memory.predicate is not None:  # its line changes by its own verbs only
+            raise InvalidValue(
+                f"memory {memory_id!r} is a fact ({memory.subject} {memory.predicate})",
+                remedy="write its new value with fact_write, or withdraw it with fact_retract",
+                field="id",
+            )
         if memory.scope != agent_scope(agent.name):
             raise AccessDenied(
                 f"memory {memory_id!r} is not agent {agent.name!r}'s own (it is in {memory.scope})",
@@ -926,13 +926,10 @@ class MemoryService:
 
         The version current in that tier is superseded: it stays in the history, holding
         until the new one starts. Writing the value already current (with no
-        ``valid_from``) writes nothing. A new version must start after the current one.
+        ``valid_from``, or its own) writes nothing. A new version must start after the
+        current one, and no later than now: a fact records what holds.
         """
-        subject, predicate = fields.subject(subject), fields.predicate(predicate)
-        if not subject:
-            raise InvalidValue(
-                "a fact needs a subject", remedy="name who or what it is about", field="subject"
-            )
+        subject, predicate = _fact_subject(subject), fields.predicate(predicate)
         value = fields.text(value, "value").strip()
         if not value:
             raise InvalidValue("a fact needs a value", remedy="give the value", field="value")
@@ -941,11 +938,17 @@ class MemoryService:
             parse_optional_stamp(parse_valid_from(valid_from, self.clock)) if valid_from else None
         )
         now = self._now()
+        if when is not None and when > now:
+            raise InvalidValue(
+                f"a fact records what holds, and {stamp(when)} is still to come",
+                remedy="write the value when it starts to hold (a plan can be a note until then)",
+                field="valid_from",
+            )
 
         def run(tx: Transaction) -> FactChange:
             scope = self._fact_scope(tx, project, "write")
             current = self._current_fact(tx, scope, subject, predicate)
-            if current is not None and current.body == value and when is None:
+            if current is not None and current.body == value and when in (None, current.valid_from):
                 return FactChange(facts.as_known([current], now)[0], None, changed=False)
             began = when or now
             if current is not None and began <= facts.start(current):
@@ -991,7 +994,7 @@ class MemoryService:
         """The values of ``subject``'s facts (of one ``predicate``, or all) that held at
         ``valid_at`` as the store knew at ``known_at`` (both default to now), in the tiers
         the reader sees: global, the project's, and an agent's teams' and its own."""
-        subject = fields.subject(subject)
+        subject = _fact_subject(subject)
         chosen = fields.predicate(predicate) if predicate is not None else None
         now = self._now()
         valid = parse_stamp(parse_moment(valid_at, self.clock, "valid_at")) if valid_at else now
@@ -1010,7 +1013,7 @@ class MemoryService:
     ) -> list[Fact]:
         """Every version of ``subject``'s ``predicate`` in the tiers the reader sees, in
         the order they were recorded, each with when it held and when it was believed."""
-        subject, chosen = fields.subject(subject), fields.predicate(predicate)
+        subject, chosen = _fact_subject(subject), fields.predicate(predicate)
         now = self._now()
 
         def run(tx: Transaction) -> list[Fact]:
@@ -1027,7 +1030,7 @@ class MemoryService:
 
         The retracted version stays in the history, believed until now.
         """
-        subject, predicate = fields.subject(subject), fields.predicate(predicate)
+        subject, predicate = _fact_subject(subject), fields.predicate(predicate)
         fields.text(reason, "reason")
         now = self._now()
 
@@ -1431,7 +1434,8 @@ class MemoryService:
                 raise ProjectNotEmpty(
                     f"project {name!r} still holds {remaining} memories",
                     remedy=(
-                        f"remove or move them first (`retain list --project {name}` shows them)"
+                        f"remove or move them first, and retract its facts (`retain list "
+                        f"--project {name}` shows them)"
                     ),
                     project=name,
                     memories=remaining,
@@ -2458,6 +2462,15 @@ class _View:
     scopes: tuple[str, ...]
     heading: str  # how the memory section names the reader: "agent ada on project webdev"
     pointer: str  # the verb that reaches what the section does not show
+
+
+def _fact_subject(subject: str) -> str:
+    checked = fields.subject(subject)
+    if not checked:
+        raise InvalidValue(
+            "a fact needs a subject", remedy="name who or what it is about", field="subject"
+        )
+    return checked
 
 
 def _change(version: Memory, other: Memory | None, now: datetime) -> FactChange:

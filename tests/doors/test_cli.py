@@ -2334,6 +2334,8 @@ def test_facts_are_written_read_on_both_axes_and_retracted(retain: Retain) -> No
     back = retain.json("fact", "retract", "Ada", "employer", "--reason", "wrong")
     assert back["fact"]["status"] == "retracted" and back["restored"]["value"] == "Acme"
     assert "No facts." in retain.ok("fact", "read", "Nobody").stdout
+    retain.ok("fact", "write", "Eve", "motto", "[/] [bold]loud[/bold]")  # text, not markup
+    assert "[/] [bold]loud[/bold]" in retain.ok("fact", "read", "Eve").stdout
     retain.ok("agent", "add", "planner")
     own = retain.json("fact", "write", "Bob", "mood", "calm", "--as", "agent:planner")
     assert own["fact"]["scope"] == "agent:planner"

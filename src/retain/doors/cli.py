@@ -25,6 +25,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeRemainingColumn
 from rich.progress import Progress as RichProgress
 from rich.table import Table
+from rich.text import Text
 
 import retain
 from retain import errors
@@ -956,10 +957,12 @@ def _emit_facts(fmt: str, found: list[Fact]) -> None:
     for column in ("Fact", "Value", "Tier", "Held (UTC)", "Believed (UTC)", "Status"):
         table.add_column(column, overflow="fold")
     for f in found:
-        table.add_row(
-            f"{f.subject} {f.predicate}", f.value, f.scope, _span(f.valid_from, f.valid_to),
+        cells = (
+            f"{f.subject} {f.predicate}", f.value, f.scope,
+            _span(f.valid_from or f.recorded_at, f.valid_to),
             _span(f.recorded_at, f.retracted_at), f.status.value,
         )  # fmt: skip
+        table.add_row(*(Text(cell) for cell in cells))  # text, never markup
     out.print(table)
 
 

@@ -183,6 +183,10 @@ class Services:
         self._by_principal = {root.principal: root}
         self._lock = threading.Lock()
 
+    def held(self, principal: str) -> MemoryService | None:
+        """The principal's service if it is open already (no I/O)."""
+        return self._by_principal.get(principal)
+
     def of(self, principal: str) -> MemoryService:
         with self._lock:
             service = self._by_principal.get(principal)
@@ -455,13 +459,18 @@ def create_app(
         return response
 
     async def acting(request: Request) -> MemoryService:
-        # async: on the event loop, as it does no I/O (a sync dependency costs a thread hop)
+        # async, on the event loop (a sync dependency costs a thread hop)
         if not known:
             return services.root
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
         principal = mcp.principal_of(known, token.strip()) if scheme.lower() == "bearer" else None
         if principal is not None:
-            return services.of(principal)
+            held = services.held(principal)
+            if held is not None:
+                return held
+            # a principal's first request opens its service, which reads the store
+            opened: MemoryService = await run_in_threadpool(services.of, principal)
+            return opened
         raise errors.Unauthenticated(
             "this server needs a bearer token it knows",
             remedy="send `Authorization: Bearer TOKEN` with a token of $RETAIN_TOKENS or the "

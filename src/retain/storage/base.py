@@ -171,7 +171,8 @@ class Transaction(Protocol):
         ...
 
     def count_memories(self, realm: str | None, scope: str | None = None) -> int:
-        """Memories of a realm (of one scope), or of every realm with ``realm`` None."""
+        """Memories of a realm (the active ones of one scope), or of every realm with
+        ``realm`` None."""
         ...
 
     # memories

@@ -797,8 +797,9 @@ def _shown(conninfo: str, schema: str) -> str:
 
 
 class PostgresBackend:
-    reads_wait = True  # every statement is a round trip to the server
     """A store in a schema of a PostgreSQL database, through a connection pool."""
+
+    reads_wait = True  # every statement is a round trip to the server
 
     def __init__(self, url: str, *, pool_size: int = POOL_SIZE) -> None:
         self.conninfo, self.schema = split_url(url)

@@ -550,8 +550,9 @@ class SqliteTransaction(SqlStatements):
 
 
 class SqliteBackend:
-    reads_wait = False  # WAL: a reader never waits for a writer
     """A store in one SQLite file (created 0600 in a 0700 directory)."""
+
+    reads_wait = False  # WAL: a reader never waits for a writer
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)

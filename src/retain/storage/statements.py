@@ -101,7 +101,9 @@ class SqlStatements(ABC):
             row = self._one("SELECT count(*) FROM memories WHERE realm = %s", (realm,))
         else:
             row = self._one(
-                "SELECT count(*) FROM memories WHERE realm = %s AND scope = %s", (realm, scope)
+                "SELECT count(*) FROM memories WHERE realm = %s AND scope = %s "
+                "AND status = 'active'",
+                (realm, scope),
             )
         return int(row[0])
 
