@@ -2072,13 +2072,15 @@ class MemoryService:
                 if isinstance(tx, NativeVectors):  # the database searches its vectors
                     return self._native_semantic(tx, model, query, background, where, depth)
                 cosines = self._vector_index(tx, model).scores(query, self.realm)
-                return [
-                    vectors.search(
-                        tx, cosines.nums, where, row, depth=depth,
-                        gate=rank.semantic_gate(row, background[:, i]),
+                found = []
+                for i, total in enumerate(cosines.totals):
+                    gate = rank.gate_of(float(total), cosines.count, background[:, i])
+                    found.append(
+                        vectors.search(
+                            tx, cosines.nums, where, cosines.exact(i, gate), depth=depth, gate=gate
+                        )
                     )
-                    for i, row in enumerate(cosines.values)
-                ]  # fmt: skip
+                return found
 
             if isinstance(self.backend, ReadsBeside):  # the word senses meanwhile
                 sense = semantic_of  # (a closure does not keep the narrowing from None)

@@ -14,7 +14,7 @@ from tests.conftest import AxisEmbedder, ServiceFactory, store_state
 from retain import errors
 from retain.model import WriteRequest
 from retain.search.lexical import SEMANTIC
-from retain.search.rank import semantic_gate
+from retain.search.rank import gate_of
 from retain.search.vectors import BACKGROUND, VectorIndex
 from retain.service import MemoryService
 from retain.storage.base import StoredVector, VectorRows
@@ -72,7 +72,8 @@ class VectorTable:
 
 def scores_by_num(index: VectorIndex, query: Sequence[float], realm: str = "r") -> dict[int, float]:
     scored = index.scores(np.asarray([query], dtype=np.float32), realm)
-    return {int(n): float(s) for n, s in zip(scored.nums, scored.values[0], strict=True)}
+    exact = scored.exact(0, -math.inf)
+    return {int(n): float(s) for n, s in zip(scored.nums, exact, strict=True)}
 
 
 def test_index_reads_only_the_vectors_written_since_its_last_refresh() -> None:
@@ -175,6 +176,10 @@ def cosines(*values: float) -> npt.NDArray[np.float32]:
     return np.asarray(values, dtype=np.float32)
 
 
+def semantic_gate(store: npt.NDArray[np.float32], background: npt.NDArray[np.float32]) -> float:
+    return gate_of(float(store.sum()), store.size, background)
+
+
 def test_the_gate_is_the_floor_or_the_mean_plus_the_margin() -> None:
     assert semantic_gate(cosines(), cosines()) == 0.2
     assert semantic_gate(cosines(0.0, 0.1, 0.0), cosines()) == 0.2  # 0.033 + 0.15 < the floor
@@ -187,8 +192,18 @@ def test_the_gates_mean_takes_in_the_background_and_leaves_out_other_realms() ->
     assert semantic_gate(cosines(1.0), cosines(0.0, 0.0, 0.0)) == pytest.approx(0.4)
     # the background alone, for a realm with no vectors: mean 0.4 + 0.15
     assert semantic_gate(cosines(), cosines(0.4, 0.4)) == pytest.approx(0.55)
-    # columns of other realms (-inf) are not in the mean: (0.5 + 0.5 + 0.2) / 3 + 0.15
-    assert semantic_gate(cosines(0.5, -math.inf, 0.5), cosines(0.2)) == pytest.approx(0.55)
+
+
+def test_the_gates_sum_is_the_realms_own() -> None:
+    table, index = VectorTable(), VectorIndex("m", 2)
+    table.put(1, [1, 0], realm="home")
+    table.put(2, [0, 1], realm="work")
+    table.put(3, [0.6, 0.8], realm="home")
+    index.refresh(table)  # type: ignore[arg-type]
+    home = index.scores(np.asarray([[1, 0]], dtype=np.float32), "home")
+    assert (home.totals[0], home.count) == (pytest.approx(1.6), 2)
+    empty = index.scores(np.asarray([[1, 0]], dtype=np.float32), "empty")
+    assert (empty.totals[0], empty.count) == (0.0, 0)
 
 
 def test_the_gate_sits_three_deviations_above_the_unrelated_sentences() -> None:
@@ -441,3 +456,27 @@ def test_a_very_long_query_is_searched(service: MemoryService) -> None:
     service.write("pet", description="our tabby sleeps all day", subject="Tom")
     query = " ".join(["tabby"] + [f"word{i}" for i in range(3000)])
     assert [h.memory.name for h in service.search(query).hits] == ["pet"]
+
+
+def test_the_int8_scan_is_within_its_margin_and_exact_wherever_the_gate_is_reached() -> None:
+    rng = np.random.default_rng(7)
+    table, index = VectorTable(), VectorIndex("m", 64)
+    rows = rng.standard_normal((500, 64)).astype(np.float32)
+    rows[::7] *= np.float32(1e-3)  # small rows, and one of zeros
+    rows[3] = 0
+    for num, row in enumerate(rows, start=1):
+        norm = np.linalg.norm(row)
+        table.put(num, list(row / norm if norm else row))
+    index.refresh(table)  # type: ignore[arg-type]
+    queries = rng.standard_normal((4, 64)).astype(np.float32)
+    queries /= np.linalg.norm(queries, axis=1)[:, None]
+    scored = index.scores(queries, "r")
+    truth = scored.matrix @ queries.T
+    assert np.all(np.abs(scored.rough - truth.T) <= scored.margin)
+    assert np.allclose(scored.totals, truth.sum(axis=0), atol=1e-4)
+    for i in range(len(queries)):
+        for gate in (-0.2, 0.0, 0.1, 0.25, 0.9):
+            values = scored.exact(i, gate)
+            above = values >= gate
+            assert np.array_equal(above, truth[:, i] >= gate), (i, gate)
+            assert np.allclose(values[above], truth[above, i], atol=1e-6)

@@ -4,7 +4,7 @@ Relevance is reciprocal-rank fusion (k = 10) over every ranked list: each
 sense of each query in a ``queries`` list contributes ``weight / (10 + rank)``,
 so a memory several lists agree on rises, and synonyms cost nothing. The
 guessing senses (``prefix``, and the whole-query ``text`` scan) and the
-``semantic`` sense (cosine of vectors, gated by ``semantic_gate``) weigh half as much as
+``semantic`` sense (cosine of vectors, gated by ``gate_of``) weigh half as much as
 the exact ones (``stem``, ``scan``). A query that names the subject of
 memories (a speaker, a person, a system: ``subject`` as written) lifts those
 memories by ``SUBJECT_LIFT`` of the best fused score — the ``subject`` sense.
@@ -170,8 +170,11 @@ def share_thread(
                 entry.senses.append(THREAD)
 
 
-def semantic_gate(store: npt.NDArray[np.float32], background: npt.NDArray[np.float32]) -> float:
-    """The least cosine a semantic hit needs for one query.
+def gate_of(store_total: float, store_size: int, background: npt.NDArray[np.float32]) -> float:
+    """The least cosine a semantic hit needs for one query, from the sum and number of
+    its cosines over the realm's memories (the query · the realm's vector sum: the mean
+    of dot products is the dot product with the mean) and its cosines with the
+    background sentences.
 
     Every embedder gives unrelated text some similarity (static models give
     common words a shared direction), so a hit must beat two baselines: the
@@ -179,22 +182,9 @@ def semantic_gate(store: npt.NDArray[np.float32], background: npt.NDArray[np.flo
     sentences (``vectors.BACKGROUND``) plus ``GATE_MARGIN``; and what those unrelated
     sentences score, ``BACKGROUND_SPREAD`` standard deviations above their mean (one
     sentence that happens to share the query's topic moves that little). The
-    background gives a small store a baseline too:
-    a query about nothing stored finds nothing, rather than the least-bad rows.
-    Columns of other realms (-inf) do not count.
+    background gives a small store a baseline too: a query about nothing stored finds
+    nothing, rather than the least-bad rows. Other realms' memories do not count.
     """
-    total = float(store.sum())
-    size = store.size
-    if not np.isfinite(total):  # columns of other realms: leave them out (a copy)
-        own = store[np.isfinite(store)]
-        total, size = float(own.sum()), own.size
-    return gate_of(total, size, background)
-
-
-def gate_of(store_total: float, store_size: int, background: npt.NDArray[np.float32]) -> float:
-    """``semantic_gate`` from the sum and number of the query's cosines over the realm
-    (a database that searches vectors itself gives them as the query · the realm's
-    vector sum: the mean of dot products is the dot product with the mean)."""
     total = store_total + float(background.sum())
     count = store_size + background.size
     mean = total / count if count else 0.0
