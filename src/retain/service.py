@@ -1055,7 +1055,7 @@ class MemoryService:
             previous = tx.get_many([current.supersedes]) if current.supersedes else []
             if previous and previous[0].status is Status.SUPERSEDED:
                 restored = replace(previous[0], status=Status.ACTIVE, valid_to=None, updated_at=now)
-                self._replace(tx, restored, previous[0], "retracted")
+                self._replace(tx, restored, previous[0], "reinstated")
                 self._event(
                     tx, "reinstate", self._payload(restored, now), memory_id=restored.id,
                     when=now, reason=reason,

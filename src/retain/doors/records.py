@@ -1,4 +1,5 @@
-"""Results as JSON for the doors that answer in JSON (REST, MCP): one shape for each."""
+"""Results as JSON for the doors that answer in JSON (REST, MCP, the CLI's
+``--format json``): one shape for each."""
 
 from __future__ import annotations
 

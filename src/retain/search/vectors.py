@@ -85,12 +85,14 @@ BACKGROUND = (
 @dataclass(frozen=True, slots=True)
 class Scored:
     """Each query's (a row) cosines against every memory (a column) from the int8 copy,
-    within ``margin`` of the true ones, and what makes any of them exact: taken from
-    one snapshot of the index. Other realms' columns are -inf."""
+    each within the query's norm × the row's ``slack`` of the true one, and what makes
+    any of them exact: taken from one snapshot of the index. Other realms' columns are
+    -inf."""
 
     queries: Matrix
     rough: Matrix
-    margin: Matrix
+    norms: npt.NDArray[np.float32]  # each query's
+    slack: npt.NDArray[np.float32]  # each row's
     nums: npt.NDArray[np.int64]
     matrix: Matrix  # the float32 rows
     totals: npt.NDArray[np.float64]  # each query's cosines summed over the realm, exactly
@@ -100,7 +102,7 @@ class Scored:
         """Query ``query``'s cosines, exact wherever the cosine may reach ``gate`` (from
         the float32 rows); below it every value stays below it, as the true one is."""
         values: npt.NDArray[np.float32] = self.rough[query].copy()
-        near = np.flatnonzero(values + self.margin[query] >= gate)
+        near = np.flatnonzero(values + self.norms[query] * self.slack >= gate)
         near = near[np.isfinite(values[near])]  # another realm's column stays -inf
         if len(near):
             values[near] = self.matrix[near] @ self.queries[query]
@@ -171,11 +173,10 @@ class VectorIndex:
         self._matrix, self._nums, self._realm = matrix, nums, realms
         coded = np.zeros((rows, self.dim), dtype=np.int8)
         coded[: self._size] = self._coded[: self._size]
-        step, slack = np.zeros(rows, dtype=np.float32), np.zeros(rows, dtype=np.float32)
-        step[: self._size], slack[: self._size] = (
-            self._step[: self._size],
-            self._slack[: self._size],
-        )
+        step = np.zeros(rows, dtype=np.float32)
+        step[: self._size] = self._step[: self._size]
+        slack = np.zeros(rows, dtype=np.float32)
+        slack[: self._size] = self._slack[: self._size]
         self._coded, self._step, self._slack = coded, step, slack
 
     def _put(self, rows: VectorRows) -> None:
@@ -263,13 +264,13 @@ class VectorIndex:
             np.copyto(part, coded[start : start + len(part)], casting="unsafe")
             np.matmul(queries, part.T, out=rough[:, start : start + len(part)])
         rough *= step
-        margin = np.outer(np.linalg.norm(queries, axis=1), slack).astype(np.float32)
         if code is None:
             rough[:] = -np.inf
         elif several:
             rough[:, realms != code] = -np.inf
         totals = queries.astype(np.float64) @ total
-        return Scored(queries, rough, margin, nums, matrix, totals, count)
+        norms = np.linalg.norm(queries, axis=1)
+        return Scored(queries, rough, norms, slack, nums, matrix, totals, count)
 
     def _realm_sum(
         self, code: int | None, matrix: Matrix, realms: npt.NDArray[np.int32], several: bool

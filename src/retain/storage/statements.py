@@ -9,14 +9,16 @@ differently (JSON text against ``jsonb``, arrays).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 from retain.chrono import parse_stamp, stamp
 from retain.ledger import GENESIS
 from retain.model import Agent, Injection, Memory, Project, Proposal, Team
 from retain.storage.base import InlineEntry, KeySource, Standing
 from retain.storage.rows import COLUMNS, KEY_COLUMNS, STANDING_COLUMNS, standing_of
+
+R = TypeVar("R")
 
 
 class SqlStatements(ABC):
@@ -55,8 +57,7 @@ class SqlStatements(ABC):
         """The realm's teams (one, by ``name``), each with its members."""
 
     def get_many(self, ids: Sequence[str]) -> list[Memory]:
-        found = {row[0]: self._memory(row) for row in self._by_ids(COLUMNS, ids)}
-        return [found[i] for i in ids if i in found]
+        return self._in_order(ids, COLUMNS, self._memory)
 
     def fact_versions(
         self, realm: str, scopes: Sequence[str], subject: str, predicate: str | None
@@ -74,7 +75,14 @@ class SqlStatements(ABC):
         return [self._memory(row) for row in self._rows(sql, args)]
 
     def standings(self, ids: Sequence[str]) -> list[Standing]:
-        found = {row[0]: standing_of(row) for row in self._by_ids(STANDING_COLUMNS, ids)}
+        return self._in_order(ids, STANDING_COLUMNS, standing_of)
+
+    def _in_order(
+        self, ids: Sequence[str], columns: str, make: Callable[[Sequence[Any]], R]
+    ) -> list[R]:
+        """``make`` of each row of ``ids`` that exists (``columns`` start with the id),
+        in the order of ``ids``."""
+        found = {row[0]: make(row) for row in self._by_ids(columns, ids)}
         return [found[i] for i in ids if i in found]
 
     def realm_exists(self, realm: str) -> bool:
