@@ -120,3 +120,54 @@ def test_the_postgres_pool_size_is_read_and_checked(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text("[postgres]\npool_size = 0\n")
     with pytest.raises(errors.ConfigInvalid, match="pool_size"):
         load_settings(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "close"),
+    [
+        ("[memory]\ninline_max_bytez = 10\n", "memory.inline_max_bytez", "inline_max_bytes"),
+        ("[agent_memory]\nenabled = false\n", "agent_memory", "memory"),
+        ("[context]\nrecall_timeout = 5\n", "context.recall_timeout", "recall_timeout_ms"),
+        ('[search]\nprovider = "hash"\n', "search.provider", None),
+        ("inline_max_bytes = 10\n", "inline_max_bytes", None),
+        ("[postgres]\npool = 3\n", "postgres.pool", "pool_size"),
+    ],
+    ids=["misspelt-key", "unknown-table", "context-key", "no-close-match", "top-level", "pg"],
+)
+def test_an_unknown_setting_is_refused_by_name(
+    tmp_path: Path, text: str, key: str, close: str | None
+) -> None:
+    (tmp_path / "config.toml").write_text(text)
+    with pytest.raises(errors.ConfigInvalid) as caught:
+        load_settings(tmp_path)
+    error = caught.value
+    assert error.details["key"] == key and error.details["did_you_mean"] == close
+    assert key.rsplit(".", 1)[-1] in error.message and str(tmp_path) in error.message
+    assert (f"did you mean {close}?" in error.message) == (close is not None)
+    with pytest.raises(errors.ConfigInvalid):  # the store does not open on it either
+        retain.open(home=tmp_path)
+
+
+def test_every_documented_setting_is_accepted(tmp_path: Path) -> None:
+    """The sample in config.py's docstring (every setting, at its default) reads back."""
+    import retain.config
+
+    doc = retain.config.__doc__ or ""
+    sample = doc[doc.index("[memory]") :]
+    (tmp_path / "config.toml").write_text(sample)
+    assert load_settings(tmp_path) == load_settings(tmp_path / "nothing-here")
+
+
+@pytest.mark.parametrize(("text", "enabled"), [("", True), ("[memory]\nenabled = false\n", False)])
+def test_memory_is_on_unless_the_installation_turns_it_off(
+    tmp_path: Path, text: str, enabled: bool
+) -> None:
+    (tmp_path / "config.toml").write_text(text)
+    assert load_settings(tmp_path).memory_enabled is enabled
+
+
+@pytest.mark.parametrize("value", ['"false"', "0", "[]"])
+def test_memory_enabled_must_be_true_or_false(tmp_path: Path, value: str) -> None:
+    (tmp_path / "config.toml").write_text(f"[memory]\nenabled = {value}\n")
+    with pytest.raises(errors.ConfigInvalid, match="enabled"):
+        load_settings(tmp_path)

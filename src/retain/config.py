@@ -8,6 +8,7 @@ $RETAIN_HOME/            (default ~/.local/share/retain/, mode 0700)
 
 [memory]
 inline_max_bytes = 32768
+enabled = true                       # false: no memory tools over MCP, an empty memory section
 
 [search]
 embedder = "static"                  # static | hash | model2vec | sentence-transformers | http
@@ -29,11 +30,13 @@ pool_size = 8                        # connections each process keeps to a Postg
 
 from __future__ import annotations
 
+import difflib
 import os
 import tomllib
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from retain.errors import ConfigInvalid
 from retain.search.embed import DEFAULT_STATIC_MODEL, EmbedderSettings, check_settings
@@ -63,6 +66,7 @@ class ContextSettings:
 @dataclass(frozen=True, slots=True)
 class Settings:
     inline_max_bytes: int = DEFAULT_INLINE_MAX_BYTES
+    memory_enabled: bool = True  # [memory] enabled: whether agents are offered memory at all
     embedder: EmbedderSettings = EmbedderSettings()
     context: ContextSettings = ContextSettings()
     pool_size: int = DEFAULT_POOL_SIZE  # [postgres] pool_size
@@ -92,6 +96,7 @@ def load_settings(home: Path) -> Settings:
             remedy="fix the file's TOML or remove it to use the defaults",
             path=str(path),
         ) from exc
+    _refuse_unknown(data, path)
     memory = _section(data, "memory", path)
     inline = memory.get("inline_max_bytes", DEFAULT_INLINE_MAX_BYTES)
     if not isinstance(inline, int) or isinstance(inline, bool) or inline < 0:
@@ -101,11 +106,57 @@ def load_settings(home: Path) -> Settings:
             path=str(path),
             value=inline,
         )
+    enabled = memory.get("enabled", True)
+    if not isinstance(enabled, bool):
+        raise ConfigInvalid(
+            f"[memory] enabled in {path} must be true or false",
+            remedy="set it like enabled = false (no quotes)",
+            path=str(path),
+            value=enabled,
+        )
     return Settings(
         inline_max_bytes=inline,
+        memory_enabled=enabled,
         embedder=_embedder(data, path),
         context=_context(data, path),
         pool_size=_pool_size(data, path),
+    )
+
+
+# Every setting config.toml may hold, by table: anything else is refused, never ignored.
+KNOWN: dict[str, tuple[str, ...]] = {
+    "memory": ("inline_max_bytes", "enabled"),
+    "search": ("embedder", "model", "url", "api_key_env"),
+    "context": tuple(asdict(ContextSettings())),
+    "postgres": ("pool_size",),
+}
+
+
+def _refuse_unknown(data: dict[str, Any], path: Path) -> None:
+    """Refuse a table or a key this version does not read, naming it (and the close
+    match, when there is one): a misspelt setting would otherwise do nothing, silently."""
+    for table, section in data.items():
+        if table not in KNOWN:
+            _unknown(f"[{table}]" if isinstance(section, dict) else table, table, KNOWN, path)
+        if isinstance(section, dict):  # not a table: _section refuses it by name
+            for key in section:
+                if key not in KNOWN[table]:
+                    _unknown(f"[{table}] {key}", key, KNOWN[table], path, table=table)
+
+
+def _unknown(
+    what: str, key: str, known: Iterable[str], path: Path, *, table: str | None = None
+) -> NoReturn:
+    choices = list(known)
+    close = difflib.get_close_matches(key, choices, n=1)
+    hint = f" (did you mean {close[0]}?)" if close else ""
+    place = f"[{table}] takes" if table else "the tables are"
+    raise ConfigInvalid(
+        f"{what} in {path} is not a setting retain reads{hint}",
+        remedy=f"{place} {', '.join(choices)}: rename or remove {key}",
+        path=str(path),
+        key=f"{table}.{key}" if table else key,
+        did_you_mean=close[0] if close else None,
     )
 
 
