@@ -32,7 +32,8 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   └── EditAmbiguous            edit_ambiguous
     ├── StaleUpdate                  stale_update
     ├── AccessDenied                 access_denied
-    │   └── Unauthenticated          unauthenticated
+    │   ├── Unauthenticated          unauthenticated
+    │   └── MemoryDisabled           memory_disabled
     ├── TransferError                transfer_error
     │   ├── ExportTargetNotEmpty     export_target_not_empty
     │   ├── UnexportableDescription  unexportable_description
@@ -338,6 +339,13 @@ class Unauthenticated(AccessDenied):
     """A request to a server that has tokens came without a token it knows."""
 
     code = "unauthenticated"
+
+
+class MemoryDisabled(AccessDenied):
+    """The installation turned memory off (``[memory] enabled = false``): a model is
+    offered no memory verb. What is stored stays reachable through the other doors."""
+
+    code = "memory_disabled"
 
 
 # -- embeddings --------------------------------------------------------------

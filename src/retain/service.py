@@ -25,11 +25,12 @@ import hashlib
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, TypeVar
 
 from retain import budget, context, facts, fields, ledger, legacy, migrate, transfer
@@ -59,6 +60,7 @@ from retain.errors import (
     EditNoMatch,
     IntegrityFailed,
     InvalidValue,
+    MemoryDisabled,
     MemoryExists,
     NameConflict,
     NoProject,
@@ -147,6 +149,40 @@ class Record:
 def content_hash(body: str) -> str:
     """The compare-and-swap token of a body."""
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+# Which kind of principal may use each verb a model is offered (the MCP door lists a
+# principal's tools from it): an agent (``agent:NAME``) keeps its own memory and reads
+# through its view; any other principal (an operator, an app) keeps the shared tiers.
+# The verbs' own checks (``_agent``, ``_refuse_agent``) refuse the other kind.
+AGENT_KIND = "agent"
+TIERS_KIND = "tiers"
+_BOTH = frozenset({AGENT_KIND, TIERS_KIND})
+_AGENT_ONLY = frozenset({AGENT_KIND})
+_TIERS_ONLY = frozenset({TIERS_KIND})
+VERB_KINDS: Mapping[str, frozenset[str]] = MappingProxyType(
+    {
+        "search": _BOTH,
+        "read": _BOTH,
+        "write": _TIERS_ONLY,
+        "edit": _TIERS_ONLY,
+        "delete": _TIERS_ONLY,
+        "remember": _AGENT_ONLY,
+        "recall": _AGENT_ONLY,
+        "update": _AGENT_ONLY,
+        "forget": _AGENT_ONLY,
+        "propose": _AGENT_ONLY,
+        "fact_write": _BOTH,
+        "fact_read": _BOTH,
+        "fact_history": _BOTH,
+        "fact_retract": _BOTH,
+    }
+)
+
+
+def principal_kind(principal: str) -> str:
+    """``agent`` for an agent's principal, ``tiers`` for any other (see ``VERB_KINDS``)."""
+    return AGENT_KIND if principal.startswith(AGENT_PREFIX) else TIERS_KIND
 
 
 def _trust_of(principal: str) -> Trust:
@@ -547,9 +583,38 @@ class MemoryService:
             else None
         )
 
+    @property
+    def kind(self) -> str:
+        """The kind of principal acting: ``agent`` or ``tiers`` (see ``VERB_KINDS``)."""
+        return principal_kind(self.principal)
+
+    def offered_verbs(self) -> tuple[str, ...]:
+        """The verbs a model acting as this principal is offered, from ``VERB_KINDS``:
+        none when the installation turns memory off (``[memory] enabled = false``); the
+        verbs still answer every other door."""
+        if not self.settings.memory_enabled:
+            return ()
+        return tuple(verb for verb, kinds in VERB_KINDS.items() if self.kind in kinds)
+
+    def offer(self, verb: str) -> None:
+        """Refuse a verb asked for by a model while the installation turns memory off."""
+        if not self.settings.memory_enabled:
+            raise MemoryDisabled(
+                f"memory is turned off for this installation, so {verb} is not offered",
+                remedy="set enabled = true under [memory] in config.toml to offer it again; "
+                "what is stored stays reachable by the operator",
+                verb=verb,
+            )
+
+    def check_principal(self) -> None:
+        """Refuse, before any verb, a principal that names an agent not registered."""
+        identity = self.identity
+        if identity is not None:
+            self.backend.read(lambda tx: self._require_agent(tx, identity))
+
     def _refuse_agent(self, verb: str) -> None:
         """Agents write through their own verbs; the tiers' verbs are not theirs."""
-        if self.identity is not None:
+        if self.kind not in VERB_KINDS[verb]:
             raise AccessDenied(
                 f"an agent may not {verb} memories of the shared tiers directly",
                 remedy="use remember, update or forget for the agent's own memory, "
@@ -1147,7 +1212,8 @@ class MemoryService:
         recalled (the hybrid search) and quoted as observations, bounded by
         ``recall_timeout_ms``; past it, policy ``skip`` renders without them and says
         so in the result, ``fail`` raises ``recall_failed``. Every memory rendered is
-        written to the injection ledger.
+        written to the injection ledger. With memory turned off for the installation
+        (``[memory] enabled = false``) the section is empty and nothing is recorded.
         """
         if project:
             fields.name(project, what="project")
@@ -1178,8 +1244,23 @@ class MemoryService:
                 remedy="pass skip (render without recall) or fail (raise)",
                 field="recall_failure_policy",
             )
-        now = self._now()
         key = session or ""
+        if not self.settings.memory_enabled:  # the installation keeps no memory section
+            return ContextResult(
+                text="",
+                full=True,
+                session=key,
+                project=project,
+                changes=(),
+                injected=(),
+                inline_bytes=0,
+                inline_budget=self.settings.inline_max_bytes,
+                index_left_out=0,
+                search_only=0,
+                expired=0,
+                recall="off",
+            )
+        now = self._now()
 
         def look(
             tx: Transaction,

@@ -20,6 +20,8 @@ from mcp.types import CallToolResult
 from tests.conftest import RETAIN, free_port, retain_serve
 
 import retain
+from retain import errors
+from retain import service as service_module
 from retain.doors import http, mcp
 from retain.errors import all_error_classes
 from retain.service import MemoryService
@@ -39,22 +41,73 @@ def call(server: Any, tool: str, arguments: dict[str, Any]) -> CallToolResult:
     return anyio.run(run)
 
 
-def test_every_tool_says_truthfully_what_it_does(service: MemoryService) -> None:
+def operator_server(service: MemoryService, principal: str | None = None) -> Any:
+    return mcp.create_server(
+        http.Services(service).of, local_principal=principal or service.principal
+    )
+
+
+def listed(server: Any) -> dict[str, Any]:
+    """The tools a client of ``server`` is shown, by name."""
+
     async def run() -> dict[str, Any]:
-        async with Client(as_agent(service), mode="legacy") as client:
+        async with Client(server, mode="legacy") as client:
             return {t.name: t for t in (await client.list_tools()).tools}
 
-    tools = anyio.run(run)
-    assert set(tools) == {
-        "memory_search", "memory_read", "memory_write", "memory_edit", "memory_delete",
-        "memory_remember", "memory_recall", "memory_update", "memory_forget", "memory_propose",
-        "fact_write", "fact_read", "fact_history", "fact_retract",
-    }  # fmt: skip
+    return anyio.run(run)
+
+
+def instructions(server: Any) -> str:
+    async def run() -> str:
+        async with Client(server, mode="legacy") as client:
+            return client.instructions or ""
+
+    return anyio.run(run)
+
+
+def fits(schema: dict[str, Any], data: Any, defs: dict[str, Any] | None = None) -> None:
+    """``data`` has exactly the fields ``schema`` declares (no more, none missing), down
+    through objects, lists and optional values: the output schema is the truth."""
+    defs = schema.get("$defs", {}) if defs is None else defs
+    if "$ref" in schema:
+        schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
+    if "anyOf" in schema:
+        if data is None:
+            assert {"type": "null"} in schema["anyOf"]
+            return
+        schema = next(s for s in schema["anyOf"] if s != {"type": "null"})
+    if "properties" in schema:
+        assert isinstance(data, dict)
+        assert set(data) <= set(schema["properties"]), set(data) - set(schema["properties"])
+        assert set(schema.get("required", [])) <= set(data)
+        for key, value in data.items():
+            fits(schema["properties"][key], value, defs)
+    elif schema.get("type") == "array":
+        assert isinstance(data, list)
+        for item in data:
+            fits(schema["items"], item, defs)
+
+
+ALL_TOOLS = {
+    "memory_search", "memory_read", "memory_write", "memory_edit", "memory_delete",
+    "memory_remember", "memory_recall", "memory_update", "memory_forget", "memory_propose",
+    "fact_write", "fact_read", "fact_history", "fact_retract",
+}  # fmt: skip
+
+
+def test_every_tool_says_truthfully_what_it_does(service: MemoryService) -> None:
+    tools = listed(as_agent(service)) | listed(operator_server(service))
+    assert set(tools) == ALL_TOOLS
     for tool in tools.values():
         hints = tool.annotations
         assert hints is not None and hints.open_world_hint is False, tool.name
         assert None not in (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint)
-        assert tool.output_schema is not None and tool.description
+        assert tool.description and tool.title, tool.name
+        for argument, schema in tool.input_schema["properties"].items():
+            assert schema.get("description"), (tool.name, argument)
+        output = tool.output_schema  # typed: named fields, not a free dict
+        assert output is not None and output.get("properties"), tool.name
+        assert output.get("additionalProperties") is not True, tool.name
     read_only = {
         name for name, t in tools.items() if t.annotations and t.annotations.read_only_hint
     }
@@ -66,6 +119,181 @@ def test_every_tool_says_truthfully_what_it_does(service: MemoryService) -> None
         "fact_retract",
     }  # fmt: skip
     assert tools["fact_write"].annotations and tools["fact_write"].annotations.idempotent_hint
+
+
+def test_arguments_declare_their_sets_and_bounds(service: MemoryService) -> None:
+    tools = listed(operator_server(service)) | listed(as_agent(service))
+
+    def arg(tool: str, name: str) -> dict[str, Any]:
+        schema: dict[str, Any] = tools[tool].input_schema["properties"][name]
+        return next((s for s in schema.get("anyOf", []) if s != {"type": "null"}), schema)
+
+    assert arg("memory_write", "load")["enum"] == [load.value for load in retain.Load]
+    for tool in ("memory_write", "memory_search"):
+        assert arg(tool, "tier")["enum"] == ["global", "project"]
+    for tool in ("memory_write", "memory_remember", "memory_update"):
+        assert (arg(tool, "priority")["minimum"], arg(tool, "priority")["maximum"]) == (0, 9)
+    for tool in ("memory_search", "memory_recall"):
+        limit = arg(tool, "limit")
+        assert (limit["minimum"], limit["maximum"]) == (1, service_module.SEARCH_LIMIT_MAX)
+    assert arg("memory_read", "offset")["minimum"] == 0
+    # the bounds are the service's: one past each end is refused by the verb itself
+    for priority, ok in ((0, True), (9, True), (-1, False), (10, False)):
+        try:
+            service.write(f"p{priority + 1}", description="d", priority=priority)
+        except errors.InvalidValue:
+            assert not ok
+        else:
+            assert ok
+    for limit, ok in ((1, True), (service_module.SEARCH_LIMIT_MAX, True), (0, False)):
+        try:
+            service.search(["x"], limit=limit)
+        except errors.InvalidValue:
+            assert not ok
+        else:
+            assert ok
+
+
+# Arguments each tool can be called with on an empty store: a principal allowed the
+# verb gets an answer or a refusal other than access_denied.
+SAMPLE_CALLS: dict[str, dict[str, Any]] = {
+    "memory_search": {"queries": ["tea"]},
+    "memory_read": {"name": "nothing-here"},
+    "memory_write": {"name": "tea", "description": "Tea"},
+    "memory_edit": {"name": "nothing-here", "old": "a", "new": "b"},
+    "memory_delete": {"name": "nothing-here"},
+    "memory_remember": {"text": "likes tea"},
+    "memory_recall": {"queries": ["tea"]},
+    "memory_update": {"id": "01NOSUCHMEMORY", "text": "likes coffee"},
+    "memory_forget": {"id": "01NOSUCHMEMORY"},
+    "memory_propose": {"summary": "Tea at four"},
+    "fact_write": {"subject": "Bob", "predicate": "drink", "value": "tea"},
+    "fact_read": {"subject": "Bob"},
+    "fact_history": {"subject": "Bob", "predicate": "drink"},
+    "fact_retract": {"subject": "Nobody", "predicate": "drink"},
+}
+
+
+@pytest.mark.parametrize("principal", ["agent:coder", "operator:alice", "app:ci"])
+def test_each_principal_is_shown_exactly_the_tools_the_service_lets_it_use(
+    service: MemoryService, principal: str
+) -> None:
+    service.add_agent("coder")
+    server = operator_server(service, principal)
+    shown = set(listed(server))
+    assert set(SAMPLE_CALLS) == ALL_TOOLS
+    allowed = set()
+    for tool, arguments in SAMPLE_CALLS.items():
+        result = call(server, tool, arguments)
+        code = (result.structured_content or {}).get("error", {}).get("code")
+        if code != "access_denied":
+            allowed.add(tool)
+    assert shown == allowed  # the service's refusals, not a second list, decide
+    kind = "agent" if principal.startswith("agent:") else "tiers"
+    assert shown == {
+        name for name, verb in server.verbs.items() if kind in service_module.VERB_KINDS[verb]
+    }
+    if kind == "agent":
+        assert {"memory_remember", "memory_recall", "memory_propose"} <= shown
+        assert not shown & {"memory_write", "memory_edit", "memory_delete"}
+    else:
+        assert {"memory_write", "memory_edit", "memory_delete"} <= shown
+        assert not shown & {"memory_remember", "memory_recall", "memory_update"}
+
+
+@pytest.mark.parametrize("principal", ["agent:coder", "operator:local"])
+def test_the_instructions_name_only_tools_the_principal_is_shown(
+    service: MemoryService, principal: str
+) -> None:
+    import re
+
+    service.add_agent("coder")
+    server = operator_server(service, principal)
+    text = instructions(server)
+    named = set(re.findall(r"\b(?:memory|fact)_[a-z]+", text))
+    assert named and named <= set(listed(server)), named - set(listed(server))
+    assert principal in text
+    lead = "memory_remember" if principal.startswith("agent:") else "memory_write"
+    assert lead in named
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "field"),
+    [
+        ("memory_write", {"name": "n", "description": "d", "priority": 12}, "priority"),
+        ("memory_write", {"name": "n", "description": "d", "load": "always"}, "load"),
+        ("memory_write", {"name": "n", "description": "d", "tier": "team"}, "tier"),
+        ("memory_write", {"name": "n", "description": "d", "tags": 5}, "tags"),
+        ("memory_write", {"description": "d"}, "name"),
+        ("memory_write", {"name": "n", "descripton": "d"}, "descripton"),
+        ("memory_search", {"queries": ["x"], "limit": 0}, "limit"),
+        ("memory_search", {"queries": ["x"], "limit": "many"}, "limit"),
+        ("memory_search", {"queries": "x", "limit": 10**6}, "limit"),
+        ("memory_read", {"name": "n", "offset": -1}, "offset"),
+        ("fact_read", {"subject": ["Bob"]}, "subject"),
+    ],
+    ids=[
+        "priority-above", "load-not-in-set", "tier-not-in-set", "tags-not-a-list",
+        "missing", "unknown-argument", "limit-below", "limit-not-a-number", "limit-above",
+        "offset-below", "not-text",
+    ],
+)  # fmt: skip
+def test_a_bad_argument_is_a_tool_error_with_the_stable_code(
+    service: MemoryService, tool: str, arguments: dict[str, Any], field: str
+) -> None:
+    refused = call(operator_server(service), tool, arguments)
+    assert refused.is_error and refused.structured_content is not None
+    error = refused.structured_content["error"]
+    assert error["code"] == "invalid_value" and error["details"]["field"] == field
+    assert field in error["message"] and error["remedy"]
+    text = refused.content[0].text  # type: ignore[union-attr]
+    assert text.startswith("[invalid_value] ")
+    assert "validation error" not in text and "pydantic" not in text and "type=" not in text
+    assert service.backend.read(lambda tx: tx.count_events()) == 1  # the realm's: no write
+
+
+def test_an_unknown_argument_is_refused_with_the_close_match(service: MemoryService) -> None:
+    refused = call(operator_server(service), "memory_write", {"name": "n", "descripton": "d"})
+    assert refused.structured_content is not None
+    assert "did you mean description?" in refused.structured_content["error"]["message"]
+
+
+def test_every_result_has_exactly_the_fields_its_output_schema_declares(
+    service: MemoryService,
+) -> None:
+    service.add_project("web")
+    op, agent = operator_server(service), as_agent(service)
+    schemas = {n: t.output_schema for n, t in (listed(op) | listed(agent)).items()}
+    fact = {"subject": "Bob", "predicate": "p"}
+    call(op, "memory_write", {"name": "tea", "description": "Tea", "body": "at four"})
+    kept = call(agent, "memory_remember", {"text": "likes tea", "tags": ["drink"]})
+    assert kept.structured_content is not None
+    own = kept.structured_content["id"]
+    steps = [
+        (op, "memory_search", {"queries": ["tea"]}),
+        (op, "memory_search", {"queries": []}),
+        (op, "memory_read", {"name": "tea"}),
+        (op, "memory_edit", {"name": "tea", "old": "four", "new": "5"}),
+        (op, "memory_write", {"name": "tea", "description": "Tea time"}),
+        (agent, "memory_recall", {"queries": ["tea"]}),
+        (agent, "memory_propose", {"summary": "Tea at four"}),
+        (op, "fact_write", {**fact, "value": "a", "valid_from": "2025-01-01"}),
+        (op, "fact_write", {**fact, "value": "b"}),
+        (op, "fact_read", {"subject": "Bob"}),
+        (op, "fact_history", fact),
+        (op, "fact_retract", fact),
+        (op, "memory_delete", {"name": "tea"}),
+        (agent, "memory_update", {"id": own, "text": "tea!"}),
+    ]
+    results = [("memory_remember", kept)] + [(t, call(s, t, a)) for s, t, a in steps]
+    updated = results[-1][1].structured_content
+    assert updated is not None
+    results.append(("memory_forget", call(agent, "memory_forget", {"id": updated["id"]})))
+    for tool, result in results:
+        assert not result.is_error, (tool, result.content)
+        schema = schemas[tool]
+        assert schema is not None
+        fits(schema, result.structured_content)
 
 
 def test_an_agent_remembers_recalls_updates_and_forgets(service: MemoryService) -> None:
@@ -254,23 +482,29 @@ def served(service: MemoryService) -> Iterator[str]:
 
 
 def test_streamable_http_acts_as_the_tokens_principal(served: str) -> None:
-    async def session(token: str) -> tuple[str, str]:
+    async def session(token: str) -> tuple[str, str, set[str], str]:
         headers = {"Authorization": f"Bearer {token}"}
         async with (
             httpx2.AsyncClient(headers=headers) as client,
             streamable_http_client(f"{served}/mcp/", http_client=client) as streams,
             ClientSession(*streams) as mcp_session,
         ):
-            await mcp_session.initialize()
+            hello = await mcp_session.initialize()
+            tools = {t.name for t in (await mcp_session.list_tools()).tools}
             kept = await mcp_session.call_tool("memory_remember", {"text": "uses make"})
             wrote = await mcp_session.call_tool("memory_write", {"name": "n", "description": "d"})
             kept_by = (kept.structured_content or {}).get("author", "")
             refused = (wrote.structured_content or {}).get("error", {}).get("code", "")
-            return str(kept_by), str(refused)
+            return str(kept_by), str(refused), tools, hello.instructions or ""
 
-    author, code = anyio.run(session, "agent-token")
+    author, code, agent_tools, agent_told = anyio.run(session, "agent-token")
     assert (author, code) == ("agent:coder", "access_denied")
-    assert anyio.run(session, "op-token")[1] == ""  # the operator's write went through
+    _, op_code, op_tools, op_told = anyio.run(session, "op-token")
+    assert op_code == ""  # the operator's write went through
+    # each connection is shown the tools of its token's principal, and told about them
+    assert "memory_remember" in agent_tools and "memory_write" not in agent_tools
+    assert "memory_write" in op_tools and "memory_remember" not in op_tools
+    assert "agent:coder" in agent_told and "operator:alice" in op_told
     rest = httpx2.get(f"{served}/v1/status", headers={"Authorization": "Bearer op-token"})
     assert rest.json()["principal"] == "operator:alice"
 
@@ -357,3 +591,198 @@ def test_a_proposal_has_one_shape_at_every_door(service: MemoryService) -> None:
     listed = TestClient(http.create_app(service)).get("/v1/proposals").json()["proposals"]
     assert listed == [made.structured_content]
     assert made.structured_content["source"] == "agent:coder"
+
+
+def test_with_memory_turned_off_no_tool_is_offered_and_the_section_is_empty(
+    make_service: Any,
+) -> None:
+    from retain.config import Settings
+
+    on = make_service()
+    on.add_agent("coder")
+    on.write("deploy", description="Deploy rule", body="Fridays off", load="inline")
+    off = make_service(settings=Settings(memory_enabled=False), principal="agent:coder")
+    assert off.offered_verbs() == ()
+    server = operator_server(off, "agent:coder")
+    assert listed(server) == {}
+    assert "turned off" in instructions(server)
+    refused = call(server, "memory_remember", {"text": "likes tea"})
+    assert refused.is_error and refused.structured_content
+    assert refused.structured_content["error"]["code"] == "memory_disabled"
+    section = off.context(session="s1")
+    assert (section.text, section.injected) == ("", ())
+    assert off.list_injections() == []  # nothing was rendered, so nothing recorded
+    assert "# Memory" in on.context().text  # the same store renders with memory on
+
+    async def resource() -> str:
+        async with Client(server, mode="legacy") as client:
+            read = await client.read_resource(mcp.CONTEXT_URI)
+            return str(read.contents[0].text)  # type: ignore[union-attr]
+
+    assert anyio.run(resource) == ""
+    # what is stored stays reachable by the other doors
+    operator = make_service(settings=Settings(memory_enabled=False))
+    listing = TestClient(http.create_app(operator)).get("/v1/memories").json()
+    assert [m["name"] for m in listing["memories"]] == ["deploy"]
+    assert [h.memory.name for h in operator.search(["deploy"]).hits] == ["deploy"]
+
+
+def test_the_cli_reaches_the_store_with_memory_turned_off(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from retain.doors import cli
+
+    store = retain.open(home=tmp_path)
+    store.write("deploy", description="Deploy rule")
+    store.close()
+    (tmp_path / "config.toml").write_text("[memory]\nenabled = false\n")
+    shown = CliRunner().invoke(cli.cli, ["list", "--home", str(tmp_path), "--format", "json"])
+    assert shown.exit_code == 0, shown.output
+    assert [m["name"] for m in json.loads(shown.output)["memories"]] == ["deploy"]
+
+
+def test_retain_mcp_refuses_an_agent_that_is_not_registered(tmp_path: Path) -> None:
+    import subprocess
+
+    run = subprocess.run(
+        [RETAIN, "mcp", "--as", "agent:nobody", "--home", str(tmp_path)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 3, run.stderr  # not_found's exit status, before any request
+    assert "[agent_not_found]" in run.stderr and "nobody" in run.stderr
+    assert run.stdout == ""  # nothing on the protocol's stream
+
+
+class Stdio:
+    """A client talking JSON-RPC lines to a server process, one request at a time."""
+
+    def __init__(self, command: list[str], env: dict[str, str], cwd: Path) -> None:
+        import subprocess
+
+        self.process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=cwd,
+            text=True,
+            encoding="utf-8",
+        )
+        self.next_id = 0
+
+    def send(self, method: str, params: dict[str, Any] | None = None) -> None:
+        import json
+
+        assert self.process.stdin is not None
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self.process.stdin.write(json.dumps(message) + "\n")
+        self.process.stdin.flush()
+
+    def ask(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        import json
+
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.next_id += 1
+        request = {"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params}
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        line = self.process.stdout.readline()  # the answer, or "" if the server died
+        assert line, self.close()
+        answer: dict[str, Any] = json.loads(line)
+        assert answer.get("id") == self.next_id and "result" in answer, answer
+        return dict(answer["result"])
+
+    def close(self) -> str:
+        assert self.process.stdin is not None and self.process.stderr is not None
+        assert self.process.stdout is not None
+        self.process.stdin.close()
+        self.process.wait()
+        self.process.stdout.close()
+        with self.process.stderr:
+            return self.process.stderr.read()
+
+
+def _launch(block: str, client: str) -> tuple[list[str], dict[str, str]]:
+    """The command and environment a client's block tells it to start the server with."""
+    import json
+    import shlex
+
+    if client == "claude-code":
+        words = shlex.split(block)
+        assert words[:8] == ["claude", "mcp", "add", "--transport", "stdio", "--scope", "user",
+                             "retain"]  # fmt: skip
+        cut = words.index("--")
+        options = words[8:cut]
+        assert options[::2] == ["--env"] * (len(options) // 2)
+        env = dict(pair.split("=", 1) for pair in options[1::2])
+        return words[cut + 1 :], env
+    entry = json.loads(block)["mcpServers"]["retain"]
+    return [entry["command"], *entry["args"]], dict(entry["env"])
+
+
+@pytest.mark.parametrize("client", ["claude-desktop", "claude-code", "cursor"])
+def test_a_client_with_a_bare_environment_reaches_the_configured_store(
+    tmp_path: Path, client: str
+) -> None:
+    import os
+    import subprocess
+
+    home = tmp_path / "store"
+    store = retain.open(home=home)
+    store.add_agent("coder")
+    store.close()
+    printed = subprocess.run(
+        [RETAIN, "mcp", "config", "--client", client, "--as", "agent:coder", "--home", str(home)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    command, env = _launch(printed.stdout, client)
+    assert os.path.isabs(command[0]) and env == {"RETAIN_HOME": str(home)}
+    assert command[1:] == ["mcp", "--as", "agent:coder"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    # the client's own environment: no PATH at all, and (for two of them) another HOME
+    bare = env if client == "cursor" else {**env, "HOME": str(elsewhere)}
+    server = Stdio(command, bare, cwd=elsewhere)
+    hello = server.ask(
+        "initialize",
+        {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": client, "version": "1"},
+        },
+    )
+    server.send("notifications/initialized")
+    tools = {t["name"] for t in server.ask("tools/list", {})["tools"]}
+    kept = server.ask(
+        "tools/call", {"name": "memory_remember", "arguments": {"text": "likes green tea"}}
+    )
+    errors_seen = server.close()
+    assert server.process.returncode == 0, errors_seen
+    assert "agent:coder" in hello["instructions"]
+    assert "memory_remember" in tools and "memory_write" not in tools
+    assert not kept.get("isError"), kept
+    again = retain.open(home=home, principal="agent:coder")  # the store it was given
+    assert [h.memory.body for h in again.recall(["green tea"]).hits] == ["likes green tea"]
+    again.close()
+    assert not (elsewhere / ".local").exists()  # no store was made under the other HOME
+
+
+def test_the_config_block_names_the_installation_that_printed_it() -> None:
+    import sys
+
+    from retain.doors import launch
+
+    assert launch.retain_command(RETAIN) == [RETAIN]
+    fallback = launch.retain_command("/nowhere/pytest")
+    assert fallback == [sys.executable, "-m", "retain"]

@@ -1417,7 +1417,7 @@ def serve(host: str, port: int, tokens_file: Path | None, workers: int, home: Pa
         serving.run_workers(f"{http.__name__}:app_from_environment", host, port, workers)
 
 
-@cli.command("mcp")
+@cli.group("mcp", invoke_without_command=True)
 @click.option(
     "--as",
     "principal",
@@ -1426,13 +1426,53 @@ def serve(host: str, port: int, tokens_file: Path | None, workers: int, home: Pa
     help="Who the client acts as: agent:NAME (a registered agent) for an agent's memory.",
 )
 @home_option
-def mcp_(principal: str, home: Path | None) -> None:
-    """Serve the MCP server over stdio, for a desktop client that starts it."""
+@click.pass_context
+def mcp_(ctx: click.Context, principal: str, home: Path | None) -> None:
+    """Serve the MCP server over stdio, for a desktop client that starts it.
+
+    `retain mcp config` prints what a client's configuration needs to start it."""
+    if ctx.invoked_subcommand is not None:
+        return  # the subcommand reads these options from this context
     from retain.doors import http, mcp
 
     with _service(home, principal=principal) as service:
+        service.check_principal()  # an agent that is not registered is refused now
         services = http.Services(service)
         mcp.create_server(services.of, local_principal=principal).run("stdio")
+
+
+@mcp_.command("config")
+@click.option(
+    "--client",
+    type=click.Choice(["claude-desktop", "claude-code", "cursor"]),
+    default="claude-desktop",
+    show_default=True,
+    help="The client whose configuration to print.",
+)
+@click.option(
+    "--as", "principal", default=None, help="Who the client acts as (default: retain mcp's)."
+)
+@home_option
+@click.pass_context
+def mcp_config(ctx: click.Context, client: str, principal: str | None, home: Path | None) -> None:
+    """Print the block an MCP client needs to start `retain mcp`: this retain's absolute
+    path and the store's RETAIN_HOME, so a client with another PATH or HOME opens it."""
+    from retain.config import resolve_home
+    from retain.doors import launch
+
+    given = ctx.parent.params if ctx.parent is not None else {}
+    principal = principal or given.get("principal") or "operator:local"
+    home = home or given.get("home")
+    url = ctx.meta.get("retain.database_url")
+    with _service(home, principal=principal) as service:
+        service.check_principal()  # a block for an agent that is not registered fails later
+        location = service.backend.location
+    env = {"RETAIN_HOME": os.path.abspath(resolve_home(home))}
+    if url:
+        env["RETAIN_DATABASE_URL"] = url
+    args = ["mcp", "--as", principal]
+    click.echo(launch.server_block(client, launch.retain_command(), args, env))
+    err.print(f"{launch.WHERE[client]} It opens {location} as {principal}.", markup=False)
 
 
 def main() -> None:
