@@ -786,3 +786,24 @@ def test_the_config_block_names_the_installation_that_printed_it() -> None:
     assert launch.retain_command(RETAIN) == [RETAIN]
     fallback = launch.retain_command("/nowhere/pytest")
     assert fallback == [sys.executable, "-m", "retain"]
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_the_config_block_carries_a_postgres_stores_url(postgres_url: str, where: str) -> None:
+    import json
+
+    from click.testing import CliRunner
+    from tests.conftest import fresh_schema
+
+    from retain.doors import cli
+
+    url = fresh_schema(postgres_url)
+    store = retain.open(url)
+    store.add_agent("coder")
+    store.close()
+    given = ["--database-url", url]
+    args = ["mcp", *given, "config"] if where == "before" else ["mcp", "config", *given]
+    shown = CliRunner().invoke(cli.cli, [*args, "--as", "agent:coder"], env={})
+    assert shown.exit_code == 0, shown.output
+    block = json.loads(shown.stdout)["mcpServers"]["retain"]
+    assert block["env"]["RETAIN_DATABASE_URL"] == url

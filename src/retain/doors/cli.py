@@ -1431,8 +1431,9 @@ def mcp_(ctx: click.Context, principal: str, home: Path | None) -> None:
     """Serve the MCP server over stdio, for a desktop client that starts it.
 
     `retain mcp config` prints what a client's configuration needs to start it."""
-    if ctx.invoked_subcommand is not None:
-        return  # the subcommand reads these options from this context
+    if ctx.invoked_subcommand is not None:  # it reads these options from this context
+        ctx.meta["retain.mcp.database_url"] = ctx.meta.get("retain.database_url")
+        return  # (its own --database-url, absent, would set the shared one to None)
     from retain.doors import http, mcp
 
     with _service(home, principal=principal) as service:
@@ -1463,8 +1464,8 @@ def mcp_config(ctx: click.Context, client: str, principal: str | None, home: Pat
     given = ctx.parent.params if ctx.parent is not None else {}
     principal = principal or given.get("principal") or "operator:local"
     home = home or given.get("home")
-    url = ctx.meta.get("retain.database_url")
-    with _service(home, principal=principal) as service:
+    url = ctx.meta.get("retain.database_url") or ctx.meta.get("retain.mcp.database_url")
+    with _service(home, principal=principal, location=url) as service:
         service.check_principal()  # a block for an agent that is not registered fails later
         location = service.backend.location
     env = {"RETAIN_HOME": os.path.abspath(resolve_home(home))}
