@@ -27,7 +27,7 @@ import difflib
 import hmac
 import json
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, Literal
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken, TokenVerifier
@@ -44,11 +44,11 @@ import retain
 from retain.doors.records import facts_of, record_of
 from retain.errors import InvalidValue, RetainError
 from retain.fields import MAX_PRIORITY, MIN_PRIORITY
-from retain.service import AGENT_KIND, SEARCH_LIMIT_MAX, MemoryService
+from retain.model import Memory
+from retain.service import AGENT_KIND, SEARCH_LIMIT_MAX, TIERS_KIND, MemoryService
 
 CONTEXT_URI = "memory://context"
 _SCOPE = "memory"
-T = TypeVar("T")
 
 # -- what each kind of principal is told ----------------------------------------------
 
@@ -66,7 +66,7 @@ INSTRUCTIONS: Mapping[str, str] = {
         "your own memory and fact_read gives what holds now or held then; fact_history and "
         "fact_retract show and withdraw versions. " + _NOT_STORED
     ),
-    "tiers": (
+    TIERS_KIND: (
         "Shared long-term memory (the global tier and the projects' tiers), acting as "
         "{principal}. Use memory_search to find memories by words and meaning, memory_read "
         "to page through a body, memory_write to create or update one by name, memory_edit "
@@ -459,7 +459,7 @@ def create_server(
     server = Server(
         principals,
         name="retain",
-        instructions=INSTRUCTIONS["tiers"],  # replaced per principal at initialize
+        instructions=INSTRUCTIONS[TIERS_KIND],  # replaced per principal at initialize
         version=retain.__version__,
         log_level="WARNING",
         **auth,
@@ -472,9 +472,8 @@ def create_server(
         except RetainError as exc:
             return refusal(exc)
 
-    def record(service: MemoryService, memory: Any, *, body: bool = True) -> dict[str, Any]:
-        result: dict[str, Any] = memory.to_dict(service.clock.now(), body=body)
-        return result
+    def record(service: MemoryService, memory: Memory) -> dict[str, Any]:
+        return memory.to_dict(service.clock.now(), body=True)
 
     @server.verb_tool("search", title="Search shared memory", annotations=READS)
     def memory_search(
