@@ -19,7 +19,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -282,7 +281,12 @@ def retain_serve(
     home: Path, *args: str, env: Mapping[str, str] | None = None
 ) -> Iterator[tuple[subprocess.Popen[str], int]]:
     """``retain serve ARGS`` in a process of its own on a free loopback port, over the
-    store in ``home``, once it answers HTTP; (the process, the port). Stopped after."""
+    store in ``home``, once it answers HTTP; (the process, the port). Stopped after.
+
+    No clock decides when it is up: the command says "retain: serving" once its socket
+    listens, and a first request, queued by the kernel until the server takes it, is
+    answered once it serves. If the process ends first, the test fails at once with what
+    it printed."""
     port = free_port()
     process = subprocess.Popen(
         [RETAIN, "serve", "--port", str(port), *args],
@@ -290,21 +294,32 @@ def retain_serve(
         stderr=subprocess.PIPE,
         text=True,
     )
+    assert process.stderr is not None
+    said: list[str] = []
     try:
-        deadline = time.monotonic() + 30
-        while not _answers(port):
-            assert process.poll() is None, process.communicate()[1]
-            assert time.monotonic() < deadline, "retain serve did not answer"
-            time.sleep(0.2)
+        for line in process.stderr:  # a line, or the end when the process exits
+            said.append(line)
+            if line.startswith("retain: serving"):
+                break
+        listening = bool(said) and said[-1].startswith("retain: serving")
+        if not (listening and _answers(port)):
+            said.append(process.stderr.read())  # the rest of what it said before it ended
+            pytest.fail(f"retain serve ended (exit {process.wait()}):\n{''.join(said)}")
         yield process, port
     finally:
         process.terminate()
-        process.communicate(timeout=20)
+        try:
+            process.communicate(timeout=60)
+        except subprocess.TimeoutExpired:  # it ignored SIGTERM: stop it, and say so
+            process.kill()
+            process.communicate()
+            raise
 
 
 def _answers(port: int) -> bool:
-    """Whether an HTTP server answers ``GET /v1/status`` on ``port`` (with any status)."""
-    connection = HTTPConnection("127.0.0.1", port, timeout=2)
+    """Whether the server listening on ``port`` answers ``GET /v1/status`` (with any
+    status); it waits for as long as the server takes to answer."""
+    connection = HTTPConnection("127.0.0.1", port)
     try:
         connection.request("GET", "/v1/status")
         connection.getresponse().read()

@@ -1394,6 +1394,7 @@ def serve(host: str, port: int, tokens_file: Path | None, workers: int, home: Pa
         http.check_binding(host, tokens)
         app = http.create_app(service, tokens=tokens, host=host)
         loaded = service.embedder
+        listener = serving.listen(host, port)  # said once it listens: a caller may connect
         err.print(
             f"retain: serving {service.backend.location} at http://{host}:{port}{http.API} "
             f"and MCP at http://{host}:{port}{http.MCP_PATH}/ ({len(tokens)} token(s); "
@@ -1404,7 +1405,8 @@ def serve(host: str, port: int, tokens_file: Path | None, workers: int, home: Pa
             err.print(f"degraded: {loaded.degraded}", markup=False)
         if workers == 1:
             http.one_blas_thread()
-            uvicorn.run(app, host=host, port=port, log_level="warning")
+            config = uvicorn.Config(app, host=host, port=port, log_level="warning")
+            uvicorn.Server(config).run(sockets=[listener])
             return
         os.environ[http.SERVE_ENV] = json.dumps(
             {
@@ -1414,7 +1416,7 @@ def serve(host: str, port: int, tokens_file: Path | None, workers: int, home: Pa
                 "host": host,
             }
         )
-        serving.run_workers(f"{http.__name__}:app_from_environment", host, port, workers)
+        serving.run_workers(f"{http.__name__}:app_from_environment", listener, workers)
 
 
 @cli.group("mcp", invoke_without_command=True)

@@ -120,13 +120,14 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def run_workers(app: str, host: str, port: int, workers: int) -> None:
-    """Serve the ASGI app factory ``app`` (``module:function``) from ``workers``
-    processes until SIGINT or SIGTERM. A worker that ends is replaced, unless it exited
-    with an error within ``STARTUP_S`` of its start: its app could not start, each
-    replacement would fail alike, and the command stops (``store_error``)."""
+def run_workers(app: str, listener: socket.socket, workers: int) -> None:
+    """Serve the ASGI app factory ``app`` (``module:function``) on ``listener`` (see
+    ``listen``) from ``workers`` processes until SIGINT or SIGTERM. A worker that ends is
+    replaced, unless it exited with an error within ``STARTUP_S`` of its start: its app
+    could not start, each replacement would fail alike, and the command stops
+    (``store_error``)."""
+    host, port = listener.getsockname()[:2]
     config = uvicorn.Config(app, factory=True, host=host, port=port, log_level="warning")
-    listener = listen(host, port)
     spawn = multiprocessing.get_context("spawn")
     stop = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
