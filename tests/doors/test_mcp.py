@@ -568,6 +568,36 @@ def test_mcp_answers_behind_several_worker_processes(tmp_path: Path) -> None:
         assert sorted(anyio.run(run)) == [f"n{i}" for i in range(6)]
 
 
+# The HTTP status of every code, written out here rather than read from the door's table.
+HTTP_STATUS_OF = {
+    "retain_error": 500,
+    "invalid_input": 400, "invalid_name": 400, "invalid_value": 400, "invalid_time": 400,
+    "description_required": 400, "too_many_references": 400, "no_project": 400,
+    "request_too_large": 413,
+    "not_found": 404, "project_not_found": 404, "agent_not_found": 404,
+    "team_not_found": 404,
+    "conflict": 409, "name_conflict": 409, "memory_exists": 409, "project_exists": 409,
+    "agent_exists": 409, "team_exists": 409, "ambiguous_name": 409,
+    "project_not_empty": 409,
+    "budget_exceeded": 422, "inline_budget_exceeded": 422,
+    "edit_failed": 422, "edit_no_match": 422, "edit_ambiguous": 422,
+    "stale_update": 412,
+    "transfer_error": 422, "export_target_not_empty": 422, "unexportable_description": 422,
+    "snapshot_invalid": 422, "unknown_format_version": 422,
+    "migrate_target_not_empty": 422, "migrate_mismatch": 422,
+    "store_error": 500, "store_busy": 503, "schema_too_new": 500, "integrity_failed": 500,
+    "access_denied": 403, "unauthenticated": 401,
+    "embedder_error": 503, "embedder_failed": 503, "dimension_mismatch": 503,
+    "recall_failed": 504,
+    "config_invalid": 500,
+}  # fmt: skip
+
+
+def test_every_code_has_its_http_status_pinned() -> None:
+    codes = [cls.code for cls in all_error_classes()]
+    assert sorted(codes) == sorted(HTTP_STATUS_OF), "pin each new code's status above"
+
+
 @pytest.mark.parametrize("cls", all_error_classes(), ids=lambda c: c.code)
 def test_every_code_reaches_every_door_unchanged(cls: type[retain.RetainError]) -> None:
     import json
@@ -575,13 +605,75 @@ def test_every_code_reaches_every_door_unchanged(cls: type[retain.RetainError]) 
     from retain.doors import cli
 
     error = cls("what would have happened", remedy="what to do", name="x")
-    rest = json.loads(http.error_response(error).body)["error"]
+    response = http.error_response(error)
+    rest = json.loads(response.body)["error"]
     tool = mcp.refusal(error)
     assert tool.is_error and tool.structured_content is not None
-    assert rest == tool.structured_content["error"] == error.to_dict()
-    assert rest["code"] == cls.code
-    assert 400 <= http.http_status(error) < 600
+    assert rest == tool.structured_content["error"]
+    assert rest == {
+        "code": cls.code,
+        "message": "what would have happened",
+        "remedy": "what to do",
+        "details": {"name": "x"},
+    }
+    assert tool.content[0].text == f"[{cls.code}] what would have happened\nwhat to do"  # type: ignore[union-attr]
+    assert response.status_code == HTTP_STATUS_OF[cls.code]
     assert cli.exit_code(error) not in (0, cli.EXIT_BUG) or cls is retain.RetainError
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "method", "path", "body", "code"),
+    [
+        ("memory_read", {"name": "missing"}, "GET", "/memories/missing/read", None, "not_found"),
+        (
+            "memory_write",
+            {"name": "Bad Name", "description": "d"},
+            "PUT",
+            "/memories/Bad Name",
+            {"description": "d"},
+            "invalid_name",
+        ),
+        (
+            "memory_write",
+            {"name": "x", "description": "d", "project": "nowhere"},
+            "PUT",
+            "/memories/x?project=nowhere",
+            {"description": "d"},
+            "project_not_found",
+        ),
+        (
+            "memory_edit",
+            {"name": "kept", "old": "absent", "new": "b"},
+            "POST",
+            "/memories/kept/edit",
+            {"old": "absent", "new": "b"},
+            "edit_no_match",
+        ),
+        ("memory_remember", {"text": "a note"}, "POST", "/remember", {"text": "a note"},
+         "access_denied"),
+    ],
+    ids=lambda v: v if isinstance(v, str) and v.isidentifier() else None,
+)  # fmt: skip
+def test_a_refusal_is_the_same_envelope_over_mcp_and_rest(
+    service: MemoryService,
+    tool: str,
+    arguments: dict[str, Any],
+    method: str,
+    path: str,
+    body: dict[str, Any] | None,
+    code: str,
+) -> None:
+    service.write("kept", description="a kept note", body="some text")
+    server = mcp.create_server(http.Services(service).of, local_principal=service.principal)
+    answered = call(server, tool, arguments)
+    response = TestClient(http.create_app(service)).request(method, f"/v1{path}", json=body)
+    assert answered.is_error and answered.structured_content is not None
+    envelope = response.json()
+    assert answered.structured_content == envelope
+    assert envelope["error"]["code"] == code
+    assert response.status_code == HTTP_STATUS_OF[code]
+    text = answered.content[0].text  # type: ignore[union-attr]
+    assert text.startswith(f"[{code}] {envelope['error']['message']}")
 
 
 def test_a_proposal_has_one_shape_at_every_door(service: MemoryService) -> None:
