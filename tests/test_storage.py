@@ -136,7 +136,7 @@ def test_a_blanked_payload_still_verifies(service: MemoryService) -> None:
 def test_verify_detects_an_index_out_of_step_and_rebuild_mends_it(
     sqlite_service: MemoryService,
 ) -> None:
-    service = sqlite_service  # a generated tsvector cannot fall out of step
+    service = sqlite_service  # rows the FTS table misses: the PostgreSQL kind is below
     service.write("a", description="kestrel")
     service.write("b", description="falcon")
     con = _raw(service)
@@ -153,6 +153,39 @@ def test_verify_detects_an_index_out_of_step_and_rebuild_mends_it(
     rebuilt = service.verify(rebuild=True)
     assert rebuilt.ok and rebuilt.rebuilt
     assert [h.memory.name for h in service.search("osprey").hits] == ["c"]
+
+
+def test_postgres_verify_detects_documents_out_of_step_and_rebuild_mends_them(
+    postgres_service: MemoryService,
+) -> None:
+    # A generated tsvector is computed once, on write: when the text search configuration
+    # (or its stemmer, in a PostgreSQL upgrade) changes, the stored documents fall behind.
+    service = postgres_service
+    service.write("1", description="kestrel")  # a word: its document changes below
+    service.write("2", description="12345")  # numbers only: its document does not
+    holding = "SELECT name FROM memories WHERE fts @@ 'kestrel'::tsquery"
+    assert raw_sql(service, holding) == [("1",)]
+    raw_sql(service, "ALTER TEXT SEARCH CONFIGURATION retain_english DROP MAPPING FOR asciiword")
+    report = service.verify()
+    assert not report.ok and report.memories == 2 and report.index_documents == 1
+    assert any("1 of 2 memories' documents" in p for p in report.problems)
+    rebuilt = service.verify(rebuild=True)
+    assert rebuilt.ok and rebuilt.index_documents == 2
+    assert raw_sql(service, holding) == []  # computed again, by the configuration as it is
+
+
+def test_postgres_verify_detects_a_full_text_index_not_valid(
+    postgres_service: MemoryService,
+) -> None:
+    service = postgres_service
+    service.write("a", description="kestrel")
+    raw_sql(
+        service,
+        "UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'memories_fts'::regclass",
+    )
+    report = service.verify()
+    assert not report.ok and "full-text index is missing or not valid" in report.problems
+    assert service.verify(rebuild=True).ok
 
 
 def test_a_failed_transaction_leaves_nothing(service: MemoryService) -> None:

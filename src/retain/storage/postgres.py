@@ -97,6 +97,7 @@ _IDLE_WAIT_S = 0.002  # how long read_beside waits for the pool to hand over an 
 _WEIGHTS = "'{0.04, 0.1, 0.5, 1.0}'"
 _FIELD_WEIGHT = {"name": "A", "description": "B", "body": "C"}
 _TEXTS = "coalesce(m.name, ''), m.description, m.body, m.context"
+_STALE_DOCUMENT = "fts IS DISTINCT FROM ({})"  # a row whose stored document its text does not give
 _CONFIG = "'retain_english'"  # the store's text search configuration (no stop words)
 
 _INSERT = (
@@ -1058,25 +1059,48 @@ class PostgresBackend:
     # -- the derived index ---------------------------------------------------------
 
     def check_index(self) -> tuple[bool, int, list[str]]:
+        """The full-text index as it can go wrong here: the GIN index not valid (a failed
+        build), or a stored document that its row's text no longer gives (the text search
+        configuration or its stemmer changed since it was written: PostgreSQL computes a
+        generated column once, on write). Every row's document is computed again."""
+
         def check(tx: PostgresTransaction) -> tuple[bool, int, list[str]]:
             problems: list[str] = []
             valid = tx._one(
-                "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                "SELECT i.indisvalid AND i.indisready FROM pg_index i "
+                "JOIN pg_class c ON c.oid = i.indexrelid "
                 "JOIN pg_namespace n ON n.oid = c.relnamespace "
                 "WHERE c.relname = 'memories_fts' AND n.nspname = %s",
                 (self.schema,),
             )
             if valid is None or not valid[0]:
                 problems.append("full-text index is missing or not valid")
-            documents = int(tx._one("SELECT count(*) FROM memories WHERE fts IS NOT NULL")[0])
             memories = int(tx._one("SELECT count(*) FROM memories")[0])
-            if documents != memories:
+            stale_rows = _STALE_DOCUMENT.format(self._document(tx))
+            stale = int(tx._one(f"SELECT count(*) FROM memories WHERE {stale_rows}")[0])
+            if stale:
                 problems.append(
-                    f"full-text index holds {documents} documents for {memories} memories"
+                    f"full-text index holds {stale} of {memories} memories' documents as their "
+                    "text no longer gives them"
                 )
-            return (not problems, documents, problems)
+            return (not problems, memories - stale, problems)
 
         return self.read(check)
 
+    def _document(self, tx: PostgresTransaction) -> str:
+        """The expression the store computes a row's document with, as the catalogue has it."""
+        row = tx._one(
+            "SELECT pg_get_expr(d.adbin, d.adrelid) FROM pg_attrdef d "
+            "JOIN pg_attribute a ON a.attrelid = d.adrelid AND a.attnum = d.adnum "
+            "WHERE d.adrelid = 'memories'::regclass AND a.attname = 'fts'"
+        )
+        return str(row[0])
+
     def rebuild_index(self) -> None:
-        self.write(lambda tx: tx.con.execute("REINDEX INDEX memories_fts"))
+        def rebuild(tx: PostgresTransaction) -> None:
+            # An update computes a generated column again: the stale documents first.
+            stale = _STALE_DOCUMENT.format(self._document(tx))
+            tx.con.execute(f"UPDATE memories SET context = context WHERE {stale}")
+            tx.con.execute("REINDEX INDEX memories_fts")
+
+        self.write(rebuild)
