@@ -143,6 +143,14 @@ def endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[Endpoint]:
     load_embedder.cache_clear()
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--slow",
+        action="store_true",
+        help="run the robustness properties with many examples (the 'slow' profile)",
+    )
+
+
 @pytest.fixture(autouse=True)
 def _no_database_url(monkeypatch: pytest.MonkeyPatch) -> None:
     """A test opens the store it names: never one $RETAIN_DATABASE_URL points at."""

@@ -431,6 +431,7 @@ class MemoryService:
         return memory.to_dict(now, body=True)
 
     def _require_project(self, tx: Transaction, project: str) -> None:
+        fields.name(project, what="project")  # a name no project can have is not looked up
         if tx.get_project(self.realm, project) is None:
             raise ProjectNotFound(
                 f"there is no project {project!r}",
