@@ -277,7 +277,7 @@ def test_facts_round_trip_or_refuse(
     if refused(wrote):
         return
     if valid_from is None:
-        assert [f.value for f in svc.fact_read(subject, predicate)] == [value]
+        assert [f.value for f in svc.fact_read(subject, predicate)] == [value.strip()]
     attempt(svc, lambda: svc.fact_write(subject, predicate, other))
     assert len(svc.fact_history(subject, predicate)) >= 1
     attempt(svc, lambda: svc.fact_retract(subject, predicate, reason=reason))
