@@ -13,8 +13,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import multiprocessing
+import os
 import signal
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -50,6 +52,8 @@ class BalancedServer(uvicorn.Server):
             return made
 
         self._accepting = [asyncio.create_task(self._accept(s, protocol)) for s in sockets or []]
+        # Said once it takes connections: whoever started the command may count on it.
+        print(f"retain: worker {os.getpid()} answering", file=sys.stderr, flush=True)
 
     async def _accept(self, listener: socket.socket, protocol: Callable[[], Any]) -> None:
         loop = asyncio.get_running_loop()
