@@ -283,13 +283,18 @@ def test_facts_round_trip_or_refuse(
     attempt(svc, lambda: svc.fact_retract(subject, predicate, reason=reason))
 
 
-@given(project=names, agent=names, team=names)
+@given(project=names, renamed=names, agent=names, team=names)
 def test_registry_names_round_trip_or_refuse(
-    service: MemoryService, project: str, agent: str, team: str
+    service: MemoryService, project: str, renamed: str, agent: str, team: str
 ) -> None:
     svc = fresh(service)
     if not refused(attempt(svc, lambda: svc.add_project(project))):
         assert [p.name for p in svc.list_projects()] == [project]
+        if not refused(attempt(svc, lambda: svc.rename_project(project, renamed))):
+            assert [p.name for p in svc.list_projects()] == [renamed]
+            project = renamed
+        attempt(svc, lambda: svc.remove_project(project))
+        assert svc.list_projects() == []
     added = attempt(svc, lambda: svc.add_agent(agent))
     made = attempt(svc, lambda: svc.add_team(team))
     joined = attempt(svc, lambda: svc.join_team(team, agent))
