@@ -339,3 +339,38 @@ def test_megabyte_values_round_trip_or_refuse(service: MemoryService, filler: st
     assert svc.get("big").memory.body == body
     assert read_whole(svc, "big") == body
     attempt(svc, lambda: svc.search(body[:200]))
+
+
+@given(
+    turn=st.none() | texts,
+    session=st.none() | texts,
+    project=st.none() | names,
+    restate=st.booleans(),
+    timeout_ms=st.none() | st.integers(-(2**70), 2**70),
+    policy=st.none() | st.sampled_from(["skip", "fail", "raise"]) | texts,
+)
+def test_context_answers_or_refuses(
+    service: MemoryService,
+    turn: str | None,
+    session: str | None,
+    project: str | None,
+    restate: bool,
+    timeout_ms: int | None,
+    policy: str | None,
+) -> None:
+    operator = fresh(service)
+    operator.write("kept", description="a kept note about tea", load="inline")
+    agent = agent_of(operator)
+    agent.remember("likes green tea")
+    for actor in (operator, agent):
+        attempt(
+            actor,
+            lambda a=actor: a.context(
+                project=project,
+                turn=turn,
+                session=session,
+                restate=restate,
+                recall_timeout_ms=timeout_ms,
+                recall_failure_policy=policy,
+            ),
+        )
