@@ -926,6 +926,28 @@ def test_a_recalled_memory_without_a_body_is_quoted_by_its_description(
     )
 
 
+def test_a_turn_recalls_by_its_content_words_and_one_of_stopwords_recalls_nothing(
+    operator: MemoryService, make_service: ServiceFactory, clock: ManualClock
+) -> None:
+    operator.write("chatter", description="what is it", body="what is the time", load="search")
+    plan = operator.write(
+        "plan", description="the falcon plan", body="falcon", load="search"
+    ).memory
+    operator.write(
+        "gone", description="falcon freeze", body="falcon", load="search", expires="2026-03-02"
+    )
+    clock.advance(days=5)
+    ada = make_service(settings=settings(), principal="agent:ada")
+    for turn in ("what is the", "What is the...?", "Is it?"):
+        result = ada.context(turn=turn)
+        assert result.recall == "ok"
+        assert "# Recalled from memory" not in result.text
+        assert all(i.surface != "recall" for i in result.injected)
+    # Content words recall; an expired memory is not brought into a context.
+    result = ada.context(turn="What is the falcon doing?")
+    assert [i.memory_id for i in result.injected if i.surface == "recall"] == [plan.id]
+
+
 def test_without_turn_text_recall_is_off(
     operator: MemoryService, make_service: ServiceFactory
 ) -> None:

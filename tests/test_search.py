@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from tests.conftest import ServiceFactory
 
 from retain import errors
 from retain.chrono import ManualClock
 from retain.model import SearchHit
+from retain.search import lexical
 from retain.search.lexical import SEMANTIC, SUBJECT, THREAD, analyze
 from retain.service import MemoryService
 
@@ -137,16 +139,103 @@ def test_freshness_decays_on_verified_but_not_for_standing_rules(
     assert order[0] == "old-rule" or order.index("old") < order.index("new") + 1
 
 
-def test_expired_memories_are_searched_only_when_asked_for(
+def test_an_expired_memory_stays_in_ranked_search_marked_and_ranked_as_it_stands(
     service: MemoryService, clock: ManualClock
 ) -> None:
     service.write("freeze", description="deploy freeze", expires="2026-03-02")
     service.write("thaw", description="deploy freeze lifted")
     clock.advance(days=5)
-    assert names(service, "freeze") == ["thaw"]
+    result = service.search("freeze")
+    # Its shorter description matches better, and expiry takes nothing off its rank.
+    assert [(h.memory.name, h.expired) for h in result.hits] == [
+        ("freeze", True),
+        ("thaw", False),
+    ]
+    assert result.summary == "2 of 2 matching memories, best first; 1 expired"
+    records = result.to_dict(clock.now())["memories"]
+    assert [(r["name"], r["expired"]) for r in records] == [("freeze", True), ("thaw", False)]
     (hit,) = service.search("freeze", expired=True).hits
-    assert hit.memory.name == "freeze"
-    assert hit.memory.is_expired(clock.now())
+    assert (hit.memory.name, hit.expired) == ("freeze", True)
+    listed = service.search(expired=True)
+    assert [h.memory.name for h in listed.hits] == ["freeze"]
+    assert listed.summary == "1 memory past their expiry, most important first"
+
+
+def test_an_agents_recall_finds_its_expired_memory_marked(
+    service: MemoryService, make_service: ServiceFactory, clock: ManualClock
+) -> None:
+    service.add_agent("ada")
+    ada = make_service(principal="agent:ada")
+    service.write("freeze", description="deploy freeze", expires="2026-03-02")
+    clock.advance(days=5)
+    assert [(h.memory.name, h.expired) for h in ada.recall("freeze").hits] == [("freeze", True)]
+
+
+def test_a_query_at_the_limits_is_served(service: MemoryService) -> None:
+    service.write("freeze", description="deploy freeze", body="部署 " + "x" * 10)
+    words = " ".join(f"w{i}" for i in range(lexical.MAX_WORDS - 2))
+    long = (words + " deploy freeze ").ljust(lexical.MAX_QUERY_CHARS, "!")
+    assert len(long) == lexical.MAX_QUERY_CHARS
+    assert names(service, long) == ["freeze"]
+    synonyms = ["freeze", *(f"s{i}" for i in range(lexical.MAX_QUERIES - 1))]
+    assert names(service, *synonyms) == ["freeze"]
+    scanned = " ".join(["部署", *(f"部{chr(0x4E00 + i)}" for i in range(lexical.MAX_SCANNED - 1))])
+    assert analyze(scanned).needles[0] == "部署" and len(analyze(scanned).needles) == 8
+    assert names(service, scanned) == ["freeze"]
+
+
+@pytest.mark.parametrize(
+    ("queries", "measure", "limit"),
+    [
+        (["x" * (lexical.MAX_QUERY_CHARS + 1)], "characters", lexical.MAX_QUERY_CHARS),
+        ([f"q{i}" for i in range(lexical.MAX_QUERIES + 1)], "queries", lexical.MAX_QUERIES),
+        ([" ".join(f"w{i}" for i in range(lexical.MAX_WORDS + 1))], "words", lexical.MAX_WORDS),
+        (
+            [" ".join(f"w{i}" for i in range(20)), " ".join(f"v{i}" for i in range(20))],
+            "words",
+            lexical.MAX_WORDS,
+        ),
+        (
+            [" ".join(f"部{chr(0x4E00 + i)}" for i in range(lexical.MAX_SCANNED + 1))],
+            "scanned_terms",
+            lexical.MAX_SCANNED,
+        ),
+    ],
+)
+def test_a_search_past_a_limit_is_refused_with_query_too_long(
+    service: MemoryService, queries: list[str], measure: str, limit: int
+) -> None:
+    service.write("freeze", description="deploy freeze")
+    with pytest.raises(errors.QueryTooLong) as refused:
+        service.search(queries)
+    details = refused.value.details
+    assert (details["field"], details["measure"], details["limit"]) == ("queries", measure, limit)
+    assert details["actual"] > limit
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        " ".join("alpha.beta.gamma.delta" for _ in range(3000)),  # 68 KB of dotted tokens
+        "部署服务器" * 13_000,  # 65,000 characters of Chinese
+        "a.b " * 262_144,  # 1 MiB
+    ],
+)
+def test_a_query_of_64_kb_is_refused_without_touching_the_store(
+    service: MemoryService, query: str
+) -> None:
+    service.write("freeze", description="alpha.beta.gamma.delta freeze")
+    with pytest.raises(errors.QueryTooLong) as refused:
+        service.search(query)
+    assert refused.value.details["measure"] == "characters"
+    with pytest.raises(errors.QueryTooLong):
+        service.search(["freeze", query])
+
+
+def test_a_long_dotted_query_within_the_limit_is_served(service: MemoryService) -> None:
+    service.write("freeze", description="alpha.beta.gamma.delta freeze")
+    query = " ".join(["alpha.beta.gamma.delta"] * 40)[: lexical.MAX_QUERY_CHARS]
+    assert names(service, query) == ["freeze"]
 
 
 def test_search_scopes_follow_the_session(service: MemoryService) -> None:

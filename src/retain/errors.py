@@ -12,7 +12,8 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   ├── DescriptionRequired      description_required
     │   ├── TooManyReferences        too_many_references
     │   ├── NoProject                no_project
-    │   └── RequestTooLarge          request_too_large
+    │   ├── RequestTooLarge          request_too_large
+│   └── QueryTooLong             query_too_long
     ├── NotFound                     not_found
     │   ├── ProjectNotFound          project_not_found
     │   ├── AgentNotFound            agent_not_found
@@ -134,6 +135,14 @@ class RequestTooLarge(InvalidInput):
     """A request's body is larger than the server takes."""
 
     code = "request_too_large"
+
+
+class QueryTooLong(InvalidInput):
+    """A search asks for more than a search takes: a query string too long, too many
+    query strings, or too many words or scanned terms (``details['measure']`` says
+    which, with ``limit`` and ``actual``)."""
+
+    code = "query_too_long"
 
 
 # -- lookups -----------------------------------------------------------------

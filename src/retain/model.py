@@ -462,11 +462,13 @@ class SearchHit:
     senses: tuple[str, ...]
     scanned_terms: tuple[str, ...] = ()
     queries: tuple[str, ...] = ()
+    expired: bool = False  # past its expiry when the search ran
 
     def to_dict(self, now: datetime) -> dict[str, Any]:
         """The memory's public record with how it was found (a short body whole)."""
         record = self.memory.to_dict(now)
         record.update(
+            expired=self.expired,
             score=round(self.score, 6),
             senses=list(self.senses),
             scanned=list(self.scanned_terms),

@@ -871,7 +871,6 @@ class MemoryService:
             where_of,
             limit=limit,
             budget_tokens=budget_tokens,
-            expired=False,
             listing_summary=lambda n: f"{n} memories the agent can see, most important first",
         )
 
@@ -1404,17 +1403,21 @@ class MemoryService:
         return tally
 
     def _turn_recall(self, turn: str, project: str | None, now: datetime) -> list[Memory]:
-        """The view's memories that match a turn's text, best first (the hybrid search)."""
+        """The view's live memories that match a turn's content words, best first (the
+        hybrid search); none for a turn without content words."""
+        query = lexical.turn_query(turn)
+        if not query:
+            return []
         limit = self.settings.context.recall_max_entries + RECALL_SLACK
         result = self._search(
-            [turn],
+            [query],
             now,
             lambda tx: MemoryFilter(
                 realm=self.realm, scopes=self._view(tx, project, "context").scopes
             ),
             limit=limit,
             budget_tokens=None,
-            expired=False,
+            live_only=True,
             listing_summary=str,
         )
         return [hit.memory for hit in result.hits]
@@ -2085,9 +2088,13 @@ class MemoryService:
     ) -> SearchResult:
         """Search by one query or a list of synonyms; without queries, a filtered listing.
 
-        Ranked results leave out expired memories unless ``expired`` asks for
-        (only) them. With ``budget_tokens``, every relevant result is returned
-        when all of them fit; otherwise the best that fit, at most ``limit``.
+        Expired memories are found like any other, ranked with the freshness they have
+        and marked (``SearchHit.expired``); ``expired`` keeps only them. With
+        ``budget_tokens``, every relevant result is returned when all of them fit;
+        otherwise the best that fit, at most ``limit``. A search takes at most
+        ``lexical.MAX_QUERIES`` queries of ``lexical.MAX_QUERY_CHARS`` characters,
+        ``lexical.MAX_WORDS`` words and ``lexical.MAX_SCANNED`` scanned terms
+        (``query_too_long`` otherwise).
         """
         if isinstance(queries, str):
             queries = [queries]
@@ -2118,7 +2125,6 @@ class MemoryService:
             where_of,
             limit=limit,
             budget_tokens=budget_tokens,
-            expired=expired,
             listing_summary=lambda n: _listing_summary(n, tag, referencing, unverified, expired),
         )
 
@@ -2130,10 +2136,11 @@ class MemoryService:
         *,
         limit: int,
         budget_tokens: int | None,
-        expired: bool,
         listing_summary: Callable[[int], str],
+        live_only: bool = False,
     ) -> SearchResult:
-        """The ranked search every door's search and an agent's recall share."""
+        """The ranked search every door's search and an agent's recall share; with
+        ``live_only`` (what a turn recalls into a context) expired memories are left out."""
         plans = lexical.plan_queries(queries)
         loaded = self.embedder if plans else None
         embedder = loaded.embedder if loaded is not None else None
@@ -2142,7 +2149,7 @@ class MemoryService:
 
         def searched(tx: Transaction) -> MemoryFilter:
             where = where_of(tx)
-            return where if expired else replace(where, live_at=stamp(now))
+            return replace(where, live_at=stamp(now)) if live_only else where
 
         semantic_of: Callable[[Transaction, MemoryFilter], list[lexical.SenseHits]] | None = None
         beside: Future[list[lexical.SenseHits]] | None = None
@@ -2204,18 +2211,22 @@ class MemoryService:
             top = []
             for score, s in chosen:
                 entry = fused[s.id]
+                memory = memories[s.id]
                 top.append(
                     SearchHit(
-                        memories[s.id],
+                        memory,
                         score,
                         tuple(entry.senses),
                         tuple(entry.scanned),
                         tuple(entry.queries),
+                        expired=memory.is_expired(now),
                     )
                 )
             summary = f"{len(top)} of {len(scored)} matching memories, best first"
             if budget_tokens is not None:
                 summary += f", within {budget_tokens} tokens"
+            if gone := sum(hit.expired for hit in top):
+                summary += f"; {gone} expired"
             return SearchResult(
                 tuple(top),
                 summary,
@@ -2640,6 +2651,6 @@ def _listing_summary(
     if unverified:
         parts.append(f"not verified in {unverified}")
     if expired:
-        parts.append("expired")
+        parts.append("past their expiry")
     qualifier = (" " + ", ".join(parts)) if parts else ""
     return f"{count} {what}{qualifier}, most important first"

@@ -441,3 +441,21 @@ def test_a_listing_limit_beyond_the_store_is_refused(service: MemoryService) -> 
         service.list_memories(limit=2**63)
     with pytest.raises(errors.InvalidValue, match="after"):
         service.events(after=2**63)
+
+
+@pytest.mark.parametrize(
+    ("queries", "measure"),
+    [
+        ([" ".join("alpha.beta.gamma.delta" for _ in range(3000))], "characters"),
+        ([f"q{i}" for i in range(9)], "queries"),
+        (["部署服务器" * 13_000], "characters"),
+    ],
+)
+def test_a_search_past_a_query_limit_is_refused_with_400(
+    client: TestClient, queries: list[str], measure: str
+) -> None:
+    client.put("/v1/memories/freeze", json={"description": "alpha.beta.gamma.delta freeze"})
+    refused = client.post("/v1/memories/search", json={"queries": queries})
+    assert refused.status_code == 400
+    error = refused.json()["error"]
+    assert (error["code"], error["details"]["measure"]) == ("query_too_long", measure)

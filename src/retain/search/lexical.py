@@ -28,7 +28,15 @@ A query answers in these word senses, and every hit says which answered it:
 English function words ("what", "did", "the") are dropped from a query that
 has other words: they match most memories and say nothing of which. A query
 of nothing but function words keeps them. (The semantic sense, in
-``vectors.py``, reads the whole query.)
+``vectors.py``, reads the whole query.) A turn of an agent's conversation is
+recalled by its content words alone (``turn_query``): a turn of function words
+recalls nothing.
+
+A search's cost grows with what it asks for, so a search takes at most
+``MAX_QUERIES`` query strings of at most ``MAX_QUERY_CHARS`` characters, holding
+together at most ``MAX_WORDS`` distinct words for the index and ``MAX_SCANNED``
+scanned terms (each one a pass over the rows the filters keep); more is refused
+with ``query_too_long``, before anything is searched (``plan_queries``).
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from retain.errors import QueryTooLong
 from retain.storage.base import LexicalHit, MemoryFilter, Transaction
 
 STEM = "stem"
@@ -67,8 +76,16 @@ STOPWORDS = frozenset((
 ))
 # fmt: on
 
+MAX_QUERY_CHARS = 1000  # characters of one query string, blanks around it aside
+MAX_QUERIES = 8  # distinct query strings (synonyms) of one search
+MAX_WORDS = 32  # distinct words one search hands to the word index, over its queries
+MAX_SCANNED = 8  # distinct scanned terms of one search (each scan reads every row)
+TURN_CHARS = 8 * MAX_QUERY_CHARS  # how much of a turn recall reads for its words
+
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_IDENTIFIER = re.compile(r"[^\W_]+(?:[./:_\-@#\\]+[^\W_]+)+")
+# Anchored at a word's start, possessive: a long run of letters is read once, not
+# once from each of its letters (which made a 16 KB run of Chinese take seconds).
+_IDENTIFIER = re.compile(r"(?<![^\W_])[^\W_]++(?:[./:_\-@#\\]++[^\W_]++)+")
 _LONG_IDENTIFIER = 8
 
 
@@ -163,9 +180,56 @@ def search_query(
 
 
 def plan_queries(queries: Sequence[str]) -> list[QueryPlan]:
-    """Plans for the non-blank queries of a list, duplicates dropped."""
-    plans = []
-    for query in dict.fromkeys(q.strip() for q in queries):
-        if query:
-            plans.append(analyze(query))
+    """Plans for the non-blank queries of a list, duplicates dropped; a list asking
+    for more than a search takes is refused (``query_too_long``)."""
+    texts = [q for q in dict.fromkeys(q.strip() for q in queries) if q]
+    _within("queries", len(texts), MAX_QUERIES, "query strings")
+    for text in texts:
+        _within("characters", len(text), MAX_QUERY_CHARS, "characters in one query")
+    plans = [analyze(text) for text in texts]
+    words = {w.casefold() for p in plans for w in p.words}
+    _within("words", len(words), MAX_WORDS, "distinct words")
+    scanned = {n.casefold() for p in plans for n in p.needles}
+    _within("scanned_terms", len(scanned), MAX_SCANNED, "scanned terms")
     return plans
+
+
+def _within(measure: str, actual: int, limit: int, what: str) -> None:
+    if actual > limit:
+        raise QueryTooLong(
+            f"the search asks for {actual} {what}; a search takes at most {limit}",
+            remedy="search with fewer, shorter queries: the words that tell the memory apart",
+            field="queries",
+            measure=measure,
+            limit=limit,
+            actual=actual,
+        )
+
+
+def turn_query(turn: str) -> str:
+    """What recall searches for a turn of conversation: its content words and scanned
+    terms (identifiers, runs of unspaced scripts), in order, as many as one query
+    takes, from its first ``TURN_CHARS`` characters; empty when the turn has none (a
+    turn of function words, punctuation or blanks recalls nothing)."""
+    plan = analyze(turn[:TURN_CHARS])
+    words: set[str] = set()
+    needles: set[str] = set()
+    taken: list[str] = []
+    length = -1
+    content = [w for w in plan.words if w.casefold() not in STOPWORDS]
+    for term in [*plan.needles, *content]:
+        term = term[:MAX_QUERY_CHARS]
+        part = analyze(term)  # what the term adds to the query it joins
+        more_words = words | {w.casefold() for w in part.words}
+        more_needles = needles | {n.casefold() for n in part.needles}
+        if (
+            len(more_words) > MAX_WORDS
+            or len(more_needles) > MAX_SCANNED
+            or length + 1 + len(term) > MAX_QUERY_CHARS
+        ):
+            continue
+        if more_words != words or more_needles != needles:
+            words, needles = more_words, more_needles
+            taken.append(term)
+            length += 1 + len(term)
+    return " ".join(taken)

@@ -556,15 +556,15 @@ class PostgresTransaction(SqlStatements):
         if not needles:
             return []
         clause, args = self._filter_sql(where)
-        text = "(coalesce(m.name, '') || ' ' || m.description || ' ' || m.body)"
         tests, values = [], []
-        for needle in needles:
-            if needle.isascii():
-                tests.append(f"{text} ILIKE %s")
-                values.append(_like(needle))
-            else:
-                tests.append(f"strpos(lower({text}), lower(%s)) > 0")
-                values.append(needle)
+        for needle in needles:  # each field alone, as scan_hits reads them
+            for text in ("coalesce(m.name, '')", "m.description", "m.body"):
+                if needle.isascii():
+                    tests.append(f"{text} ILIKE %s")
+                    values.append(_like(needle))
+                else:
+                    tests.append(f"strpos(lower({text}), lower(%s)) > 0")
+                    values.append(needle)
         rows = self._rows(
             f"SELECT m.id, coalesce(m.name, ''), m.description, m.body FROM memories m "
             f"WHERE {clause} AND ({' OR '.join(tests)})",
