@@ -180,7 +180,8 @@ def test_a_query_at_the_limits_is_served(service: MemoryService) -> None:
     synonyms = ["freeze", *(f"s{i}" for i in range(lexical.MAX_QUERIES - 1))]
     assert names(service, *synonyms) == ["freeze"]
     scanned = " ".join(["部署", *(f"部{chr(0x4E00 + i)}" for i in range(lexical.MAX_SCANNED - 1))])
-    assert analyze(scanned).needles[0] == "部署" and len(analyze(scanned).needles) == 8
+    assert analyze(scanned).needles[0] == "部署"
+    assert len(analyze(scanned).needles) == lexical.MAX_SCANNED
     assert names(service, scanned) == ["freeze"]
 
 
@@ -188,6 +189,7 @@ def test_a_query_at_the_limits_is_served(service: MemoryService) -> None:
     ("queries", "measure", "limit"),
     [
         (["x" * (lexical.MAX_QUERY_CHARS + 1)], "characters", lexical.MAX_QUERY_CHARS),
+        (["x" * 600, "y" * 600], "characters", lexical.MAX_QUERY_CHARS),  # in all
         ([f"q{i}" for i in range(lexical.MAX_QUERIES + 1)], "queries", lexical.MAX_QUERIES),
         ([" ".join(f"w{i}" for i in range(lexical.MAX_WORDS + 1))], "words", lexical.MAX_WORDS),
         (
@@ -195,6 +197,12 @@ def test_a_query_at_the_limits_is_served(service: MemoryService) -> None:
             "words",
             lexical.MAX_WORDS,
         ),
+        (  # each query looks its words up: the same words twice count twice
+            [" ".join(f"w{i}" for i in range(20)), " ".join(f"w{i}" for i in range(20)) + " x"],
+            "words",
+            lexical.MAX_WORDS,
+        ),
+        (["部署 部一", "部一 部署", "部丁"], "scanned_terms", lexical.MAX_SCANNED),
         (
             [" ".join(f"部{chr(0x4E00 + i)}" for i in range(lexical.MAX_SCANNED + 1))],
             "scanned_terms",

@@ -2185,8 +2185,15 @@ class MemoryService:
                     listing=True,
                 )
             where = searched(tx)
+            scans = lexical.Scans.of(plans)
+            rows = lexical.scan_pass(tx, where, plans)
             per_query = [
-                (p.text, lexical.search_query(tx, where, p, depth=depth, wanted=limit))
+                (
+                    p.text,
+                    lexical.search_query(
+                        tx, where, p, depth=depth, wanted=limit, scans=scans, scanned=rows
+                    ),
+                )
                 for p in plans
             ]
             if semantic_of is not None:

@@ -302,7 +302,9 @@ def test_the_background_is_embedded_once_per_embedder(make_service: ServiceFacto
     assert other.calls.count(list(BACKGROUND)) == 1
 
 
-def test_semantic_hits_obey_scopes_and_expiry(make_service: ServiceFactory) -> None:
+def test_semantic_hits_obey_scopes_and_keep_expired_memories_marked(
+    make_service: ServiceFactory,
+) -> None:
     service = make_service(embedder=AxisEmbedder())
     service.add_project("a")
     service.add_project("b")
@@ -310,8 +312,9 @@ def test_semantic_hits_obey_scopes_and_expiry(make_service: ServiceFactory) -> N
     service.write("ride", description="the truck needs new tyres")
     service.write("walks", description="the hound wants walks")
     service.write("old-pet", description="a feline long gone", expires="2026-03-01T12:00:00Z")
-    assert names(service, "kitten", project="a") == ["pet-a"]
-    assert names(service, "kitten", project="b") == []
+    found = service.search("kitten", project="a").hits
+    assert [(h.memory.name, h.expired) for h in found] == [("pet-a", False), ("old-pet", True)]
+    assert names(service, "kitten", project="b") == ["old-pet"]  # global, expired
     assert names(service, "kitten", expired=True) == ["old-pet"]
 
 

@@ -32,11 +32,14 @@ of nothing but function words keeps them. (The semantic sense, in
 recalled by its content words alone (``turn_query``): a turn of function words
 recalls nothing.
 
-A search's cost grows with what it asks for, so a search takes at most
-``MAX_QUERIES`` query strings of at most ``MAX_QUERY_CHARS`` characters, holding
-together at most ``MAX_WORDS`` distinct words for the index and ``MAX_SCANNED``
-scanned terms (each one a pass over the rows the filters keep); more is refused
-with ``query_too_long``, before anything is searched (``plan_queries``).
+A search's cost grows with what it asks for, and each query of a list runs on
+its own, so a search takes at most ``MAX_QUERIES`` query strings of at most
+``MAX_QUERY_CHARS`` characters in all, handing the word index at most ``MAX_WORDS``
+words and scanning at most ``MAX_SCANNED`` terms as plain text (each a pass over the
+rows the filters keep), every query's counted (a word two queries hold counts
+twice); more is refused with ``query_too_long``, before anything is searched
+(``plan_queries``). The ``text`` sense's whole-query scan runs only while the search
+has scans left (``Scans``).
 """
 
 from __future__ import annotations
@@ -48,7 +51,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from retain.errors import QueryTooLong
-from retain.storage.base import LexicalHit, MemoryFilter, Transaction
+from retain.storage.base import LexicalHit, MemoryFilter, ScannedRow, Transaction
+from retain.storage.words import scan_hits
 
 STEM = "stem"
 PREFIX = "prefix"
@@ -76,11 +80,11 @@ STOPWORDS = frozenset((
 ))
 # fmt: on
 
-MAX_QUERY_CHARS = 1000  # characters of one query string, blanks around it aside
+MAX_QUERY_CHARS = 1000  # characters of a search's queries, blanks around each aside
 MAX_QUERIES = 8  # distinct query strings (synonyms) of one search
-MAX_WORDS = 32  # distinct words one search hands to the word index, over its queries
-MAX_SCANNED = 8  # distinct scanned terms of one search (each scan reads every row)
-TURN_CHARS = 8 * MAX_QUERY_CHARS  # how much of a turn recall reads for its words
+MAX_WORDS = 32  # words a search's queries hand to the word index, each query's counted
+MAX_SCANNED = 4  # terms a search's queries scan as plain text (each a pass over the rows)
+TURN_CHARS = 4 * MAX_QUERY_CHARS  # how much of a turn recall reads for its words
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 # Anchored at a word's start, possessive: a long run of letters is read once, not
@@ -144,12 +148,39 @@ class SenseHits:
     hits: tuple[LexicalHit, ...]
 
 
+@dataclass(slots=True)
+class Scans:
+    """The plain-text scans a search has left for the ``text`` sense."""
+
+    left: int
+
+    @classmethod
+    def of(cls, plans: Sequence[QueryPlan]) -> Scans:
+        return cls(MAX_SCANNED - sum(len(p.needles) for p in plans))
+
+    def take(self) -> bool:
+        if self.left <= 0:
+            return False
+        self.left -= 1
+        return True
+
+
 def search_query(
-    tx: Transaction, where: MemoryFilter, plan: QueryPlan, *, depth: int, wanted: int
+    tx: Transaction,
+    where: MemoryFilter,
+    plan: QueryPlan,
+    *,
+    depth: int,
+    wanted: int,
+    scans: Scans | None = None,
+    scanned: Sequence[ScannedRow] | None = None,
 ) -> list[SenseHits]:
     """Every sense that answered ``plan``, at most ``depth`` hits each, best first.
 
-    The prefix retry runs when stemming found fewer than the ``wanted`` results.
+    The prefix retry runs when stemming found fewer than the ``wanted`` results; the
+    whole-query scan, when nothing answered and ``scans`` has one left (``None``: one).
+    ``scanned``: the rows one pass for every query's needles found (``scan_pass``), of
+    which this query's are taken; without it the query's needles are scanned here.
     """
     answered: list[SenseHits] = []
     found: set[str] = set()
@@ -169,14 +200,30 @@ def search_query(
         if phrases:
             answered.append(SenseHits(PHRASE, tuple(phrases)))
     if plan.needles:
-        scanned = tx.scan_text(where, plan.needles, limit=depth)
-        if scanned:
-            answered.append(SenseHits(SCAN, tuple(scanned)))
-    if not answered and plan.text and _WORD.sub("", plan.text).strip():
+        hits = (
+            scan_hits(plan.needles, scanned, depth)
+            if scanned is not None
+            else tx.scan_text(where, plan.needles, limit=depth)
+        )
+        if hits:
+            answered.append(SenseHits(SCAN, tuple(hits)))
+    if (
+        not answered
+        and plan.text
+        and _WORD.sub("", plan.text).strip()
+        and (scans is None or scans.take())
+    ):
         whole = tx.scan_text(where, [plan.text], limit=depth)
         if whole:
             answered.append(SenseHits(TEXT, tuple(whole)))
     return answered
+
+
+def scan_pass(tx: Transaction, where: MemoryFilter, plans: Sequence[QueryPlan]) -> list[ScannedRow]:
+    """The rows holding any needle of any of ``plans``, in one pass over the rows (a
+    pass costs more than its tests: one for the whole search, not one per query)."""
+    needles = list(dict.fromkeys(n for p in plans for n in p.needles))
+    return tx.scan_rows(where, needles) if needles else []
 
 
 def plan_queries(queries: Sequence[str]) -> list[QueryPlan]:
@@ -184,13 +231,11 @@ def plan_queries(queries: Sequence[str]) -> list[QueryPlan]:
     for more than a search takes is refused (``query_too_long``)."""
     texts = [q for q in dict.fromkeys(q.strip() for q in queries) if q]
     _within("queries", len(texts), MAX_QUERIES, "query strings")
-    for text in texts:
-        _within("characters", len(text), MAX_QUERY_CHARS, "characters in one query")
+    _within("characters", sum(map(len, texts)), MAX_QUERY_CHARS, "characters of queries")
     plans = [analyze(text) for text in texts]
-    words = {w.casefold() for p in plans for w in p.words}
-    _within("words", len(words), MAX_WORDS, "distinct words")
-    scanned = {n.casefold() for p in plans for n in p.needles}
-    _within("scanned_terms", len(scanned), MAX_SCANNED, "scanned terms")
+    _within("words", sum(len(p.words) for p in plans), MAX_WORDS, "words to look up")
+    scanned = sum(len(p.needles) for p in plans)
+    _within("scanned_terms", scanned, MAX_SCANNED, "terms to scan as plain text")
     return plans
 
 

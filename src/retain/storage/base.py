@@ -52,6 +52,9 @@ class MemoryFilter:
     loads: tuple[str, ...] = ()  # keeps only memories of these loads (empty: every load)
 
 
+ScannedRow = tuple[str, str, str, str]  # a plain-text scan's row: id, name, description, body
+
+
 @dataclass(frozen=True, slots=True)
 class LexicalHit:
     memory_id: str
@@ -263,7 +266,14 @@ class Transaction(Protocol):
 
     def scan_text(
         self, where: MemoryFilter, needles: Sequence[str], *, limit: int
-    ) -> list[LexicalHit]: ...
+    ) -> list[LexicalHit]:
+        """Rows holding one of ``needles`` as plain text, scored (``words.scan_hits``)."""
+        ...
+
+    def scan_rows(self, where: MemoryFilter, needles: Sequence[str]) -> list[ScannedRow]:
+        """The (id, name, description, body) of the rows ``where`` keeps that hold one of
+        ``needles`` as the engine folds case: one pass over the rows, for every needle."""
+        ...
 
     # search keys: thread context and vectors
     def key_sources(self, ids: Sequence[str]) -> list[KeySource]: ...

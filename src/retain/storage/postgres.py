@@ -59,6 +59,7 @@ from retain.storage.base import (
     LexicalHit,
     LoadCounts,
     MemoryFilter,
+    ScannedRow,
     SearchKey,
     StoredVector,
     VectorRows,
@@ -553,6 +554,9 @@ class PostgresTransaction(SqlStatements):
     def scan_text(
         self, where: MemoryFilter, needles: Sequence[str], *, limit: int
     ) -> list[LexicalHit]:
+        return scan_hits(needles, self.scan_rows(where, needles), limit)
+
+    def scan_rows(self, where: MemoryFilter, needles: Sequence[str]) -> list[ScannedRow]:
         if not needles:
             return []
         clause, args = self._filter_sql(where)
@@ -570,7 +574,7 @@ class PostgresTransaction(SqlStatements):
             f"WHERE {clause} AND ({' OR '.join(tests)})",
             [*args, *values],
         )
-        return scan_hits(needles, rows, limit)
+        return [tuple(row) for row in rows]
 
     # -- search keys --------------------------------------------------------------
 

@@ -40,6 +40,7 @@ from retain.storage.base import (
     LexicalHit,
     LoadCounts,
     MemoryFilter,
+    ScannedRow,
     SearchKey,
     VectorRows,
 )
@@ -363,6 +364,9 @@ class SqliteTransaction(SqlStatements):
     def scan_text(
         self, where: MemoryFilter, needles: Sequence[str], *, limit: int
     ) -> list[LexicalHit]:
+        return scan_hits(needles, self.scan_rows(where, needles), limit)
+
+    def scan_rows(self, where: MemoryFilter, needles: Sequence[str]) -> list[ScannedRow]:
         if not needles:
             return []
         clause, args = self._filter_sql(where)
@@ -385,7 +389,7 @@ class SqliteTransaction(SqlStatements):
             f"WHERE {clause} AND ({' OR '.join(tests)})",
             [*args, *values],
         ).fetchall()
-        return scan_hits(needles, rows, limit)
+        return [tuple(row) for row in rows]
 
     # -- search keys --------------------------------------------------------------
 
