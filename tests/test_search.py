@@ -296,6 +296,23 @@ def test_analyze_splits_words_needles_and_scripts() -> None:
     assert "https://example.org/a/b" in plan.needles
 
 
+def test_identifiers_and_runs_of_unspaced_script_are_scanned_and_read_once() -> None:
+    plan = analyze("see src/retain/search.py and 部署服务器.配置 or x_y, not ab.c")
+    assert plan.needles == ("src/retain/search.py", "部署服务器.配置", "部署服务器", "配置")
+    assert analyze("部署" * 3000).needles == ("部署" * 3000,)  # one run, read once
+
+
+def test_a_turn_is_searched_for_its_content_words_within_the_limits() -> None:
+    assert lexical.turn_query("what is the") == ""
+    assert lexical.turn_query("Is it, then?!") == ""
+    turn = "What is the plan for deploy-host.example.com and 東京会議 today?"
+    assert lexical.turn_query(turn) == "deploy-host.example.com 東京会議 plan today"
+    many = " ".join(f"w{i}" for i in range(100))
+    query = lexical.turn_query(many)
+    assert query == " ".join(f"w{i}" for i in range(lexical.MAX_WORDS))
+    assert len(lexical.plan_queries([query])[0].words) == lexical.MAX_WORDS
+
+
 def test_a_misspelt_word_is_found_by_prefix(service: MemoryService) -> None:
     service.write("bird", description="A kestrel hovers")
     hit = service.search("kestrl").hits[0]
