@@ -153,11 +153,6 @@ def _idf(count: int, total: int) -> float:
     return math.log((total - count + 0.5) / (count + 0.5) + 1.0)
 
 
-def _like(needle: str) -> str:
-    escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
 @dataclass(slots=True)
 class PendingVectors:
     """A write's vectors, stored once it has committed; ``version`` orders the writes."""
@@ -557,22 +552,20 @@ class PostgresTransaction(SqlStatements):
         return scan_hits(needles, self.scan_rows(where, needles), limit)
 
     def scan_rows(self, where: MemoryFilter, needles: Sequence[str]) -> list[ScannedRow]:
+        """Each row's fields are lowered once, for every needle (``ILIKE`` and ``lower`` of
+        each field lowered each field once a needle: four needles took 500 ms at 10,000
+        memories); ``scan_hits`` checks each field alone afterwards."""
         if not needles:
             return []
         clause, args = self._filter_sql(where)
-        tests, values = [], []
-        for needle in needles:  # each field alone, as scan_hits reads them
-            for text in ("coalesce(m.name, '')", "m.description", "m.body"):
-                if needle.isascii():
-                    tests.append(f"{text} ILIKE %s")
-                    values.append(_like(needle))
-                else:
-                    tests.append(f"strpos(lower({text}), lower(%s)) > 0")
-                    values.append(needle)
+        lowered = "lower(coalesce(m.name, '') || chr(10) || m.description || chr(10) || m.body)"
+        tests = " OR ".join(["strpos(s.t, lower(%s)) > 0"] * len(needles))
         rows = self._rows(
-            f"SELECT m.id, coalesce(m.name, ''), m.description, m.body FROM memories m "
-            f"WHERE {clause} AND ({' OR '.join(tests)})",
-            [*args, *values],
+            f"WITH s AS MATERIALIZED (SELECT m.num, {lowered} AS t FROM memories m "
+            f"WHERE {clause}) "
+            "SELECT m.id, coalesce(m.name, ''), m.description, m.body FROM s "
+            f"JOIN memories m ON m.num = s.num WHERE {tests}",
+            [*args, *needles],
         )
         return [tuple(row) for row in rows]
 
