@@ -30,13 +30,14 @@ memories), then searched with:
 * past the limits (``refused_*``): a 64 KB query of dotted tokens, a 1 MiB one, and
   ``MAX_QUERIES + 1`` queries: each must be refused with ``query_too_long``.
 
-Each shape reports wall p50 / p95 / max in ms, the same of this process's CPU time
-(``cpu``: every thread), and ``beyond_ordinary_p50_ms`` / ``beyond_ordinary_cpu_p50_ms``
-(its p50 less the ordinary p50). The target is at most ``TARGET_BEYOND_MS`` (50 ms)
-of work beyond an ordinary search for every shape at 10,000 memories: judged on CPU
-time on SQLite, where this process does all the work (a busy machine stretches the
-wall clock, not the work), and on the wall clock on PostgreSQL, whose server works
-beside it. The searches of every shape are interleaved in one shuffled sequence.
+Each shape reports wall p50 / p95 / max in ms, the same of the CPU time of the work
+(``cpu``: this process, every thread, and with ``--pgserver`` the server's processes),
+and ``beyond_ordinary_p50_ms`` / ``beyond_ordinary_cpu_p50_ms`` (its p50 less the
+ordinary p50). The target is at most ``TARGET_BEYOND_MS`` (50 ms) of work beyond an
+ordinary search for every shape at 10,000 memories, judged on the CPU time (a busy
+machine stretches the wall clock, not the work), except on a server given by
+``--database-url``, whose work cannot be seen from here: there on the wall clock. The
+searches of every shape are interleaved in one shuffled sequence.
 
 With ``--database-url`` the store is the schema ``bench_query_limits`` of that
 database (dropped and made again); ``--pgserver`` starts a private PostgreSQL from the
@@ -76,6 +77,7 @@ from store import (  # noqa: E402
     log,
     machine,
     make_queries,
+    process_cpu_s,
     source_state,
     summary_ms,
 )
@@ -161,11 +163,35 @@ REFUSED: dict[str, Callable[[], list[str]]] = {
 }
 
 
-def timed_search(service: retain.MemoryService, queries: Sequence[str]) -> tuple[float, float, int]:
-    """Wall seconds, CPU seconds of this process (every thread) and hits of one search."""
-    cpu, start = time.process_time(), time.perf_counter()
+def timed_search(
+    service: retain.MemoryService, queries: Sequence[str], work: Callable[[], float]
+) -> tuple[float, float, int]:
+    """Wall seconds, CPU seconds of the work (``work()`` before and after) and hits."""
+    cpu, start = work(), time.perf_counter()
     result = service.search(list(queries))
-    return time.perf_counter() - start, time.process_time() - cpu, len(result.hits)
+    return time.perf_counter() - start, work() - cpu, len(result.hits)
+
+
+def server_cpu(pgdata: Path) -> Callable[[], float]:
+    """CPU seconds of a local PostgreSQL's processes (the postmaster and its children),
+    read from ``/proc``: the server's share of a search's work."""
+    postmaster = int((pgdata / "postmaster.pid").read_text(encoding="ascii").split()[0])
+
+    def used() -> float:
+        total = 0.0
+        for entry in os.scandir("/proc"):
+            if not entry.name.isdigit():
+                continue
+            try:
+                text = Path(entry.path, "stat").read_text(encoding="ascii")
+            except OSError:
+                continue
+            parent = int(text.rsplit(")", 1)[1].split()[1])
+            if postmaster in (parent, int(entry.name)):
+                total += process_cpu_s(int(entry.name))
+        return total
+
+    return used
 
 
 @contextmanager
@@ -186,7 +212,9 @@ def with_schema(url: str) -> str:
     return f"{url}{'&' if '?' in url else '?'}schema={SCHEMA}"
 
 
-def run(args: argparse.Namespace, home: Path, url: str | None) -> dict[str, Any]:
+def run(
+    args: argparse.Namespace, home: Path, url: str | None, server: Callable[[], float] | None
+) -> dict[str, Any]:
     corpus = Corpus(args.seed)
     directory = home / "store"
     directory.mkdir(parents=True, exist_ok=True)
@@ -208,6 +236,7 @@ def run(args: argparse.Namespace, home: Path, url: str | None) -> dict[str, Any]
     for query in ordinary[:20]:  # warm: the vectors are read, the embedder loaded
         service.search(query)
     shapes = Shapes(corpus, args.seed).every()
+    work = time.process_time if server is None else lambda: time.process_time() + server()
     seconds: dict[str, list[float]] = {name: [] for name in ("ordinary", *shapes)}
     cpu: dict[str, list[float]] = {name: [] for name in seconds}
     hits: dict[str, list[int]] = {name: [] for name in seconds}
@@ -218,7 +247,7 @@ def run(args: argparse.Namespace, home: Path, url: str | None) -> dict[str, Any]
         jobs.extend((name, make()) for name, make in shapes.items())
     rng.shuffle(jobs)  # interleaved, so a slow spell of the machine falls on every shape
     for name, queries in jobs:
-        elapsed, used, found = timed_search(service, queries)
+        elapsed, used, found = timed_search(service, queries, work)
         seconds[name].append(elapsed)
         cpu[name].append(used)
         hits[name].append(found)
@@ -252,9 +281,10 @@ def run(args: argparse.Namespace, home: Path, url: str | None) -> dict[str, Any]
             "chars": sum(len(q) for q in queries),
         }
     service.close()
-    # The target is work: this process's CPU on SQLite (it does all of it), the wall
-    # clock on PostgreSQL (the server works beside it).
-    judged = "beyond_ordinary_p50_ms" if url else "beyond_ordinary_cpu_p50_ms"
+    # The target is work: the CPU time of this process and, on a local server, the
+    # server's; the wall clock on a server elsewhere, whose work cannot be seen from here.
+    remote = url is not None and server is None
+    judged = "beyond_ordinary_p50_ms" if remote else "beyond_ordinary_cpu_p50_ms"
     worst = max(results[name][judged] for name in shapes)
     return {
         "searches": results,
@@ -305,13 +335,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             with pgserver(home / "pgdata") as base:
                 url = with_schema(base)
                 backend = {"backend": "postgresql (pgserver)", **server_info(url)}
-                measured = run(args, home, url)
+                measured = run(args, home, url, server_cpu(home / "pgdata"))
         elif args.database_url:
             url = with_schema(args.database_url)
             backend = {"backend": "postgresql", **server_info(url)}
-            measured = run(args, home, url)
+            measured = run(args, home, url, None)
         else:
-            measured = run(args, home, None)
+            measured = run(args, home, None, None)
     finally:
         if temporary:
             shutil.rmtree(home, ignore_errors=True)
