@@ -1519,7 +1519,8 @@ def test_search_results_carry_enough_to_act_on(retain: Retain) -> None:
     retain.ok("add", "handbook", "-d", "Deploy handbook", "--body", "deploy " * 100)
     retain.ok("add", "handbook", "--force", "--verified")
     hits = {m["name"]: m for m in retain.json("search", "deploy")["memories"]}
-    assert set(hits) == {"handbook"}  # an expired memory is searched only with --expired
+    assert set(hits) == {"handbook", "freeze"}  # an expired memory is found, marked
+    assert (hits["freeze"]["expired"], hits["handbook"]["expired"]) == (True, False)
     (freeze,) = retain.json("search", "deploy", "--expired")["memories"]
     assert freeze["body"] == "No deploys"
     assert (freeze["expired"], freeze["verified"]) == (True, False)
@@ -1531,8 +1532,9 @@ def test_search_results_carry_enough_to_act_on(retain: Retain) -> None:
     assert handbook["verified"] is True
     rows = retain.ok("search", "deploy").stdout.splitlines()
     assert "verified" in next(line for line in rows if "handbook" in line)
-    rows = retain.ok("search", "deploy", "--expired").stdout.splitlines()
-    assert "expired" in next(line for line in rows if "freeze" in line)
+    for flags in ((), ("--expired",)):
+        rows = retain.ok("search", "deploy", *flags).stdout.splitlines()
+        assert "expired" in next(line for line in rows if "freeze" in line)
 
 
 def test_search_without_queries_is_a_filtered_listing(retain: Retain) -> None:
