@@ -150,7 +150,8 @@ class SenseHits:
 
 @dataclass(slots=True)
 class Scans:
-    """The plain-text scans a search has left for the ``text`` sense."""
+    """The plain-text scans a search has left for the ``text`` sense (not frozen: the
+    search's queries draw on it in turn)."""
 
     left: int
 
