@@ -13,6 +13,7 @@ from tests.conftest import AxisEmbedder, ServiceFactory, store_state
 
 from retain import errors
 from retain.model import WriteRequest
+from retain.search import lexical
 from retain.search.lexical import SEMANTIC
 from retain.search.rank import gate_of
 from retain.search.vectors import BACKGROUND, VectorIndex
@@ -455,10 +456,14 @@ def test_an_embedder_failing_in_use_is_embedder_failed_and_nothing_lands(
         service.search("kitten")
 
 
-def test_a_very_long_query_is_searched(service: MemoryService) -> None:
+def test_a_query_at_the_limits_is_searched_and_a_longer_one_refused(
+    service: MemoryService,
+) -> None:
     service.write("pet", description="our tabby sleeps all day", subject="Tom")
-    query = " ".join(["tabby"] + [f"word{i}" for i in range(3000)])
+    query = " ".join(["tabby"] + [f"word{i}" for i in range(lexical.MAX_WORDS - 1)])
     assert [h.memory.name for h in service.search(query).hits] == ["pet"]
+    with pytest.raises(errors.QueryTooLong):
+        service.search(" ".join(["tabby"] + [f"word{i}" for i in range(3000)]))
 
 
 def test_the_int8_scan_is_within_its_margin_and_exact_wherever_the_gate_is_reached() -> None:
