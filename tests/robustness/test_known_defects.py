@@ -55,16 +55,9 @@ def test_a_known_defect_answers_or_refuses(
 
 
 def test_a_query_of_long_dotted_tokens_is_answered_or_refused_by_a_limit(
-    service: MemoryService, backend_name: str, request: pytest.FixtureRequest
+    service: MemoryService,
 ) -> None:
-    if backend_name == "sqlite":  # "LIKE or GLOB pattern too complex": store_error
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                raises=AssertionError,
-                reason="issue 14 defect 7 (long queries), fixed on branch query",
-            )
-        )
+    # It was SQLite's "LIKE or GLOB pattern too complex", a store_error (defect 7).
     svc = fresh(service)
     svc.write("kept", description="a kept note")
     query = "a.b" * 22_000  # one dotted token of 66 KB
