@@ -7,7 +7,9 @@ import multiprocessing
 import os
 import sqlite3
 import stat
+import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +24,7 @@ from tests.conftest import (
 )
 
 from retain import errors, ledger
-from retain.chrono import ManualClock
+from retain.chrono import ManualClock, stamp
 from retain.errors import StoreError
 from retain.model import WriteRequest
 from retain.search import rank
@@ -646,3 +648,93 @@ def test_postgres_a_large_write_stores_its_vectors_in_its_own_transaction(
     rows = _vector_rows(postgres_service)
     assert len(rows) == 5 and len({version for _, version, _ in rows.values()}) == 1
     assert _sums_match_the_vectors(postgres_service) and postgres_service.verify().ok
+
+
+class _SharedTicks:
+    """One clock for several threads: each reading is a millisecond after the last."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._t = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+
+    def now(self) -> datetime:
+        with self._lock:
+            self._t += timedelta(milliseconds=1)
+            return self._t
+
+    def local_tz(self) -> tzinfo:
+        return UTC
+
+
+def _tx_times(service: MemoryService) -> list[datetime]:
+    return [e.tx_time for e in service.backend.read(lambda tx: list(tx.iter_events()))]
+
+
+def test_concurrent_fact_writes_on_one_subject_all_land_in_time_order(
+    make_service: Any,
+) -> None:
+    clock = _SharedTicks()
+    writers, count = 4, 15
+    services = [make_service(clock=clock, principal=f"app:f{w}") for w in range(writers)]
+    start = threading.Barrier(writers)
+    refused: list[BaseException] = []
+
+    def write(w: int) -> None:
+        start.wait()
+        for i in range(count):
+            try:
+                services[w].fact_write("Ada", "city", f"city {w}-{i}")
+                services[w].write(f"n{w}-{i}", description=f"note {i} of writer {w}")
+            except errors.RetainError as exc:
+                refused.append(exc)
+
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(writers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert refused == []
+    history = services[0].fact_history("Ada", "city")
+    assert len(history) == writers * count
+    times = _tx_times(services[0])
+    assert times == sorted(times)
+    assert services[0].verify().ok
+
+
+def test_a_clock_set_back_never_stamps_an_event_before_the_last(
+    service: MemoryService, clock: ManualClock
+) -> None:
+    first = service.write("a", description="a").memory
+    clock.current -= timedelta(hours=1)
+    second = service.write("b", description="b").memory
+    assert second.created_at == first.created_at  # the log's last time, not the clock's
+    times = _tx_times(service)
+    assert times == sorted(times) and times[-1] == first.created_at
+    assert service.verify().ok
+
+
+def test_verify_detects_transaction_times_that_run_backwards(
+    service: MemoryService, clock: ManualClock
+) -> None:
+    service.write("a", description="a")
+    assert service.verify().ok
+    seq, head = service.backend.read(lambda tx: tx.chain_head())
+    forged = ledger.seal(
+        prev_seq=seq, prev_hash=head, event_id="forged", realm=service.realm, memory_id=None,
+        kind="project_add", tx_time=clock.now() - timedelta(minutes=5), principal="app:x",
+        reason="", payload={"project": "p"},
+    )  # fmt: skip
+    raw_sql(
+        service,
+        "INSERT INTO events(seq, event_id, realm, memory_id, kind, tx_time, principal, reason, "
+        "payload, payload_digest, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (forged.seq, forged.event_id, forged.realm, None, forged.kind, stamp(forged.tx_time),
+         forged.principal, "", forged.payload, forged.payload_digest, forged.prev_hash,
+         forged.hash),
+    )  # fmt: skip
+    report = service.verify()
+    assert not report.ok and not report.chain_ok
+    assert report.problems == (
+        f"event chain broken: event {seq + 1} is stamped {stamp(forged.tx_time)}, before event "
+        f"{seq} ({stamp(clock.now())}): the log's times run backwards",
+    )

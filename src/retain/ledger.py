@@ -2,7 +2,8 @@
 
 Each event's hash covers the previous hash, its own header fields and the
 SHA-256 digest of its payload — not the payload itself — so a later erasure
-can blank a payload and the chain still verifies.
+can blank a payload and the chain still verifies. The events' transaction times do
+not decrease along the chain.
 
     hash = sha256(prev_hash | seq | event_id | realm | memory_id | kind |
                   tx_time | principal | reason | payload_digest)
@@ -117,12 +118,24 @@ class ChainCheck:
 
 
 def check_chain(events: Iterable[Event]) -> ChainCheck:
-    """Walk the log in ``seq`` order and recompute every link."""
+    """Walk the log in ``seq`` order and recompute every link; the transaction times
+    must not run backwards (a write reads the time once it holds the write lock, never
+    before its predecessor's)."""
     prev_hash = GENESIS
+    prev_time: datetime | None = None
     expected_seq = 1
     count = 0
     for event in events:
         count += 1
+        if prev_time is not None and event.tx_time < prev_time:
+            return ChainCheck(
+                False,
+                count,
+                prev_hash,
+                f"event {event.seq} is stamped {stamp(event.tx_time)}, before event "
+                f"{event.seq - 1} ({stamp(prev_time)}): the log's times run backwards",
+            )
+        prev_time = event.tx_time
         if event.seq != expected_seq:
             return ChainCheck(False, count, prev_hash, f"event seq {event.seq} follows a gap")
         if event.prev_hash != prev_hash:

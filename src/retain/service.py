@@ -125,6 +125,7 @@ from retain.storage.base import (
 )
 
 T = TypeVar("T")
+_Draft = Callable[[Agent, datetime, Memory | None], Memory]  # an agent's memory, made later
 Progress = Callable[[str, int, int], None]
 """A long operation reports ``(phase, done, total)`` through one of these."""
 
@@ -283,7 +284,7 @@ class MemoryService:
         """Create this service's realm, once, with its event."""
         if tx.realm_exists(self.realm):  # another process was first
             return
-        now = self._now()
+        now = self._tx_now(tx)
         tx.ensure_realm(self.realm, stamp(now))
         self._event(tx, "realm_add", {"realm": self.realm}, when=now)
 
@@ -300,8 +301,7 @@ class MemoryService:
         claimed = [c for f in legacy.pending(directory) if (c := legacy.claim(f)) is not None]
         if not claimed:
             return None
-        now = self._now()
-        files: list[tuple[Path, str, list[Memory]]] = []  # claimed file, its digest, records
+        files: list[tuple[Path, str, list[_Draft]]] = []  # claimed file, its digest, records
         problems: list[legacy.Problem] = []
         for path in claimed:
             name = legacy.identity_of(path)
@@ -316,26 +316,28 @@ class MemoryService:
                 legacy.finish(path, imported=False)
                 continue
             problems += [legacy.Problem(file, line, reason) for line, reason in bad]
-            author = agent_scope(name)
-            memories = []
+            drafts = []
             for record in records:
                 try:
-                    make = self._draft(record.text, None, None, None, None, None, None)
+                    drafts.append(self._draft(record.text, None, None, None, None, None, None))
                 except RetainError as exc:
                     problems.append(legacy.Problem(file, record.line, exc.message))
-                    continue
-                made = make(Agent(name, now), now, None)
-                memories.append(replace(made, author=author, trust=_trust_of(author)))
-            files.append((path, hashlib.sha256(raw).hexdigest(), memories))
+            files.append((path, hashlib.sha256(raw).hexdigest(), drafts))
 
         by = legacy.PRINCIPAL  # the import is the system's act, whoever opened the store
 
-        def run(tx: Transaction) -> legacy.Report:
+        def run(tx: Transaction, now: datetime) -> legacy.Report:
             added: list[str] = []
             imported = 0
             again: list[legacy.Problem] = []
-            for path, digest, memories in files:
+            for path, digest, drafts in files:
                 name = legacy.identity_of(path)
+                author = agent_scope(name)
+                trust = _trust_of(author)
+                memories = [
+                    replace(make(Agent(name, now), now, None), author=author, trust=trust)
+                    for make in drafts
+                ]
                 if tx.legacy_imported(self.realm, name, digest):
                     again.append(legacy.Problem(legacy.source_name(path), 0, legacy.ALREADY))
                     continue
@@ -357,7 +359,7 @@ class MemoryService:
             return report
 
         try:
-            report = self.backend.write(run) if files else None
+            report = self._write(run) if files else None
         except RetainError as exc:  # the store refused: nothing landed, the files stay
             for path, _, _ in files:
                 legacy.finish(path, imported=False)
@@ -384,6 +386,20 @@ class MemoryService:
 
     def _now(self) -> datetime:
         return self.clock.now()
+
+    def _tx_now(self, tx: Transaction) -> datetime:
+        """The instant of a write, read once its transaction holds the write lock: the
+        clock, or the last event's time if the clock reads earlier (it was set back, or
+        another host's runs behind), so that the log's times never run backwards."""
+        now = self.clock.now()
+        last = tx.last_tx_time()
+        return last if last is not None and last > now else now
+
+    def _write(self, fn: Callable[[Transaction, datetime], T]) -> T:
+        """``fn`` in a write transaction, given the instant of the write (``_tx_now``):
+        every row and event it stamps carries that one instant, taken inside the lock, so
+        that a writer who waited for the lock never stamps a time before its predecessor's."""
+        return self.backend.write(lambda tx: fn(tx, self._tx_now(tx)))
 
     @property
     def embedder(self) -> LoadedEmbedder:
@@ -477,9 +493,8 @@ class MemoryService:
 
     def add_project(self, name: str) -> Project:
         fields.name(name, what="project")
-        now = self._now()
 
-        def run(tx: Transaction) -> Project:
+        def run(tx: Transaction, now: datetime) -> Project:
             if tx.get_project(self.realm, name) is not None:
                 raise ProjectExists(
                     f"project {name!r} already exists",
@@ -490,16 +505,15 @@ class MemoryService:
             self._event(tx, "project_add", {"project": name}, when=now)
             return Project(name, now)
 
-        return self.backend.write(run)
+        return self._write(run)
 
     # -- agents and teams ---------------------------------------------------------------
 
     def add_agent(self, name: str) -> Agent:
         """Register an agent identity in this realm (its scope is ``agent:<name>``)."""
         fields.name(name, what="agent")
-        now = self._now()
 
-        def run(tx: Transaction) -> Agent:
+        def run(tx: Transaction, now: datetime) -> Agent:
             if tx.get_agent(self.realm, name) is not None:
                 raise AgentExists(
                     f"agent {name!r} is already registered",
@@ -510,7 +524,7 @@ class MemoryService:
             self._event(tx, "agent_add", {"agent": name}, when=now)
             return Agent(name, now)
 
-        return self.backend.write(run)
+        return self._write(run)
 
     def list_agents(self) -> list[Agent]:
         return self.backend.read(lambda tx: tx.list_agents(self.realm))
@@ -518,9 +532,8 @@ class MemoryService:
     def add_team(self, name: str) -> Team:
         """Create a team: a group of agents that shares the scope ``team:<name>``."""
         fields.name(name, what="team")
-        now = self._now()
 
-        def run(tx: Transaction) -> Team:
+        def run(tx: Transaction, now: datetime) -> Team:
             if tx.get_team(self.realm, name) is not None:
                 raise TeamExists(
                     f"team {name!r} already exists",
@@ -531,7 +544,7 @@ class MemoryService:
             self._event(tx, "team_add", {"team": name}, when=now)
             return Team(name, now)
 
-        return self.backend.write(run)
+        return self._write(run)
 
     def list_teams(self) -> list[Team]:
         return self.backend.read(lambda tx: tx.list_teams(self.realm))
@@ -540,9 +553,8 @@ class MemoryService:
         """Put a registered agent in a team; (the team, whether it joined just now)."""
         fields.name(team, what="team")
         fields.name(agent, what="agent")
-        now = self._now()
 
-        def run(tx: Transaction) -> tuple[Team, bool]:
+        def run(tx: Transaction, now: datetime) -> tuple[Team, bool]:
             self._require_team(tx, team)
             self._require_agent(tx, agent)
             joined = tx.add_member(self.realm, team, agent, stamp(now))
@@ -552,7 +564,7 @@ class MemoryService:
             assert found is not None
             return found, joined
 
-        return self.backend.write(run)
+        return self._write(run)
 
     def _require_agent(self, tx: Transaction, agent: str) -> Agent:
         """The registered agent of that name, or the refusal."""
@@ -651,13 +663,12 @@ class MemoryService:
         line stands for one.
         """
         draft = self._draft(text, description, tags, priority, subject, thread, valid_from)
-        now = self._now()
 
-        def run(tx: Transaction) -> Memory:
+        def run(tx: Transaction, now: datetime) -> Memory:
             agent = self._agent(tx, "remember")
             return self._record(tx, draft(agent, now, None), now)
 
-        return self.backend.write(run)
+        return self._write(run)
 
     def update(
         self,
@@ -681,9 +692,8 @@ class MemoryService:
         """
         fields.text(memory_id, "id")
         draft = self._draft(text, description, tags, priority, subject, thread, valid_from)
-        now = self._now()
 
-        def run(tx: Transaction) -> Memory:
+        def run(tx: Transaction, now: datetime) -> Memory:
             agent = self._agent(tx, "update")
             old = self._own(tx, agent, memory_id, "update")
             retired = replace(old, status=Status.SUPERSEDED, updated_at=now)
@@ -692,7 +702,7 @@ class MemoryService:
             self._event(tx, "supersede", self._payload(retired, now), memory_id=old.id, when=now)
             return new
 
-        return self.backend.write(run)
+        return self._write(run)
 
     def _draft(
         self,
@@ -882,9 +892,8 @@ class MemoryService:
         """
         fields.text(memory_id, "id")
         fields.text(reason, "reason")
-        now = self._now()
 
-        def run(tx: Transaction) -> Memory:
+        def run(tx: Transaction, now: datetime) -> Memory:
             agent = self._agent(tx, "forget")
             memory = self._own(tx, agent, memory_id, "forget")
             forgotten = replace(memory, status=Status.FORGOTTEN, updated_at=now)
@@ -899,7 +908,7 @@ class MemoryService:
             )
             return forgotten
 
-        return self.backend.write(run)
+        return self._write(run)
 
     def propose(
         self,
@@ -921,9 +930,8 @@ class MemoryService:
         fields.text(evidence, "evidence")
         if not isinstance(target, str):
             raise InvalidValue("target must be text", remedy="pass global or team:NAME")
-        now = self._now()
 
-        def run(tx: Transaction) -> Proposal:
+        def run(tx: Transaction, now: datetime) -> Proposal:
             agent = self._agent(tx, "propose")
             team = target.removeprefix(TEAM_PREFIX) if target.startswith(TEAM_PREFIX) else None
             if target != GLOBAL_SCOPE and team is None:
@@ -962,7 +970,7 @@ class MemoryService:
             )  # fmt: skip
             return proposal
 
-        return self.backend.write(run)
+        return self._write(run)
 
     def list_proposals(self, *, status: str | None = None) -> list[Proposal]:
         """The realm's proposals, oldest first; ``status`` keeps one status ("open"). An
@@ -1002,15 +1010,14 @@ class MemoryService:
         when = (
             parse_optional_stamp(parse_valid_from(valid_from, self.clock)) if valid_from else None
         )
-        now = self._now()
-        if when is not None and when > now:
+        if when is not None and when > self._now():
             raise InvalidValue(
                 f"a fact records what holds, and {stamp(when)} is still to come",
                 remedy="write the value when it starts to hold (a plan can be a note until then)",
                 field="valid_from",
             )
 
-        def run(tx: Transaction) -> FactChange:
+        def run(tx: Transaction, now: datetime) -> FactChange:
             scope = self._fact_scope(tx, project, "write")
             current = self._current_fact(tx, scope, subject, predicate)
             if current is not None and current.body == value and when in (None, current.valid_from):
@@ -1045,7 +1052,7 @@ class MemoryService:
                 )  # fmt: skip
             return _change(fact, ended, now)
 
-        return self.backend.write(run)
+        return self._write(run)
 
     def fact_read(
         self,
@@ -1097,9 +1104,8 @@ class MemoryService:
         """
         subject, predicate = _fact_subject(subject), fields.predicate(predicate)
         fields.text(reason, "reason")
-        now = self._now()
 
-        def run(tx: Transaction) -> FactChange:
+        def run(tx: Transaction, now: datetime) -> FactChange:
             scope = self._fact_scope(tx, project, "retract")
             current = self._current_fact(tx, scope, subject, predicate)
             if current is None:
@@ -1127,7 +1133,7 @@ class MemoryService:
                 )  # fmt: skip
             return _change(retracted, restored, now)
 
-        return self.backend.write(run)
+        return self._write(run)
 
     def _fact_scope(self, tx: Transaction, project: str | None, verb: str) -> str:
         """The tier a fact is written to or retracted from: an agent's own (an agent
@@ -1491,9 +1497,8 @@ class MemoryService:
 
     def rename_project(self, old: str, new: str) -> Project:
         fields.name(new, what="project")
-        now = self._now()
 
-        def run(tx: Transaction) -> Project:
+        def run(tx: Transaction, now: datetime) -> Project:
             self._require_project(tx, old)
             if tx.get_project(self.realm, new) is not None:
                 raise ProjectExists(
@@ -1507,12 +1512,11 @@ class MemoryService:
             assert project is not None
             return replace(project, memory_count=moved)
 
-        return self.backend.write(run)
+        return self._write(run)
 
     def remove_project(self, name: str) -> None:
-        now = self._now()
 
-        def run(tx: Transaction) -> None:
+        def run(tx: Transaction, now: datetime) -> None:
             self._require_project(tx, name)
             remaining = tx.count_memories(self.realm, project_scope(name))
             if remaining:
@@ -1528,7 +1532,7 @@ class MemoryService:
             tx.delete_project(self.realm, name)
             self._event(tx, "project_remove", {"project": name}, when=now)
 
-        self.backend.write(run)
+        self._write(run)
 
     # -- writing ------------------------------------------------------------------
 
@@ -1551,10 +1555,9 @@ class MemoryService:
         """
         self._refuse_agent("write")
         requests = [self._normalized(request) for request in requests]
-        now = self._now()
-        now_stamp = stamp(now)
 
-        def run(tx: Transaction) -> list[WriteResult]:
+        def run(tx: Transaction, now: datetime) -> list[WriteResult]:
+            now_stamp = stamp(now)
             inline = _Inline(tx.inline_entries(self.realm, now_stamp))
             staged = _Staged()
             rekey = key.Rekey()
@@ -1569,7 +1572,7 @@ class MemoryService:
             self._rekey(tx, rekey, progress=reporter)
             return results
 
-        return self.backend.write(run)
+        return self._write(run)
 
     def _normalized(self, r: WriteRequest) -> WriteRequest:
         """The request checked field by field, in stored form (refused before any I/O).
@@ -1853,10 +1856,9 @@ class MemoryService:
                 remedy="give the exact text to find in the body",
                 field="old",
             )
-        now = self._now()
-        now_stamp = stamp(now)
 
-        def run(tx: Transaction) -> EditResult:
+        def run(tx: Transaction, now: datetime) -> EditResult:
+            now_stamp = stamp(now)
             current = self._locate(tx, name, project)
             found = current.body.count(old)
             if found == 0:
@@ -1902,7 +1904,7 @@ class MemoryService:
                 excerpt=_excerpt(body, start, len(new)),
             )
 
-        return self.backend.write(run)
+        return self._write(run)
 
     # -- reading ------------------------------------------------------------------------
 
@@ -1936,9 +1938,8 @@ class MemoryService:
                 remedy="pass 0 or a continuation offset a read returned",
                 field="offset",
             )
-        now = self._now()
 
-        def run(tx: Transaction) -> ReadResult:
+        def run(tx: Transaction, now: datetime) -> ReadResult:
             memory = self._locate(tx, name, project)
             if offset > len(memory.body):
                 raise InvalidValue(
@@ -1970,7 +1971,7 @@ class MemoryService:
                 referenced_by=self._referenced_by(tx, memory),
             )
 
-        return self.backend.write(run)
+        return self._write(run)
 
     @staticmethod
     def caption(memory: Memory, now: datetime) -> str:
@@ -2297,9 +2298,8 @@ class MemoryService:
     def delete(self, name: str, *, project: str | None = None) -> DeleteResult:
         """Remove a memory; memories that referenced it keep their references."""
         self._refuse_agent("delete")
-        now = self._now()
 
-        def run(tx: Transaction) -> DeleteResult:
+        def run(tx: Transaction, now: datetime) -> DeleteResult:
             memory = self._locate(tx, name, project)
             cited = self._referenced_by(tx, memory)
             rekey = key.Rekey()
@@ -2309,7 +2309,7 @@ class MemoryService:
             self._event(tx, "delete", self._payload(memory, now), memory_id=memory.id, when=now)
             return DeleteResult(memory, cited)
 
-        return self.backend.write(run)
+        return self._write(run)
 
     # -- export / import ---------------------------------------------------------------
 

@@ -723,6 +723,9 @@ class PostgresTransaction(SqlStatements):
         )  # fmt: skip
         self._head = (event.seq, event.hash)
 
+    def _flush(self) -> None:
+        self.flush_events()
+
     def flush_events(self) -> None:
         """Insert the events appended since the last flush, in one statement (before the
         log is read, and before the transaction commits)."""

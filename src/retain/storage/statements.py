@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 
 from retain.chrono import parse_stamp, stamp
@@ -308,6 +309,15 @@ class SqlStatements(ABC):
     def vector_nums(self, model: str) -> set[int]:
         rows = self._rows("SELECT memory_num FROM memory_vectors WHERE model = %s", (model,))
         return {r[0] for r in rows}
+
+    def last_tx_time(self) -> datetime | None:
+        """The transaction time of the log's last event (None for an empty log)."""
+        self._flush()
+        row = self._one("SELECT tx_time FROM events ORDER BY seq DESC LIMIT 1")
+        return parse_stamp(row[0]) if row else None
+
+    def _flush(self) -> None:  # noqa: B027 (a hook: most engines hold nothing back)
+        """Write what this transaction holds back (PostgreSQL's appended events)."""
 
     def chain_head(self) -> tuple[int, str]:
         if self._head is not None:
