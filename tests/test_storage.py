@@ -629,11 +629,55 @@ def test_postgres_write_whose_vectors_fail_to_store_says_it_landed(
     with pytest.raises(StoreError, match="the write landed, but storing its vectors failed"):
         postgres_service.write("a", description="a note about the garden")
     assert [m.name for m in postgres_service.list_memories()] == ["a"]
-    report = postgres_service.verify()
-    missing = "1 of the store's 1 memories have no vector"
-    assert not report.ok and any(missing in p for p in report.problems)
+    report = postgres_service.verify()  # work under way, not damage
+    assert report.ok and report.vectors == 0 and report.pending_vectors == 1
     monkeypatch.undo()
     assert postgres_service.verify(rebuild=True).ok
+
+
+@pytest.mark.parametrize(
+    "writer_gone",
+    [
+        "UPDATE vectors_pending SET pid = 0",  # its connection closed: the process died
+        "UPDATE vectors_pending SET since = since - interval '1 hour'",  # it failed, long ago
+    ],
+)
+def test_postgres_vectors_a_writer_never_stored_are_made_by_the_next_write(
+    postgres_service: MemoryService, monkeypatch: pytest.MonkeyPatch, writer_gone: str
+) -> None:
+    import psycopg
+
+    from retain.storage import postgres as module
+
+    service = postgres_service
+    stored = module.store_vectors
+
+    def die(con: object, pending: object) -> None:  # between the commit and the vectors
+        raise psycopg.OperationalError("the writer died")
+
+    monkeypatch.setattr(module, "store_vectors", die)
+    with pytest.raises(StoreError):
+        service.write("a", description="a note about the garden")
+    monkeypatch.setattr(module, "store_vectors", stored)
+    service.write("b", description="a note about the kitchen")  # the writer may yet store
+    report = service.verify()
+    assert report.ok and (report.vectors, report.pending_vectors) == (1, 1)
+    raw_sql(service, writer_gone)
+    service.write("c", description="a note about the cellar")
+    report = service.verify()
+    assert report.ok and (report.vectors, report.pending_vectors) == (3, 0)
+    assert raw_sql(service, "SELECT count(*) FROM vectors_pending") == [(0,)]
+    assert [h.memory.name for h in service.search("garden").hits][:1] == ["a"]
+
+
+def test_postgres_a_vector_missing_with_no_write_pending_is_a_problem(
+    postgres_service: MemoryService,
+) -> None:
+    postgres_service.write("a", description="a note about the garden")
+    postgres_service.backend.write(lambda tx: tx._execute("DELETE FROM memory_vectors"))
+    report = postgres_service.verify()
+    assert not report.ok and report.pending_vectors == 0
+    assert any("1 of the store's 1 memories have no vector" in p for p in report.problems)
 
 
 def test_postgres_a_large_write_stores_its_vectors_in_its_own_transaction(

@@ -572,6 +572,7 @@ class VerifyReport:
     problems: tuple[str, ...]
     rebuilt: bool = False
     vectors: int = 0
+    pending_vectors: int = 0  # vectors a committed write has yet to store: work, not damage
 
 
 @dataclass(frozen=True, slots=True)

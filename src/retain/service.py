@@ -130,6 +130,7 @@ Progress = Callable[[str, int, int], None]
 """A long operation reports ``(phase, done, total)`` through one of these."""
 
 READ_PAGE_CHARS = 16_000
+HEAL_PAGE = 200  # memories whose lost vectors one write makes again, at most
 TALLIES_KEPT = 64  # views whose counts a service remembers
 INDEX_FIRST_PAGE = 100  # index memories read first; the rest only when all of them fit
 RECALL_SLACK = 8  # turn recall asks for this many more than it quotes (inline ones are skipped)
@@ -398,8 +399,25 @@ class MemoryService:
     def _write(self, fn: Callable[[Transaction, datetime], T]) -> T:
         """``fn`` in a write transaction, given the instant of the write (``_tx_now``):
         every row and event it stamps carries that one instant, taken inside the lock, so
-        that a writer who waited for the lock never stamps a time before its predecessor's."""
-        return self.backend.write(lambda tx: fn(tx, self._tx_now(tx)))
+        that a writer who waited for the lock never stamps a time before its predecessor's.
+        The write then heals what an earlier writer left undone (``_heal``)."""
+
+        def run(tx: Transaction) -> T:
+            result = fn(tx, self._tx_now(tx))
+            self._heal(tx)
+            return result
+
+        return self.backend.write(run)
+
+    def _heal(self, tx: Transaction) -> None:
+        """Make again the search keys of memories whose vectors a writer was to store
+        after its commit and never did (PostgreSQL: it died, or failed, in between)."""
+        stale = tx.stale_vectors(HEAL_PAGE)
+        if stale:
+            rekey = key.Rekey()
+            for memory_id in stale:
+                rekey.touch(memory_id)
+            self._rekey(tx, rekey)
 
     @property
     def embedder(self) -> LoadedEmbedder:
@@ -2386,27 +2404,31 @@ class MemoryService:
         # Vectors are counted over the whole store (a reindex covers every realm); with no
         # embedder configured there are none to expect.
 
-        def chain(tx: Transaction) -> tuple[int, int, int, int, ledger.ChainCheck]:
+        def chain(tx: Transaction) -> tuple[int, int, int, int, int, ledger.ChainCheck]:
             total = tx.count_events()
             events = tx.iter_events()
             if progress is not None:
                 events = _reporting(events, "chain", total, progress)
             everywhere = tx.count_memories(None)
             vectored = tx.vector_count(model) if model is not None else 0
+            pending = tx.pending_vectors(model) if model is not None else 0
             return (
                 tx.count_memories(self.realm),
                 everywhere,
                 vectored,
+                pending,
                 total,
                 ledger.check_chain(events),
             )
 
-        memories, everywhere, vectored, total, check = self.backend.read(chain)
+        memories, everywhere, vectored, pending, total, check = self.backend.read(chain)
         all_problems = list(problems)
-        if model is not None and vectored != everywhere:
+        # A vector a committed write has yet to store (or a later write to make again) is
+        # work under way, not damage.
+        missing = everywhere - vectored - pending
+        if model is not None and missing > 0:
             all_problems.append(
-                f"{everywhere - vectored} of the store's {everywhere} memories have no vector "
-                f"of {model}"
+                f"{missing} of the store's {everywhere} memories have no vector of {model}"
             )
         if not check.ok:
             all_problems.append(f"event chain broken: {check.problem}")
@@ -2420,6 +2442,7 @@ class MemoryService:
             problems=tuple(all_problems),
             rebuilt=rebuild,
             vectors=vectored,
+            pending_vectors=min(pending, everywhere - vectored),
         )
 
     def migrate_to(self, target: Backend, *, progress: Progress | None = None) -> MigrateResult:

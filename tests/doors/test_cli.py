@@ -2065,6 +2065,7 @@ def test_verify_reports_a_sound_store(retain: Retain) -> None:
         "events": 3,
         "chain_ok": True,
         "vectors": 2,
+        "pending_vectors": 0,
         "problems": [],
         "rebuilt": False,
     }

@@ -1257,6 +1257,7 @@ def verify(rebuild: bool, home: Path | None, fmt: str) -> None:
                     "events": report.events,
                     "chain_ok": report.chain_ok,
                     "vectors": report.vectors,
+                    "pending_vectors": report.pending_vectors,
                     "problems": list(report.problems),
                     "rebuilt": report.rebuilt,
                 }
@@ -1269,6 +1270,12 @@ def verify(rebuild: bool, home: Path | None, fmt: str) -> None:
                 f"{report.vectors} vectors, {report.events} events.",
                 markup=False,
             )
+            if report.pending_vectors:
+                out.print(
+                    f"{report.pending_vectors} vectors pending: a write that landed is storing "
+                    "them, or the next write makes them.",
+                    markup=False,
+                )
             for problem in report.problems:
                 out.print(f"problem: {problem}", markup=False)
             if report.ok:

@@ -312,6 +312,17 @@ class Transaction(Protocol):
         ...
 
     def vector_nums(self, model: str) -> set[int]: ...
+
+    def stale_vectors(self, limit: int) -> list[str]:
+        """Memories whose vectors a write left to store after its commit and whose writer
+        never did (it died or failed in between): their ids, at most ``limit``."""
+        ...
+
+    def pending_vectors(self, model: str) -> int:
+        """Memories with no vector of ``model`` whose vectors a committed write has yet
+        to store (or a later write to make again)."""
+        ...
+
     def vector_count(self, model: str) -> int: ...
     def vector_counts(self, realm: str | None = None) -> dict[str, int]:
         """How many memories have a vector, by model."""

@@ -10,6 +10,9 @@ body C, context D; ``ts_rank_cd``), prefixes with ``:*``, plain text with ``ILIK
 ``strpos``; vectors with pgvector, an HNSW index per embedding model (``NativeVectors``),
 stored just after the write that made them commits, outside the write lock
 (``PendingVectors``, ``store_vectors``): the HNSW insert is most of a write's server time.
+The write records them in ``vectors_pending``, in its own transaction; a row its writer
+never cleared (it died, or failed, between the two) is made again by a later write
+(``stale_vectors``), and ``verify`` counts it as pending, not as a missing vector.
 
 A store is a schema of a database (``retain`` unless the URL's ``schema`` parameter
 names another), so one database can hold several stores.
@@ -88,6 +91,9 @@ POOL_SIZE = 8  # connections a process keeps, unless told ([postgres] pool_size)
 _SCHEMA_NAME = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 HNSW_EF_SEARCH = 100  # candidates an HNSW search keeps (pgvector's default is 40)
 DEFERRED_VECTORS_MAX = 10_000  # a write with more stores them in its own transaction
+# A write's vectors still to store this long after it committed, by a live connection:
+# its writer failed between the two, and the next write makes them.
+STALE_VECTORS_S = 30.0
 LOCK_TIMEOUT_MS = 10_000  # how long a writer waits for the write lock before it is busy
 CONNECT_TIMEOUT_S = 5
 _WRITE_LOCK = 7271  # with the schema's hash: the advisory lock a store's writers hold
@@ -168,6 +174,10 @@ def store_vectors(con: psycopg.Connection[Any], pending: PendingVectors) -> None
     rows = sorted(pending.vectors.items())  # in one order: concurrent writers do not deadlock
     if not rows:
         return
+    con.execute(  # what a later write left pending is that write's to store
+        "DELETE FROM vectors_pending WHERE memory_num = ANY(%s) AND version <= %s",
+        ([num for num, _ in rows], pending.version),
+    )
     con.execute(
         "INSERT INTO memory_vectors(memory_num, realm, model, dim, embedding, version) "
         "SELECT k.num, m.realm, k.model, k.dim, k.embedding::vector, %s "
@@ -621,6 +631,12 @@ class PostgresTransaction(SqlStatements):
         if self.pending is None:
             version = int(self._one("SELECT nextval('vector_versions')")[0])
             self.pending = PendingVectors(version, {})
+        self._execute(  # cleared by store_vectors; what stays is healed (stale_vectors)
+            "INSERT INTO vectors_pending(memory_num, version) SELECT unnest(%s::bigint[]), %s "
+            "ON CONFLICT (memory_num) DO UPDATE SET version = excluded.version, "
+            "pid = excluded.pid, since = excluded.since",
+            ([v.num for v in vectors], self.pending.version),
+        )
         self.pending.vectors.update((v.num, v) for v in vectors)
         if len(self.pending.vectors) > DEFERRED_VECTORS_MAX:  # a reindex, a large import
             store_vectors(self.con, self.pending)
@@ -677,6 +693,24 @@ class PostgresTransaction(SqlStatements):
         vecs, nums, dims, texts, realms = (list(column) for column in zip(*rows, strict=True))
         blobs = [_parse(text).astype("<f4").tobytes() for text in texts]
         return VectorRows(vecs[-1], nums, dims, realms, blobs)
+
+    def stale_vectors(self, limit: int) -> list[str]:
+        rows = self._rows(
+            "SELECT m.id FROM vectors_pending p JOIN memories m ON m.num = p.memory_num "
+            "WHERE p.since < clock_timestamp() - make_interval(secs => %s) "
+            "OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = p.pid) "
+            "ORDER BY p.memory_num LIMIT %s",
+            (STALE_VECTORS_S, limit),
+        )
+        return [r[0] for r in rows]
+
+    def pending_vectors(self, model: str) -> int:
+        row = self._one(
+            "SELECT count(*) FROM vectors_pending p WHERE NOT EXISTS "
+            "(SELECT 1 FROM memory_vectors v WHERE v.memory_num = p.memory_num AND v.model = %s)",
+            (model,),
+        )
+        return int(row[0])
 
     def vector_count(self, model: str) -> int:
         return int(self._one("SELECT count(*) FROM memory_vectors WHERE model = %s", (model,))[0])
@@ -902,7 +936,8 @@ class PostgresBackend:
             except StoreError as exc:
                 raise StoreError(
                     f"the write landed, but storing its vectors failed: {exc.message}",
-                    remedy="run `retain verify --rebuild` to make the missing vectors",
+                    remedy="nothing to redo: a later write makes them (verify counts them as "
+                    "pending until then)",
                     location=self.location,
                 ) from exc
         return result

@@ -270,9 +270,23 @@ CREATE TRIGGER memory_vectors_sums_move AFTER UPDATE ON memory_vectors
     FOR EACH STATEMENT EXECUTE FUNCTION retain_vector_sums_move();
 """
 
+# The vectors a write left to store after its commit, recorded in the write's own
+# transaction and cleared by the one that stores them: a row that stays is a writer that
+# died (its connection, ``pid``, is gone) or failed between the two (``since`` is old),
+# and the next write makes those vectors again (``MemoryService._heal``).
+_PENDING_VECTORS = """
+CREATE TABLE vectors_pending (
+    memory_num BIGINT PRIMARY KEY REFERENCES memories(num) ON DELETE CASCADE,
+    version BIGINT NOT NULL,
+    pid INTEGER NOT NULL DEFAULT pg_backend_pid(),
+    since TIMESTAMPTZ NOT NULL DEFAULT clock_timestamp()
+);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "deferred vectors", _DEFERRED_VECTORS),
+    Migration(3, "pending vectors", _PENDING_VECTORS),
 )
 
 

@@ -467,6 +467,12 @@ class SqliteTransaction(SqlStatements):
         vecs, nums, dims, blobs, realms = (list(column) for column in zip(*rows, strict=True))
         return VectorRows(vecs[-1], nums, dims, realms, blobs)
 
+    def stale_vectors(self, limit: int) -> list[str]:
+        return []  # vectors are stored in the write's own transaction
+
+    def pending_vectors(self, model: str) -> int:
+        return 0
+
     def vector_count(self, model: str) -> int:
         row = self.con.execute("SELECT count(*) FROM memory_vectors WHERE model = ?", (model,))
         return int(row.fetchone()[0])
