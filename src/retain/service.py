@@ -21,6 +21,7 @@ ranking, and export/import live in their own modules.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import threading
@@ -400,24 +401,34 @@ class MemoryService:
         """``fn`` in a write transaction, given the instant of the write (``_tx_now``):
         every row and event it stamps carries that one instant, taken inside the lock, so
         that a writer who waited for the lock never stamps a time before its predecessor's.
-        The write then heals what an earlier writer left undone (``_heal``)."""
+        If the write saw what an earlier writer left undone, it then heals it (``_heal``)."""
+        stale = False
 
         def run(tx: Transaction) -> T:
+            nonlocal stale
             result = fn(tx, self._tx_now(tx))
-            self._heal(tx)
+            stale = bool(tx.stale_vectors(1))
             return result
 
-        return self.backend.write(run)
-
-    def _heal(self, tx: Transaction) -> None:
-        """Make again the search keys of memories whose vectors a writer was to store
-        after its commit and never did (PostgreSQL: it died, or failed, in between)."""
-        stale = tx.stale_vectors(HEAL_PAGE)
+        result = self.backend.write(run)
         if stale:
+            self._heal()
+        return result
+
+    def _heal(self) -> None:
+        """Make again, in a transaction of its own, the search keys of memories whose
+        vectors a writer was to store after its commit and never did (PostgreSQL: it
+        died, or failed, in between). Best effort, apart from the write that saw them:
+        if it fails, the write stands and the next write tries again."""
+
+        def run(tx: Transaction) -> None:
             rekey = key.Rekey()
-            for memory_id in stale:
+            for memory_id in tx.stale_vectors(HEAL_PAGE):  # read again, under the lock
                 rekey.touch(memory_id)
             self._rekey(tx, rekey)
+
+        with contextlib.suppress(RetainError):
+            self.backend.write(run)
 
     @property
     def embedder(self) -> LoadedEmbedder:
