@@ -210,7 +210,7 @@ class PostgresTransaction(SqlStatements):
         common: set[str] | None = None,
     ) -> None:
         self.con = con
-        self._head: tuple[int, str] | None = None  # the chain head this transaction wrote
+        self._head: tuple[int, str] | None = None  # the chain head this transaction read or wrote
         self._indexed = indexed if indexed is not None else set()  # HNSW indexes made
         self._common = common if common is not None else set()  # terms known to be common
         self.pending: PendingVectors | None = None  # vectors to store once this commits

@@ -137,7 +137,7 @@ class SqliteTransaction(SqlStatements):
     def __init__(self, con: sqlite3.Connection, common: set[str]) -> None:
         self.con = con
         self.fts = FtsSearch(con, common)
-        self._head: tuple[int, str] | None = None  # the chain head this transaction wrote
+        self._head: tuple[int, str] | None = None  # the chain head this transaction read or wrote
 
     def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         return self.con.execute(_qmark(sql), args).fetchall()

@@ -25,7 +25,7 @@ R = TypeVar("R")
 class SqlStatements(ABC):
     """The part of a SQL transaction that is the same on SQLite and PostgreSQL."""
 
-    _head: tuple[int, str] | None  # the chain head this transaction wrote
+    _head: tuple[int, str] | None  # the chain head this transaction read or wrote
     # ``subject`` equal to a parameter ignoring case, as the engine's subject index has it
     _SUBJECT_IS: str
 
@@ -311,10 +311,14 @@ class SqlStatements(ABC):
         return {r[0] for r in rows}
 
     def last_tx_time(self) -> datetime | None:
-        """The transaction time of the log's last event (None for an empty log)."""
+        """The transaction time of the log's last event (None for an empty log). Read at
+        the start of a write, under its lock: the head it reads is the one the write's
+        first event follows, so ``chain_head`` need not read it again."""
         self._flush()
-        row = self._one("SELECT tx_time FROM events ORDER BY seq DESC LIMIT 1")
-        return parse_stamp(row[0]) if row else None
+        row = self._one("SELECT seq, hash, tx_time FROM events ORDER BY seq DESC LIMIT 1")
+        if self._head is None:
+            self._head = (int(row[0]), str(row[1])) if row else (0, GENESIS)
+        return parse_stamp(row[2]) if row else None
 
     def _flush(self) -> None:  # noqa: B027 (a hook: most engines hold nothing back)
         """Write what this transaction holds back (PostgreSQL's appended events)."""
