@@ -62,8 +62,24 @@ def test_migrations_are_recorded_once(tmp_path: Path) -> None:
     SqliteBackend(path).close()
     SqliteBackend(path).close()
     rows = sqlite3.connect(path).execute("SELECT version, name FROM schema_migrations").fetchall()
-    assert rows == [(1, "foundation"), (2, "retrieval"), (3, "identities"), (4, "context")]
-    assert latest_version() == 4
+    assert rows == [
+        (1, "foundation"),
+        (2, "retrieval"),
+        (3, "identities"),
+        (4, "context"),
+        (5, "successors"),
+    ]
+    assert latest_version() == 5
+
+
+def test_what_superseded_a_memory_is_found_by_index_not_by_a_scan(tmp_path: Path) -> None:
+    path = tmp_path / "retain.db"
+    SqliteBackend(path).close()
+    plan = sqlite3.connect(path).execute(
+        "EXPLAIN QUERY PLAN SELECT supersedes, id, status FROM memories WHERE supersedes IN (?)",
+        ("01ABC",),
+    )
+    assert any("memories_supersedes" in row[-1] for row in plan.fetchall())
 
 
 def test_a_store_from_a_newer_retain_is_refused(tmp_path: Path) -> None:

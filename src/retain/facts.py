@@ -11,7 +11,7 @@ any moment is derived from the rows.
 * It holds in the world from its ``valid_from`` (unknown: from when it was recorded)
   until the start of the first later version that took over from it and was believed at
   the moment asked about. So a retraction brings back, as of that moment, the value its
-  version ended.
+  version ended. That later version is its ``superseded_by``.
 """
 
 from __future__ import annotations
@@ -42,13 +42,15 @@ def as_known(versions: Sequence[Memory], known_at: datetime) -> list[Fact]:
         (v for v in versions if v.created_at <= known_at), key=lambda v: (v.created_at, v.id)
     )
     ends: dict[str, datetime] = {}
+    successors: dict[str, str] = {}  # the latest version believed to take over from each
     for version in recorded:
         gone = retracted_at(version)
         if version.supersedes is not None and (gone is None or gone > known_at):
             began = start(version)
+            successors[version.supersedes] = version.id
             if version.supersedes not in ends or began < ends[version.supersedes]:
                 ends[version.supersedes] = began
-    return [_fact(v, ends.get(v.id), known_at) for v in recorded]
+    return [_fact(v, ends.get(v.id), successors.get(v.id), known_at) for v in recorded]
 
 
 def holds(fact: Fact, valid_at: datetime, known_at: datetime) -> bool:
@@ -58,7 +60,9 @@ def holds(fact: Fact, valid_at: datetime, known_at: datetime) -> bool:
     return believed and began <= valid_at and (fact.valid_to is None or valid_at < fact.valid_to)
 
 
-def _fact(version: Memory, valid_to: datetime | None, known_at: datetime) -> Fact:
+def _fact(
+    version: Memory, valid_to: datetime | None, successor: str | None, known_at: datetime
+) -> Fact:
     gone = retracted_at(version)
     return Fact(
         id=version.id,
@@ -74,4 +78,5 @@ def _fact(version: Memory, valid_to: datetime | None, known_at: datetime) -> Fac
         trust=version.trust,
         status=version.status,
         supersedes=version.supersedes,
+        superseded_by=successor,
     )

@@ -73,7 +73,11 @@ def scope_project(scope: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Memory:
-    """One memory, every stored field."""
+    """One memory, every stored field, and ``superseded_by``: derived, never stored.
+
+    ``supersedes`` is the memory this one replaced (an agent's update, a fact's next
+    version); ``superseded_by``, on a superseded memory the service read, is the one
+    that replaced it (None on any other, and on one built outside a read)."""
 
     id: str
     realm: str
@@ -103,6 +107,7 @@ class Memory:
     read_count: int
     metadata: dict[str, Any] = field(default_factory=dict)
     thread: str | None = None
+    superseded_by: str | None = None
 
     @property
     def project(self) -> str | None:
@@ -154,6 +159,8 @@ class Memory:
             "valid_from": stamp(self.valid_from) if self.valid_from else None,
             "trust": self.trust.value,
             "status": self.status.value,
+            "supersedes": self.supersedes,
+            "superseded_by": self.superseded_by,
             "author": self.author,
             "created_at": stamp(self.created_at),
             "updated_at": stamp(self.updated_at),
@@ -518,6 +525,7 @@ class Fact:
     trust: Trust
     status: Status  # the row's status now
     supersedes: str | None
+    superseded_by: str | None = None  # the later version that took over, as known then
 
     @property
     def project(self) -> str | None:
@@ -539,6 +547,7 @@ class Fact:
             "trust": self.trust.value,
             "status": self.status.value,
             "supersedes": self.supersedes,
+            "superseded_by": self.superseded_by,
         }
 
 

@@ -493,9 +493,16 @@ class MemoryService:
         self._require_project(tx, project)
         return [GLOBAL_SCOPE, project_scope(project)]
 
-    def _locate(self, tx: Transaction, name: str, project: str | None) -> Memory:
+    def _locate(
+        self, tx: Transaction, name: str, project: str | None, *, unnamed: bool = False
+    ) -> Memory:
+        """The memory ``name`` names in the tiers ``project`` picks; with ``unnamed``, an
+        id names a memory without a name (an agent's own) the caller may read."""
         fields.name(name)
         found = tx.find_by_name(self.realm, name, self._scopes(tx, project))
+        if not found and unnamed and project is None:
+            by_id = self._unnamed(tx, name)
+            found = [by_id] if by_id is not None else []
         if not found:
             where = (
                 "any tier"
@@ -517,6 +524,32 @@ class MemoryService:
                 projects=tiers,
             )
         return found[0]
+
+    def _unnamed(self, tx: Transaction, memory_id: str) -> Memory | None:
+        """The memory of that id if it has no name and the caller may read it: an
+        operator reads every scope, an agent its own and its teams'."""
+        found = [m for m in tx.get_many([memory_id]) if m.realm == self.realm and m.name is None]
+        if not found:
+            return None
+        if self.principal.startswith(OPERATOR_PREFIX):
+            return found[0]
+        if self.identity is not None and found[0].scope in _identity_scopes(self._agent(tx, "get")):
+            return found[0]
+        return None
+
+    @staticmethod
+    def _linked(tx: Transaction, memories: Sequence[Memory]) -> list[Memory]:
+        """``memories``, each superseded one with ``superseded_by``: the latest memory
+        that took over from it and was not retracted (a retracted version was never
+        so; the one it ended is active again)."""
+        retired = [m.id for m in memories if m.status is Status.SUPERSEDED]
+        if not retired:
+            return list(memories)
+        latest: dict[str, str] = {}
+        for old, new, status in tx.successors(retired):
+            if status != Status.RETRACTED.value and new > latest.get(old, ""):
+                latest[old] = new  # ids sort by creation
+        return [replace(m, superseded_by=latest[m.id]) if m.id in latest else m for m in memories]
 
     # -- projects --------------------------------------------------------------------
 
@@ -725,9 +758,10 @@ class MemoryService:
         def run(tx: Transaction, now: datetime) -> Memory:
             agent = self._agent(tx, "update")
             old = self._own(tx, agent, memory_id, "update")
-            retired = replace(old, status=Status.SUPERSEDED, updated_at=now)
+            new = draft(agent, now, old)
+            retired = replace(old, status=Status.SUPERSEDED, updated_at=now, superseded_by=new.id)
             self._replace(tx, retired, old, "updated", remedy="recall it again and retry")
-            new = self._record(tx, draft(agent, now, old), now)
+            self._record(tx, new, now)
             self._event(tx, "supersede", self._payload(retired, now), memory_id=old.id, when=now)
             return new
 
@@ -1071,7 +1105,13 @@ class MemoryService:
             )
             ended = None
             if current is not None:
-                ended = replace(current, status=Status.SUPERSEDED, valid_to=began, updated_at=now)
+                ended = replace(
+                    current,
+                    status=Status.SUPERSEDED,
+                    valid_to=began,
+                    updated_at=now,
+                    superseded_by=fact.id,
+                )
                 self._replace(tx, ended, current, "written")
             self._record(tx, fact, now, reason=reason)
             if ended is not None:
@@ -1941,8 +1981,8 @@ class MemoryService:
         """Every field of a memory and what references it; counts as no read."""
 
         def run(tx: Transaction) -> Record:
-            memory = self._locate(tx, name, project)
-            return Record(memory, self._referenced_by(tx, memory))
+            memory = self._locate(tx, name, project, unnamed=True)
+            return Record(self._linked(tx, [memory])[0], self._referenced_by(tx, memory))
 
         return self.backend.read(run)
 
@@ -1969,7 +2009,7 @@ class MemoryService:
             )
 
         def run(tx: Transaction, now: datetime) -> ReadResult:
-            memory = self._locate(tx, name, project)
+            memory = self._linked(tx, [self._locate(tx, name, project, unnamed=True)])[0]
             if offset > len(memory.body):
                 raise InvalidValue(
                     f"offset {offset} is past the end of {name!r} ({len(memory.body)} characters)",
@@ -2037,7 +2077,7 @@ class MemoryService:
             where = self._filter(
                 tx, now, project, tag, referencing, unverified, expired, listing=True
             )
-            return tx.list_memories(where, limit, position)
+            return self._linked(tx, tx.list_memories(where, limit, position))
 
         return self.backend.read(run)
 

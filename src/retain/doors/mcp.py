@@ -143,6 +143,10 @@ class MemoryRecord(BaseModel):
     valid_from: str | None
     trust: str
     status: str
+    supersedes: str | None = Field(description="The id of the memory this one replaced.")
+    superseded_by: str | None = Field(
+        description="On a superseded memory: the id of the memory that replaced it."
+    )
     author: str
     created_at: str
     updated_at: str
@@ -231,7 +235,8 @@ class FactOut(BaseModel):
     author: str
     trust: str
     status: str
-    supersedes: str | None
+    supersedes: str | None = Field(description="The id of the version this one took over from.")
+    superseded_by: str | None = Field(description="The id of the version that took over from it.")
 
 
 class FactWriteOut(BaseModel):

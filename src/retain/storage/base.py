@@ -181,6 +181,11 @@ class Transaction(Protocol):
     # memories
     def find_by_name(self, realm: str, name: str, scopes: Sequence[str] | None) -> list[Memory]: ...
     def get_many(self, ids: Sequence[str]) -> list[Memory]: ...
+    def successors(self, ids: Sequence[str]) -> list[tuple[str, str, str]]:
+        """(the id it supersedes, id, status) of every memory whose ``supersedes`` is
+        one of ``ids``, in no order."""
+        ...
+
     def fact_versions(
         self, realm: str, scopes: Sequence[str], subject: str, predicate: str | None
     ) -> list[Memory]:

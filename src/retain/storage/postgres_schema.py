@@ -283,10 +283,16 @@ CREATE TABLE vectors_pending (
 );
 """
 
+# What superseded a memory is read by its id in ``supersedes``.
+_SUCCESSORS = """
+CREATE INDEX memories_supersedes ON memories(supersedes) WHERE supersedes IS NOT NULL;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "deferred vectors", _DEFERRED_VECTORS),
     Migration(3, "pending vectors", _PENDING_VECTORS),
+    Migration(4, "successors", _SUCCESSORS),
 )
 
 

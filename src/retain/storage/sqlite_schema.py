@@ -329,11 +329,22 @@ def _m004_context(con: sqlite3.Connection) -> None:
     )
 
 
+def _m005_successors(con: sqlite3.Connection) -> None:
+    """What superseded a memory is read by its id in ``supersedes``."""
+    run_script(
+        con,
+        """
+        CREATE INDEX memories_supersedes ON memories(supersedes) WHERE supersedes IS NOT NULL;
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", _m001_foundation),
     Migration(2, "retrieval", _m002_retrieval),
     Migration(3, "identities", _m003_identities),
     Migration(4, "context", _m004_context),
+    Migration(5, "successors", _m005_successors),
 )
 
 

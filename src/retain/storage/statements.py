@@ -60,6 +60,18 @@ class SqlStatements(ABC):
     def get_many(self, ids: Sequence[str]) -> list[Memory]:
         return self._in_order(ids, COLUMNS, self._memory)
 
+    def successors(self, ids: Sequence[str]) -> list[tuple[str, str, str]]:
+        found: list[tuple[str, str, str]] = []
+        for start in range(0, len(ids), 500):
+            part = list(ids[start : start + 500])
+            rows = self._rows(
+                "SELECT supersedes, id, status FROM memories "
+                f"WHERE supersedes IN ({', '.join(['%s'] * len(part))})",
+                part,
+            )
+            found.extend((r[0], r[1], r[2]) for r in rows)
+        return found
+
     def fact_versions(
         self, realm: str, scopes: Sequence[str], subject: str, predicate: str | None
     ) -> list[Memory]:
