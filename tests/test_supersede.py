@@ -46,16 +46,21 @@ def _mcp(service: MemoryService, principal: str, tool: str, arguments: dict[str,
     return anyio.run(run)
 
 
-def _cli_json(service: MemoryService, store_url: str, *args: str) -> Any:
+def _cli(store_url: str, *args: str) -> str:
+    """``retain ARGS`` on the store of ``store_url``: its output."""
     where = (
         ["--database-url", store_url]
         if store_url.startswith("postgres")
         else ["--home", str(Path(store_url).parent)]
     )
     env = {"RETAIN_HOME": None, "RETAIN_DATABASE_URL": None, "COLUMNS": "200", "NO_COLOR": "1"}
-    result = CliRunner().invoke(cli, [*args, "--format", "json", *where], env=env)
+    result = CliRunner().invoke(cli, [*args, *where], env=env)
     assert result.exit_code == 0, (result.output, result.exception)
-    return json.loads(result.stdout)
+    return result.stdout
+
+
+def _cli_json(service: MemoryService, store_url: str, *args: str) -> Any:
+    return json.loads(_cli(store_url, *args, "--format", "json"))
 
 
 def test_an_update_links_the_old_memory_and_the_new_both_ways(
@@ -177,6 +182,8 @@ def test_cli_json_shows_both_pointers(
         new_id,
         None,
     )
+    table = _cli(store_url, "get", old_id).splitlines()
+    assert any("superseded_by" in line and new_id in line for line in table)
     shown = _cli_json(service, store_url, "show", new_id)
     assert (shown["supersedes"], shown["superseded_by"]) == (old_id, None)
     listed = _cli_json(service, store_url, "list")["memories"]
