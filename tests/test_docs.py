@@ -125,6 +125,7 @@ def test_readme_quick_start_is_exactly_two_commands() -> None:
 def test_readme_quick_start_runs_retain_on_the_default_store() -> None:
     first = fenced_blocks(section(README.read_text(encoding="utf-8"), "Quick start"))[0]
     assert "pip install" in first
+    assert "pip install -e '.[server]'" in first  # what `retain serve` needs
     assert "retain add" in first and "retain search" in first
     assert first.strip().endswith("retain serve")
     assert "--home" not in first and "RETAIN_HOME" not in first

@@ -8,47 +8,93 @@ mem.search("timezone")
 
 from __future__ import annotations
 
+import importlib
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from retain.chrono import Clock, ManualClock, SystemClock
-from retain.config import (
-    DEFAULT_POOL_SIZE,
-    LEGACY_DIR,
-    STORE_FILE,
-    Settings,
-    load_settings,
-    resolve_home,
-)
-from retain.errors import RetainError, StoreError
-from retain.model import (
-    Agent,
-    ContextResult,
-    DeleteResult,
-    EditResult,
-    ExportResult,
-    Fact,
-    FactChange,
-    Injection,
-    Load,
-    Memory,
-    MigrateResult,
-    Project,
-    Proposal,
-    ReadResult,
-    SearchHit,
-    SearchResult,
-    Status,
-    StoreStatus,
-    Team,
-    Trust,
-    VerifyReport,
-    WriteRequest,
-    WriteResult,
-)
-from retain.service import MemoryService, Record
-from retain.storage.base import Backend
-from retain.storage.sqlite import SqliteBackend
+if TYPE_CHECKING:  # the public names, loaded on first use (PEP 562: ``__getattr__``)
+    from retain.chrono import Clock, ManualClock, SystemClock
+    from retain.config import Settings
+    from retain.errors import RetainError
+    from retain.model import (
+        Agent,
+        ContextResult,
+        DeleteResult,
+        EditResult,
+        ExportResult,
+        Fact,
+        FactChange,
+        Injection,
+        Load,
+        Memory,
+        MigrateResult,
+        Project,
+        Proposal,
+        ReadResult,
+        SearchHit,
+        SearchResult,
+        Status,
+        StoreStatus,
+        Team,
+        Trust,
+        VerifyReport,
+        WriteRequest,
+        WriteResult,
+    )
+    from retain.service import MemoryService, Record
+    from retain.storage.base import Backend
+
+# Where each lazily loaded public name lives: ``import retain`` loads none of them, so a
+# program (or the ``retain`` command) pays only for the parts it uses.
+_LAZY = {
+    **dict.fromkeys(("Clock", "ManualClock", "SystemClock"), "retain.chrono"),
+    "Settings": "retain.config",
+    "RetainError": "retain.errors",
+    **dict.fromkeys(
+        (
+            "Agent",
+            "ContextResult",
+            "DeleteResult",
+            "EditResult",
+            "ExportResult",
+            "Fact",
+            "FactChange",
+            "Injection",
+            "Load",
+            "Memory",
+            "MigrateResult",
+            "Project",
+            "Proposal",
+            "ReadResult",
+            "SearchHit",
+            "SearchResult",
+            "Status",
+            "StoreStatus",
+            "Team",
+            "Trust",
+            "VerifyReport",
+            "WriteRequest",
+            "WriteResult",
+        ),
+        "retain.model",
+    ),
+    **dict.fromkeys(("MemoryService", "Record"), "retain.service"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A public name, imported from its module the first time it is asked for."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'retain' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # the next lookup is a plain one
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __version__ = "0.1.0.dev0"
 
@@ -66,6 +112,11 @@ def open(  # noqa: A001 - the natural verb, as in sqlite3 and shelve
 
     Settings come from ``config.toml`` in the home directory.
     """
+    from retain.config import LEGACY_DIR, load_settings, resolve_home
+    from retain.errors import StoreError
+    from retain.service import MemoryService
+    from retain.storage.sqlite import SqliteBackend
+
     root = resolve_home(home)
     settings = load_settings(root)
     if location is None and os.environ.get(DATABASE_URL_ENV):
@@ -100,10 +151,18 @@ def open_backend(
     location: str | os.PathLike[str] | None,
     *,
     home: str | os.PathLike[str] | None = None,
-    pool_size: int = DEFAULT_POOL_SIZE,
+    pool_size: int | None = None,
 ) -> Backend:
     """The backend of a location: a ``postgres://`` URL, a ``sqlite:///path`` URL, a
-    SQLite file, or a directory meaning ``retain.db`` inside it (default: the home's)."""
+    SQLite file, or a directory meaning ``retain.db`` inside it (default: the home's).
+    ``pool_size``: a PostgreSQL store's connections (default ``config.DEFAULT_POOL_SIZE``)."""
+    from pathlib import Path
+
+    from retain.config import DEFAULT_POOL_SIZE, STORE_FILE, resolve_home
+    from retain.storage.sqlite import SqliteBackend
+
+    if pool_size is None:
+        pool_size = DEFAULT_POOL_SIZE
     if isinstance(location, str) and location.startswith(POSTGRES_SCHEMES):
         return _postgres(location, pool_size)
     if isinstance(location, str) and location.startswith(SQLITE_SCHEME):
@@ -115,9 +174,13 @@ def open_backend(
 
 
 def _postgres(url: str, pool_size: int) -> Backend:
+    from retain.errors import StoreError
+    from retain.extras import needed
+
     try:
-        from retain.storage.postgres import PostgresBackend
-    except ImportError as exc:  # psycopg is the [postgres] extra
+        with needed("postgres", "a PostgreSQL store"):  # psycopg is the [postgres] extra
+            from retain.storage.postgres import PostgresBackend
+    except ImportError as exc:  # installed, but it cannot load (no libpq, say)
         raise StoreError(
             f"a PostgreSQL store needs the PostgreSQL driver: {exc}",
             remedy="pip install 'retain[postgres]'",

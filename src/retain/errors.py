@@ -50,7 +50,8 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   ├── EmbedderFailed           embedder_failed
     │   └── DimensionMismatch        dimension_mismatch
     ├── RecallFailed                 recall_failed
-    └── ConfigInvalid                config_invalid
+    ├── ConfigInvalid                config_invalid
+    └── ExtraMissing                 extra_missing
 
 Backend exceptions (``sqlite3.Error`` and friends) are mapped once, at the
 storage boundary, to ``StoreError`` subclasses; nothing above storage sees a
@@ -388,6 +389,12 @@ class ConfigInvalid(RetainError):
     """The configuration file cannot be read or holds a bad value."""
 
     code = "config_invalid"
+
+
+class ExtraMissing(RetainError):
+    """A part of retain needs an optional extra (``retain[server]``, say) not installed."""
+
+    code = "extra_missing"
 
 
 def all_error_classes() -> list[type[RetainError]]:

@@ -32,9 +32,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from retain import budget, context, facts, fields, ledger, legacy, migrate, transfer
+from retain import budget, context, facts, fields, ledger, legacy, migrate
 from retain.chrono import (
     Clock,
     SystemClock,
@@ -112,9 +112,8 @@ from retain.model import (
     project_scope,
     team_scope,
 )
-from retain.search import key, lexical, rank, vectors
-from retain.search.embed import Embedder, LoadedEmbedder, Matrix, load_embedder
-from retain.search.vectors import VectorIndex
+from retain.search import key, lexical, rank
+from retain.search.embed import Embedder, LoadedEmbedder, load_embedder
 from retain.storage.base import (
     Backend,
     InlineEntry,
@@ -124,6 +123,10 @@ from retain.storage.base import (
     ReadsBeside,
     Transaction,
 )
+
+if TYPE_CHECKING:  # numpy's: imported by the verbs that make or search vectors
+    from retain.search.embed import Matrix
+    from retain.search.vectors import VectorIndex
 
 T = TypeVar("T")
 _Draft = Callable[[Agent, datetime, Memory | None], Memory]  # an agent's memory, made later
@@ -2211,6 +2214,8 @@ class MemoryService:
     ) -> SearchResult:
         """The ranked search every door's search and an agent's recall share; with
         ``live_only`` (what a turn recalls into a context) expired memories are left out."""
+        from retain.search import vectors  # numpy: loaded by the first search, not on open
+
         plans = lexical.plan_queries(queries)
         loaded = self.embedder if plans else None
         embedder = loaded.embedder if loaded is not None else None
@@ -2350,12 +2355,16 @@ class MemoryService:
 
     def _background(self, embedder: Embedder) -> Matrix:
         """The gate's reference sentences, embedded once per embedder."""
+        from retain.search import vectors
+
         if self._background_of is None or self._background_of[0] != embedder.model_id:
             self._background_of = (embedder.model_id, key.embed(embedder, vectors.BACKGROUND))
         return self._background_of[1]
 
     def _vector_index(self, tx: Transaction, embedder: Embedder) -> VectorIndex:
         """The in-memory vectors of the model in use, brought up to date."""
+        from retain.search.vectors import VectorIndex
+
         model, dim = embedder.model_id, embedder.dim
         if self._index is None or (self._index.model, self._index.dim) != (model, dim):
             self._index = VectorIndex(model, dim)
@@ -2406,6 +2415,8 @@ class MemoryService:
             positions = tx.thread_positions([m.id for m in memories if m.thread])
             return memories, len(listed) - len(memories), positions
 
+        from retain import transfer  # YAML: loaded by an export or import only
+
         memories, left_out, positions = self.backend.read(run)
         count = transfer.export_snapshot(Path(directory), memories, now, progress, positions)
         return ExportResult(count, left_out)
@@ -2414,6 +2425,8 @@ class MemoryService:
         self, directory: str | Path, *, force: bool = False, progress: Progress | None = None
     ) -> list[WriteResult]:
         """Restore a snapshot in one transaction; nothing lands unless everything does."""
+        from retain import transfer
+
         snapshot = transfer.read_snapshot(Path(directory), progress)
         requests = [replace(item, create_only=not force, exact_tier=True) for item in snapshot]
         if not requests:

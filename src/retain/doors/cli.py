@@ -8,33 +8,52 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
-import subprocess
 import sys
-import tempfile
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, TaskID, TextColumn, TimeRemainingColumn
-from rich.progress import Progress as RichProgress
-from rich.table import Table
-from rich.text import Text
 
 import retain
 from retain import errors
 from retain.chrono import age_phrase, stamp
 from retain.config import RECALL_POLICIES
-from retain.doors.records import facts_of
-from retain.legacy import Report as LegacyReport
-from retain.model import Fact, FactChange, Memory
-from retain.service import MemoryService, Progress, integrity_error
+from retain.doors.deferred import Deferred, real
+from retain.extras import needed
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        TaskID,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+    from rich.progress import Progress as RichProgress
+    from rich.table import Table
+    from rich.text import Text
+
+    from retain.doors.records import facts_of
+    from retain.legacy import Report as LegacyReport
+    from retain.model import Fact, FactChange, Memory
+    from retain.service import MemoryService, Progress, integrity_error
+else:  # imported on first use: `retain --help` loads neither rich nor the service
+    escape = Deferred("rich.markup", "escape")
+    BarColumn = Deferred("rich.progress", "BarColumn")
+    MofNCompleteColumn = Deferred("rich.progress", "MofNCompleteColumn")
+    TextColumn = Deferred("rich.progress", "TextColumn")
+    TimeRemainingColumn = Deferred("rich.progress", "TimeRemainingColumn")
+    RichProgress = Deferred("rich.progress", "Progress")
+    Table = Deferred("rich.table", "Table")
+    Text = Deferred("rich.text", "Text")
+    facts_of = Deferred("retain.doors.records", "facts_of")
+    integrity_error = Deferred("retain.service", "integrity_error")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -53,11 +72,14 @@ EXIT_CODES: dict[type[errors.RetainError], int] = {
     errors.EmbedderError: 14,
     errors.AccessDenied: 15,
     errors.RecallFailed: 16,
+    errors.ExtraMissing: 17,
 }
 EXIT_BUG = 70
 
-out = Console(highlight=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, soft_wrap=True)
+out = cast("Console", Deferred("rich.console", "Console", highlight=False, soft_wrap=True))
+err = cast(
+    "Console", Deferred("rich.console", "Console", stderr=True, highlight=False, soft_wrap=True)
+)
 
 
 def exit_code(error: errors.RetainError) -> int:
@@ -133,6 +155,21 @@ def project_option(help_text: str) -> Callable[[F], F]:
 
 
 @contextmanager
+def _refusals(fmt: str = "table") -> Iterator[None]:
+    """Turn a refusal inside the block into its message on stderr and its exit status."""
+    try:
+        yield
+    except errors.RetainError as exc:
+        if fmt == "json":
+            click.echo(json.dumps({"error": exc.to_dict()}, ensure_ascii=False), err=True)
+        else:
+            err.print(f"[bold red]error[/] {escape(f'[{exc.code}]')} {escape(exc.message)}")
+            if exc.remedy:
+                err.print(f"  {exc.remedy}", markup=False)
+        sys.exit(exit_code(exc))
+
+
+@contextmanager
 def _service(
     home: Path | None,
     fmt: str = "table",
@@ -142,19 +179,12 @@ def _service(
     """Open the store, run the verb, and turn a refusal into its exit status."""
     service: MemoryService | None = None
     try:
-        url = location or click.get_current_context().meta.get("retain.database_url")
-        service = retain.open(url, home=home, principal=principal)
-        if service.legacy_import is not None:
-            _report_legacy(service.legacy_import)
-        yield service
-    except errors.RetainError as exc:
-        if fmt == "json":
-            click.echo(json.dumps({"error": exc.to_dict()}, ensure_ascii=False), err=True)
-        else:
-            err.print(f"[bold red]error[/] {escape(f'[{exc.code}]')} {escape(exc.message)}")
-            if exc.remedy:
-                err.print(f"  {exc.remedy}", markup=False)
-        sys.exit(exit_code(exc))
+        with _refusals(fmt):
+            url = location or click.get_current_context().meta.get("retain.database_url")
+            service = retain.open(url, home=home, principal=principal)
+            if service.legacy_import is not None:
+                _report_legacy(service.legacy_import)
+            yield service
     finally:
         if service is not None:
             service.close()
@@ -186,7 +216,7 @@ def _progress() -> Iterator[Progress | None]:
         BarColumn(),
         MofNCompleteColumn(),
         TimeRemainingColumn(),
-        console=err,
+        console=real(err),
         transient=True,
     ) as bar:
         tasks: dict[str, TaskID] = {}
@@ -216,6 +246,10 @@ def _run_editor(data: bytes) -> bytes:
     The bytes go to the editor and come back untouched: line endings, a final
     newline (or none) and a byte-order mark survive.
     """
+    import shlex
+    import subprocess
+    import tempfile
+
     command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     fd, path = tempfile.mkstemp(prefix="retain-", suffix=".md")  # created 0600
     try:
@@ -1391,9 +1425,10 @@ def status(home: Path | None, fmt: str) -> None:
 @home_option
 def serve(host: str, port: int, tokens_file: Path | None, workers: int, home: Path | None) -> None:
     """Serve the REST API under /v1 and the MCP server at /mcp on one port."""
-    import uvicorn
+    with _refusals(), needed("server", "serving the REST API and MCP"):
+        import uvicorn
 
-    from retain.doors import http, serving
+        from retain.doors import http, serving
 
     url = click.get_current_context().meta.get("retain.database_url")
     with _service(home) as service:
@@ -1443,7 +1478,8 @@ def mcp_(ctx: click.Context, principal: str, home: Path | None) -> None:
     if ctx.invoked_subcommand is not None:  # it reads these options from this context
         ctx.meta["retain.mcp.database_url"] = ctx.meta.get("retain.database_url")
         return  # (its own --database-url, absent, would set the shared one to None)
-    from retain.doors import http, mcp
+    with _refusals(), needed("server", "the MCP server"):
+        from retain.doors import http, mcp
 
     with _service(home, principal=principal) as service:
         service.check_principal()  # an agent that is not registered is refused now

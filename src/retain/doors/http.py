@@ -66,6 +66,7 @@ HTTP_STATUS: dict[type[RetainError], int] = {
     errors.StoreError: 500,
     errors.IntegrityFailed: 500,
     errors.ConfigInvalid: 500,
+    errors.ExtraMissing: 500,
 }
 
 

@@ -32,19 +32,30 @@ import json
 import os
 import re
 import unicodedata
-import urllib.error
-import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, cast
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from retain.errors import ConfigInvalid, DimensionMismatch, EmbedderFailed
 
-Matrix = npt.NDArray[np.float32]
+# numpy is imported where a vector is made, not here: choosing an embedder (the
+# settings) costs no numpy, and a command that makes no vector never loads it.
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Matrix = npt.NDArray[np.float32]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Matrix":  # the alias, for code that names it at run time
+        import numpy as np
+        import numpy.typing as npt
+
+        return npt.NDArray[np.float32]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 PROVIDERS = ("static", "hash", "model2vec", "sentence-transformers", "http", "none")
 DEFAULT_PROVIDER = "static"
@@ -67,6 +78,8 @@ class Embedder(Protocol):
 
 def normalised(matrix: npt.NDArray[Any]) -> Matrix:
     """Rows scaled to unit length (a zero row stays zero)."""
+    import numpy as np
+
     out = np.ascontiguousarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(out, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
@@ -124,6 +137,8 @@ class HashEmbedder:
         return self._dim
 
     def embed(self, texts: Sequence[str]) -> Matrix:
+        import numpy as np
+
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         for row, text in enumerate(texts):
             words = _WORD.findall(text.casefold())
@@ -261,17 +276,24 @@ class StaticModel:
         self.ids = {piece: i for i, piece in enumerate(self.pieces)}
         self.longest = max((len(p.removeprefix("##")) for p in self.pieces), default=1)
         self.unknown = self.ids.get("[UNK]")
-        rows = np.load(io.BytesIO(files["vectors.npy"]))
-        scales = np.load(io.BytesIO(files["scales.npy"]))
-        self.vectors: Matrix = rows.astype(np.float32) * scales.astype(np.float32)[:, None]
-        if self.vectors.shape[0] != len(self.pieces):
+        import numpy as np
+
+        # Kept as stored (int8 rows, a float32 scale each): a text's pieces are scaled
+        # when it is embedded, so loading costs no float copy of every row.
+        self.rows: npt.NDArray[np.int8] = np.load(io.BytesIO(files["vectors.npy"]))
+        self.scales: Matrix = np.load(io.BytesIO(files["scales.npy"])).astype(np.float32)
+        if self.rows.shape[0] != len(self.pieces) or self.scales.shape != self.rows.shape[:1]:
             raise EmbedderFailed(
                 f"the static model in {directory} has {len(self.pieces)} pieces "
-                f"but {self.vectors.shape[0]} vectors",
+                f"but {self.rows.shape[0]} vectors and {self.scales.shape[0]} scales",
                 remedy="reinstall retain, or choose another embedder",
                 path=str(directory),
             )
         self._known: dict[str, tuple[int, ...]] = {}  # word → its pieces, unknown ones left out
+
+    @property
+    def dim(self) -> int:
+        return int(self.rows.shape[1])
 
     def _word_ids(self, word: str) -> tuple[int, ...]:
         """Greedy longest-match-first word pieces of one basic word."""
@@ -312,11 +334,15 @@ class StaticModel:
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         """The mean piece vector of each text (zero for a text with no known piece)."""
-        out = np.zeros((len(texts), self.vectors.shape[1]), dtype=np.float32)
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
             ids = self.token_ids(text)
             if ids:
-                out[row] = self.vectors.take(ids, axis=0).sum(axis=0) / len(ids)
+                pieces = self.rows.take(ids, axis=0).astype(np.float32)
+                pieces *= self.scales.take(ids)[:, None]
+                out[row] = pieces.sum(axis=0) / len(ids)
         return out
 
 
@@ -339,7 +365,7 @@ class StaticEmbedder:
 
     @property
     def dim(self) -> int:
-        return int(self._model.vectors.shape[1])
+        return self._model.dim
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         return normalised(self._model.embed(texts))
@@ -433,6 +459,8 @@ class SentenceTransformerEmbedder:
         return self._dim
 
     def embed(self, texts: Sequence[str]) -> Matrix:
+        import numpy as np
+
         vectors = self._model.encode(list(texts), batch_size=64, show_progress_bar=False)
         return normalised(np.asarray(vectors))
 
@@ -457,6 +485,11 @@ class HttpEmbedder:
         return self._dim
 
     def _call(self, texts: Sequence[str]) -> Matrix:
+        import urllib.error
+        import urllib.request
+
+        import numpy as np
+
         request = urllib.request.Request(
             self._url,
             data=json.dumps({"model": self._model, "input": list(texts)}).encode(),
@@ -477,6 +510,8 @@ class HttpEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         if not texts:
+            import numpy as np
+
             return np.zeros((0, self._dim), dtype=np.float32)
         return self._call(texts)
 

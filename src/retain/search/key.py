@@ -19,14 +19,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import tzinfo
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from retain.chrono import parse_stamp
 from retain.errors import EmbedderFailed, RetainError
 from retain.model import Memory
-from retain.search.embed import Embedder, Matrix, check_shape, normalised
+from retain.search.embed import Embedder, check_shape, normalised
 from retain.storage.base import KeySource, SearchKey, StoredVector, Transaction
+
+if TYPE_CHECKING:
+    from retain.search.embed import Matrix
 
 RADIUS = 2
 NEIGHBOUR_CHARS = 600  # of each neighbour's text
@@ -175,6 +177,8 @@ def embed(embedder: Embedder, texts: Sequence[str]) -> Matrix:
     """``texts`` embedded, checked for shape and dimension; any failure of the embedder's
     own is ``EmbedderFailed`` (a write that needed it changes nothing)."""
     if not texts:
+        import numpy as np
+
         return np.zeros((0, embedder.dim), dtype=np.float32)
     try:
         matrix = embedder.embed(texts)

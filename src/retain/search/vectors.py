@@ -26,15 +26,17 @@ from __future__ import annotations
 import functools
 import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
 from retain.errors import DimensionMismatch
-from retain.search.embed import Matrix
 from retain.search.lexical import SEMANTIC, SenseHits
 from retain.storage.base import LexicalHit, MemoryFilter, Transaction, VectorRows
+
+if TYPE_CHECKING:
+    from retain.search.embed import Matrix
 
 GROWTH = 1.5
 REFRESH_CHUNK = 8192  # stored vectors read and written into the matrix at a time

@@ -12,10 +12,11 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:  # vectors are numpy arrays; only a command that makes one loads numpy
+    import numpy as np
+    import numpy.typing as npt
 
 from retain.model import (
     Agent,

@@ -1,0 +1,176 @@
+"""What a command loads, and what it says when an optional part is not installed.
+
+Each test runs retain in a fresh interpreter. The cost of starting is measured by
+bench/cli_start.py; here the test is *which* modules a command imports (numpy only for
+a command that makes a vector, rich only for one that prints with it, the server's
+packages only for the server), and that a missing extra is a refusal naming the extra
+to install. An extra is made missing for real: a finder on ``sys.meta_path`` makes
+importing its packages fail as it fails where they are not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from retain import errors
+from retain.doors.cli import EXIT_CODES
+from retain.extras import MODULES
+
+HEAVY = ("numpy", "rich", "yaml", "fastapi", "mcp", "uvicorn", "pydantic", "retain.service")
+
+# Runs before retain is imported: the blocked packages cannot be found, as when absent.
+BLOCK = """
+import sys
+
+class Absent:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+BLOCKED = set(sys.argv.pop(1).split(",")) - {""}
+sys.meta_path.insert(0, Absent())
+"""
+
+# Writes the modules loaded at exit to the file named in $LOADED_TO, then runs the CLI.
+RUN_CLI = """
+import atexit, json, os, sys
+atexit.register(lambda: open(os.environ["LOADED_TO"], "w").write(json.dumps(sorted(sys.modules))))
+from retain.doors.cli import main
+sys.argv[0] = "retain"
+main()
+"""
+
+
+def retain(
+    home: Path, *args: str, blocked: tuple[str, ...] = ()
+) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """``retain ARGS`` in a fresh interpreter with ``blocked`` packages absent; the
+    result and the modules it had loaded when it exited."""
+    loaded = home.parent / f"loaded-{os.getpid()}-{len(list(home.parent.iterdir()))}.json"
+    env = {**os.environ, "RETAIN_HOME": str(home), "LOADED_TO": str(loaded)}
+    env.pop("RETAIN_DATABASE_URL", None)
+    result = subprocess.run(
+        [sys.executable, "-c", BLOCK + RUN_CLI, ",".join(blocked), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    return result, set(json.loads(loaded.read_text())) if loaded.exists() else set()
+
+
+def heavy(modules: set[str]) -> set[str]:
+    return {m for m in HEAVY if m in modules}
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+def test_import_retain_loads_no_part_of_the_store() -> None:
+    code = "import sys, retain; print(' '.join(sorted(sys.modules)))"
+    loaded = set(subprocess.check_output([sys.executable, "-c", code], text=True).split())
+    assert heavy(loaded) == set()
+    assert not any(m.startswith("retain.storage") for m in loaded)
+
+
+def test_public_names_load_on_first_use() -> None:
+    code = (
+        "import sys, retain\n"
+        "assert 'retain.model' not in sys.modules\n"
+        "assert retain.Memory.__module__ == 'retain.model'\n"
+        "assert retain.MemoryService.__module__ == 'retain.service'\n"
+        "assert 'numpy' not in sys.modules\n"
+        "assert set(retain.__all__) <= set(dir(retain))\n"
+        "try:\n    retain.NoSuchName\nexcept AttributeError as exc:\n    print(exc)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "has no attribute 'NoSuchName'" in out.stdout
+
+
+def test_help_loads_neither_rich_nor_the_service(home: Path) -> None:
+    result, loaded = retain(home, "--help")
+    assert result.returncode == 0, result.stderr
+    assert "Usage: retain" in result.stdout
+    assert heavy(loaded) == set()
+
+
+def test_get_makes_no_vector_and_loads_no_numpy(home: Path) -> None:
+    added, _ = retain(home, "add", "tz", "-d", "Alice is in UTC+8")
+    assert added.returncode == 0, added.stderr
+    result, loaded = retain(home, "get", "tz")
+    assert result.returncode == 0, result.stderr
+    assert "UTC+8" in result.stdout
+    assert heavy(loaded) == {"rich", "retain.service"}
+
+
+def test_add_loads_the_embedder_but_not_the_server(home: Path) -> None:
+    result, loaded = retain(home, "add", "tz", "-d", "Alice is in UTC+8")
+    assert result.returncode == 0, result.stderr
+    assert heavy(loaded) == {"numpy", "rich", "retain.service"}  # its vector is made
+
+
+def test_the_base_install_works_without_the_server_extra(home: Path) -> None:
+    server = MODULES["server"]
+    added, loaded = retain(home, "add", "tz", "-d", "Alice is in UTC+8", blocked=server)
+    assert added.returncode == 0, added.stderr
+    found, _ = retain(home, "search", "timezone", "--format", "json", blocked=server)
+    assert found.returncode == 0, found.stderr
+    assert [m["name"] for m in json.loads(found.stdout)["memories"]] == ["tz"]
+
+
+@pytest.mark.parametrize(
+    ("command", "absent"),
+    [
+        ("serve", "fastapi"),
+        ("serve", "uvicorn"),
+        ("serve", "mcp"),
+        ("mcp", "fastapi"),
+        ("mcp", "mcp"),
+    ],
+)
+def test_a_door_of_a_missing_extra_names_the_extra(home: Path, command: str, absent: str) -> None:
+    result, _ = retain(home, command, blocked=(absent,))
+    assert result.returncode == EXIT_CODES[errors.ExtraMissing] == 17, result.stderr
+    assert "[extra_missing]" in result.stderr
+    assert "pip install 'retain[server]'" in result.stderr
+    assert f"no module {absent!r}" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not (home / "retain.db").exists()  # refused before the store was opened
+
+
+def test_a_failed_import_outside_the_extra_is_not_explained_away() -> None:
+    from retain.extras import needed
+
+    with pytest.raises(ModuleNotFoundError), needed("server", "serving"):
+        import retain_no_such_module  # type: ignore[import-not-found]  # noqa: F401
+
+
+def test_a_postgres_store_without_the_driver_names_the_extra(tmp_path: Path) -> None:
+    code = BLOCK + (
+        "import retain\n"
+        "try:\n"
+        "    retain.open_backend('postgresql://localhost/x')\n"
+        "except retain.RetainError as exc:\n"
+        "    print(exc.code, exc.details['extra'], exc.remedy)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, "psycopg"], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == [
+        "extra_missing",
+        "postgres",
+        "pip",
+        "install",
+        "'retain[postgres]'",
+    ]
