@@ -459,3 +459,32 @@ def test_a_search_past_a_query_limit_is_refused_with_400(
     assert refused.status_code == 400
     error = refused.json()["error"]
     assert (error["code"], error["details"]["measure"]) == ("query_too_long", measure)
+
+
+@pytest.mark.parametrize("page", ["/docs", "/redoc"])
+def test_the_docs_pages_load_everything_from_the_server_itself(tmp_path: Path, page: str) -> None:
+    import re
+
+    import retain
+
+    service = retain.open(tmp_path / "store.db", home=tmp_path)
+    try:
+        client = TestClient(http.create_app(service))
+        html = client.get(page)
+        assert html.status_code == 200
+        assert "://" not in html.text  # no script, style or icon from another host
+        urls = re.findall(r"""(?:src|href)\s*=\s*["']([^"']+)""", html.text)
+        urls += re.findall(r"""(?:url|spec-url)\s*[:=]\s*["']([^"']+)""", html.text)
+        assert "/openapi.json" in urls
+        kinds: dict[str, str] = {}
+        for url in urls:
+            assert url.startswith("/") and not url.startswith("//"), url
+            answer = client.get(url)
+            assert answer.status_code == 200, url
+            kinds[url.rsplit(".", 1)[-1]] = answer.headers["content-type"].split(";")[0]
+        assert kinds["js"] in ("text/javascript", "application/javascript")
+        assert kinds["png"] == "image/png"
+        if page == "/docs":
+            assert kinds["css"] == "text/css"
+    finally:
+        service.close()

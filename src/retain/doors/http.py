@@ -24,7 +24,9 @@ from typing import Any
 import threadpoolctl
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -40,6 +42,7 @@ from retain.service import MemoryService
 
 API = "/v1"
 MCP_PATH = "/mcp"  # the MCP server over streamable HTTP
+DOCS_ASSETS = "/docs-assets"  # Swagger UI's and ReDoc's files, served by the app itself
 MAX_BODY_BYTES = 1024 * 1024  # a request's body; larger ones are refused whole
 PAGE = 100  # a listing's page unless the request asks for another size
 MAX_PAGE = 1000
@@ -381,6 +384,41 @@ class NameBody(_Body):
 # -- the app ---------------------------------------------------------------------------------
 
 
+def offline_docs(app: FastAPI) -> None:
+    """``/docs`` (Swagger UI) and ``/redoc`` with every script, style and icon served from
+    ``DOCS_ASSETS``: the copies fastapi-offline installs (the ``server`` extra), so the
+    pages work with no network."""
+    from importlib.resources import files
+
+    app.mount(
+        DOCS_ASSETS, StaticFiles(directory=str(files("fastapi_offline") / "static")), name="docs"
+    )
+
+    @app.get("/docs", include_in_schema=False)
+    async def swagger_ui(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "")
+        return get_swagger_ui_html(
+            openapi_url=f"{root}{app.openapi_url}",
+            title=f"{app.title} - Swagger UI",
+            swagger_js_url=f"{root}{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{root}{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
+            oauth2_redirect_url=None,
+            swagger_ui_parameters={"validatorUrl": None},  # no badge from validator.swagger.io
+        )
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc(request: Request) -> HTMLResponse:
+        root = request.scope.get("root_path", "")
+        return get_redoc_html(
+            openapi_url=f"{root}{app.openapi_url}",
+            title=f"{app.title} - ReDoc",
+            redoc_js_url=f"{root}{DOCS_ASSETS}/redoc.standalone.js",
+            redoc_favicon_url=f"{root}{DOCS_ASSETS}/favicon.png",
+            with_google_fonts=False,
+        )
+
+
 def create_app(
     service: MemoryService,
     *,
@@ -415,9 +453,12 @@ def create_app(
         version=retain.__version__,
         description="Governed long-term memory for AI agents.",
         openapi_url="/openapi.json",
+        docs_url=None,  # FastAPI's pages load their scripts from a CDN: see offline_docs
+        redoc_url=None,
         lifespan=lifespan,
         responses=ERROR_RESPONSES,
     )
+    offline_docs(app)
     app.add_middleware(BodyLimit, limit=max_body_bytes)
     app.mount(MCP_PATH, tools_app)
 
