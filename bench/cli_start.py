@@ -9,6 +9,11 @@ inflate as it inflates wall time; and each median's ratio to ``python -c pass``'
 
     .venv/bin/python bench/cli_start.py            # JSON on stdout
     .venv/bin/python bench/cli_start.py --runs 20
+    .venv/bin/python bench/cli_start.py --compare /tmp/old/src   # and another tree
+
+``--compare DIR`` runs every case of retain from ``DIR`` too (a ``src`` directory of
+another commit, first on ``PYTHONPATH``), in the same rounds, so both trees meet the
+same moments of a busy machine; its results are under ``compared``.
 
 The targets (issue 14): ``import retain`` <= 80 ms, ``retain --help`` <= 120 ms,
 ``retain add`` and ``retain get`` <= 200 ms, each a median of wall time. The store is
@@ -98,18 +103,46 @@ def commit() -> str:
     return head + ("+dirty" if dirty else "")
 
 
+def environment(home: str, source: str | None) -> dict[str, str]:
+    env = {**os.environ, "RETAIN_HOME": home}
+    env.pop("RETAIN_DATABASE_URL", None)
+    # as installed: modules compiled once (the warm-up round writes __pycache__)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    if source is not None:
+        env["PYTHONPATH"] = os.pathsep.join([source, env.get("PYTHONPATH", "")]).rstrip(":")
+    return env
+
+
+def table(wall: dict[str, list[float]], cpu: dict[str, list[float]]) -> dict[str, Any]:
+    base_wall = statistics.median(wall["python -c pass"])
+    base_cpu = statistics.median(cpu["python -c pass"])
+    results: dict[str, Any] = {}
+    for name in wall:
+        row: dict[str, Any] = {"wall": summary(wall[name]), "cpu": summary(cpu[name])}
+        row["wall_ratio_to_python"] = round(statistics.median(wall[name]) / base_wall, 2)
+        row["cpu_ratio_to_python"] = round(statistics.median(cpu[name]) / base_cpu, 2)
+        if name in TARGETS_MS:
+            row["target_ms"] = TARGETS_MS[name]
+            row["meets_target"] = row["wall"]["median_ms"] <= TARGETS_MS[name]
+        results[name] = row
+    return results
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--compare", metavar="DIR", help="another tree's src directory")
     args = parser.parse_args()
     retain = retain_command()
-    with tempfile.TemporaryDirectory(prefix="retain-start-") as home:
-        env = {**os.environ, "RETAIN_HOME": home}
-        env.pop("RETAIN_DATABASE_URL", None)
-        # as installed: modules compiled once (the warm-up round writes __pycache__)
-        env.pop("PYTHONDONTWRITEBYTECODE", None)
-        # the store exists before the first timed run (making it is not start-up)
-        run([*retain, "add", "seed", "-d", "a memory to get back"], env)
+    trees: dict[str, str | None] = {"this": None}
+    if args.compare:
+        trees["compared"] = str(Path(args.compare).resolve())
+    with tempfile.TemporaryDirectory(prefix="retain-start-") as scratch:
+        envs = {}
+        for tree, source in trees.items():
+            envs[tree] = environment(os.path.join(scratch, tree), source)
+            # the store exists before the first timed run (making it is not start-up)
+            run([*retain, "add", "seed", "-d", "a memory to get back"], envs[tree])
         counter = iter(range(10**9))
 
         def cases() -> dict[str, list[str]]:
@@ -123,27 +156,19 @@ def main() -> None:
             }
 
         load_before = os.getloadavg()
-        for argv in cases().values():  # warm-up round, not counted
-            run(argv, env)
-        wall: dict[str, list[float]] = {}
-        cpu: dict[str, list[float]] = {}
+        for env in envs.values():  # warm-up round, not counted
+            for argv in cases().values():
+                run(argv, env)
+        wall: dict[str, dict[str, list[float]]] = {tree: {} for tree in trees}
+        cpu: dict[str, dict[str, list[float]]] = {tree: {} for tree in trees}
         for _ in range(args.runs):
             for name, argv in cases().items():
-                w, c = run(argv, env)
-                wall.setdefault(name, []).append(w)
-                cpu.setdefault(name, []).append(c)
+                for tree, env in envs.items():
+                    w, c = run(argv, env)
+                    wall[tree].setdefault(name, []).append(w)
+                    cpu[tree].setdefault(name, []).append(c)
         load_after = os.getloadavg()
-    base_wall = statistics.median(wall["python -c pass"])
-    base_cpu = statistics.median(cpu["python -c pass"])
-    results: dict[str, Any] = {}
-    for name in wall:
-        row: dict[str, Any] = {"wall": summary(wall[name]), "cpu": summary(cpu[name])}
-        row["wall_ratio_to_python"] = round(statistics.median(wall[name]) / base_wall, 2)
-        row["cpu_ratio_to_python"] = round(statistics.median(cpu[name]) / base_cpu, 2)
-        if name in TARGETS_MS:
-            row["target_ms"] = TARGETS_MS[name]
-            row["meets_target"] = row["wall"]["median_ms"] <= TARGETS_MS[name]
-        results[name] = row
+    results = table(wall["this"], cpu["this"])
     report = {
         "benchmark": "cli_start",
         "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -160,6 +185,11 @@ def main() -> None:
         "command": retain,
         "results": results,
     }
+    if args.compare:
+        report["compared"] = {
+            "source": trees["compared"],
+            "results": table(wall["compared"], cpu["compared"]),
+        }
     json.dump(report, sys.stdout, indent=2)
     print()
 

@@ -27,7 +27,6 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -125,6 +124,8 @@ from retain.storage.base import (
 )
 
 if TYPE_CHECKING:  # numpy's: imported by the verbs that make or search vectors
+    from concurrent.futures import Future  # (and logging's, by concurrent.futures)
+
     from retain.search.embed import Matrix
     from retain.search.vectors import VectorIndex
 
@@ -2617,6 +2618,8 @@ def _reporting(
 def _in_background(fn: Callable[[], T]) -> Future[T]:
     """Run ``fn`` on a daemon thread: a caller that stops waiting for it (a late turn
     recall) is not held up by it, nor is the process's exit."""
+    from concurrent.futures import Future
+
     future: Future[T] = Future()
 
     def run() -> None:

@@ -50,6 +50,7 @@ CONFIG = 13
 EMBEDDER = 14
 ACCESS_DENIED = 15
 RECALL_FAILED = 16
+EXTRA_MISSING = 17
 USAGE = 2
 BUG = 70
 
@@ -251,6 +252,7 @@ def test_exit_statuses_are_the_documented_ones() -> None:
         errors.EmbedderError: EMBEDDER,
         errors.AccessDenied: ACCESS_DENIED,
         errors.RecallFailed: RECALL_FAILED,
+        errors.ExtraMissing: EXTRA_MISSING,
     }
     assert documented == EXIT_CODES
     assert EXIT_BUG == BUG

@@ -9,12 +9,13 @@ tests.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:  # vectors are numpy arrays; only a command that makes one loads numpy
+    from concurrent.futures import Future
+
     import numpy as np
     import numpy.typing as npt
 
