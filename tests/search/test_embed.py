@@ -135,6 +135,46 @@ def test_a_tampered_static_model_is_refused(tmp_path: Path) -> None:
         StaticEmbedder(str(copy))
 
 
+def _with_vectors(tmp_path: Path, data: bytes) -> Path:
+    """A copy of the bundled model whose vectors.npy is ``data``, its checksum updated."""
+    import hashlib
+
+    copy = tmp_path / "model"
+    shutil.copytree(BUNDLED, copy)
+    (copy / "vectors.npy").write_bytes(data)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["sha256"]["vectors.npy"] = hashlib.sha256(data).hexdigest()
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    return copy
+
+
+def test_a_static_model_is_read_over_its_file_as_numpy_saved_it(tmp_path: Path) -> None:
+    import io
+
+    rows = np.load(BUNDLED / "vectors.npy")
+    for version in ((1, 0), (2, 0)):  # both header layouts of the .npy format
+        saved = io.BytesIO()
+        np.lib.format.write_array(saved, np.asfortranarray(rows), version=version)
+        copy = _with_vectors(tmp_path / f"v{version[0]}", saved.getvalue())
+        model = StaticEmbedder(str(copy))
+        texts = ["deploys run nightly", "Alice is in UTC+8"]
+        assert np.array_equal(model.embed(texts), StaticEmbedder(DEFAULT_STATIC_MODEL).embed(texts))
+
+
+@pytest.mark.parametrize("kind", ["objects", "empty", "not-npy"])
+def test_a_static_model_with_unreadable_vectors_is_refused(tmp_path: Path, kind: str) -> None:
+    import io
+
+    saved = io.BytesIO()
+    if kind == "objects":  # a pickle inside: never loaded
+        np.save(saved, np.array([{"a": 1}] * 3, dtype=object), allow_pickle=True)
+    elif kind == "not-npy":
+        saved.write(b"these are not the rows of a model\n")
+    copy = _with_vectors(tmp_path, saved.getvalue())
+    with pytest.raises(errors.EmbedderFailed, match="static model"):
+        StaticEmbedder(str(copy))
+
+
 def test_a_static_model_without_its_manifest_is_refused(tmp_path: Path) -> None:
     copy = tmp_path / "model"
     shutil.copytree(BUNDLED, copy)

@@ -29,6 +29,7 @@ import hashlib
 import io
 import itertools
 import json
+import mmap
 import os
 import re
 import unicodedata
@@ -248,7 +249,7 @@ class StaticModel:
         manifest_path = directory / "manifest.json"
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-            files = {n: (directory / n).read_bytes() for n in ("vocab.txt", *self.ARRAYS)}
+            files = {n: _mapped(directory / n) for n in ("vocab.txt", *self.ARRAYS)}
         except (OSError, ValueError) as exc:
             raise EmbedderFailed(
                 f"cannot read the static model in {directory}: {exc}",
@@ -270,18 +271,25 @@ class StaticModel:
                     path=str(directory),
                 )
         self.name = manifest["name"]
-        self.pieces = files["vocab.txt"].decode("utf-8").split("\n")
+        self.pieces = bytes(files["vocab.txt"]).decode("utf-8").split("\n")
         if self.pieces and self.pieces[-1] == "":
             self.pieces.pop()
-        self.ids = {piece: i for i, piece in enumerate(self.pieces)}
+        self.ids = dict(zip(self.pieces, range(len(self.pieces)), strict=True))
         self.longest = max((len(p.removeprefix("##")) for p in self.pieces), default=1)
         self.unknown = self.ids.get("[UNK]")
         import numpy as np
 
-        # Kept as stored (int8 rows, a float32 scale each): a text's pieces are scaled
-        # when it is embedded, so loading costs no float copy of every row.
-        self.rows: npt.NDArray[np.int8] = np.load(io.BytesIO(files["vectors.npy"]))
-        self.scales: Matrix = np.load(io.BytesIO(files["scales.npy"])).astype(np.float32)
+        # Kept as stored (int8 rows, a float32 scale each), over the mapped file itself:
+        # a text's pieces are scaled when it is embedded, so loading copies no row.
+        try:
+            self.rows: npt.NDArray[np.int8] = _npy(files["vectors.npy"])
+            self.scales: Matrix = _npy(files["scales.npy"]).astype(np.float32)
+        except ValueError as exc:
+            raise EmbedderFailed(
+                f"the static model's arrays in {directory} cannot be read: {exc}",
+                remedy="reinstall retain, or choose another embedder",
+                path=str(directory),
+            ) from exc
         if self.rows.shape[0] != len(self.pieces) or self.scales.shape != self.rows.shape[:1]:
             raise EmbedderFailed(
                 f"the static model in {directory} has {len(self.pieces)} pieces "
@@ -369,6 +377,35 @@ class StaticEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         return normalised(self._model.embed(texts))
+
+
+def _mapped(path: Path) -> mmap.mmap | bytes:
+    """A file's bytes, mapped read-only (an empty file, which cannot be mapped, read)."""
+    with path.open("rb") as handle:
+        try:
+            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except (ValueError, OSError):
+            return handle.read()
+
+
+def _npy(data: mmap.mmap | bytes) -> Any:
+    """The array of an ``.npy`` file's ``data``, over those bytes (no copy, read-only)."""
+    import numpy as np
+    from numpy.lib import format as npy
+
+    header = io.BytesIO(data[: min(len(data), 1 << 16)])
+    version = npy.read_magic(header)
+    if version not in ((1, 0), (2, 0)):
+        raise ValueError(f"an .npy file of format version {version}")
+    read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
+    shape, fortran, dtype = read_header(header)
+    if dtype.hasobject:
+        raise ValueError("an array of Python objects")
+    count = 1
+    for size in shape:
+        count *= size
+    flat = np.frombuffer(data, dtype=dtype, count=count, offset=header.tell())
+    return flat.reshape(shape, order="F" if fortran else "C")
 
 
 @functools.lru_cache(maxsize=4)
