@@ -174,3 +174,21 @@ def test_a_postgres_store_without_the_driver_names_the_extra(tmp_path: Path) -> 
         "install",
         "'retain[postgres]'",
     ]
+
+
+def test_a_deferred_name_is_imported_and_made_once_on_first_use() -> None:
+    code = (
+        "import sys\n"
+        "from retain.doors.deferred import Deferred, real\n"
+        "console = Deferred('rich.console', 'Console', width=33)\n"
+        "escape = Deferred('rich.markup', 'escape')\n"
+        "assert 'rich.console' not in sys.modules and 'not loaded' in repr(console)\n"
+        "assert console.width == 33 and real(console) is real(console)\n"
+        "console.soft_wrap = True\n"
+        "assert real(console).soft_wrap is True\n"
+        "assert escape('[b]') == '\\\\[b]' and real(7) == 7\n"
+        "print(type(real(console)).__name__)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "Console"
