@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (10 ms or so)
 if TYPE_CHECKING:  # the public names, loaded on first use (PEP 562: ``__getattr__``)
+    from typing import Any
+
     from retain.chrono import Clock, ManualClock, SystemClock
     from retain.config import Settings
     from retain.errors import RetainError
