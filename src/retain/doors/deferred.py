@@ -13,7 +13,8 @@ A ``Deferred`` stands for a module's attribute (``Deferred("rich.markup", "escap
 or, given arguments, for what calling that attribute once returns
 (``Deferred("rich.console", "Console", stderr=True)``): a call or an attribute of the
 stand-in is the real object's. Importing is thread-safe (Python's import lock); the
-object is made once.
+object is made once. Special methods (``with``, ``len``, ``isinstance``) are not
+forwarded: hand a library that needs the object itself ``real(stand_in)``.
 """
 
 from __future__ import annotations
