@@ -135,6 +135,7 @@ def test_the_base_install_works_without_the_server_extra(home: Path) -> None:
         ("serve", "fastapi"),
         ("serve", "uvicorn"),
         ("serve", "mcp"),
+        ("serve", "fastapi_offline"),
         ("mcp", "fastapi"),
         ("mcp", "mcp"),
     ],

@@ -21,6 +21,7 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import fastapi_offline
 import threadpoolctl
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -391,7 +392,7 @@ def offline_docs(app: FastAPI) -> None:
     from importlib.resources import files
 
     app.mount(
-        DOCS_ASSETS, StaticFiles(directory=str(files("fastapi_offline") / "static")), name="docs"
+        DOCS_ASSETS, StaticFiles(directory=str(files(fastapi_offline) / "static")), name="docs"
     )
 
     @app.get("/docs", include_in_schema=False)
