@@ -24,7 +24,6 @@ MODULES: dict[str, tuple[str, ...]] = {
         "pydantic_core",
         "uvicorn",
         "mcp",
-        "threadpoolctl",
         "fastapi_offline",
     ),
     "postgres": ("psycopg", "psycopg_pool", "psycopg_binary"),
