@@ -1307,17 +1307,18 @@ def test_list_is_in_index_order_priority_then_newest_first(retain: Retain) -> No
     assert retain.names() == ["d", "b", "c", "a"]
 
 
-def test_list_table_shows_a_project_column(webdev: Retain) -> None:
+def test_list_table_shows_a_scope_column(webdev: Retain) -> None:
     webdev.ok("add", "stack", "-d", "Uses pnpm", "-p", "webdev")
     webdev.ok("add", "tone", "-d", "Answer in kind", "--priority", "1")
     lines = webdev.ok("list").stdout.splitlines()
     header = next(line for line in lines if "Name" in line)
-    assert "Project" in header
+    assert "Scope" in header
     assert "Pri" in header
     stack = next(line for line in lines if "stack" in line)
-    assert "webdev" in stack
+    assert "project:webdev" in stack
     tone = next(line for line in lines if "tone" in line)
     assert "webdev" not in tone
+    assert "global" in tone
     assert lines.index(tone) < lines.index(stack)
 
 

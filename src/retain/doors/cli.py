@@ -23,11 +23,11 @@ from retain import errors
 from retain.chrono import age_phrase, stamp
 from retain.config import RECALL_POLICIES
 from retain.doors.deferred import Deferred, real
+from retain.doors.terminal import cell, is_terminal, json_text, visible
 from retain.extras import needed
 
 if TYPE_CHECKING:
     from rich.console import Console
-    from rich.markup import escape
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from retain.model import Fact, FactChange, Memory
     from retain.service import MemoryService, Progress, integrity_error
 else:  # imported on first use: `retain --help` loads neither rich nor the service
-    escape = Deferred("rich.markup", "escape")
     BarColumn = Deferred("rich.progress", "BarColumn")
     MofNCompleteColumn = Deferred("rich.progress", "MofNCompleteColumn")
     TextColumn = Deferred("rich.progress", "TextColumn")
@@ -76,10 +75,34 @@ EXIT_CODES: dict[type[errors.RetainError], int] = {
 }
 EXIT_BUG = 70
 
-out = cast("Console", Deferred("rich.console", "Console", highlight=False, soft_wrap=True))
-err = cast(
-    "Console", Deferred("rich.console", "Console", stderr=True, highlight=False, soft_wrap=True)
+# Nothing printed is read as markup or emoji codes: stored text is shown as it is
+# (made visible by ``terminal``), and styles are given as ``Text`` styles.
+out = cast(
+    "Console",
+    Deferred("rich.console", "Console", highlight=False, soft_wrap=True, markup=False, emoji=False),
 )
+err = cast(
+    "Console",
+    Deferred(
+        "rich.console",
+        "Console",
+        stderr=True,
+        highlight=False,
+        soft_wrap=True,
+        markup=False,
+        emoji=False,
+    ),
+)
+
+
+def _say(text: str) -> None:
+    """A line on stdout; what it carries is shown as text, control characters spelled out."""
+    out.print(cell(text))
+
+
+def _warn(text: str) -> None:
+    """A line on stderr, shown as ``_say`` shows it."""
+    err.print(cell(text))
 
 
 def exit_code(error: errors.RetainError) -> int:
@@ -91,7 +114,7 @@ def exit_code(error: errors.RetainError) -> int:
 
 
 def _emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    click.echo(json_text(data))
 
 
 # -- shared options ---------------------------------------------------------------------
@@ -161,11 +184,12 @@ def _refusals(fmt: str = "table") -> Iterator[None]:
         yield
     except errors.RetainError as exc:
         if fmt == "json":
-            click.echo(json.dumps({"error": exc.to_dict()}, ensure_ascii=False), err=True)
+            click.echo(json_text({"error": exc.to_dict()}), err=True)
         else:
-            err.print(f"[bold red]error[/] {escape(f'[{exc.code}]')} {escape(exc.message)}")
+            said = cell(f"[{exc.code}] {exc.message}")
+            err.print(Text.assemble(("error", "bold red"), " ", said))
             if exc.remedy:
-                err.print(f"  {exc.remedy}", markup=False)
+                _warn(f"  {exc.remedy}")
         sys.exit(exit_code(exc))
 
 
@@ -193,16 +217,15 @@ def _service(
 def _report_legacy(report: LegacyReport) -> None:
     """Say on stderr what importing the realm's legacy markdown did."""
     if report.files:
-        err.print(
+        _warn(
             f"Imported {report.imported} legacy agent memories from {len(report.files)} "
-            "files (each renamed .md.imported).",
-            markup=False,
+            "files (each renamed .md.imported)."
         )
     if report.agents_added:
-        err.print(f"  registered agents: {', '.join(report.agents_added)}", markup=False)
+        _warn(f"  registered agents: {', '.join(report.agents_added)}")
     for problem in report.problems:
         where = f"{problem.file}:{problem.line}" if problem.line else problem.file
-        err.print(f"  skipped {where}: {problem.reason}", markup=False)
+        _warn(f"  skipped {where}: {problem.reason}")
 
 
 @contextmanager
@@ -287,15 +310,21 @@ def _flags(memory: Memory, now: datetime) -> str:
     return ", ".join(flags)
 
 
-def _memory_table(memories: list[Memory], title: str | None = None) -> Table:
+def _row(table: Table, *values: object) -> None:
+    """A table row: each value shown as text (``terminal.cell``), never as markup."""
+    table.add_row(*(cell(value) for value in values))
+
+
+def _memory_table(memories: list[Memory]) -> Table:
     now = _now()
-    table = Table(title=title, show_lines=False)
-    for column in ("Name", "Project", "Pri", "Load", "Description", "Tags", "Age", "Reads", ""):
+    table = Table(show_lines=False)
+    for column in ("Name", "Scope", "Pri", "Load", "Description", "Tags", "Age", "Reads", ""):
         table.add_column(column, overflow="fold")
     for m in memories:
-        table.add_row(
+        _row(
+            table,
             m.name or m.id,
-            m.project or "",
+            m.scope,
             str(m.priority),
             m.load.value,
             m.description,
@@ -312,7 +341,7 @@ def _emit_created(fmt: str, name: str, created_at: datetime, sentence: str) -> N
     if fmt == "json":
         _emit_json({"name": name, "created_at": stamp(created_at)})
     else:
-        out.print(sentence, markup=False)
+        _say(sentence)
 
 
 def _emit_rows(fmt: str, key: str, rows: list[dict[str, Any]], columns: dict[str, str]) -> None:
@@ -325,15 +354,16 @@ def _emit_rows(fmt: str, key: str, rows: list[dict[str, Any]], columns: dict[str
     for header in columns:
         table.add_column(header)
     for row in rows:
-        table.add_row(
-            *(", ".join(v) if isinstance(v := row[f], list) else str(v) for f in columns.values())
+        _row(
+            table,
+            *(", ".join(v) if isinstance(v := row[f], list) else v for f in columns.values()),
         )
     out.print(table)
 
 
 def _print_notes(notes: tuple[str, ...]) -> None:
     for note in notes:
-        out.print(note, markup=False)
+        _say(note)
 
 
 # -- the command group -----------------------------------------------------------------
@@ -433,9 +463,9 @@ def team_join(team_name: str, agent_name: str, home: Path | None, fmt: str) -> N
                 }
             )
         elif joined:
-            out.print(f"Agent '{agent_name}' joined team '{team_name}'.", markup=False)
+            _say(f"Agent '{agent_name}' joined team '{team_name}'.")
         else:
-            out.print(f"Agent '{agent_name}' is already in team '{team_name}'.", markup=False)
+            _say(f"Agent '{agent_name}' is already in team '{team_name}'.")
 
 
 @cli.group()
@@ -480,10 +510,7 @@ def project_rename(old: str, new: str, home: Path | None, fmt: str) -> None:
         if fmt == "json":
             _emit_json({"name": renamed.name, "memories": renamed.memory_count})
         else:
-            out.print(
-                f"Renamed project '{old}' to '{new}' ({renamed.memory_count} memories moved).",
-                markup=False,
-            )
+            _say(f"Renamed project '{old}' to '{new}' ({renamed.memory_count} memories moved).")
 
 
 @project.command("remove")
@@ -497,7 +524,7 @@ def project_remove(name: str, home: Path | None, fmt: str) -> None:
         if fmt == "json":
             _emit_json({"removed": name})
         else:
-            out.print(f"Removed project '{name}'.", markup=False)
+            _say(f"Removed project '{name}'.")
 
 
 # -- writing ---------------------------------------------------------------------------------
@@ -590,10 +617,7 @@ def add(
             return
         verb_done = "Saved" if result.created else ("Updated" if result.changed else "Unchanged:")
         where = f"project {memory.project}" if memory.project else "global"
-        out.print(
-            f"{verb_done} memory '{memory.name}' (priority {memory.priority}, {where}).",
-            markup=False,
-        )
+        _say(f"{verb_done} memory '{memory.name}' (priority {memory.priority}, {where}).")
         _print_notes(result.notes)
 
 
@@ -629,12 +653,11 @@ def edit(
                 record.update(replacements=result.replacements, excerpt=result.excerpt)
                 _emit_json(record)
             else:
-                out.print(
+                _say(
                     f"Edited '{name}' ({result.replacements} replacement"
-                    f"{'s' if result.replacements != 1 else ''}):",
-                    markup=False,
+                    f"{'s' if result.replacements != 1 else ''}):"
                 )
-                out.print(result.excerpt, markup=False)
+                _say(result.excerpt)
             return
         current = service.get(name, project=project).memory
         edited = _decode(_run_editor(current.body.encode("utf-8")), "the edited body")
@@ -648,9 +671,9 @@ def edit(
         if fmt == "json":
             _emit_json({**written.memory.to_dict(_now()), "changed": written.changed})
         elif written.changed:
-            out.print(f"Updated the body of '{name}'.", markup=False)
+            _say(f"Updated the body of '{name}'.")
         else:
-            out.print(f"No change to '{name}'.", markup=False)
+            _say(f"No change to '{name}'.")
 
 
 @cli.command()
@@ -665,13 +688,12 @@ def remove(name: str, project: str | None, home: Path | None, fmt: str) -> None:
         if fmt == "json":
             _emit_json(result.to_dict())
             return
-        out.print(f"Removed memory '{name}'.", markup=False)
+        _say(f"Removed memory '{name}'.")
         if result.referenced_by:
-            out.print(
+            _say(
                 "Still referenced by: "
                 + ", ".join(result.referenced_by)
-                + " (their references are kept as markers to revisit).",
-                markup=False,
+                + " (their references are kept as markers to revisit)."
             )
 
 
@@ -701,24 +723,37 @@ def get(name: str, project: str | None, home: Path | None, fmt: str) -> None:
                 if isinstance(value, list)
                 else ("" if value is None else str(value))
             )
-            table.add_row(key, shown)
+            _row(table, key, shown)
         out.print(table)
 
 
 @cli.command()
 @click.argument("name")
 @project_option("The project whose memory to show.")
+@click.option(
+    "--raw",
+    is_flag=True,
+    help="Write the body byte for byte even to a terminal (control characters included).",
+)
 @home_option
 @format_option
-def show(name: str, project: str | None, home: Path | None, fmt: str) -> None:
-    """The body of NAME, exactly as stored."""
+def show(name: str, project: str | None, raw: bool, home: Path | None, fmt: str) -> None:
+    """The body of NAME, exactly as stored (control characters spelled out on a terminal)."""
     with _service(home, fmt) as service:
         memory = service.get(name, project=project).memory
         if fmt == "json":
             _emit_json(memory.to_dict(_now(), body=True))
-        else:
-            sys.stdout.buffer.write(memory.body.encode("utf-8"))
-            sys.stdout.flush()
+            return
+        _write_stored(memory.body, raw)
+
+
+def _write_stored(text: str, raw: bool) -> None:
+    """Stored text on stdout: byte for byte when it goes to a file or a pipe, or when
+    ``raw``; on a terminal, with every control character spelled out."""
+    stream = sys.stdout
+    shown = text if raw or not is_terminal(stream) else visible(text)
+    stream.buffer.write(shown.encode("utf-8"))
+    stream.flush()
 
 
 @cli.command()
@@ -734,22 +769,18 @@ def read(name: str, offset: int, project: str | None, home: Path | None, fmt: st
         if fmt == "json":
             _emit_json(page.to_dict(_now()))
             return
-        out.print(f"{page.memory.name}: {page.memory.description}", markup=False)
-        out.print(page.caption, markup=False)
-        out.print(page.text, markup=False)
+        _say(f"{page.memory.name}: {page.memory.description}")
+        _say(page.caption)
+        _say(page.text)
         if page.next_offset is not None:
-            out.print(
+            _say(
                 f"[{page.total_chars - page.next_offset} more characters: "
-                f"--offset {page.next_offset}]",
-                markup=False,
+                f"--offset {page.next_offset}]"
             )
         for ref in page.references:
-            out.print(
-                f"References: {ref.target}" + (f" — {ref.description}" if ref.description else ""),
-                markup=False,
-            )
+            _say(f"References: {ref.target}" + (f" — {ref.description}" if ref.description else ""))
         if page.referenced_by:
-            out.print("Referenced by: " + ", ".join(page.referenced_by), markup=False)
+            _say("Referenced by: " + ", ".join(page.referenced_by))
 
 
 @cli.command("list")
@@ -825,13 +856,11 @@ def search(
         if fmt == "json":
             _emit_json(result.to_dict(now))
             return
-        out.print(result.summary, markup=False)
+        _say(result.summary)
         if result.degraded:
-            err.print(
-                f"degraded: {result.degraded} (searching with {result.embedder})", markup=False
-            )
+            _warn(f"degraded: {result.degraded} (searching with {result.embedder})")
         table = Table()
-        for column in ("Name", "Project", "Pri", "Age", "Reads", "Description", "Match", ""):
+        for column in ("Name", "Scope", "Pri", "Age", "Reads", "Description", "Match", ""):
             table.add_column(column, overflow="fold")
         for hit in result.hits:
             m = hit.memory
@@ -841,9 +870,10 @@ def search(
             description = m.description
             if m.short_body:
                 description += "\n" + m.short_body
-            table.add_row(
+            _row(
+                table,
                 m.name or m.id,
-                m.project or "",
+                m.scope,
                 str(m.priority),
                 age_phrase(m.created_at, now),
                 str(m.read_count),
@@ -904,7 +934,7 @@ def remember(
         if fmt == "json":
             _emit_json(memory.to_dict(_now(), body=True))
         else:
-            out.print(f"Remembered {memory.id} ({memory.scope}).", markup=False)
+            _say(f"Remembered {memory.id} ({memory.scope}).")
 
 
 @cli.command()
@@ -931,7 +961,7 @@ def recall(
         if fmt == "json":
             _emit_json(result.to_dict(now))
             return
-        out.print(result.summary, markup=False)
+        _say(result.summary)
         table = Table()
         for column in ("Id", "Scope", "Description", "Match"):
             table.add_column(column, overflow="fold")
@@ -939,7 +969,7 @@ def recall(
             m = hit.memory
             shown = m.short_body if m.short_body and m.short_body != m.description else ""
             text = m.description + (f"\n{shown}" if shown else "")
-            table.add_row(m.name or m.id, m.scope, text, ", ".join(hit.senses))
+            _row(table, m.name or m.id, m.scope, text, ", ".join(hit.senses))
         out.print(table)
 
 
@@ -956,7 +986,7 @@ def forget(memory_id: str, principal: str, reason: str, home: Path | None, fmt: 
         if fmt == "json":
             _emit_json(memory.to_dict(_now()))
         else:
-            out.print(f"Forgot {memory.id}.", markup=False)
+            _say(f"Forgot {memory.id}.")
 
 
 # -- facts --------------------------------------------------------------------------------
@@ -985,7 +1015,7 @@ def _emit_facts(fmt: str, found: list[Fact]) -> None:
         _emit_json(facts_of(found))
         return
     if not found:
-        out.print("No facts.", markup=False)
+        _say("No facts.")
         return
     table = Table()
     for column in ("Fact", "Value", "Tier", "Held (UTC)", "Believed (UTC)", "Status"):
@@ -996,7 +1026,7 @@ def _emit_facts(fmt: str, found: list[Fact]) -> None:
             _span(f.valid_from or f.recorded_at, f.valid_to),
             _span(f.recorded_at, f.retracted_at), f.status.value,
         )  # fmt: skip
-        table.add_row(*(Text(cell) for cell in cells))  # text, never markup
+        _row(table, *cells)
     out.print(table)
 
 
@@ -1006,15 +1036,13 @@ def _emit_change(fmt: str, change: FactChange, verb: str) -> None:
         return
     fact = change.fact
     if verb == "write" and not change.changed:
-        out.print(f"Unchanged: {fact.subject} {fact.predicate} is {fact.value}.", markup=False)
+        _say(f"Unchanged: {fact.subject} {fact.predicate} is {fact.value}.")
         return
     done = "Recorded" if verb == "write" else "Retracted"
-    out.print(
-        f"{done} {fact.subject} {fact.predicate} = {fact.value} ({fact.scope}).", markup=False
-    )
+    _say(f"{done} {fact.subject} {fact.predicate} = {fact.value} ({fact.scope}).")
     if change.other is not None:
         other = "Superseded" if verb == "write" else "Holds again"
-        out.print(f"{other}: {change.other.value}.", markup=False)
+        _say(f"{other}: {change.other.value}.")
 
 
 @cli.group()
@@ -1162,9 +1190,9 @@ def context(
         if fmt == "json":
             _emit_json(result.to_dict())
             return
-        click.echo(result.text, nl=False)
+        _write_stored(result.text, raw=False)
         if result.recall_note:
-            err.print(f"note: {result.recall_note}; rendered without recall", markup=False)
+            _warn(f"note: {result.recall_note}; rendered without recall")
 
 
 @cli.command()
@@ -1238,12 +1266,11 @@ def export(directory: Path, project: str | None, home: Path | None, fmt: str) ->
                 }
             )
         else:
-            out.print(f"Exported {result.memories} memories to {directory}.", markup=False)
+            _say(f"Exported {result.memories} memories to {directory}.")
             if result.left_out:
-                out.print(
+                _say(
                     f"Left out {result.left_out} agent memories and facts: snapshots do "
-                    "not carry agents' own memories or facts yet.",
-                    markup=False,
+                    "not carry agents' own memories or facts yet."
                 )
 
 
@@ -1263,10 +1290,9 @@ def import_(directory: Path, force: bool, home: Path | None, fmt: str) -> None:
                 {"imported": len(results), "created": created, "updated": len(results) - created}
             )
         else:
-            out.print(
+            _say(
                 f"Imported {len(results)} memories ({created} new, "
-                f"{len(results) - created} overwritten).",
-                markup=False,
+                f"{len(results) - created} overwritten)."
             )
 
 
@@ -1298,22 +1324,20 @@ def verify(rebuild: bool, home: Path | None, fmt: str) -> None:
             )
         else:
             if report.rebuilt:
-                out.print("Rebuilt the search index and every search key.", markup=False)
-            out.print(
+                _say("Rebuilt the search index and every search key.")
+            _say(
                 f"{report.memories} memories, {report.index_documents} indexed documents, "
-                f"{report.vectors} vectors, {report.events} events.",
-                markup=False,
+                f"{report.vectors} vectors, {report.events} events."
             )
             if report.pending_vectors:
-                out.print(
+                _say(
                     f"{report.pending_vectors} vectors pending: a write that landed is storing "
-                    "them, or the next write makes them.",
-                    markup=False,
+                    "them, or the next write makes them."
                 )
             for problem in report.problems:
-                out.print(f"problem: {problem}", markup=False)
+                _say(f"problem: {problem}")
             if report.ok:
-                out.print("Index sound; event chain unbroken.", markup=False)
+                _say("Index sound; event chain unbroken.")
         if not report.ok:
             raise integrity_error(report)
 
@@ -1332,9 +1356,9 @@ def reindex(home: Path | None, fmt: str) -> None:
                 {"reindexed": count, "embedder": loaded.model_id, "degraded": loaded.degraded}
             )
             return
-        out.print(f"Re-indexed {count} memories with {loaded.model_id}.", markup=False)
+        _say(f"Re-indexed {count} memories with {loaded.model_id}.")
         if loaded.degraded:
-            err.print(f"degraded: {loaded.degraded}", markup=False)
+            _warn(f"degraded: {loaded.degraded}")
 
 
 @cli.command()
@@ -1367,14 +1391,13 @@ def migrate(source: str, target: str, home: Path | None, fmt: str) -> None:
         if fmt == "json":
             _emit_json(result.to_dict())
         else:
-            out.print(
+            _say(
                 f"Copied {result.memories} memories and {result.events} events of "
                 f"{result.realms} realms from {result.source} to {result.target}; chain head "
-                f"{result.chain_head[:12]} in both; {result.rekeyed} search keys made.",
-                markup=False,
+                f"{result.chain_head[:12]} in both; {result.rekeyed} search keys made."
             )
             for problem in result.problems:
-                out.print(f"problem: {problem}", markup=False)
+                _say(f"problem: {problem}")
         if not result.verified:
             raise errors.IntegrityFailed(
                 "the copy did not verify",
@@ -1395,12 +1418,12 @@ def status(home: Path | None, fmt: str) -> None:
             _emit_json(data)
             return
         if s.degraded:
-            err.print(f"degraded: {s.degraded} (searching with {s.embedder})", markup=False)
+            _warn(f"degraded: {s.degraded} (searching with {s.embedder})")
         table = Table(show_header=False)
         table.add_column("field", style="bold")
         table.add_column("value")
         for key, value in data.items():
-            table.add_row(key, str(value))
+            _row(table, key, value)
         out.print(table)
 
 
@@ -1437,14 +1460,13 @@ def serve(host: str, port: int, tokens_file: Path | None, workers: int, home: Pa
         app = http.create_app(service, tokens=tokens, host=host)
         loaded = service.embedder
         listener = serving.listen(host, port)  # said once it listens: a caller may connect
-        err.print(
+        _warn(
             f"retain: serving {service.backend.location} at http://{host}:{port}{http.API} "
             f"and MCP at http://{host}:{port}{http.MCP_PATH}/ ({len(tokens)} token(s); "
-            f"embedder {loaded.model_id})",
-            markup=False,
+            f"embedder {loaded.model_id})"
         )
         if loaded.degraded:
-            err.print(f"degraded: {loaded.degraded}", markup=False)
+            _warn(f"degraded: {loaded.degraded}")
         if workers == 1:
             http.one_blas_thread()
             config = uvicorn.Config(app, host=host, port=port, log_level="warning")
@@ -1526,6 +1548,6 @@ def main() -> None:
     try:
         cli(standalone_mode=True)
     except Exception:  # a bug: log it and exit 70
-        err.print("internal error (a bug in retain; please report it):", markup=False)
-        err.print(traceback.format_exc(), markup=False)
+        _warn("internal error (a bug in retain; please report it):")
+        _warn(traceback.format_exc())
         sys.exit(EXIT_BUG)

@@ -1,0 +1,159 @@
+"""What the CLI prints of stored values: text, never markup or terminal control.
+
+A description, body, tag or fact may hold ``[/]`` (rich markup), ``\\x1b[2J`` (clear the
+screen), an OSC title sequence or a bidirectional override. Tables, lines and errors
+show them as text with the control characters spelled out; ``show`` writes a body byte
+for byte to a pipe, or with ``--raw``, and spelled out on a terminal (a real pty here).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+from pathlib import Path
+
+import pytest
+from tests.doors.test_cli import RETAIN, Retain, run_script
+
+from retain.doors.terminal import visible
+
+MARKUP = "x [/] y [bold]b[/bold] :smile:"
+CLEAR = "\x1b[2J"
+TITLE = "\x1b]0;owned\x07"
+CSI = "\x9b31m"  # the C1 form of ESC [
+OVERRIDE = "\u202e"
+HOSTILE = f"a{CLEAR}b{TITLE}c{CSI}d{OVERRIDE}e\rf\x7fg"
+RAW = ("\x1b", "\x07", "\x9b", "\u202e", "\r", "\x7f")
+
+
+@pytest.fixture
+def retain(tmp_path: Path) -> Retain:
+    return Retain(tmp_path / "home")
+
+
+def assert_no_raw_control(text: str) -> None:
+    assert not [c for c in RAW if c in text], repr(text)
+
+
+def test_visible_spells_out_control_characters_and_keeps_lines() -> None:
+    assert visible(HOSTILE) == "a\\x1b[2Jb\\x1b]0;owned\\x07c\\x9b31md\\u202ee\\x0df\\x7fg"
+    assert visible("one\n\ttwo") == "one\n\ttwo"
+    assert visible("one\n\ttwo", line=True) == "one\\x0a\\x09two"
+    assert visible(MARKUP) == MARKUP
+
+
+@pytest.mark.parametrize("command", [["list"], ["search", "markup"], ["get", "m"]])
+def test_markup_in_a_stored_value_is_printed_as_text(retain: Retain, command: list[str]) -> None:
+    retain.ok("add", "m", "-d", f"markup {MARKUP}", "-b", f"body {MARKUP}", "--tag", "t")
+    printed = retain.ok(*command).stdout
+    assert MARKUP in printed
+
+
+def test_markup_in_an_agents_memory_is_printed_as_text_by_recall(retain: Retain) -> None:
+    retain.ok("agent", "add", "bot")
+    retain.ok("remember", f"markup {MARKUP}", "--as", "agent:bot")
+    printed = retain.ok("recall", "markup", "--as", "agent:bot").stdout
+    assert MARKUP in printed
+
+
+def test_markup_in_a_fact_and_in_read_and_context_is_printed_as_text(retain: Retain) -> None:
+    retain.ok("add", "m", "-d", f"markup {MARKUP}", "-b", f"body {MARKUP}", "--load", "inline")
+    retain.ok("fact", "write", "alice", "likes", MARKUP)
+    assert MARKUP in retain.ok("fact", "read", "alice").stdout
+    assert MARKUP in retain.ok("read", "m").stdout
+    assert MARKUP in retain.ok("context").stdout
+
+
+@pytest.mark.parametrize("command", [["list"], ["search", "hostile"], ["get", "h"], ["read", "h"]])
+def test_control_characters_in_a_stored_value_are_spelled_out(
+    retain: Retain, command: list[str]
+) -> None:
+    retain.ok("add", "h", "-d", f"hostile {HOSTILE}", "-b", f"body {HOSTILE}")
+    printed = retain.ok(*command).stdout
+    assert_no_raw_control(printed)
+    assert "\\x1b[2J" in printed
+    assert "\\u202e" in printed
+
+
+def test_control_characters_in_an_agents_memory_are_spelled_out_by_recall(
+    retain: Retain,
+) -> None:
+    retain.ok("agent", "add", "bot")
+    retain.ok("remember", f"hostile {HOSTILE}", "--as", "agent:bot")
+    printed = retain.ok("recall", "hostile", "--as", "agent:bot").stdout
+    assert_no_raw_control(printed)
+    assert "\\x1b]0;owned\\x07" in printed
+
+
+def test_control_characters_in_a_fact_value_are_spelled_out(retain: Retain) -> None:
+    written = retain.ok("fact", "write", "alice", "likes", HOSTILE).stdout
+    read = retain.ok("fact", "read", "alice").stdout
+    for printed in (written, read):
+        assert_no_raw_control(printed)
+        assert "\\x9b31m" in printed
+
+
+def test_json_output_carries_no_raw_control_character_and_reads_back_the_same(
+    retain: Retain,
+) -> None:
+    retain.ok("add", "h", "-d", f"hostile {HOSTILE}", "-b", f"body {HOSTILE}")
+    result = retain.ok("show", "h", "--format", "json")
+    assert_no_raw_control(result.stdout)
+    assert json.loads(result.stdout)["body"] == f"body {HOSTILE}"
+
+
+def test_an_error_naming_a_value_prints_it_as_text(retain: Retain, tmp_path: Path) -> None:
+    where = tmp_path / f"snap [/] {CLEAR}"
+    result = retain("import", str(where))
+    assert result.exit_code == 8, result.output
+    assert "[snapshot_invalid]" in result.stderr
+    assert "snap [/] \\x1b[2J" in result.stderr
+    assert_no_raw_control(result.stderr)
+    assert "Traceback" not in result.stderr
+
+
+def test_show_writes_the_body_byte_exact_to_a_pipe_and_with_raw(retain: Retain) -> None:
+    body = f"line one\r\n{HOSTILE}\n[/] no final newline"
+    retain.ok("add", "h", "-d", "hostile", "-b", body)
+    assert retain.ok("show", "h").stdout_bytes == body.encode("utf-8")
+    assert retain.ok("show", "h", "--raw").stdout_bytes == body.encode("utf-8")
+
+
+def terminal_output(home: Path, *args: str) -> bytes:
+    """What the console script writes to a real terminal (a pty) as its stdout."""
+    leader, follower = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k not in ("VISUAL", "EDITOR")}
+    env.update({"RETAIN_HOME": str(home), "NO_COLOR": "1", "COLUMNS": "200"})
+    try:
+        process = subprocess.run(
+            [RETAIN, *args], stdout=follower, stderr=subprocess.PIPE, env=env, timeout=120
+        )
+    finally:
+        os.close(follower)
+    assert process.returncode == 0, process.stderr
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the terminal is closed and drained
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    return b"".join(chunks)
+
+
+def test_show_on_a_terminal_spells_out_control_characters_unless_raw(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    body = f"first\n{HOSTILE}"
+    saved = run_script(home, "add", "h", "-d", "hostile", "-b", body)
+    assert saved.returncode == 0, saved.stderr
+    shown = terminal_output(home, "show", "h")
+    assert b"\x1b" not in shown
+    assert b"first" in shown
+    assert visible(HOSTILE).encode("utf-8") in shown
+    raw = terminal_output(home, "show", "h", "--raw")
+    assert HOSTILE.replace("\r", "").encode("utf-8") in raw.replace(b"\r", b"")
