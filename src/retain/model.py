@@ -388,12 +388,35 @@ class WriteRequest:
     exact_tier: bool = False
 
 
+def exported_text(memory: Memory) -> str:
+    """``memory`` as the text an export writes for it (frontmatter, then the body): what
+    a change's ``before`` and ``after`` are drawn over."""
+    # transfer imports this module, so its renderer is imported when a text is asked
+    # for: one renderer for exports and diffs, and no YAML work for a result whose
+    # texts nobody reads (a batch write or an import).
+    from retain.transfer import render
+
+    return render(memory).decode("utf-8")
+
+
 @dataclass(frozen=True, slots=True)
 class WriteResult:
+    """What a write did. ``before`` and ``after`` are the memory's exported text before
+    and after it (``before`` None for a new memory; equal when nothing changed)."""
+
     memory: Memory
     created: bool
     changed: bool
     notes: tuple[str, ...] = ()
+    previous: Memory | None = None  # the memory as it was (None: the write created it)
+
+    @property
+    def before(self) -> str | None:
+        return None if self.previous is None else exported_text(self.previous)
+
+    @property
+    def after(self) -> str:
+        return exported_text(self.memory)
 
     def to_dict(self, now: datetime) -> dict[str, Any]:
         return {
@@ -401,6 +424,8 @@ class WriteResult:
             "created": self.created,
             "changed": self.changed,
             "notes": list(self.notes),
+            "before": self.before,
+            "after": self.after,
         }
 
 
@@ -441,25 +466,54 @@ class ReadResult:
 
 @dataclass(frozen=True, slots=True)
 class EditResult:
+    """What an edit did; ``before`` and ``after`` are the memory's exported text."""
+
     memory: Memory
     replacements: int
     excerpt: str
+    previous: Memory | None = None  # the memory as it was before the edit
+
+    @property
+    def before(self) -> str | None:
+        return None if self.previous is None else exported_text(self.previous)
+
+    @property
+    def after(self) -> str:
+        return exported_text(self.memory)
 
     def to_dict(self, now: datetime) -> dict[str, Any]:
         return {
             **self.memory.to_dict(now, body=True),
             "replacements": self.replacements,
             "excerpt": self.excerpt,
+            "before": self.before,
+            "after": self.after,
         }
 
 
 @dataclass(frozen=True, slots=True)
 class DeleteResult:
+    """What a delete removed: the memory as it was (``before``, its exported text;
+    ``after`` is None) and what still references it."""
+
     memory: Memory
     referenced_by: tuple[str, ...]
 
+    @property
+    def before(self) -> str:
+        return exported_text(self.memory)
+
+    @property
+    def after(self) -> None:
+        return None
+
     def to_dict(self) -> dict[str, Any]:
-        return {"removed": self.memory.name, "referenced_by": list(self.referenced_by)}
+        return {
+            "removed": self.memory.name,
+            "referenced_by": list(self.referenced_by),
+            "before": self.before,
+            "after": self.after,
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -1756,7 +1756,9 @@ class MemoryService:
                 )
 
         if existing is not None and self._same(existing, merged):
-            return WriteResult(existing, created=False, changed=False, notes=tuple(out_notes))
+            return WriteResult(
+                existing, created=False, changed=False, notes=tuple(out_notes), previous=existing
+            )
         if existing is None:
             staged.put(merged)
             kind = "create"
@@ -1780,7 +1782,13 @@ class MemoryService:
         self._event(
             tx, kind, self._payload(merged, now), memory_id=merged.id, reason=reason, when=now
         )
-        return WriteResult(merged, created=existing is None, changed=True, notes=tuple(out_notes))
+        return WriteResult(
+            merged,
+            created=existing is None,
+            changed=True,
+            notes=tuple(out_notes),
+            previous=existing,
+        )
 
     @staticmethod
     def _check_name_free(
@@ -1950,7 +1958,8 @@ class MemoryService:
             body = current.body.replace(old, new, -1 if replace_all else 1)
             start = current.body.find(old)
             if body == current.body and not verified:  # nothing to change: nothing recorded
-                return EditResult(current, replacements=0, excerpt=_excerpt(body, start, len(new)))
+                excerpt = _excerpt(body, start, len(new))
+                return EditResult(current, replacements=0, excerpt=excerpt, previous=current)
             changed = replace(
                 current,
                 body=body,
@@ -1975,6 +1984,7 @@ class MemoryService:
                 changed,
                 replacements=found if replace_all else 1,
                 excerpt=_excerpt(body, start, len(new)),
+                previous=current,
             )
 
         return self._write(run)

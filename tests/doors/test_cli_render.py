@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import subprocess
 from pathlib import Path
 
 import pytest
-from tests.doors.test_cli import RETAIN, Retain, run_script
+from tests.doors.test_cli import RETAIN, Retain, editor, run_script
 
 from retain.doors.terminal import visible
 
@@ -157,3 +158,68 @@ def test_show_on_a_terminal_spells_out_control_characters_unless_raw(tmp_path: P
     assert visible(HOSTILE).encode("utf-8") in shown
     raw = terminal_output(home, "show", "h", "--raw")
     assert HOSTILE.replace("\r", "").encode("utf-8") in raw.replace(b"\r", b"")
+
+
+# -- what a change did ------------------------------------------------------------------
+
+
+def test_add_force_edit_and_remove_carry_the_text_before_and_after_in_json(
+    retain: Retain, tmp_path: Path
+) -> None:
+    created = retain.json("add", "tz", "-d", "Alice is in UTC+8", "-b", "Perth\n")
+    assert created["before"] is None
+    retain.ok("export", "-o", str(tmp_path / "snap"))
+    assert created["after"] == (tmp_path / "snap" / "tz.md").read_text(encoding="utf-8")
+    updated = retain.json("add", "tz", "--force", "-d", "Alice is in UTC+9")
+    assert updated["before"] == created["after"]
+    assert updated["after"] == created["after"].replace("UTC+8", "UTC+9")
+    edited = retain.json("edit", "tz", "--old", "Perth", "--new", "Tokyo")
+    assert edited["before"] == updated["after"]
+    assert edited["after"] == updated["after"].replace("Perth", "Tokyo")
+    removed = retain.json("remove", "tz")
+    assert (removed["before"], removed["after"]) == (edited["after"], None)
+
+
+def test_an_editor_edit_carries_the_text_before_and_after_in_json(
+    retain: Retain, tmp_path: Path
+) -> None:
+    retain.ok("add", "notes", "-d", "Notes", "-b", "one\n")
+    command = editor(tmp_path, "path.write_text('two\\n')")
+    edited = retain.json("edit", "notes", env={"EDITOR": command})
+    assert edited["before"].endswith("---\none\n")
+    assert edited["after"] == edited["before"].replace("---\none\n", "---\ntwo\n")
+
+
+def styles_removed(output: bytes) -> list[str]:
+    """A terminal's output as lines, without its styles (bold, colours)."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", output.decode("utf-8"))
+    return text.replace("\r\n", "\n").splitlines()
+
+
+def test_a_change_on_a_terminal_is_drawn_as_a_diff_of_the_exported_text(
+    tmp_path: Path,
+) -> None:
+    home = tmp_path / "home"
+    saved = run_script(home, "add", "tz", "-d", "Alice is in UTC+8", "-b", "Perth\n")
+    assert saved.returncode == 0, saved.stderr
+    shown = terminal_output(home, "add", "tz", "--force", "-d", "Alice is in UTC+9")
+    lines = styles_removed(shown)
+    assert "Updated memory 'tz' (priority 5, global)." in lines
+    assert "--- a/tz.md" in lines
+    assert "+++ b/tz.md" in lines
+    assert "-description: Alice is in UTC+8" in lines
+    assert "+description: Alice is in UTC+9" in lines
+    assert not [line for line in lines if line.startswith(("+Perth", "-Perth"))]
+    body = terminal_output(home, "add", "tz", "--force", "-b", f"Perth {CLEAR}\n")
+    assert "+Perth \\x1b[2J" in styles_removed(body)
+    assert b"\x1b[2J" not in body
+    removed = terminal_output(home, "remove", "tz")
+    lines = styles_removed(removed)
+    assert "+++ /dev/null" in lines
+    assert "-Perth \\x1b[2J" in lines
+
+
+def test_a_change_off_a_terminal_prints_no_diff(retain: Retain) -> None:
+    retain.ok("add", "tz", "-d", "Alice is in UTC+8")
+    printed = retain.ok("add", "tz", "--force", "-d", "Alice is in UTC+9").stdout
+    assert printed == "Updated memory 'tz' (priority 5, global).\n"

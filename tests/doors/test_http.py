@@ -73,7 +73,10 @@ def test_get_read_edit_search_list_and_delete(client: TestClient) -> None:
     listed = client.get("/v1/memories", params={"project": "web"}).json()["memories"]
     assert [m["name"] for m in listed] == ["cache-policy"]
     removed = client.delete("/v1/memories/cache-policy", params={"project": "web"})
-    assert removed.json() == {"removed": "cache-policy", "referenced_by": []}
+    said = removed.json()
+    assert (said["removed"], said["referenced_by"], said["after"]) == ("cache-policy", [], None)
+    assert said["before"].endswith("---\nentries live five minutes")
+    assert "description: How the web cache expires\n" in said["before"]
     assert client.get("/v1/memories/cache-policy", params={"project": "web"}).status_code == 404
 
 

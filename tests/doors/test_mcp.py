@@ -363,7 +363,8 @@ def test_an_operator_writes_searches_reads_edits_and_deletes(service: MemoryServ
     edited = call(server, "memory_edit", {"name": "deploy", "old": "Fridays", "new": "Mondays"})
     assert edited.structured_content and edited.structured_content["replacements"] == 1
     removed = call(server, "memory_delete", {"name": "deploy"}).structured_content
-    assert removed == {"removed": "deploy", "referenced_by": []}
+    assert removed and (removed["removed"], removed["referenced_by"]) == ("deploy", [])
+    assert (removed["before"].endswith("---\nMondays off"), removed["after"]) == (True, None)
     again = call(server, "memory_delete", {"name": "deploy"})
     assert again.is_error and again.structured_content
     assert again.structured_content["error"]["code"] == "not_found"

@@ -23,7 +23,7 @@ from retain import errors
 from retain.chrono import age_phrase, stamp
 from retain.config import RECALL_POLICIES
 from retain.doors.deferred import Deferred, real
-from retain.doors.terminal import cell, is_terminal, json_text, visible
+from retain.doors.terminal import cell, diff, is_terminal, json_text, visible
 from retain.extras import needed
 
 if TYPE_CHECKING:
@@ -361,6 +361,16 @@ def _emit_rows(fmt: str, key: str, rows: list[dict[str, Any]], columns: dict[str
     out.print(table)
 
 
+def _show_change(memory: Memory, before: str | None, after: str | None) -> None:
+    """On a terminal, what a change did as a unified diff of the memory's exported text
+    (as ``retain export`` writes its file); nothing when the text is the same."""
+    if before == after or not is_terminal(sys.stdout):
+        return
+    path = f"{memory.name or memory.id}.md"
+    for line in diff(before, after, f"{memory.project}/{path}" if memory.project else path):
+        out.print(line)
+
+
 def _print_notes(notes: tuple[str, ...]) -> None:
     for note in notes:
         _say(note)
@@ -612,13 +622,20 @@ def add(
         memory = result.memory
         if fmt == "json":
             record = memory.to_dict(_now())
-            record.update(created=result.created, changed=result.changed, notes=list(result.notes))
+            record.update(
+                created=result.created,
+                changed=result.changed,
+                notes=list(result.notes),
+                before=result.before,
+                after=result.after,
+            )
             _emit_json(record)
             return
         verb_done = "Saved" if result.created else ("Updated" if result.changed else "Unchanged:")
         where = f"project {memory.project}" if memory.project else "global"
         _say(f"{verb_done} memory '{memory.name}' (priority {memory.priority}, {where}).")
         _print_notes(result.notes)
+        _show_change(memory, result.before, result.after)
 
 
 @cli.command()
@@ -650,7 +667,12 @@ def edit(
             )
             if fmt == "json":
                 record = result.memory.to_dict(_now())
-                record.update(replacements=result.replacements, excerpt=result.excerpt)
+                record.update(
+                    replacements=result.replacements,
+                    excerpt=result.excerpt,
+                    before=result.before,
+                    after=result.after,
+                )
                 _emit_json(record)
             else:
                 _say(
@@ -658,6 +680,7 @@ def edit(
                     f"{'s' if result.replacements != 1 else ''}):"
                 )
                 _say(result.excerpt)
+                _show_change(result.memory, result.before, result.after)
             return
         current = service.get(name, project=project).memory
         edited = _decode(_run_editor(current.body.encode("utf-8")), "the edited body")
@@ -669,9 +692,12 @@ def edit(
             expected_hash=current.content_hash,
         )
         if fmt == "json":
-            _emit_json({**written.memory.to_dict(_now()), "changed": written.changed})
+            record = written.memory.to_dict(_now())
+            record.update(changed=written.changed, before=written.before, after=written.after)
+            _emit_json(record)
         elif written.changed:
             _say(f"Updated the body of '{name}'.")
+            _show_change(written.memory, written.before, written.after)
         else:
             _say(f"No change to '{name}'.")
 
@@ -689,6 +715,7 @@ def remove(name: str, project: str | None, home: Path | None, fmt: str) -> None:
             _emit_json(result.to_dict())
             return
         _say(f"Removed memory '{name}'.")
+        _show_change(result.memory, result.before, result.after)
         if result.referenced_by:
             _say(
                 "Still referenced by: "

@@ -81,16 +81,13 @@ def diff(before: str | None, after: str | None, label: str) -> list[Text]:
         tofile="/dev/null" if after is None else f"b/{label}",
     )
     shown = []
-    for row in lines:
+    for number, row in enumerate(lines):
         text = row.rstrip("\n")
-        if not row.endswith("\n") and not row.startswith(("---", "+++", "@@")):
+        if number < 2:  # the two file names
+            shown.append(cell(text, "bold"))
+            continue
+        if not row.endswith("\n"):
             text += "\n\\ No newline at end of file"
-        style = ""
-        if row.startswith("@@"):
-            style = "cyan"
-        elif row.startswith("+") and not row.startswith("+++"):
-            style = "green"
-        elif row.startswith("-") and not row.startswith("---"):
-            style = "red"
+        style = {"@": "cyan", "+": "green", "-": "red"}.get(row[:1], "")
         shown.append(cell(text, style))
     return shown
