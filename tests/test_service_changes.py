@@ -1,11 +1,16 @@
 """What a write, an edit and a delete changed: the memory's exported text before and
-after (``before``/``after``), the text ``export`` writes for it, at every door."""
+after (``before``/``after``), the text ``export`` writes for it, at every door; a write
+already past its expiry says so; an operator reads an agent's memory by its id."""
 
 from __future__ import annotations
 
 import difflib
 from pathlib import Path
 
+import pytest
+from tests.conftest import ServiceFactory
+
+from retain import errors
 from retain.chrono import ManualClock
 from retain.service import MemoryService
 
@@ -82,3 +87,36 @@ def test_a_delete_carries_the_text_before_and_none_after(
         "before": exported,
         "after": None,
     }
+
+
+def test_a_write_whose_expiry_is_already_past_says_so(
+    service: MemoryService, clock: ManualClock
+) -> None:
+    created = service.write("freeze", description="No deploys", expires="2026-02-01")
+    assert created.memory.is_expired(clock.now())
+    assert created.to_dict(clock.now())["expired"] is True
+    assert [n for n in created.notes if "'freeze' is already expired" in n]
+    service.write("live", description="Deploys are fine")
+    moved = service.write("live", expires="2026-02-01")
+    assert [n for n in moved.notes if "'live' is already expired" in n]
+    later = service.write("soon", description="Soon", expires="2026-04-01")
+    assert not [n for n in later.notes if "expired" in n]
+
+
+def test_an_operator_reads_an_agents_memory_by_its_id(make_service: ServiceFactory) -> None:
+    operator = make_service()
+    operator.add_agent("bot")
+    agent = make_service(principal="agent:bot")
+    mine = agent.remember("the build cache lives in /var/cache/b")
+    record = operator.get(mine.id)
+    assert (record.memory.id, record.memory.scope) == (mine.id, "agent:bot")
+    assert operator.read(mine.id).text == "the build cache lives in /var/cache/b"
+    assert agent.get(mine.id).memory.id == mine.id
+    operator.add_agent("other")
+    other = make_service(principal="agent:other")
+    with pytest.raises(errors.NotFound):
+        other.get(mine.id)
+    with pytest.raises(errors.NotFound):
+        make_service(principal="app:ci").get(mine.id)
+    with pytest.raises(errors.NotFound):
+        operator.delete(mine.id)  # by id for the reads only

@@ -13,7 +13,8 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   ├── TooManyReferences        too_many_references
     │   ├── NoProject                no_project
     │   ├── RequestTooLarge          request_too_large
-│   └── QueryTooLong             query_too_long
+    │   ├── QueryTooLong             query_too_long
+    │   └── NoTerminal               no_terminal
     ├── NotFound                     not_found
     │   ├── ProjectNotFound          project_not_found
     │   ├── AgentNotFound            agent_not_found
@@ -51,7 +52,10 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   └── DimensionMismatch        dimension_mismatch
     ├── RecallFailed                 recall_failed
     ├── ConfigInvalid                config_invalid
-    └── ExtraMissing                 extra_missing
+    ├── ExtraMissing                 extra_missing
+    └── ListenFailed                 listen_failed
+        ├── InvalidPort              invalid_port
+        └── PortInUse                port_in_use
 
 Backend exceptions (``sqlite3.Error`` and friends) are mapped once, at the
 storage boundary, to ``StoreError`` subclasses; nothing above storage sees a
@@ -144,6 +148,12 @@ class QueryTooLong(InvalidInput):
     which, with ``limit`` and ``actual``)."""
 
     code = "query_too_long"
+
+
+class NoTerminal(InvalidInput):
+    """An interactive step (an editor) was asked for with no terminal to run it on."""
+
+    code = "no_terminal"
 
 
 # -- lookups -----------------------------------------------------------------
@@ -395,6 +405,27 @@ class ExtraMissing(RetainError):
     """A part of retain needs an optional extra (``retain[server]``, say) not installed."""
 
     code = "extra_missing"
+
+
+# -- serving ------------------------------------------------------------------
+
+
+class ListenFailed(RetainError):
+    """A server could not listen where it was asked to (the address, a permission)."""
+
+    code = "listen_failed"
+
+
+class InvalidPort(ListenFailed):
+    """A port that is not a whole number from 1 to 65535."""
+
+    code = "invalid_port"
+
+
+class PortInUse(ListenFailed):
+    """Something else already listens on the port."""
+
+    code = "port_in_use"
 
 
 def all_error_classes() -> list[type[RetainError]]:

@@ -1738,7 +1738,13 @@ class MemoryService:
                 f"The description is {len(merged.description)} characters long; the index "
                 "lists it every turn, so keep the fact there short and the detail in the body."
             )
-        if existing is not None and merged.is_expired(now):
+        if merged.is_expired(now) and (existing is None or r.expires):
+            out_notes.append(
+                f"'{r.name}' is already expired: its expiry "
+                f"{stamp(merged.expires_at or now)} is past, so it stays out of the index "
+                "and the memory section; pass a later expiry, or an empty one to clear it."
+            )
+        elif existing is not None and merged.is_expired(now):
             out_notes.append(
                 f"'{r.name}' stays expired (since {stamp(merged.expires_at or now)}); "
                 "pass a new expiry, or an empty one to clear it."

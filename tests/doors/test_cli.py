@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import re
 import shlex
 import sqlite3
@@ -51,6 +52,7 @@ EMBEDDER = 14
 ACCESS_DENIED = 15
 RECALL_FAILED = 16
 EXTRA_MISSING = 17
+LISTEN_FAILED = 18
 USAGE = 2
 BUG = 70
 
@@ -171,6 +173,38 @@ def run_script(
     )
 
 
+def on_a_terminal(home: Path, *args: str, env: Mapping[str, str] | None = None) -> bytes:
+    """What the console script writes to a real terminal (a pty as its stdin and stdout)."""
+    leader, follower = pty.openpty()
+    environment = {k: v for k, v in os.environ.items() if k not in ("VISUAL", "EDITOR")}
+    environment.update({"RETAIN_HOME": str(home), "NO_COLOR": "1", "COLUMNS": "200"})
+    environment.update(env or {})
+    try:
+        process = subprocess.run(
+            [str(RETAIN), *args],
+            stdin=follower,
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            env=environment,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(follower)
+    assert process.returncode == 0, process.stderr
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the terminal is closed and drained
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    return b"".join(chunks)
+
+
 def configure(home: Path, text: str) -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(text, encoding="utf-8")
@@ -253,6 +287,7 @@ def test_exit_statuses_are_the_documented_ones() -> None:
         errors.AccessDenied: ACCESS_DENIED,
         errors.RecallFailed: RECALL_FAILED,
         errors.ExtraMissing: EXTRA_MISSING,
+        errors.ListenFailed: LISTEN_FAILED,
     }
     assert documented == EXIT_CODES
     assert EXIT_BUG == BUG
@@ -907,7 +942,7 @@ def test_add_from_a_file_that_is_not_utf8_is_refused_not_crashed(tmp_path: Path)
     result = run_script(home, "add", "n", "-d", "d", "--from-file", str(source))
     assert "Traceback" not in result.stderr.decode()
     assert result.returncode in (USAGE, INVALID)
-    assert json.loads(run_script(home, "list", "--format", "json").stdout) == {"memories": []}
+    assert json.loads(run_script(home, "list", "--format", "json").stdout)["memories"] == []
 
 
 # -- the inline budget ------------------------------------------------------------------------
@@ -1382,7 +1417,7 @@ def test_list_expired_lists_what_is_past_its_expiry(retain: Retain) -> None:
 def test_list_json_is_an_object_of_memories_without_body_or_backlinks(retain: Retain) -> None:
     retain.ok("add", "n", "-d", "A note", "--body", "text")
     data = retain.json("list")
-    assert list(data) == ["memories"]
+    assert list(data) == ["memories", "next_cursor"]
     (record,) = data["memories"]
     assert set(RECORD_FIELDS) <= set(record)
     assert "body" not in record
@@ -1643,22 +1678,52 @@ def test_interactive_edit_saves_what_the_editor_wrote(retain: Retain, tmp_path: 
     retain.ok("add", "n", "-d", "A note", "--body", "one\ntwo\n")
     before = retain.get("n")
     command = editor(tmp_path, "path.write_text(path.read_text().replace('two', 'TWO'))")
-    result = retain.ok("edit", "n", env={"EDITOR": command})
+    result = retain.ok("edit", "n", "--editor", command)
     assert "Updated the body of 'n'." in result.stdout
     assert retain.body("n") == "one\nTWO\n"
     assert retain.get("n")["verified_at"] == before["verified_at"]
     command = editor(tmp_path, "path.write_text(path.read_text().replace('one', 'ONE'))")
-    data = retain.json("edit", "n", "--verified", env={"EDITOR": command})
+    data = retain.json("edit", "n", "--verified", "--editor", command)
     assert data["verified_at"] > before["verified_at"]
     assert retain.body("n") == "ONE\nTWO\n"
 
 
-def test_interactive_edit_prefers_visual_over_editor(retain: Retain, tmp_path: Path) -> None:
+def test_interactive_edit_on_a_terminal_prefers_visual_over_editor(
+    retain: Retain, tmp_path: Path
+) -> None:
     retain.ok("add", "n", "-d", "A note", "--body", "one\ntwo\n")
     visual = editor(tmp_path, "path.write_text('from visual\\n')", "visual.py")
     plain = editor(tmp_path, "path.write_text('from editor\\n')", "editor.py")
-    retain.ok("edit", "n", env={"VISUAL": visual, "EDITOR": plain})
+    printed = on_a_terminal(retain.home, "edit", "n", env={"VISUAL": visual, "EDITOR": plain})
+    assert b"Updated the body of 'n'." in printed
     assert retain.body("n") == "from visual\n"
+    on_a_terminal(retain.home, "edit", "n", env={"EDITOR": plain})
+    assert retain.body("n") == "from editor\n"
+
+
+def test_edit_without_a_terminal_refuses_to_start_an_editor(retain: Retain, tmp_path: Path) -> None:
+    retain.ok("add", "n", "-d", "A note", "--body", "one\n")
+    marker = tmp_path / "opened"
+    command = editor(tmp_path, f"pathlib.Path({str(marker)!r}).touch()")
+    retain.refused(
+        "edit",
+        "n",
+        env={"VISUAL": command, "EDITOR": command},
+        status=INVALID,
+        code="no_terminal",
+        remedy="give the change with --old and --new",
+    )
+    assert not marker.exists()
+    assert retain.body("n") == "one\n"
+
+
+def test_edit_refuses_old_and_editor_together_as_a_usage_error(
+    retain: Retain, tmp_path: Path
+) -> None:
+    retain.ok("add", "n", "-d", "A note", "--body", "one\n")
+    result = retain("edit", "n", "--old", "one", "--new", "two", "--editor", "true")
+    assert result.exit_code == USAGE
+    assert retain.body("n") == "one\n"
 
 
 @pytest.mark.parametrize(
@@ -1669,7 +1734,7 @@ def test_interactive_edit_with_no_change_leaves_the_memory_unchanged(
 ) -> None:
     retain.ok("add", "n", "-d", "A note", "--body", "one\ntwo\n")
     before = retain.state()
-    result = retain.ok("edit", "n", env={"EDITOR": editor(tmp_path, code)})
+    result = retain.ok("edit", "n", "--editor", editor(tmp_path, code))
     assert "No change to 'n'." in result.stdout
     assert retain.state() == before
 
@@ -1679,7 +1744,7 @@ def test_interactive_edit_saving_no_change_keeps_a_body_without_final_newline(
 ) -> None:
     retain.ok("add", "n", "-d", "A note", "--body", "one\ntwo")
     command = editor(tmp_path, "path.write_bytes(path.read_bytes())")
-    result = retain.ok("edit", "n", env={"EDITOR": command})
+    result = retain.ok("edit", "n", "--editor", command)
     assert "No change to 'n'." in result.stdout
     assert retain.body("n") == "one\ntwo"
 
@@ -1687,14 +1752,14 @@ def test_interactive_edit_saving_no_change_keeps_a_body_without_final_newline(
 def test_interactive_edit_keeps_crlf_line_endings(retain: Retain, tmp_path: Path) -> None:
     retain.ok("add", "n", "-d", "A note", "--body", "one\r\ntwo\r\nthree\r\n")
     command = editor(tmp_path, "path.write_bytes(path.read_bytes().replace(b'two', b'TWO'))")
-    retain.ok("edit", "n", env={"EDITOR": command})
+    retain.ok("edit", "n", "--editor", command)
     assert retain.body("n") == "one\r\nTWO\r\nthree\r\n"
 
 
 def test_interactive_edit_keeps_a_leading_byte_order_mark(retain: Retain, tmp_path: Path) -> None:
     retain.ok("add", "n", "-d", "A note", "--body", "\ufeffone two\n")
     command = editor(tmp_path, "path.write_bytes(path.read_bytes().replace(b'two', b'TWO'))")
-    retain.ok("edit", "n", env={"EDITOR": command})
+    retain.ok("edit", "n", "--editor", command)
     assert retain.body("n") == "\ufeffone TWO\n"
 
 
@@ -1708,7 +1773,7 @@ def test_interactive_edit_refused_when_the_memory_changed_meanwhile(
         f"import subprocess\nsubprocess.run({meanwhile!r}, check=True, capture_output=True)\n"
         "path.write_text(path.read_text() + 'mine\\n')"
     )
-    result = retain("edit", "n", env={"EDITOR": editor(tmp_path, code)})
+    result = retain("edit", "n", "--editor", editor(tmp_path, code))
     assert result.exit_code == STALE, result.output
     assert "[stale_update]" in result.stderr
     assert "read it again and redo the change" in result.stderr
@@ -1721,7 +1786,8 @@ def test_interactive_edit_refused_past_the_inline_budget(retain: Retain, tmp_pat
     retain.refused(
         "edit",
         "r",
-        env={"EDITOR": editor(tmp_path, "path.write_text(path.read_text() + 'b' * 50)")},
+        "--editor",
+        editor(tmp_path, "path.write_text(path.read_text() + 'b' * 50)"),
         status=BUDGET,
         code="inline_budget_exceeded",
         remedy=INLINE_REMEDY,
@@ -1737,7 +1803,8 @@ def test_interactive_edit_of_an_unknown_memory_never_opens_the_editor(
     retain.refused(
         "edit",
         "ghost",
-        env={"EDITOR": command},
+        "--editor",
+        command,
         status=NOT_FOUND,
         code="not_found",
         remedy="retain list",
@@ -1751,7 +1818,7 @@ def test_interactive_edit_whose_editor_fails_leaves_the_memory_unchanged(
     retain.ok("add", "n", "-d", "A note", "--body", "one\n")
     before = retain.state()
     command = editor(tmp_path, "path.write_text('clobbered')\nsys.exit(1)")
-    result = retain("edit", "n", env={"EDITOR": command})
+    result = retain("edit", "n", "--editor", command)
     assert result.exit_code == 1
     assert "Editing failed" in result.stderr
     assert retain.state() == before
@@ -1778,8 +1845,10 @@ def test_remove_names_the_memories_that_still_reference_it(webdev: Retain) -> No
 def test_remove_json_reports_the_backlinks(webdev: Retain) -> None:
     webdev.ok("add", "wiki", "-d", "The wiki")
     webdev.ok("add", "runbook", "-d", "Deploy runbook", "--reference", "wiki")
-    assert webdev.json("remove", "wiki") == {"removed": "wiki", "referenced_by": ["runbook"]}
-    assert webdev.json("remove", "runbook") == {"removed": "runbook", "referenced_by": []}
+    wiki = webdev.json("remove", "wiki")
+    assert (wiki["removed"], wiki["referenced_by"]) == ("wiki", ["runbook"])
+    runbook = webdev.json("remove", "runbook")
+    assert (runbook["removed"], runbook["referenced_by"]) == ("runbook", [])
     assert webdev.names() == []
 
 
@@ -2289,7 +2358,7 @@ def test_interactive_edit_verified_without_a_change_still_verifies(
     retain: Retain, tmp_path: Path
 ) -> None:
     retain.ok("add", "n", "-d", "A note", "--body", "one\n")
-    retain.ok("edit", "n", "--verified", env={"EDITOR": editor(tmp_path, "pass")})
+    retain.ok("edit", "n", "--verified", "--editor", editor(tmp_path, "pass"))
     data = retain.json("get", "n")
     assert data["verified_at"] > data["created_at"]
 
@@ -2300,7 +2369,7 @@ def test_interactive_edit_with_an_editor_that_cannot_run_fails_cleanly(
 ) -> None:
     retain.ok("add", "n", "-d", "A note", "--body", "one\n")
     before = retain.state()
-    result = retain("edit", "n", env={"EDITOR": command})
+    result = retain("edit", "n", "--editor", command)
     assert result.exit_code == 1
     assert "Editing failed" in result.stderr
     assert retain.state() == before

@@ -9,14 +9,12 @@ for byte to a pipe, or with ``--raw``, and spelled out on a terminal (a real pty
 from __future__ import annotations
 
 import json
-import os
-import pty
 import re
-import subprocess
+import socket
 from pathlib import Path
 
 import pytest
-from tests.doors.test_cli import RETAIN, Retain, editor, run_script
+from tests.doors.test_cli import Retain, editor, on_a_terminal, run_script
 
 from retain.doors.terminal import visible
 
@@ -122,41 +120,16 @@ def test_show_writes_the_body_byte_exact_to_a_pipe_and_with_raw(retain: Retain) 
     assert retain.ok("show", "h", "--raw").stdout_bytes == body.encode("utf-8")
 
 
-def terminal_output(home: Path, *args: str) -> bytes:
-    """What the console script writes to a real terminal (a pty) as its stdout."""
-    leader, follower = pty.openpty()
-    env = {k: v for k, v in os.environ.items() if k not in ("VISUAL", "EDITOR")}
-    env.update({"RETAIN_HOME": str(home), "NO_COLOR": "1", "COLUMNS": "200"})
-    try:
-        process = subprocess.run(
-            [RETAIN, *args], stdout=follower, stderr=subprocess.PIPE, env=env, timeout=120
-        )
-    finally:
-        os.close(follower)
-    assert process.returncode == 0, process.stderr
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the terminal is closed and drained
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(leader)
-    return b"".join(chunks)
-
-
 def test_show_on_a_terminal_spells_out_control_characters_unless_raw(tmp_path: Path) -> None:
     home = tmp_path / "home"
     body = f"first\n{HOSTILE}"
     saved = run_script(home, "add", "h", "-d", "hostile", "-b", body)
     assert saved.returncode == 0, saved.stderr
-    shown = terminal_output(home, "show", "h")
+    shown = on_a_terminal(home, "show", "h")
     assert b"\x1b" not in shown
     assert b"first" in shown
     assert visible(HOSTILE).encode("utf-8") in shown
-    raw = terminal_output(home, "show", "h", "--raw")
+    raw = on_a_terminal(home, "show", "h", "--raw")
     assert HOSTILE.replace("\r", "").encode("utf-8") in raw.replace(b"\r", b"")
 
 
@@ -185,7 +158,7 @@ def test_an_editor_edit_carries_the_text_before_and_after_in_json(
 ) -> None:
     retain.ok("add", "notes", "-d", "Notes", "-b", "one\n")
     command = editor(tmp_path, "path.write_text('two\\n')")
-    edited = retain.json("edit", "notes", env={"EDITOR": command})
+    edited = retain.json("edit", "notes", "--editor", command)
     assert edited["before"].endswith("---\none\n")
     assert edited["after"] == edited["before"].replace("---\none\n", "---\ntwo\n")
 
@@ -202,7 +175,7 @@ def test_a_change_on_a_terminal_is_drawn_as_a_diff_of_the_exported_text(
     home = tmp_path / "home"
     saved = run_script(home, "add", "tz", "-d", "Alice is in UTC+8", "-b", "Perth\n")
     assert saved.returncode == 0, saved.stderr
-    shown = terminal_output(home, "add", "tz", "--force", "-d", "Alice is in UTC+9")
+    shown = on_a_terminal(home, "add", "tz", "--force", "-d", "Alice is in UTC+9")
     lines = styles_removed(shown)
     assert "Updated memory 'tz' (priority 5, global)." in lines
     assert "--- a/tz.md" in lines
@@ -210,10 +183,10 @@ def test_a_change_on_a_terminal_is_drawn_as_a_diff_of_the_exported_text(
     assert "-description: Alice is in UTC+8" in lines
     assert "+description: Alice is in UTC+9" in lines
     assert not [line for line in lines if line.startswith(("+Perth", "-Perth"))]
-    body = terminal_output(home, "add", "tz", "--force", "-b", f"Perth {CLEAR}\n")
+    body = on_a_terminal(home, "add", "tz", "--force", "-b", f"Perth {CLEAR}\n")
     assert "+Perth \\x1b[2J" in styles_removed(body)
     assert b"\x1b[2J" not in body
-    removed = terminal_output(home, "remove", "tz")
+    removed = on_a_terminal(home, "remove", "tz")
     lines = styles_removed(removed)
     assert "+++ /dev/null" in lines
     assert "-Perth \\x1b[2J" in lines
@@ -223,3 +196,69 @@ def test_a_change_off_a_terminal_prints_no_diff(retain: Retain) -> None:
     retain.ok("add", "tz", "-d", "Alice is in UTC+8")
     printed = retain.ok("add", "tz", "--force", "-d", "Alice is in UTC+9").stdout
     assert printed == "Updated memory 'tz' (priority 5, global).\n"
+
+
+# -- listing pages, agents' memories, expiry, edit and serve refusals -------------------
+
+
+def test_list_pages_with_limit_and_cursor(retain: Retain) -> None:
+    for name, priority in (("a", "5"), ("b", "2"), ("c", "5"), ("d", "0"), ("e", "9")):
+        retain.ok("add", name, "-d", f"Note {name}", "--priority", priority)
+    seen: list[str] = []
+    cursor: list[str] = []
+    while True:
+        page = retain.json("list", "--limit", "2", *cursor)
+        seen += [m["name"] for m in page["memories"]]
+        if page["next_cursor"] is None:
+            break
+        cursor = ["--cursor", page["next_cursor"]]
+    assert seen == ["d", "b", "c", "a", "e"]
+    assert retain.json("list")["next_cursor"] is None
+    table = retain.ok("list", "--limit", "2").stdout
+    assert "More after this page: --cursor " in table
+    assert " a " not in table
+
+
+@pytest.mark.parametrize(
+    ("args", "code"), [(["--limit", "0"], "invalid_value"), (["--cursor", "x!"], "invalid_value")]
+)
+def test_list_refuses_a_bad_limit_or_cursor(retain: Retain, args: list[str], code: str) -> None:
+    retain.refused("list", *args, status=9, code=code, remedy="")
+
+
+def test_list_shows_an_agents_memory_by_id_and_scope_and_get_reads_it(retain: Retain) -> None:
+    retain.ok("agent", "add", "bot")
+    made = retain.json("remember", "the cache is in /var/cache/b", "--as", "agent:bot")
+    row = next(line for line in retain.ok("list").stdout.splitlines() if made["id"] in line)
+    assert "agent:bot" in row
+    assert retain.json("get", made["id"])["scope"] == "agent:bot"
+    assert retain.ok("show", made["id"]).stdout == "the cache is in /var/cache/b"
+    assert retain.ok("read", made["id"]).stdout.startswith(f"{made['id']}: ")
+
+
+def test_add_with_an_expiry_already_past_says_so(retain: Retain) -> None:
+    printed = retain.ok("add", "old", "-d", "Old news", "--expires", "2020-01-01").stdout
+    assert "'old' is already expired" in printed
+    assert retain.json("get", "old")["expired"] is True
+
+
+@pytest.mark.parametrize("port", ["0", "-1", "65536", "99999999999999999999", "http", "８０"])
+def test_serve_refuses_an_invalid_port(retain: Retain, port: str) -> None:
+    result = retain("serve", "--port", port)
+    assert result.exit_code == 17, result.output
+    assert "[invalid_port]" in result.stderr
+    assert "a number from 1 to 65535" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_serve_refuses_a_port_in_use(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = str(taken.getsockname()[1])
+        result = run_script(tmp_path / "home", "serve", "--port", port)
+    assert result.returncode == 17, result.stderr
+    assert f"[port_in_use] cannot listen on 127.0.0.1:{port}".encode() in result.stderr
+    assert b"stop what listens there" in result.stderr
+    assert b"Traceback" not in result.stderr
+    assert b"retain: serving" not in result.stderr

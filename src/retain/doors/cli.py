@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import click
 
 import retain
-from retain import errors
+from retain import errors, fields
 from retain.chrono import age_phrase, stamp
 from retain.config import RECALL_POLICIES
 from retain.doors.deferred import Deferred, real
@@ -72,6 +72,7 @@ EXIT_CODES: dict[type[errors.RetainError], int] = {
     errors.AccessDenied: 15,
     errors.RecallFailed: 16,
     errors.ExtraMissing: 17,
+    errors.ListenFailed: 18,
 }
 EXIT_BUG = 70
 
@@ -263,8 +264,23 @@ def _decode(data: bytes, what: str) -> str:
         ) from exc
 
 
-def _run_editor(data: bytes) -> bytes:
-    """Open ``data`` in $VISUAL, else $EDITOR, else vi; return the file's bytes as saved.
+def _editor_command(given: str | None) -> str:
+    """The editor to run: ``given`` (``--editor``), which may run without a terminal;
+    else $VISUAL, $EDITOR or vi, which need one (``no_terminal`` when stdin or stdout
+    is not a terminal: an editor there cannot be used and may wait for ever)."""
+    if given is not None:
+        return given
+    if not (is_terminal(sys.stdin) and is_terminal(sys.stdout)):
+        raise errors.NoTerminal(
+            "retain edit would start an editor, but stdin or stdout is not a terminal",
+            remedy="give the change with --old and --new, run it in a terminal, or name "
+            "an editor that needs no terminal with --editor",
+        )
+    return os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+
+
+def _run_editor(data: bytes, command: str) -> bytes:
+    """Open ``data`` in the editor ``command``; return the file's bytes as saved.
 
     The bytes go to the editor and come back untouched: line endings, a final
     newline (or none) and a byte-order mark survive.
@@ -273,7 +289,6 @@ def _run_editor(data: bytes) -> bytes:
     import subprocess
     import tempfile
 
-    command = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     fd, path = tempfile.mkstemp(prefix="retain-", suffix=".md")  # created 0600
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -644,6 +659,12 @@ def add(
 @click.option("--new", default=None, help="Replacement text; empty deletes the old text.")
 @click.option("--replace-all", is_flag=True, help="Replace every occurrence of --old.")
 @click.option("--verified", is_flag=True, help="The fact was checked just now.")
+@click.option(
+    "--editor",
+    "editor_command",
+    metavar="COMMAND",
+    help="The editor to run (default $VISUAL, else $EDITOR, else vi, which need a terminal).",
+)
 @project_option("The project whose memory to edit.")
 @home_option
 @format_option
@@ -653,6 +674,7 @@ def edit(
     new: str | None,
     replace_all: bool,
     verified: bool,
+    editor_command: str | None,
     project: str | None,
     home: Path | None,
     fmt: str,
@@ -660,6 +682,8 @@ def edit(
     """Edit the body of NAME in $VISUAL or $EDITOR, or with --old/--new."""
     if old is None and (new is not None or replace_all):
         raise click.UsageError("--new and --replace-all need --old")
+    if old is not None and editor_command is not None:
+        raise click.UsageError("give --old (and --new) or --editor, not both")
     with _service(home, fmt) as service:
         if old is not None:
             result = service.edit(
@@ -682,8 +706,9 @@ def edit(
                 _say(result.excerpt)
                 _show_change(result.memory, result.before, result.after)
             return
+        command = _editor_command(editor_command)
         current = service.get(name, project=project).memory
-        edited = _decode(_run_editor(current.body.encode("utf-8")), "the edited body")
+        edited = _decode(_run_editor(current.body.encode("utf-8"), command), "the edited body")
         written = service.write(
             name,
             body=edited,
@@ -796,7 +821,7 @@ def read(name: str, offset: int, project: str | None, home: Path | None, fmt: st
         if fmt == "json":
             _emit_json(page.to_dict(_now()))
             return
-        _say(f"{page.memory.name}: {page.memory.description}")
+        _say(f"{page.memory.name or page.memory.id}: {page.memory.description}")
         _say(page.caption)
         _say(page.text)
         if page.next_offset is not None:
@@ -813,6 +838,8 @@ def read(name: str, offset: int, project: str | None, home: Path | None, fmt: st
 @cli.command("list")
 @project_option('One project\'s tier; "" for the global tier.')
 @filter_options
+@click.option("--limit", "-n", type=int, help="A page of at most this many (default: all).")
+@click.option("--cursor", help="Continue after the page that gave this cursor (its next_cursor).")
 @home_option
 @format_option
 def list_(
@@ -821,6 +848,8 @@ def list_(
     referencing: str | None,
     unverified: str | None,
     expired: bool,
+    limit: int | None,
+    cursor: str | None,
     home: Path | None,
     fmt: str,
 ) -> None:
@@ -832,12 +861,18 @@ def list_(
             referencing=referencing,
             unverified=unverified,
             expired=expired,
+            limit=limit,
+            after=cursor,
         )
+        full = limit is not None and len(memories) == limit
+        next_cursor = fields.cursor_of(memories[-1].position) if full else None
         if fmt == "json":
             now = _now()
-            _emit_json({"memories": [m.to_dict(now) for m in memories]})
-        else:
-            out.print(_memory_table(memories))
+            _emit_json({"memories": [m.to_dict(now) for m in memories], "next_cursor": next_cursor})
+            return
+        out.print(_memory_table(memories))
+        if next_cursor is not None:
+            _say(f"More after this page: --cursor {next_cursor}")
 
 
 @cli.command()
@@ -1456,7 +1491,9 @@ def status(home: Path | None, fmt: str) -> None:
 
 @cli.command()
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", type=int, default=8765, show_default=True, help="Port to listen on.")
+@click.option(
+    "--port", "port_text", default="8765", show_default=True, help="Port to listen on (1-65535)."
+)
 @click.option(
     "--tokens",
     "tokens_file",
@@ -1473,7 +1510,9 @@ def status(home: Path | None, fmt: str) -> None:
     help="Server processes sharing the port, each with the store open.",
 )
 @home_option
-def serve(host: str, port: int, tokens_file: Path | None, workers: int, home: Path | None) -> None:
+def serve(
+    host: str, port_text: str, tokens_file: Path | None, workers: int, home: Path | None
+) -> None:
     """Serve the REST API under /v1 and the MCP server at /mcp on one port."""
     with _refusals(), needed("server", "serving the REST API and MCP"):
         import uvicorn
@@ -1482,6 +1521,7 @@ def serve(host: str, port: int, tokens_file: Path | None, workers: int, home: Pa
 
     url = click.get_current_context().meta.get("retain.database_url")
     with _service(home) as service:
+        port = serving.port_of(port_text)
         tokens = http.load_tokens(tokens_file)
         http.check_binding(host, tokens)
         app = http.create_app(service, tokens=tokens, host=host)

@@ -11,6 +11,7 @@ already holds before it takes another, so the worker holding fewest answers firs
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import multiprocessing
 import os
@@ -104,7 +105,8 @@ def _worker(config: uvicorn.Config, listener: socket.socket) -> None:
 
 
 def listen(host: str, port: int) -> socket.socket:
-    """The listening socket the workers share (``config_invalid`` if it cannot be had)."""
+    """The listening socket the server answers on: ``port_in_use`` when something else
+    listens there, ``listen_failed`` when it cannot be had for another reason."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # Said to be TCP: asyncio sets TCP_NODELAY only on sockets that say so, and without it
     # each answer waits ~40 ms for the client's delayed ACK (Nagle's algorithm).
@@ -115,13 +117,32 @@ def listen(host: str, port: int) -> socket.socket:
         sock.listen(2048)
     except OSError as exc:
         sock.close()
-        raise errors.ConfigInvalid(
-            f"cannot listen on {host}:{port}: {exc.strerror}",
-            remedy="choose another --port, or stop what listens there",
+        if exc.errno == errno.EADDRINUSE:
+            raise errors.PortInUse(
+                f"cannot listen on {host}:{port}: something else listens there",
+                remedy="stop what listens there, or choose another --port",
+                host=host,
+                port=port,
+            ) from exc
+        raise errors.ListenFailed(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}",
+            remedy="choose another --host or --port",
             host=host,
             port=port,
         ) from exc
     return sock
+
+
+def port_of(value: str) -> int:
+    """``--port`` as a number from 1 to 65535, or ``invalid_port``."""
+    text = value.strip()
+    if not text.isascii() or not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise errors.InvalidPort(
+            f"port {value!r} is not a whole number from 1 to 65535",
+            remedy="pass --port a number from 1 to 65535 (the default is 8765)",
+            port=value,
+        )
+    return int(text)
 
 
 def run_workers(app: str, listener: socket.socket, workers: int) -> None:
