@@ -1607,7 +1607,7 @@ def mcp_config(ctx: click.Context, client: str, principal: str | None, home: Pat
         env["RETAIN_DATABASE_URL"] = url
     args = ["mcp", "--as", principal]
     click.echo(launch.server_block(client, launch.retain_command(), args, env))
-    err.print(f"{launch.WHERE[client]} It opens {location} as {principal}.", markup=False)
+    _warn(f"{launch.WHERE[client]} It opens {location} as {principal}.")
 
 
 def main() -> None:

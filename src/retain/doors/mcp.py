@@ -160,20 +160,30 @@ class MemoryWithBody(MemoryRecord):
     body: str
 
 
+_BEFORE = "The memory's text as an export writes it, before the change (none: it was new)."
+_AFTER = "The memory's text as an export writes it, after the change (none: it was removed)."
+
+
 class WriteOut(MemoryWithBody):
     created: bool
     changed: bool
     notes: list[str]
+    before: str | None = Field(description=_BEFORE)
+    after: str = Field(description=_AFTER)
 
 
 class EditOut(MemoryWithBody):
     replacements: int
     excerpt: str
+    before: str | None = Field(description=_BEFORE)
+    after: str = Field(description=_AFTER)
 
 
 class DeleteOut(BaseModel):
     removed: str | None
     referenced_by: list[str]
+    before: str = Field(description=_BEFORE)
+    after: None = Field(description=_AFTER)
 
 
 class ReferenceOut(BaseModel):
