@@ -71,6 +71,7 @@ HTTP_STATUS: dict[type[RetainError], int] = {
     errors.IntegrityFailed: 500,
     errors.ConfigInvalid: 500,
     errors.ExtraMissing: 500,
+    errors.ListenFailed: 500,  # the server itself could not listen: never an answer
 }
 
 
