@@ -245,7 +245,7 @@ def test_add_with_an_expiry_already_past_says_so(retain: Retain) -> None:
 @pytest.mark.parametrize("port", ["0", "-1", "65536", "99999999999999999999", "http", "８０"])
 def test_serve_refuses_an_invalid_port(retain: Retain, port: str) -> None:
     result = retain("serve", "--port", port)
-    assert result.exit_code == 17, result.output
+    assert result.exit_code == 18, result.output
     assert "[invalid_port]" in result.stderr
     assert "a number from 1 to 65535" in result.stderr
     assert "Traceback" not in result.stderr
@@ -257,7 +257,7 @@ def test_serve_refuses_a_port_in_use(tmp_path: Path) -> None:
         taken.listen(1)
         port = str(taken.getsockname()[1])
         result = run_script(tmp_path / "home", "serve", "--port", port)
-    assert result.returncode == 17, result.stderr
+    assert result.returncode == 18, result.stderr
     assert f"[port_in_use] cannot listen on 127.0.0.1:{port}".encode() in result.stderr
     assert b"stop what listens there" in result.stderr
     assert b"Traceback" not in result.stderr

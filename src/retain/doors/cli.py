@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from retain.doors.records import facts_of
     from retain.legacy import Report as LegacyReport
-    from retain.model import Fact, FactChange, Memory
+    from retain.model import DeleteResult, EditResult, Fact, FactChange, Memory, WriteResult
     from retain.service import MemoryService, Progress, integrity_error
 else:  # imported on first use: `retain --help` loads neither rich nor the service
     BarColumn = Deferred("rich.progress", "BarColumn")
@@ -376,10 +376,14 @@ def _emit_rows(fmt: str, key: str, rows: list[dict[str, Any]], columns: dict[str
     out.print(table)
 
 
-def _show_change(memory: Memory, before: str | None, after: str | None) -> None:
+def _show_change(result: WriteResult | EditResult | DeleteResult) -> None:
     """On a terminal, what a change did as a unified diff of the memory's exported text
-    (as ``retain export`` writes its file); nothing when the text is the same."""
-    if before == after or not is_terminal(sys.stdout):
+    (as ``retain export`` writes its file); nothing when the text is the same. The texts
+    are rendered only here, on a terminal: off one, a write loads no renderer."""
+    if not is_terminal(sys.stdout):
+        return
+    memory, before, after = result.memory, result.before, result.after
+    if before == after:
         return
     path = f"{memory.name or memory.id}.md"
     for line in diff(before, after, f"{memory.project}/{path}" if memory.project else path):
@@ -650,7 +654,7 @@ def add(
         where = f"project {memory.project}" if memory.project else "global"
         _say(f"{verb_done} memory '{memory.name}' (priority {memory.priority}, {where}).")
         _print_notes(result.notes)
-        _show_change(memory, result.before, result.after)
+        _show_change(result)
 
 
 @cli.command()
@@ -704,7 +708,7 @@ def edit(
                     f"{'s' if result.replacements != 1 else ''}):"
                 )
                 _say(result.excerpt)
-                _show_change(result.memory, result.before, result.after)
+                _show_change(result)
             return
         command = _editor_command(editor_command)
         current = service.get(name, project=project).memory
@@ -722,7 +726,7 @@ def edit(
             _emit_json(record)
         elif written.changed:
             _say(f"Updated the body of '{name}'.")
-            _show_change(written.memory, written.before, written.after)
+            _show_change(written)
         else:
             _say(f"No change to '{name}'.")
 
@@ -740,7 +744,7 @@ def remove(name: str, project: str | None, home: Path | None, fmt: str) -> None:
             _emit_json(result.to_dict())
             return
         _say(f"Removed memory '{name}'.")
-        _show_change(result.memory, result.before, result.after)
+        _show_change(result)
         if result.referenced_by:
             _say(
                 "Still referenced by: "
