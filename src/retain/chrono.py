@@ -128,6 +128,7 @@ def _parse_moment(text: str, clock: Clock, field: str, *, day_end: bool) -> str:
         raise InvalidTime(
             f"{field} {text!r} is not text",
             remedy="give an RFC 3339 timestamp or a YYYY-MM-DD date as a string",
+            field=field,
         )
     text = text.strip()
     if _DATE.match(text):
@@ -137,22 +138,44 @@ def _parse_moment(text: str, clock: Clock, field: str, *, day_end: bool) -> str:
             raise InvalidTime(
                 f"{text!r} is not a calendar date",
                 remedy="write a real date as YYYY-MM-DD",
+                field=field,
                 value=text,
             ) from exc
         if day_end and day == date.max:
             raise InvalidTime(
                 f"{text!r} is the last day retain can store",
                 remedy="give an earlier date, or no expiry",
+                field=field,
                 value=text,
             )
         if day_end:
             day += timedelta(days=1)
         midnight = datetime(day.year, day.month, day.day)
         zone = clock.local_tz()
-        # With no zone given, astimezone() applies the system's rules for that very day.
-        local = midnight.replace(tzinfo=zone) if zone is not None else midnight.astimezone()
-        return stamp(local)
-    return stamp(parse_stamp(text))
+        try:
+            # With no zone given, astimezone() applies the system's rules for that very day.
+            local = midnight.replace(tzinfo=zone) if zone is not None else midnight.astimezone()
+            return stamp(local)
+        except (InvalidTime, OverflowError, ValueError) as exc:  # a day next to year 1 or 9999
+            raise _off_calendar(text, field) from exc
+    try:
+        moment = parse_stamp(text)
+    except InvalidTime as exc:
+        exc.details["field"] = field
+        raise
+    try:
+        return stamp(moment)
+    except InvalidTime as exc:
+        raise _off_calendar(text, field) from exc
+
+
+def _off_calendar(text: str, field: str) -> InvalidTime:
+    return InvalidTime(
+        f"{field} {text!r} falls outside the years 1–9999 once read in UTC",
+        remedy="give a time between 0001-01-02 and 9999-12-30",
+        field=field,
+        value=text,
+    )
 
 
 _DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
@@ -184,6 +207,15 @@ def before(moment: datetime, period: timedelta) -> datetime:
         raise InvalidTime(
             "that period reaches back before year 1", remedy="give a shorter period"
         ) from exc
+
+
+def in_zone(moment: datetime, zone: tzinfo | None) -> datetime:
+    """``moment`` on the clock of ``zone`` (None: the system's), or in UTC where that clock
+    would read a day before year 1 or after 9999."""
+    try:
+        return moment.astimezone(zone)
+    except (OverflowError, ValueError):
+        return moment.astimezone(UTC)
 
 
 def age_phrase(then: datetime, now: datetime) -> str:

@@ -2615,3 +2615,18 @@ def test_migrate_copies_a_store_to_postgres_with_its_chain(
     assert retain.json("show", "deploy", "--database-url", url)["body"] == "Tuesdays"
     again = retain("migrate", "--from", source, "--to", url)
     assert again.exit_code == TRANSFER and "[migrate_target_not_empty]" in again.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("fact", "write", "Ada", "employer", "Acme", "--valid-from", "0001-01-01"),
+        ("fact", "read", "Ada", "--valid-at", "0001-01-01"),
+        ("fact", "read", "Ada", "--known-at", "0001-01-01"),
+        ("add", "edge", "-d", "At the edge", "--valid-from", "0001-01-01"),
+    ],
+)
+def test_a_date_before_the_calendar_in_local_time_is_refused(
+    retain: Retain, args: tuple[str, ...]
+) -> None:
+    retain.refused(*args, status=INVALID, code="invalid_time", remedy="0001-01-02")

@@ -8,6 +8,7 @@ import contextlib
 import os
 import signal
 import subprocess
+from datetime import timedelta, timezone
 from http.client import HTTPConnection
 from pathlib import Path
 
@@ -17,6 +18,7 @@ from fastapi.testclient import TestClient
 from tests.conftest import RETAIN, retain_serve, store_state
 
 from retain import errors
+from retain.chrono import ManualClock
 from retain.doors import http
 from retain.service import MemoryService
 
@@ -491,3 +493,18 @@ def test_the_docs_pages_load_everything_from_the_server_itself(tmp_path: Path, p
             assert kinds["css"] == "text/css"
     finally:
         service.close()
+
+
+def test_a_date_at_the_edge_of_the_calendar_is_stored_or_refused_never_a_500(
+    client: TestClient, clock: ManualClock
+) -> None:
+    clock.zone = timezone(timedelta(hours=-12))  # year 1 in UTC is year 0 on this clock
+    put = client.put(
+        "/v1/memories/edge", json={"description": "At the edge", "valid_from": "0001-01-01T00:00Z"}
+    )
+    assert put.status_code == 201, put.text
+    assert client.post("/v1/memories/search", json={"queries": ["edge"]}).status_code == 200
+    early = client.get("/v1/facts", params={"subject": "ada", "valid_at": "0001-01-01T00:00+01:00"})
+    assert early.status_code == 400, early.text
+    assert early.json()["error"]["code"] == "invalid_time"
+    assert early.json()["error"]["details"]["field"] == "valid_at"

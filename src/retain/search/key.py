@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from datetime import tzinfo
 from typing import TYPE_CHECKING
 
-from retain.chrono import parse_stamp
+from retain.chrono import in_zone, parse_stamp
 from retain.errors import EmbedderFailed, RetainError
 from retain.model import Memory
 from retain.search.embed import Embedder, check_shape, normalised
@@ -64,7 +64,7 @@ def day_words(valid_from: str | None, zone: tzinfo | None) -> str:
     """``valid_from`` as a reader writes a day: "8 May 2023"."""
     if not valid_from:
         return ""
-    moment = parse_stamp(valid_from).astimezone(zone)
+    moment = in_zone(parse_stamp(valid_from), zone)
     return f"{moment.day} {MONTHS[moment.month - 1]} {moment.year}"  # whatever the locale
 
 
