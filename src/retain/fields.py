@@ -8,9 +8,16 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
+import inspect
 import json
 import re
-from collections.abc import Iterable
+import types
+import typing
+from collections import abc
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, ParamSpec, TypeVar
 
 from retain.chrono import parse_stamp, stamp
 from retain.errors import InvalidName, InvalidValue, TooManyReferences
@@ -255,3 +262,196 @@ def whole(value: int, field: str, least: int) -> int:
             field=field,
         )
     return value
+
+
+# -- the type of every argument ---------------------------------------------------------
+
+_KINDS: dict[object, str] = {
+    str: "text",
+    int: "a whole number",
+    float: "a number",
+    bool: "true or false",
+    type(None): "none",
+}
+_LISTS = (list, tuple, abc.Sequence, abc.Iterable)
+Fits = Callable[[object], bool]
+
+
+def _anything(value: object) -> bool:
+    return True
+
+
+def fits(hint: object) -> Fits:
+    """A test of whether a value has the type ``hint`` (an annotation) names; a hint it
+    cannot check (a Protocol, a type variable) passes everything. A ``bool`` is not a
+    whole number, a string is not a list, and a list's items are tested too."""
+    origin, arguments = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return _anything
+    if hint is None or hint is type(None):
+        return lambda value: value is None
+    if origin in (types.UnionType, typing.Union):
+        tests = [fits(a) for a in arguments]
+        return lambda value: any(test(value) for test in tests)
+    if origin is typing.Literal:
+        return lambda value: value in arguments
+    if hint is bool:
+        return lambda value: isinstance(value, bool)
+    if hint is int:
+        return lambda value: isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return lambda value: isinstance(value, int | float) and not isinstance(value, bool)
+    if origin in _LISTS:
+        item = fits(arguments[0]) if arguments else _anything
+        return lambda value: isinstance(value, list | tuple) and all(item(v) for v in value)
+    if origin is abc.Callable or hint is abc.Callable:
+        return callable
+    if isinstance(hint, type) and not getattr(hint, "_is_protocol", False):
+        return lambda value: isinstance(value, hint)
+    return _anything
+
+
+def kind(hint: object) -> str:
+    """How a message names a type: "text", "a list of text", "text or none"."""
+    origin, arguments = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (types.UnionType, typing.Union):
+        return " or ".join(kind(a) for a in arguments)
+    if origin in _LISTS:
+        return f"a list of {kind(arguments[0])}" if arguments else "a list"
+    if origin is abc.Callable:
+        return "a function"
+    if hint in _KINDS:
+        return _KINDS[hint]
+    return getattr(hint, "__name__", str(hint))
+
+
+def wrong_type(value: object, hint: object, field: str) -> InvalidValue:
+    """The refusal of ``value`` given for ``field``, which takes ``hint``."""
+    shown = repr(value)
+    shown = shown if len(shown) <= 40 else shown[:37] + "..."
+    return InvalidValue(
+        f"{field} must be {kind(hint)}, not {type(value).__name__} {shown}",
+        remedy=f"pass {field} as {kind(hint)}",
+        field=field,
+    )
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+C = TypeVar("C", bound=type)
+
+
+def typed(cls: C) -> C:
+    """Check the type of every argument of ``cls``'s public methods against their
+    annotations before the method runs: the one place a verb refuses a wrong type."""
+    for attribute, member in list(vars(cls).items()):
+        if not attribute.startswith("_") and inspect.isfunction(member):
+            setattr(cls, attribute, _checking(member))
+    return cls
+
+
+@dataclass(frozen=True, slots=True)
+class _Parameters:
+    """A method's parameters as a call is checked against them."""
+
+    order: tuple[str, ...]  # the positional ones, ``self`` first
+    tests: dict[str, tuple[Fits, object]]  # every name: (its test, its annotation)
+    required: frozenset[str]
+    open_keywords: bool  # it takes ``**options``
+
+    @classmethod
+    def of(cls, method: Callable[..., Any]) -> _Parameters:
+        signature = inspect.signature(method)
+        hints = typing.get_type_hints(method)
+        order, tests, required, open_keywords = [], {}, set(), False
+        for p in signature.parameters.values():
+            if p.kind is p.VAR_KEYWORD:
+                open_keywords = True
+                continue
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                order.append(p.name)
+            hint = hints.get(p.name, Any)
+            tests[p.name] = (fits(hint), hint)
+            if p.default is p.empty:
+                required.add(p.name)
+        return cls(tuple(order), tests, frozenset(required), open_keywords)
+
+    def check(self, verb: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        if len(args) > len(self.order):
+            raise InvalidValue(
+                f"{verb} takes {len(self.order) - 1} arguments by position, not {len(args) - 1}",
+                remedy="pass the others by name",
+            )
+        given = dict(zip(self.order, args, strict=False))
+        for name, value in kwargs.items():
+            if name in given or (name not in self.tests and not self.open_keywords):
+                raise InvalidValue(
+                    f"{verb} takes no argument {name!r}"
+                    if name not in given
+                    else f"{verb} was given {name} twice",
+                    remedy=f"pass {verb}'s arguments once each: "
+                    + ", ".join(n for n in self.tests if n != "self"),
+                    field=name,
+                )
+            given[name] = value
+        missing = sorted(self.required - given.keys())
+        if missing:
+            raise InvalidValue(
+                f"{verb} needs {missing[0]}",
+                remedy=f"pass {', '.join(missing)}",
+                field=missing[0],
+            )
+        for name, value in given.items():
+            test, hint = self.tests.get(name, (_anything, Any))
+            if not test(value):
+                raise wrong_type(value, hint, name)
+
+
+def _checking(method: Callable[P, R]) -> Callable[P, R]:
+    parameters: list[_Parameters] = []
+
+    @functools.wraps(method)
+    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
+        if not parameters:  # read at the first call: every name the hints use exists then
+            parameters.append(_Parameters.of(method))
+        parameters[0].check(method.__name__, args, kwargs)
+        return method(*args, **kwargs)
+
+    return checked
+
+
+D = TypeVar("D")
+
+
+def made(owner: Callable[..., D], values: dict[str, Any]) -> D:
+    """A dataclass value (a ``WriteRequest``) of ``values``, each checked against its
+    field's annotation; a name the class has no field for is refused."""
+    tests = _dataclass_tests(owner)
+    for name in values:
+        if name not in tests:
+            raise InvalidValue(
+                f"there is no option {name!r}",
+                remedy="pass only these options: " + ", ".join(tests),
+                field=name,
+            )
+    built = owner(**values)
+    dataclass_fields(built)
+    return built
+
+
+def dataclass_fields(value: object) -> None:
+    """Check every field of a dataclass value against its annotation."""
+    for name, (test, hint) in _dataclass_tests(type(value)).items():
+        field = getattr(value, name)
+        if not test(field):
+            raise wrong_type(field, hint, name)
+
+
+_TESTS: dict[object, dict[str, tuple[Fits, object]]] = {}
+
+
+def _dataclass_tests(owner: object) -> dict[str, tuple[Fits, object]]:
+    if owner not in _TESTS:
+        hints = typing.get_type_hints(owner)
+        _TESTS[owner] = {name: (fits(hint), hint) for name, hint in hints.items()}
+    return _TESTS[owner]

@@ -258,6 +258,7 @@ class _Staged:
         self.rows[memory.id] = memory
 
 
+@fields.typed  # every public verb refuses an argument of the wrong type first
 class MemoryService:
     """The verbs over one store, as one principal in one realm."""
 
@@ -1611,7 +1612,7 @@ class MemoryService:
 
     def write(self, name: str, **options: Any) -> WriteResult:
         """Create or update one memory by name (see ``WriteRequest`` for the options)."""
-        request = WriteRequest(name=name, **options)
+        request = fields.made(WriteRequest, {"name": name, **options})
         return self.write_many([request], notes=True)[0]
 
     def write_many(
@@ -1652,6 +1653,7 @@ class MemoryService:
 
         ``expires`` comes back as a stored timestamp, ``""`` (clear) or None (keep).
         """
+        fields.dataclass_fields(r)
         fields.name(r.name)
         if r.project:
             fields.name(r.project, what="project")
@@ -2724,7 +2726,7 @@ def _check_budget(budget_tokens: object) -> None:
         raise InvalidValue(
             f"token budget {budget_tokens!r} is not a whole number of tokens ≥ 1",
             remedy="give the tokens the results may fill, like 2000",
-            field="budget",
+            field="budget_tokens",
         )
 
 

@@ -508,3 +508,37 @@ def test_a_date_at_the_edge_of_the_calendar_is_stored_or_refused_never_a_500(
     assert early.status_code == 400, early.text
     assert early.json()["error"]["code"] == "invalid_time"
     assert early.json()["error"]["details"]["field"] == "valid_at"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "request_options", "field"),
+    [
+        ("put", "/v1/memories/a", {"json": {"description": "d", "tags": 5}}, "tags"),
+        ("put", "/v1/memories/a", {"json": {"description": "d", "references": 5}}, "references"),
+        ("put", "/v1/memories/a", {"json": {"description": "d", "priority": True}}, "priority"),
+        ("put", "/v1/memories/a", {"json": {"description": "d", "priority": "3"}}, "priority"),
+        ("put", "/v1/memories/a", {"json": {"description": "d", "tags": ["ok", 5]}}, "tags"),
+        ("put", "/v1/memories/a", {"json": {"description": "d", "colour": "red"}}, "colour"),
+        ("post", "/v1/memories/search", {"json": {"queries": 5}}, "queries"),
+        ("post", "/v1/memories/search", {"json": {"limit": True}}, "limit"),
+        ("post", "/v1/context", {"json": {"restate": "yes"}}, "restate"),
+        ("get", "/v1/memories", {"params": {"limit": "ten"}}, "limit"),
+        ("get", "/v1/facts", {"params": {}}, "subject"),
+    ],
+)
+def test_a_wrong_type_is_the_services_invalid_value_naming_the_field(
+    client: TestClient,
+    service: MemoryService,
+    method: str,
+    path: str,
+    request_options: dict[str, object],
+    field: str,
+) -> None:
+    before = store_state(service)
+    response = getattr(client, method)(path, **request_options)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert error["code"] == "invalid_value"
+    assert error["details"]["field"] == field
+    assert error["message"].startswith(field) and "Input should" not in error["message"]
+    assert store_state(service) == before

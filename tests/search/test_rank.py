@@ -239,7 +239,7 @@ def test_a_token_budget_must_be_a_whole_number_of_tokens(
 ) -> None:
     with pytest.raises(errors.InvalidValue) as caught:
         sized.search("kestrel", budget_tokens=budget)  # type: ignore[arg-type]
-    assert caught.value.details["field"] == "budget"
+    assert caught.value.details["field"] == "budget_tokens"
 
 
 def test_pack_without_a_budget_is_the_best_limit() -> None:

@@ -17,7 +17,7 @@ import ipaddress
 import json
 import os
 import threading
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +87,58 @@ def error_response(error: RetainError) -> JSONResponse:
     if isinstance(error, errors.Unauthenticated):
         headers = {"WWW-Authenticate": "Bearer"}
     return JSONResponse({"error": error.to_dict()}, http_status(error), headers=headers)
+
+
+# What a request's field broke, in the words the service uses (pydantic's error types).
+_PROBLEMS = {
+    "missing": "is required",
+    "extra_forbidden": "is not a field of this request",
+    "string_type": "must be text",
+    "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "list_type": "must be a list",
+    "dict_type": "must be a JSON object",
+    "model_type": "must be a JSON object",
+    "model_attributes_type": "must be a JSON object",
+    "json_invalid": "is not valid JSON",
+    "json_type": "is not valid JSON",
+    "greater_than_equal": "must be at least {ge}",
+    "less_than_equal": "must be at most {le}",
+    "string_too_short": "must be at least {min_length} characters",
+    "string_too_long": "must be at most {max_length} characters",
+    "string_pattern_mismatch": "must match {pattern}",
+    "too_short": "must hold at least {min_length} items",
+    "too_long": "must hold at most {max_length} items",
+    "literal_error": "must be one of {expected}",
+    "enum": "must be one of {expected}",
+}
+_PLACES = ("body", "query", "path", "header", "cookie")
+
+
+def invalid_request(problems: Sequence[Mapping[str, Any]]) -> errors.InvalidValue:
+    """A request FastAPI could not read into a verb's arguments, as the service's own
+    ``invalid_value`` naming the field (the body's, or the query's, parameter)."""
+    listed = []
+    for problem in problems:
+        loc = [str(part) for part in problem.get("loc", ())]
+        named = loc[1:] if len(loc) > 1 and loc[0] in _PLACES else loc
+        field = named[0] if named else "body"
+        words = _PROBLEMS.get(str(problem.get("type", "")))
+        try:
+            said = words.format(**problem.get("ctx", {})) if words else None
+        except (KeyError, IndexError):
+            said = None
+        listed.append({"field": field, "at": ".".join(named), "problem": said or "is malformed"})
+    first = listed[0] if listed else {"field": "body", "at": "body", "problem": "is malformed"}
+    return errors.InvalidValue(
+        f"{first['at']} {first['problem']}",
+        remedy="see /openapi.json for the request's fields",
+        field=first["field"],
+        problems=listed,
+    )
 
 
 # -- tokens --------------------------------------------------------------------------------
@@ -283,7 +335,9 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 
 class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # strict: a JSON value of another type is refused, as the service refuses it (no "3"
+    # for 3, no true for 1)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class MemoryWrite(_Body):
@@ -470,18 +524,7 @@ def create_app(
 
     @app.exception_handler(RequestValidationError)
     async def malformed(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = [
-            {"field": ".".join(str(p) for p in e.get("loc", ())), "problem": e.get("msg", "")}
-            for e in exc.errors()
-        ]
-        first = problems[0] if problems else {"field": "", "problem": "malformed"}
-        return error_response(
-            errors.InvalidValue(
-                f"{first['field'] or 'the request'}: {first['problem']}",
-                remedy="see /openapi.json for the request's fields",
-                problems=problems,
-            )
-        )
+        return error_response(invalid_request(exc.errors()))
 
     @app.exception_handler(StarletteHTTPException)
     async def routed(request: Request, exc: StarletteHTTPException) -> JSONResponse:

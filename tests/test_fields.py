@@ -1,0 +1,241 @@
+"""Every public verb refuses an argument of the wrong type with ``invalid_value`` naming
+it, before anything is written (``fields.typed``), on both backends."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.conftest import ServiceFactory, store_state
+
+from retain import errors, fields
+from retain.model import WriteRequest
+from retain.service import MemoryService
+
+# A wrong value of every kind; each argument is given those its annotation refuses.
+WRONG: tuple[object, ...] = (True, 5, 1.5, "x", [5], None, {"a": 1}, b"x")
+
+
+def _progress(phase: str, done: int, total: int) -> None:
+    return None
+
+
+# verb: (acts as an agent, positional arguments, keyword arguments) — a valid call, so the
+# wrong-typed argument is the only thing wrong with it.
+CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
+    "add_project": (False, ("ops",), {}),
+    "add_agent": (False, ("bob",), {}),
+    "add_team": (False, ("crew",), {}),
+    "join_team": (False, ("crew", "ada"), {}),
+    "remember": (
+        True,
+        ("the staging host moved",),
+        {
+            "description": "d",
+            "tags": ["infra"],
+            "priority": 3,
+            "subject": "staging",
+            "thread": "t1",
+            "valid_from": "2020-01-01",
+        },
+    ),  # fmt: skip
+    "update": (
+        True,
+        ("01ID", "the staging host moved again"),
+        {
+            "description": "d",
+            "tags": ["infra"],
+            "priority": 3,
+            "subject": "staging",
+            "thread": "t1",
+            "valid_from": "2020-01-01",
+        },
+    ),  # fmt: skip
+    "recall": (True, ("staging",), {"project": "web", "limit": 5, "budget_tokens": 100}),
+    "forget": (True, ("01ID",), {"reason": "wrong"}),
+    "propose": (True, ("Add a rule",), {"target": "global", "body": "b", "evidence": "e"}),
+    "list_proposals": (False, (), {"status": "open"}),
+    "fact_write": (
+        False,
+        ("ada", "employer", "Acme"),
+        {"project": "web", "valid_from": "2020-01-01", "reason": "hired"},
+    ),
+    "fact_read": (
+        False,
+        ("ada", "employer"),
+        {"project": "web", "valid_at": "2020-01-01", "known_at": "2020-01-01"},
+    ),
+    "fact_history": (False, ("ada", "employer"), {"project": "web"}),
+    "fact_retract": (False, ("ada", "employer"), {"project": "web", "reason": "wrong"}),
+    "context": (
+        True,
+        (),
+        {
+            "project": "web",
+            "turn": "deploys",
+            "session": "s1",
+            "restate": False,
+            "recall_timeout_ms": 10,
+            "recall_failure_policy": "skip",
+        },
+    ),  # fmt: skip
+    "list_injections": (
+        False,
+        (),
+        {"memory_id": "01ID", "session": "s1", "identity": "agent:ada", "limit": 5},
+    ),
+    "rename_project": (False, ("web", "site"), {}),
+    "remove_project": (False, ("web",), {}),
+    "write_many": (
+        False,
+        ([WriteRequest("fresh", description="A fresh memory")],),
+        {"notes": True, "reason": "batch", "progress": _progress},
+    ),
+    "edit": (
+        False,
+        ("deploy-rule", "Fridays", "Mondays"),
+        {"replace_all": False, "verified": True, "project": "web"},
+    ),
+    "get": (False, ("deploy-rule",), {"project": "web"}),
+    "read": (False, ("deploy-rule",), {"offset": 0, "project": "web"}),
+    "list_memories": (
+        False,
+        (),
+        {
+            "project": "web",
+            "tag": "ops",
+            "referencing": "x",
+            "unverified": "90d",
+            "expired": False,
+            "limit": 5,
+            "after": None,
+        },
+    ),  # fmt: skip
+    "search": (
+        False,
+        ("deploy",),
+        {
+            "project": "web",
+            "tier": "global",
+            "limit": 5,
+            "tag": "ops",
+            "referencing": "x",
+            "unverified": "90d",
+            "expired": False,
+            "budget_tokens": 100,
+        },
+    ),  # fmt: skip
+    "delete": (False, ("deploy-rule",), {"project": "web"}),
+    "export": (False, ("SNAPSHOT",), {"project": "web", "progress": _progress}),
+    "import_": (False, ("SNAPSHOT",), {"force": False, "progress": _progress}),
+    "events": (False, (), {"after": 0, "limit": 5, "memory_id": "01ID"}),
+    "verify": (False, (), {"rebuild": False, "progress": _progress}),
+    "migrate_to": (False, ("BACKEND",), {"progress": _progress}),
+    "reindex": (False, (), {"progress": _progress}),
+}
+# Verbs without an argument to get wrong.
+NO_ARGUMENTS = {"close", "list_agents", "list_teams", "list_projects", "status"}
+# An argument whose type is structural (a ``Backend`` is a Protocol): its methods tell.
+UNCHECKED = {("migrate_to", "target")}
+
+
+def _verbs() -> set[str]:
+    return {
+        name
+        for name, member in vars(MemoryService).items()
+        if not name.startswith("_") and inspect.isfunction(member)
+    }
+
+
+def test_the_table_names_every_public_verb() -> None:
+    assert set(CALLS) | NO_ARGUMENTS | {"write"} == _verbs()
+
+
+def _wrong_for(hint: object) -> list[object]:
+    return [value for value in WRONG if not fields.fits(hint)(value)]
+
+
+def _refused(service: MemoryService, call: Callable[[], object], field: str) -> None:
+    before = store_state(service)
+    with pytest.raises(errors.InvalidValue) as caught:
+        call()
+    assert caught.value.code == "invalid_value"
+    assert caught.value.details["field"] == field, caught.value
+    assert field in caught.value.message
+    assert store_state(service) == before
+
+
+@pytest.fixture
+def stocked(make_service: ServiceFactory) -> tuple[MemoryService, MemoryService]:
+    operator = make_service()
+    operator.add_project("web")
+    operator.add_agent("ada")
+    operator.write("deploy-rule", description="Deploys need a green CI run", body="Not Fridays.")
+    return operator, make_service(principal="agent:ada")
+
+
+@pytest.mark.parametrize("verb", sorted(CALLS))
+def test_every_verb_refuses_an_argument_of_the_wrong_type(
+    stocked: tuple[MemoryService, MemoryService], verb: str, tmp_path: Path
+) -> None:
+    operator, agent = stocked
+    as_agent, args, kwargs = CALLS[verb]
+    service = agent if as_agent else operator
+    replacements = {"SNAPSHOT": tmp_path / "snapshot", "BACKEND": operator.backend}
+    args = tuple(replacements.get(a, a) if isinstance(a, str) else a for a in args)
+    method = getattr(service, verb)
+    signature = inspect.signature(method)
+    hints = typing.get_type_hints(getattr(MemoryService, verb))
+    checked = 0
+    for parameter in signature.parameters:
+        if (verb, parameter) in UNCHECKED:
+            continue
+        for wrong in _wrong_for(hints[parameter]):
+            bound = signature.bind(*args, **kwargs)
+            bound.apply_defaults()
+            bound.arguments[parameter] = wrong
+            _refused(service, lambda b=bound: method(*b.args, **b.kwargs), parameter)
+            checked += 1
+    assert checked >= len(signature.parameters) - len(UNCHECKED)
+
+
+def test_write_refuses_an_option_of_the_wrong_type_or_an_unknown_one(
+    service: MemoryService,
+) -> None:
+    service.write("deploy-rule", description="Deploys need a green CI run")
+    hints = typing.get_type_hints(WriteRequest)
+    for option, hint in hints.items():
+        for wrong in _wrong_for(hint):
+            given = {"description": "A description", option: wrong}
+            name = given.pop("name", "deploy-rule")
+            _refused(service, lambda n=name, g=given: service.write(n, **g), option)
+    _refused(service, lambda: service.write("deploy-rule", colour="red"), "colour")
+    _refused(service, lambda: service.write_many([WriteRequest("x", tags=5)]), "tags")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("call", "field"),
+    [
+        (lambda s: s.write("a", description="d", tags=5), "tags"),
+        (lambda s: s.write("a", description="d", references=5), "references"),
+        (lambda s: s.write("a", description="d", priority=True), "priority"),
+        (lambda s: s.search("deploy", limit=True), "limit"),
+        (lambda s: s.list_memories(limit=True), "limit"),
+        (lambda s: s.events(after=False), "after"),
+    ],
+    ids=["tags", "references", "priority-bool", "limit-bool", "list-limit-bool", "after-bool"],
+)
+def test_the_reported_cases_are_refused(
+    service: MemoryService, call: Callable[[MemoryService], object], field: str
+) -> None:
+    _refused(service, lambda: call(service), field)
+
+
+def test_an_agent_remembering_with_tags_false_is_refused(make_service: ServiceFactory) -> None:
+    make_service().add_agent("ada")
+    agent = make_service(principal="agent:ada")
+    _refused(agent, lambda: agent.remember("hello", tags=False), "tags")  # type: ignore[arg-type]
