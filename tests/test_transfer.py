@@ -436,3 +436,84 @@ def test_a_forced_import_restores_a_memory_in_its_place(
     service.import_(tmp_path / "snap", force=True)
     assert service.get("mm-second").memory.description == "turn mm-second"
     assert _thread_order(service) == list(TURNS)
+
+
+def _snapshot(tmp_path: Path, files: dict[str, str]) -> Path:
+    target = tmp_path / "s"
+    target.mkdir()
+    (target / "export.toml").write_text("format_version = 1\n")
+    for name, content in files.items():
+        (target / name).parent.mkdir(exist_ok=True)
+        (target / name).write_text(content)
+    return target
+
+
+GOOD = "---\ndescription: g\ncreated: '2026-01-01T00:00:00Z'\n---\n"
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ("read_count: 1000000000000000000000000000000", "read_count"),
+        ("read_count: 2147483648", "read_count"),  # past a PostgreSQL INTEGER
+        ("read_count: true", "read_count"),
+        ("thread_position: 100000000000000000000000000000", "thread_position"),
+        ("priority: 1000000000000000000000000000000", "priority"),
+        ("priority: -1", "priority"),
+        ("priority: true", "priority"),
+        ("load: 7", "load"),
+        ("source: [1, 2]", "source"),
+        ("expires: '0001-01-01T00:00:00+01:00'", "expires"),
+        ("verified: 9999-12-31T23:59:59-01:00", "verified"),
+    ],
+)
+def test_import_refuses_an_out_of_range_field_whole_naming_the_file_and_field(
+    service: MemoryService, tmp_path: Path, line: str, field: str
+) -> None:
+    bad = f"---\ndescription: x\ncreated: '2026-01-01T00:00:00Z'\n{line}\n---\n"
+    target = _snapshot(tmp_path, {"good.md": GOOD, "bad.md": bad})
+    before = store_state(service)
+    with pytest.raises(errors.SnapshotInvalid) as caught:
+        service.import_(target)
+    assert caught.value.details["file"] == str(target / "bad.md")
+    assert caught.value.details["field"] == field
+    assert "bad.md" in caught.value.message
+    assert store_state(service) == before
+
+
+def test_import_takes_the_largest_read_count_a_store_holds(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    most = f"---\ndescription: x\ncreated: '2026-01-01T00:00:00Z'\nread_count: {2**31 - 1}\n---\n"
+    service.import_(_snapshot(tmp_path, {"most.md": most}))
+    assert service.get("most").memory.read_count == 2**31 - 1
+    service.read("most")  # a read at the most a column holds leaves the count there
+    assert service.get("most").memory.read_count == 2**31 - 1
+
+
+@pytest.mark.parametrize("kind", ["file", "folder", "outside", "manifest"])
+def test_import_refuses_a_symbolic_link_whole_naming_it(
+    service: MemoryService, tmp_path: Path, kind: str
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "secret.md").write_text(GOOD)
+    target = _snapshot(tmp_path, {"good.md": GOOD, "web/ok.md": GOOD})
+    link = {
+        "file": target / "linked.md",
+        "folder": target / "linked",
+        "outside": target / "web" / "away.md",
+        "manifest": target / "export.toml",
+    }[kind]
+    if kind == "manifest":
+        real = elsewhere / "export.toml"
+        link.rename(real)
+        link.symlink_to(real)
+    else:
+        link.symlink_to(elsewhere if kind == "folder" else elsewhere / "secret.md")
+    before = store_state(service)
+    with pytest.raises(errors.SnapshotInvalid) as caught:
+        service.import_(target)
+    assert caught.value.details["file"] == str(link)
+    assert "symbolic link" in caught.value.message
+    assert store_state(service) == before

@@ -250,7 +250,7 @@ def cursor(value: str) -> ListPosition:
         ) from exc
 
 
-WHOLE_MAX = 2**63 - 1  # what a store's integer holds
+WHOLE_MAX = 2**63 - 1  # what a store's BIGINT holds (and SQLite's INTEGER)
 
 
 def whole(value: int, field: str, least: int) -> int:

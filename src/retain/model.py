@@ -20,6 +20,7 @@ AGENT_PREFIX = "agent:"
 OPERATOR_PREFIX = "operator:"
 TEAM_PREFIX = "team:"
 DEFAULT_PRIORITY = 5
+COUNT_MAX = 2**31 - 1  # the largest count a store's count column (PostgreSQL INTEGER) holds
 SHORT_BODY_CHARS = 280
 
 

@@ -59,6 +59,7 @@ from retain.errors import (
     EditAmbiguous,
     EditNoMatch,
     IntegrityFailed,
+    InvalidInput,
     InvalidValue,
     MemoryDisabled,
     MemoryExists,
@@ -2447,7 +2448,12 @@ class MemoryService:
         from retain import transfer
 
         snapshot = transfer.read_snapshot(Path(directory), progress)
-        requests = [replace(item, create_only=not force, exact_tier=True) for item in snapshot]
+        for path, item in snapshot:  # a refused field names its file
+            try:
+                self._normalized(item)
+            except InvalidInput as exc:
+                raise transfer.refused(path, exc) from exc
+        requests = [replace(item, create_only=not force, exact_tier=True) for _, item in snapshot]
         if not requests:
             return []
         return self.write_many(requests, reason="import", progress=progress)

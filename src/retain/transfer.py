@@ -32,12 +32,15 @@ import yaml
 from retain.chrono import parse_stamp, stamp
 from retain.errors import (
     ExportTargetNotEmpty,
+    InvalidInput,
+    InvalidTime,
     SnapshotInvalid,
     TransferError,
     UnexportableDescription,
     UnknownFormatVersion,
 )
-from retain.model import DEFAULT_PRIORITY, Load, Memory, Restore, WriteRequest
+from retain.fields import WHOLE_MAX
+from retain.model import COUNT_MAX, DEFAULT_PRIORITY, Load, Memory, Restore, WriteRequest
 
 FORMAT_VERSION = 1
 MANIFEST = "export.toml"
@@ -231,18 +234,65 @@ def _when(value: Any, field: str, path: Path) -> datetime:
     if isinstance(value, datetime):
         if value.tzinfo is None:
             raise SnapshotInvalid(
-                f"{path}: {field} has no timezone", remedy="write it as RFC 3339 with Z"
+                f"{path}: {field} has no timezone",
+                remedy="write it as RFC 3339 with Z",
+                file=str(path),
+                field=field,
             )
-        return value
-    if isinstance(value, str):
+        moment = value
+    elif isinstance(value, str):
         try:
-            return parse_stamp(value)
-        except Exception as exc:
+            moment = parse_stamp(value)
+        except InvalidTime as exc:
             raise SnapshotInvalid(
                 f"{path}: {field} {value!r} is not a timestamp",
                 remedy="write it as RFC 3339, like 2026-01-01T00:00:00Z",
+                file=str(path),
+                field=field,
             ) from exc
-    raise SnapshotInvalid(f"{path}: {field} is missing or not a timestamp", remedy="add it")
+    else:
+        raise SnapshotInvalid(
+            f"{path}: {field} is missing or not a timestamp",
+            remedy="add it",
+            file=str(path),
+            field=field,
+        )
+    try:
+        stamp(moment)
+    except InvalidTime as exc:
+        raise SnapshotInvalid(
+            f"{path}: {field} {value!r} is outside the years 1–9999 in UTC",
+            remedy="write a time between years 1 and 9999",
+            file=str(path),
+            field=field,
+        ) from exc
+    return moment
+
+
+def _whole(head: dict[str, Any], field: str, default: int, path: Path, most: int) -> int:
+    """A whole-number field of a file's frontmatter, refused unless from 0 to ``most``
+    (what the stores' columns hold)."""
+    value = head.get(field, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
+        raise SnapshotInvalid(
+            f"{path}: {field} {str(value)[:40]!r} is not a whole number from 0 to {most}",
+            remedy=f"write {field} as a whole number from 0 to {most}, or leave it out",
+            file=str(path),
+            field=field,
+        )
+    return value
+
+
+def refused(path: Path, error: InvalidInput) -> SnapshotInvalid:
+    """A field of the file at ``path`` the service refused, as the refusal of the import."""
+    field = error.details.get("field")
+    return SnapshotInvalid(
+        f"{path}: {error.message}",
+        remedy=f"fix the file ({error.remedy})" if error.remedy else "fix the file",
+        file=str(path),
+        field=field,
+        refused=error.code,
+    )
 
 
 def parse_file(path: Path, project: str | None) -> WriteRequest:
@@ -253,7 +303,11 @@ def parse_file(path: Path, project: str | None) -> WriteRequest:
 def _parse(path: Path, project: str | None) -> tuple[WriteRequest, int]:
     """A file's write, and its place in its thread (0 when it has none)."""
     try:
-        raw = path.read_bytes()
+        # O_NOFOLLOW: a file swapped for a symbolic link after the snapshot was checked
+        # is refused too, never followed
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as handle:
+            raw = handle.read()
     except OSError as exc:
         raise SnapshotInvalid(
             f"cannot read {path}: {exc.strerror or exc}",
@@ -282,9 +336,7 @@ def _parse(path: Path, project: str | None) -> tuple[WriteRequest, int]:
     created = _when(head.get("created"), "created", path)
     verified = _when(head["verified"], "verified", path) if "verified" in head else created
     expires = head.get("expires")
-    read_count = head.get("read_count", 0)
-    if not isinstance(read_count, int) or read_count < 0:
-        raise SnapshotInvalid(f"{path}: read_count must be a whole number", remedy="fix it")
+    read_count = _whole(head, "read_count", 0, path, COUNT_MAX)
     for key in ("tags", "references"):
         if key in head and not (
             isinstance(head[key], list) and all(isinstance(x, str) for x in head[key])
@@ -294,9 +346,7 @@ def _parse(path: Path, project: str | None) -> tuple[WriteRequest, int]:
         if key in head and not isinstance(head[key], str):
             raise SnapshotInvalid(f"{path}: {key} must be text", remedy="fix it")
     valid_from = head.get("valid_from")
-    position = head.get("thread_position", 0)
-    if isinstance(position, bool) or not isinstance(position, int) or position < 0:
-        raise SnapshotInvalid(f"{path}: thread_position must be a whole number", remedy="fix it")
+    position = _whole(head, "thread_position", 0, path, WHOLE_MAX)
     description = head.get("description")
     if not isinstance(description, str):
         raise SnapshotInvalid(f"{path}: description must be text", remedy="add a description")
@@ -308,7 +358,7 @@ def _parse(path: Path, project: str | None) -> tuple[WriteRequest, int]:
         priority=head.get("priority", DEFAULT_PRIORITY),
         load=head.get("load", Load.INDEX.value),
         references=head.get("references", []),
-        source=str(head.get("source", "")),
+        source=head.get("source", ""),
         expires=stamp(_when(expires, "expires", path)) if expires is not None else "",
         subject=head.get("subject", ""),
         thread=head.get("thread", ""),
@@ -319,20 +369,37 @@ def _parse(path: Path, project: str | None) -> tuple[WriteRequest, int]:
     ), position
 
 
-def _visible(directory: Path) -> list[Path]:
-    """A folder's entries, sorted, without dot-files and dot-folders (such as .git)."""
-    return sorted(p for p in directory.iterdir() if not p.name.startswith("."))
+def _visible(directory: Path, root: Path) -> list[Path]:
+    """A folder's entries, sorted, without dot-files and dot-folders (such as .git); a
+    symbolic link among them (or an entry that resolves outside the snapshot) is refused:
+    an import reads what the snapshot holds, never what a link points at."""
+    entries = sorted(p for p in directory.iterdir() if not p.name.startswith("."))
+    for entry in entries:
+        if entry.is_symlink() or not entry.resolve().is_relative_to(root):
+            raise SnapshotInvalid(
+                f"{entry} is a symbolic link; a snapshot holds only its own files and folders",
+                remedy="replace the link with the file or folder it points at, or remove it",
+                file=str(entry),
+            )
+    return entries
 
 
 def read_snapshot(
     directory: Path, progress: Callable[[str, int, int], None] | None = None
-) -> list[WriteRequest]:
-    """Every memory of a snapshot, the manifest checked first."""
+) -> list[tuple[Path, WriteRequest]]:
+    """Every memory of a snapshot with the file it came from, the manifest checked first."""
     read_manifest(directory)
+    root = directory.resolve()
+    if (directory / MANIFEST).is_symlink():
+        raise SnapshotInvalid(
+            f"{directory / MANIFEST} is a symbolic link",
+            remedy="replace the link with the manifest it points at",
+            file=str(directory / MANIFEST),
+        )
     files: list[tuple[Path, str | None]] = []
-    for entry in _visible(directory):
+    for entry in _visible(directory, root):
         if entry.is_dir():
-            for item in _visible(entry):
+            for item in _visible(entry, root):
                 if item.is_dir():
                     raise SnapshotInvalid(
                         f"{item} is nested too deep for a snapshot",
@@ -344,7 +411,8 @@ def read_snapshot(
             files.append((entry, None))
     parsed = []
     for done, (path, project) in enumerate(files, start=1):
-        parsed.append(_parse(path, project))
+        request, position = _parse(path, project)
+        parsed.append(((path, request), position))
         if progress is not None:
             progress("read", done, len(files))
     # A thread is ordered by when its memories were written: write each thread's
@@ -352,8 +420,8 @@ def read_snapshot(
     order = sorted(
         range(len(parsed)),
         key=lambda i: (
-            (1, parsed[i][0].project or "", parsed[i][0].thread, parsed[i][1], i)
-            if parsed[i][0].thread
+            (1, parsed[i][0][1].project or "", parsed[i][0][1].thread, parsed[i][1], i)
+            if parsed[i][0][1].thread
             else (0, "", "", 0, i)
         ),
     )

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from retain.chrono import parse_stamp, stamp
 from retain.ledger import GENESIS
-from retain.model import Agent, Injection, Memory, Project, Proposal, Team
+from retain.model import COUNT_MAX, Agent, Injection, Memory, Project, Proposal, Team
 from retain.storage.base import InlineEntry, KeySource, Standing
 from retain.storage.rows import COLUMNS, KEY_COLUMNS, STANDING_COLUMNS, standing_of
 
@@ -210,9 +210,10 @@ class SqlStatements(ABC):
         self._execute("DELETE FROM memories WHERE id = %s", (memory_id,))
 
     def increment_read_count(self, memory_id: str) -> int:
-        row = self._one(
-            "UPDATE memories SET read_count = read_count + 1 WHERE id = %s RETURNING read_count",
-            (memory_id,),
+        row = self._one(  # a count at what the column holds stays there
+            "UPDATE memories SET read_count = CASE WHEN read_count < %s THEN read_count + 1 "
+            "ELSE read_count END WHERE id = %s RETURNING read_count",
+            (COUNT_MAX, memory_id),
         )
         return int(row[0])
 
