@@ -270,7 +270,7 @@ def store_state(service: MemoryService) -> tuple[object, ...]:
          m.subject, m.thread, m.valid_from)
         for m in service.list_memories()
     )  # fmt: skip
-    projects = tuple((p.name, p.memory_count) for p in service.list_projects())
+    projects = tuple((p.name, p.memories) for p in service.list_projects())
     status = service.status()
     return memories, projects, status.events, status.chain_head
 

@@ -15,7 +15,7 @@ from retain.service import READ_PAGE_CHARS, MemoryService
 def test_project_add_list_and_duplicate_refused(service: MemoryService) -> None:
     service.add_project("web")
     service.write("stack", description="Uses pnpm", project="web")
-    assert [(p.name, p.memory_count) for p in service.list_projects()] == [("web", 1)]
+    assert [(p.name, p.memories) for p in service.list_projects()] == [("web", 1)]
     before = store_state(service)
     with pytest.raises(errors.ProjectExists):
         service.add_project("web")
@@ -29,7 +29,7 @@ def test_project_rename_moves_its_memories(service: MemoryService) -> None:
     service.add_project("api")
     service.write("stack", description="Uses pnpm", project="web")
     renamed = service.rename_project("web", "site")
-    assert renamed.memory_count == 1
+    assert renamed.memories == 1
     assert service.get("stack", project="site").memory.scope == "project:site"
     before = store_state(service)
     with pytest.raises(errors.ProjectExists):

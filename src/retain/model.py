@@ -179,7 +179,7 @@ class Memory:
 class Project:
     name: str
     created_at: datetime
-    memory_count: int = 0
+    memories: int = 0  # how many it holds: one name for this count at every door
 
 
 @dataclass(frozen=True, slots=True)

@@ -1585,7 +1585,7 @@ class MemoryService:
             self._event(tx, "project_rename", {"from": old, "to": new, "memories": moved}, when=now)
             project = tx.get_project(self.realm, new)
             assert project is not None
-            return replace(project, memory_count=moved)
+            return replace(project, memories=moved)
 
         return self._write(run)
 

@@ -471,7 +471,11 @@ def test_project_rename_moves_its_memories_with_it(webdev: Retain) -> None:
 
 def test_project_rename_json_reports_the_memories_moved(webdev: Retain) -> None:
     webdev.ok("add", "stack", "-d", "Uses pnpm", "-p", "webdev")
-    assert webdev.json("project", "rename", "webdev", "web") == {"name": "web", "memories": 1}
+    assert webdev.json("project", "rename", "webdev", "web") == {
+        "name": "web",
+        "created_at": webdev.json("project", "list")["projects"][0]["created_at"],
+        "memories": 1,
+    }
 
 
 def test_project_rename_refused_onto_an_existing_project(webdev: Retain) -> None:

@@ -542,3 +542,37 @@ def test_a_wrong_type_is_the_services_invalid_value_naming_the_field(
     assert error["details"]["field"] == field
     assert error["message"].startswith(field) and "Input should" not in error["message"]
     assert store_state(service) == before
+
+
+def test_a_project_counts_its_memories_under_the_name_every_door_uses(
+    client: TestClient, service: MemoryService
+) -> None:
+    client.post("/v1/projects", json={"name": "web"})
+    service.write("stack", description="Uses pnpm", project="web")
+    listed = client.get("/v1/projects").json()["projects"]
+    assert [(p["name"], p["memories"]) for p in listed] == [("web", 1)]
+    assert "memory_count" not in listed[0]
+    renamed = client.post("/v1/projects/web/rename", json={"name": "site"}).json()
+    assert (renamed["name"], renamed["memories"]) == ("site", 1)
+    assert [(p.name, p.memories) for p in service.list_projects()] == [("site", 1)]
+
+
+def test_search_and_recall_take_one_query_string_as_python_does(
+    client: TestClient, service: MemoryService
+) -> None:
+    service.write("deploy-rule", description="Deploys need a green CI run")
+    service.add_agent("ada")
+    one = client.post("/v1/memories/search", json={"queries": "deploys"})
+    assert one.status_code == 200, one.text
+    listed = client.post("/v1/memories/search", json={"queries": ["deploys"]}).json()
+    assert [m["name"] for m in one.json()["memories"]] == ["deploy-rule"]
+    assert one.json()["memories"] == listed["memories"]
+    agent = TestClient(
+        http.create_app(service, tokens={"t0ken": "agent:ada"}),
+        headers={"Authorization": "Bearer t0ken"},
+    )
+    recalled = agent.post("/v1/recall", json={"queries": "deploys"})
+    assert recalled.status_code == 200, recalled.text
+    as_list = agent.post("/v1/recall", json={"queries": ["deploys"]}).json()
+    assert [m["name"] for m in recalled.json()["memories"]] == ["deploy-rule"]
+    assert recalled.json()["memories"] == as_list["memories"]

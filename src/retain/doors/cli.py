@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from rich.table import Table
     from rich.text import Text
 
-    from retain.doors.records import facts_of
+    from retain.doors.records import facts_of, record_of
     from retain.legacy import Report as LegacyReport
     from retain.model import DeleteResult, EditResult, Fact, FactChange, Memory, WriteResult
     from retain.service import MemoryService, Progress, integrity_error
@@ -52,6 +52,7 @@ else:  # imported on first use: `retain --help` loads neither rich nor the servi
     Table = Deferred("rich.table", "Table")
     Text = Deferred("rich.text", "Text")
     facts_of = Deferred("retain.doors.records", "facts_of")
+    record_of = Deferred("retain.doors.records", "record_of")
     integrity_error = Deferred("retain.service", "integrity_error")
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -520,7 +521,7 @@ def project_list(home: Path | None, fmt: str) -> None:
     """List projects with how many memories each holds."""
     with _service(home, fmt) as service:
         rows = [
-            {"name": p.name, "created_at": stamp(p.created_at), "memories": p.memory_count}
+            {"name": p.name, "created_at": stamp(p.created_at), "memories": p.memories}
             for p in service.list_projects()
         ]
         columns = {"Project": "name", "Memories": "memories", "Created": "created_at"}
@@ -537,9 +538,9 @@ def project_rename(old: str, new: str, home: Path | None, fmt: str) -> None:
     with _service(home, fmt) as service:
         renamed = service.rename_project(old, new)
         if fmt == "json":
-            _emit_json({"name": renamed.name, "memories": renamed.memory_count})
+            _emit_json(record_of(renamed))
         else:
-            _say(f"Renamed project '{old}' to '{new}' ({renamed.memory_count} memories moved).")
+            _say(f"Renamed project '{old}' to '{new}' ({renamed.memories} memories moved).")
 
 
 @project.command("remove")

@@ -368,7 +368,7 @@ class EditBody(_Body):
 
 
 class SearchBody(_Body):
-    queries: list[str] = Field(default_factory=list)
+    queries: str | list[str] = Field(default_factory=list)  # one query, or synonyms
     project: str | None = None
     tier: str | None = None
     limit: int = 10
@@ -380,7 +380,7 @@ class SearchBody(_Body):
 
 
 class RecallBody(_Body):
-    queries: list[str]
+    queries: str | list[str]
     project: str | None = None
     limit: int = 10
     budget_tokens: int | None = None
