@@ -4,15 +4,20 @@ it, before anything is written (``fields.typed``), on both backends."""
 from __future__ import annotations
 
 import inspect
+import re
 import typing
 from collections.abc import Callable
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from tests.conftest import ServiceFactory, store_state
 
 from retain import errors, fields
+from retain.chrono import ManualClock, parse_duration, parse_valid_from
 from retain.model import WriteRequest
 from retain.service import MemoryService
 
@@ -239,3 +244,110 @@ def test_an_agent_remembering_with_tags_false_is_refused(make_service: ServiceFa
     make_service().add_agent("ada")
     agent = make_service(principal="agent:ada")
     _refused(agent, lambda: agent.remember("hello", tags=False), "tags")  # type: ignore[arg-type]
+
+
+# -- the patterns the doors publish say what the checks say ---------------------------------
+
+_TRICKY = " \t\n\r\x00\x0b\x1c\x85\xa0\u2028\u3000,.-_aZ09:+TzZé"
+
+
+def _accepts(check: Callable[[str], object], value: str) -> bool:
+    try:
+        check(value)
+    except errors.InvalidInput:
+        return False
+    return True
+
+
+def _fact_subject(value: str) -> str:
+    if not fields.subject(value):
+        raise errors.InvalidValue("empty", field="subject")
+    return value
+
+
+def _filled(value: str) -> str:
+    if not fields.text(value, "text").strip():
+        raise errors.InvalidValue("blank", field="text")
+    return value
+
+
+def _project(value: str) -> str:
+    return fields.name(value, what="project") if value else value
+
+
+def _time(value: str) -> str:
+    """The time parser, but a day the calendar lacks (30 February) or one past the years
+    it holds passes: the parser checks those, the pattern states the form."""
+    if not value:
+        return value
+    try:
+        date.fromisoformat(value[:10])
+    except ValueError:
+        if re.match("[0-9]{4}-[0-9]{2}-[0-9]{2}", value):
+            return value
+    try:
+        parse_valid_from(value, ManualClock())
+    except errors.InvalidTime as exc:
+        if "outside the years" in exc.message:
+            return value
+        raise
+    return value
+
+
+PATTERNS: dict[str, tuple[str, Callable[[str], object], int]] = {
+    "text": (fields.TEXT_PATTERN, lambda v: fields.text(v, "body"), 50),
+    "filled": (fields.FILLED_PATTERN, _filled, 50),
+    "name": (fields.NAME_PATTERN, fields.name, fields.NAME_MAX),
+    "project": (fields.PROJECT_PATTERN, _project, fields.NAME_MAX),
+    "tag": (fields.TAG_PATTERN, lambda v: fields.tags([v]), 80),
+    "reference": (fields.REFERENCE_PATTERN, lambda v: fields.references([v]), 1100),
+    "source": (fields.SOURCE_PATTERN, fields.source, 50),
+    "subject": (fields.SUBJECT_PATTERN, fields.subject, 250),
+    "fact subject": (fields.FACT_SUBJECT_PATTERN, _fact_subject, 250),
+    "thread": (fields.THREAD_PATTERN, fields.thread, 250),
+    "predicate": (fields.PREDICATE_PATTERN, fields.predicate, 150),
+    "duration": (fields.DURATION_PATTERN, parse_duration, 20),
+    "time": (fields.TIME_PATTERN, _time, 40),
+}
+
+
+@pytest.mark.parametrize("what", sorted(PATTERNS))
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_each_published_pattern_matches_exactly_what_its_check_accepts(
+    what: str, data: st.DataObject
+) -> None:
+    pattern, check, longest = PATTERNS[what]
+    value = data.draw(
+        st.one_of(
+            st.from_regex(pattern, fullmatch=True).filter(lambda v: len(v) <= longest),
+            st.text(alphabet=_TRICKY, max_size=12),
+            st.text(max_size=12),
+            st.text(alphabet="a ", min_size=longest - 2, max_size=longest + 2),
+        )
+    )
+    matched = re.fullmatch(pattern, value) is not None and (
+        what not in ("name", "project") or len(value) <= fields.NAME_MAX
+    )
+    assert matched == _accepts(check, value), repr(value)
+
+
+def test_a_recall_timeout_past_a_day_is_refused_not_an_overflow(service: MemoryService) -> None:
+    service.write("deploy-rule", description="Deploys need a green CI run")
+    _refused(
+        service,
+        lambda: service.context(turn="deploys", recall_timeout_ms=2**62),
+        "recall_timeout_ms",
+    )
+    assert service.context(turn="deploys", recall_timeout_ms=fields.RECALL_TIMEOUT_MAX_MS).text
+
+
+def test_references_are_counted_as_given_so_a_schema_can_state_the_limit(
+    service: MemoryService,
+) -> None:
+    before = store_state(service)
+    with pytest.raises(errors.TooManyReferences):
+        service.write("a", description="d", references=["same"] * (fields.MAX_REFERENCES + 1))
+    assert store_state(service) == before
+    written = service.write("a", description="d", references=["same"] * fields.MAX_REFERENCES)
+    assert written.memory.references == ("same",)

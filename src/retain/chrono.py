@@ -178,7 +178,7 @@ def _off_calendar(text: str, field: str) -> InvalidTime:
     )
 
 
-_DURATION = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
+_DURATION = re.compile(r"^\s*([0-9]+)\s*([smhdw])\s*$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 

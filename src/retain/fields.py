@@ -145,9 +145,17 @@ def tags(values: Iterable[str]) -> tuple[str, ...]:
 
 
 def references(values: Iterable[str]) -> tuple[str, ...]:
-    """References: one line each, at most twenty, duplicates dropped in order."""
+    """References: one line each, at most twenty given, duplicates dropped in order."""
+    given = _strings(values, "references")
+    if len(given) > MAX_REFERENCES:  # counted as given, so a schema's maxItems says it
+        raise TooManyReferences(
+            f"{len(given)} references given; a memory holds at most {MAX_REFERENCES}",
+            remedy="keep the references this memory truly depends on",
+            count=len(given),
+            limit=MAX_REFERENCES,
+        )
     cleaned: list[str] = []
-    for reference in _strings(values, "references"):
+    for reference in given:
         reference = text(reference, "references").strip()
         if not reference or "\n" in reference or "\r" in reference:
             raise InvalidValue(
@@ -164,13 +172,6 @@ def references(values: Iterable[str]) -> tuple[str, ...]:
             )
         if reference not in cleaned:
             cleaned.append(reference)
-    if len(cleaned) > MAX_REFERENCES:
-        raise TooManyReferences(
-            f"{len(cleaned)} references given; a memory holds at most {MAX_REFERENCES}",
-            remedy="keep the references this memory truly depends on",
-            count=len(cleaned),
-            limit=MAX_REFERENCES,
-        )
     return tuple(cleaned)
 
 
@@ -187,6 +188,8 @@ def source(value: str) -> str:
 
 SUBJECT_MAX_CHARS = 200
 THREAD_MAX_CHARS = 200
+SESSION_MAX_CHARS = 200
+RECALL_TIMEOUT_MAX_MS = 86_400_000  # a day: past it a wait is no bound (and overflows)
 
 
 def _line(value: str, field: str, limit: int, remedy: str) -> str:
@@ -455,3 +458,56 @@ def _dataclass_tests(owner: object) -> dict[str, tuple[Fits, object]]:
         hints = typing.get_type_hints(owner)
         _TESTS[owner] = {name: (fits(hint), hint) for name, hint in hints.items()}
     return _TESTS[owner]
+
+
+# -- the same rules as patterns, for the schemas the doors publish ----------------------
+#
+# Each pattern matches exactly the strings its check above accepts (tests/test_fields.py
+# holds them to it), so a schema that carries it neither refuses what the service takes
+# nor takes what it refuses. Whitespace is what ``str.strip`` strips, spelled out: a
+# schema's ``\s`` is not Python's.
+
+_WS = r"\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_BLANK = f"[{_WS}]"
+_SOLID = f"[^{_WS}\\x00]"  # neither whitespace nor NUL
+
+TEXT_PATTERN = r"^[^\x00]*$"
+"""Any text: everything but NUL."""
+FILLED_PATTERN = rf"^[^\x00]*{_SOLID}[^\x00]*$"
+"""Text with something besides whitespace (a text to remember, a summary, a fact's value)."""
+NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+"""A memory, project, agent or team name (at most ``NAME_MAX`` characters)."""
+PROJECT_PATTERN = r"^(?:[A-Za-z0-9][A-Za-z0-9._-]*)?$"
+"""A project argument: a name, or "" for the global tier."""
+TAG_PATTERN = rf"^{_BLANK}*[^{_WS},\x00]{{1,{TAG_MAX}}}{_BLANK}*$"
+"""One tag: a word of at most ``TAG_MAX`` characters, whitespace around it stripped."""
+
+
+def _line_pattern(limit: int | None, *, filled: bool) -> str:
+    middle = "*" if limit is None else f"{{0,{limit - 2}}}"
+    line = f"{_SOLID}(?:[^\\r\\n\\x00]{middle}{_SOLID})?"
+    return f"^{_BLANK}*{line if filled else f'(?:{line})?'}{_BLANK}*$"
+
+
+REFERENCE_PATTERN = _line_pattern(REFERENCE_MAX, filled=True)
+SOURCE_PATTERN = _line_pattern(None, filled=False)
+SUBJECT_PATTERN = _line_pattern(SUBJECT_MAX_CHARS, filled=False)
+FACT_SUBJECT_PATTERN = _line_pattern(SUBJECT_MAX_CHARS, filled=True)
+THREAD_PATTERN = _line_pattern(THREAD_MAX_CHARS, filled=False)
+PREDICATE_PATTERN = _line_pattern(PREDICATE_MAX_CHARS, filled=True)
+DURATION_PATTERN = rf"^{_BLANK}*[0-9]{{1,5}}{_BLANK}*[smhdw]{_BLANK}*$"
+"""A period such as ``90d`` (up to five digits: every such period counts back past year 1)."""
+_YEAR = "(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
+_DAY = f"{_YEAR}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
+_CLOCK = (
+    "[Tt ](?:[01][0-9]|2[0-3])(?::[0-5][0-9](?::[0-5][0-9](?:[.,][0-9]{1,9})?)?)?"
+    "(?:[Zz]|[+-](?:[01][0-9]|2[0-3])(?::?[0-5][0-9])?)"
+)
+TIME_PATTERN = f"^(?:{_DAY}(?:{_CLOCK})?)?$"
+"""A time argument: "" (none), a ``YYYY-MM-DD`` date, or a timestamp with an offset in
+ISO 8601's extended form (RFC 3339's ``2026-10-25T18:00:00Z``; minutes, seconds and
+their fraction may be left out). The calendar itself (no 30 February) and the edges of
+years 1 and 9999 are checked by the parser, not the pattern; the parser also reads
+ISO 8601's basic form (``20261025T180000Z``), which the pattern does not state."""
+CURSOR_PATTERN = r"^[A-Za-z0-9_-]+$"
+"""The form of a listing's cursor (whether it is one a listing gave, the parser says)."""

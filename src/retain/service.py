@@ -1303,7 +1303,7 @@ class MemoryService:
             fields.text(turn, "turn")
         if session is not None:
             fields.text(session, "session")
-            if not session.strip() or len(session) > 200:
+            if not session.strip() or len(session) > fields.SESSION_MAX_CHARS:
                 raise InvalidValue(
                     "a session key is 1 to 200 characters",
                     remedy="pass the key your agent runtime gives the session",
@@ -1313,6 +1313,7 @@ class MemoryService:
         timeout_ms = _whole(
             settings.recall_timeout_ms if recall_timeout_ms is None else recall_timeout_ms,
             "recall_timeout_ms",
+            fields.RECALL_TIMEOUT_MAX_MS,
         )
         policy = (
             settings.recall_failure_policy
@@ -2695,11 +2696,11 @@ def _change(version: Memory, other: Memory | None, now: datetime) -> FactChange:
     return FactChange(known[version.id], known[other.id] if other else None, changed=True)
 
 
-def _whole(value: object, field: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+def _whole(value: object, field: str, most: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= most:
         raise InvalidValue(
-            f"{field} must be a whole number ≥ 0, not {value!r}",
-            remedy=f"pass {field} as milliseconds",
+            f"{field} must be a whole number from 0 to {most}, not {value!r}",
+            remedy=f"pass {field} as milliseconds, at most {most}",
             field=field,
         )
     return value

@@ -576,3 +576,44 @@ def test_search_and_recall_take_one_query_string_as_python_does(
     as_list = agent.post("/v1/recall", json={"queries": ["deploys"]}).json()
     assert [m["name"] for m in recalled.json()["memories"]] == ["deploy-rule"]
     assert recalled.json()["memories"] == as_list["memories"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "request_options", "code", "field"),
+    [
+        ("get", "/v1/memories/bad$name", {}, "invalid_name", "name"),
+        ("put", "/v1/memories/ok", {"json": {"description": "d"}, "params": {"project": "a b"}},
+         "invalid_name", "project"),
+        ("put", "/v1/memories/ok", {"json": {"description": "d", "expires": "soon"}},
+         "invalid_time", "expires"),
+        ("put", "/v1/memories/ok", {"json": {"description": "d", "references": ["r"] * 21}},
+         "too_many_references", "references"),
+        ("put", "/v1/memories/ok", {"json": {"description": "d", "tags": ["two words"]}},
+         "invalid_value", "tags"),
+        ("post", "/v1/context", {"json": {"recall_timeout_ms": 2**62}},
+         "invalid_value", "recall_timeout_ms"),
+    ],
+)  # fmt: skip
+def test_a_value_out_of_its_form_gets_the_code_python_gives_it(
+    client: TestClient,
+    service: MemoryService,
+    method: str,
+    path: str,
+    request_options: dict[str, object],
+    code: str,
+    field: str,
+) -> None:
+    before = store_state(service)
+    response = getattr(client, method)(path, **request_options)
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert (error["code"], error["details"]["field"]) == (code, field)
+    assert store_state(service) == before
+
+
+def test_a_whole_number_written_as_json_float_is_that_number(client: TestClient) -> None:
+    client.put("/v1/memories/a", json={"description": "Deploys need a green CI run"})
+    found = client.post("/v1/memories/search", json={"queries": "deploys", "limit": 5.0})
+    assert found.status_code == 200, found.text
+    assert client.put("/v1/memories/a", json={"priority": 2.0}).json()["priority"] == 2
+    assert client.put("/v1/memories/a", json={"priority": 2.5}).status_code == 400

@@ -19,16 +19,17 @@ import os
 import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import fastapi_offline
 import threadpoolctl
 from fastapi import Depends, FastAPI, Query, Request
+from fastapi import Path as InPath
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -39,7 +40,7 @@ from retain.doors import mcp
 from retain.doors.records import facts_of, plain, record_of
 from retain.errors import RetainError
 from retain.model import AGENT_PREFIX, OPERATOR_PREFIX
-from retain.service import MemoryService
+from retain.service import SEARCH_LIMIT_MAX, MemoryService
 
 API = "/v1"
 MCP_PATH = "/mcp"  # the MCP server over streamable HTTP
@@ -109,18 +110,28 @@ _PROBLEMS = {
     "less_than_equal": "must be at most {le}",
     "string_too_short": "must be at least {min_length} characters",
     "string_too_long": "must be at most {max_length} characters",
-    "string_pattern_mismatch": "must match {pattern}",
+    "string_pattern_mismatch": "is not in the form the service takes",
     "too_short": "must hold at least {min_length} items",
     "too_long": "must hold at most {max_length} items",
     "literal_error": "must be one of {expected}",
     "enum": "must be one of {expected}",
 }
 _PLACES = ("body", "query", "path", "header", "cookie")
+# A field whose value is out of its form is refused with the code the service gives it.
+_SHAPES = ("string_pattern_mismatch", "string_too_long", "string_too_short", "too_long")
+_FIELD_ERRORS: dict[str, type[errors.InvalidInput]] = {
+    **dict.fromkeys(("name", "team", "agent", "project"), errors.InvalidName),
+    **dict.fromkeys(("expires", "valid_from", "valid_at", "known_at"), errors.InvalidTime),
+    "unverified": errors.InvalidTime,
+    "references": errors.TooManyReferences,  # only its count has a maximum
+}
 
 
-def invalid_request(problems: Sequence[Mapping[str, Any]]) -> errors.InvalidValue:
+def invalid_request(problems: Sequence[Mapping[str, Any]]) -> errors.InvalidInput:
     """A request FastAPI could not read into a verb's arguments, as the service's own
-    ``invalid_value`` naming the field (the body's, or the query's, parameter)."""
+    refusal naming the field (the body's, or the query's, parameter): ``invalid_value``,
+    or the code the service gives a field out of its form (``invalid_name``,
+    ``invalid_time``, ``too_many_references``)."""
     listed = []
     for problem in problems:
         loc = [str(part) for part in problem.get("loc", ())]
@@ -133,7 +144,11 @@ def invalid_request(problems: Sequence[Mapping[str, Any]]) -> errors.InvalidValu
             said = None
         listed.append({"field": field, "at": ".".join(named), "problem": said or "is malformed"})
     first = listed[0] if listed else {"field": "body", "at": "body", "problem": "is malformed"}
-    return errors.InvalidValue(
+    shape = bool(problems) and str(problems[0].get("type", "")) in _SHAPES
+    kind = _FIELD_ERRORS.get(first["field"], errors.InvalidValue) if shape else errors.InvalidValue
+    if kind is errors.TooManyReferences and first["at"] != "references":
+        kind = errors.InvalidValue  # one reference out of its form, not too many of them
+    return kind(
         f"{first['at']} {first['problem']}",
         remedy="see /openapi.json for the request's fields",
         field=first["field"],
@@ -334,6 +349,50 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
+# -- the service's rules, as the schema states them (fields.py's patterns and bounds) ------
+
+F = fields
+
+
+def _integral(value: object) -> object:
+    """JSON has one kind of number: ``76.0`` is the whole number 76, as JSON Schema reads
+    it (``true`` and ``"76"`` stay refused)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+Whole = BeforeValidator(_integral)
+Text = Annotated[str, Field(pattern=F.TEXT_PATTERN)]
+Filled = Annotated[str, Field(pattern=F.FILLED_PATTERN)]
+Name = Annotated[str, Field(pattern=F.NAME_PATTERN, max_length=F.NAME_MAX)]
+ProjectArg = Annotated[str, Field(pattern=F.PROJECT_PATTERN, max_length=F.NAME_MAX)]
+Tag = Annotated[str, Field(pattern=F.TAG_PATTERN)]
+Reference = Annotated[str, Field(pattern=F.REFERENCE_PATTERN)]
+Subject = Annotated[str, Field(pattern=F.SUBJECT_PATTERN)]
+FactSubject = Annotated[str, Field(pattern=F.FACT_SUBJECT_PATTERN)]
+Predicate = Annotated[str, Field(pattern=F.PREDICATE_PATTERN)]
+Thread = Annotated[str, Field(pattern=F.THREAD_PATTERN)]
+Source = Annotated[str, Field(pattern=F.SOURCE_PATTERN)]
+Moment = Annotated[str, Field(pattern=F.TIME_PATTERN)]
+Duration = Annotated[str, Field(pattern=F.DURATION_PATTERN)]
+Priority = Annotated[int, Field(ge=F.MIN_PRIORITY, le=F.MAX_PRIORITY), Whole]
+Limit = Annotated[int, Field(ge=1, le=SEARCH_LIMIT_MAX), Whole]
+Budget = Annotated[int, Field(ge=1), Whole]
+Session = Annotated[str, Field(pattern=F.FILLED_PATTERN, max_length=F.SESSION_MAX_CHARS)]
+LoadName = Literal["inline", "index", "search"]
+TierName = Literal["global", "project"]
+Policy = Literal["skip", "fail"]
+Target = Annotated[str, Field(pattern=f"^(?:global|team:{F.NAME_PATTERN[1:-1]})$")]
+
+# The same rules for a path's or a query's parameters.
+NamePath = Annotated[str, InPath(pattern=F.NAME_PATTERN, max_length=F.NAME_MAX)]
+ProjectQuery = Annotated[str | None, Query(pattern=F.PROJECT_PATTERN, max_length=F.NAME_MAX)]
+TextQuery = Annotated[str | None, Query(pattern=F.TEXT_PATTERN)]
+TagQuery = Annotated[str | None, Query(pattern=F.TAG_PATTERN)]
+DurationQuery = Annotated[str | None, Query(pattern=F.DURATION_PATTERN)]
+MomentQuery = Annotated[str | None, Query(pattern=F.TIME_PATTERN)]
+PageQuery = Annotated[int, Query(ge=1, le=MAX_PAGE)]
+
+
 class _Body(BaseModel):
     # strict: a JSON value of another type is refused, as the service refuses it (no "3"
     # for 3, no true for 1)
@@ -343,98 +402,98 @@ class _Body(BaseModel):
 class MemoryWrite(_Body):
     """A write: a field left out keeps what is there; ``""`` clears body or expiry."""
 
-    description: str | None = None
-    body: str | None = None
-    tags: list[str] | None = None
-    priority: int | None = None
-    load: str | None = None
-    references: list[str] | None = None
-    source: str | None = None
-    expires: str | None = None
-    subject: str | None = None
-    thread: str | None = None
-    valid_from: str | None = None
-    tier: str | None = None
+    description: Text | None = None
+    body: Text | None = None
+    tags: list[Tag] | None = None
+    priority: Priority | None = None
+    load: LoadName | None = None
+    references: Annotated[list[Reference], Field(max_length=F.MAX_REFERENCES)] | None = None
+    source: Source | None = None
+    expires: Moment | None = None
+    subject: Subject | None = None
+    thread: Thread | None = None
+    valid_from: Moment | None = None
+    tier: TierName | None = None
     verified: bool = False
     create_only: bool = False
-    expected_hash: str | None = None
+    expected_hash: Text | None = None
 
 
 class EditBody(_Body):
-    old: str
-    new: str
+    old: Annotated[str, Field(pattern=F.TEXT_PATTERN, min_length=1)]
+    new: Text
     replace_all: bool = False
     verified: bool = False
 
 
 class SearchBody(_Body):
-    queries: str | list[str] = Field(default_factory=list)  # one query, or synonyms
-    project: str | None = None
-    tier: str | None = None
-    limit: int = 10
-    tag: str | None = None
-    referencing: str | None = None
-    unverified: str | None = None
+    queries: Text | list[Text] = Field(default_factory=list)  # one query, or synonyms
+    project: ProjectArg | None = None
+    tier: TierName | None = None
+    limit: Limit = 10
+    tag: Tag | None = None
+    referencing: Text | None = None
+    unverified: Duration | None = None
     expired: bool = False
-    budget_tokens: int | None = None
+    budget_tokens: Budget | None = None
 
 
 class RecallBody(_Body):
-    queries: str | list[str]
-    project: str | None = None
-    limit: int = 10
-    budget_tokens: int | None = None
+    queries: Text | list[Text]
+    project: ProjectArg | None = None
+    limit: Limit = 10
+    budget_tokens: Budget | None = None
 
 
 class RememberBody(_Body):
-    text: str
-    description: str | None = None
-    tags: list[str] | None = None
-    priority: int | None = None
-    subject: str | None = None
-    thread: str | None = None
-    valid_from: str | None = None
+    text: Filled
+    description: Text | None = None
+    tags: list[Tag] | None = None
+    priority: Priority | None = None
+    subject: Subject | None = None
+    thread: Thread | None = None
+    valid_from: Moment | None = None
 
 
 class FactWriteBody(_Body):
-    subject: str
-    predicate: str
-    value: str
-    project: str | None = None
-    valid_from: str | None = None
-    reason: str = ""
+    subject: FactSubject
+    predicate: Predicate
+    value: Filled
+    project: ProjectArg | None = None
+    valid_from: Moment | None = None
+    reason: Text = ""
 
 
 class FactRetractBody(_Body):
-    subject: str
-    predicate: str
-    project: str | None = None
-    reason: str = ""
+    subject: FactSubject
+    predicate: Predicate
+    project: ProjectArg | None = None
+    reason: Text = ""
 
 
 class ForgetBody(_Body):
-    id: str
-    reason: str = ""
+    id: Text
+    reason: Text = ""
 
 
 class ProposeBody(_Body):
-    summary: str
-    target: str = "global"
-    body: str = ""
-    evidence: str = ""
+    summary: Filled
+    target: Target = "global"
+    body: Text = ""
+    evidence: Text = ""
 
 
 class ContextBody(_Body):
-    project: str | None = None
-    turn: str | None = None
-    session: str | None = None
+    project: ProjectArg | None = None
+    turn: Text | None = None
+    session: Session | None = None
     restate: bool = False
-    recall_timeout_ms: int | None = None
-    recall_failure_policy: str | None = None
+    recall_timeout_ms: Annotated[int, Field(ge=0, le=F.RECALL_TIMEOUT_MAX_MS), Whole] | None = None
+    recall_failure_policy: Policy | None = None
 
 
 class NameBody(_Body):
-    name: str
+    name: Name
 
 
 # -- the app ---------------------------------------------------------------------------------
@@ -574,13 +633,13 @@ def create_app(
 
     @app.get(f"{API}/memories", tags=["memories"])
     def list_memories(
-        project: str | None = None,
-        tag: str | None = None,
-        referencing: str | None = None,
-        unverified: str | None = None,
+        project: ProjectQuery = None,
+        tag: TagQuery = None,
+        referencing: TextQuery = None,
+        unverified: DurationQuery = None,
         expired: bool = False,
-        limit: int = Query(PAGE, ge=1, le=MAX_PAGE),
-        cursor: str | None = None,
+        limit: PageQuery = PAGE,
+        cursor: Annotated[str | None, Query(pattern=F.CURSOR_PATTERN)] = None,
         svc: MemoryService = Acting,
     ) -> dict[str, Any]:
         """A page of the memories of the global tier and the project's, in index order;
@@ -603,9 +662,9 @@ def create_app(
 
     @app.get(f"{API}/events", tags=["store"])
     def events(
-        after: int = Query(0, ge=0),
-        limit: int = Query(PAGE, ge=1, le=MAX_PAGE),
-        memory_id: str | None = None,
+        after: Annotated[int, Query(ge=0, le=F.WHOLE_MAX)] = 0,
+        limit: PageQuery = PAGE,
+        memory_id: TextQuery = None,
         svc: MemoryService = Acting,
     ) -> dict[str, Any]:
         """A page of the realm's event log after ``seq`` ``after``, oldest first."""
@@ -639,7 +698,9 @@ def create_app(
         return result.to_dict(now())
 
     @app.get(f"{API}/memories/{{name}}", tags=["memories"])
-    def get(name: str, project: str | None = None, svc: MemoryService = Acting) -> dict[str, Any]:
+    def get(
+        name: NamePath, project: ProjectQuery = None, svc: MemoryService = Acting
+    ) -> dict[str, Any]:
         """Every field of a memory, its body whole, and what references it (not a read)."""
         record = svc.get(name, project=project)
         return {
@@ -654,9 +715,9 @@ def create_app(
         responses={201: {"description": "created: the memory did not exist"}},
     )
     def put(
-        name: str,
+        name: NamePath,
         body: MemoryWrite,
-        project: str | None = None,
+        project: ProjectQuery = None,
         svc: MemoryService = Acting,
     ) -> JSONResponse:
         """Create or update a memory by name: a field left out keeps what is there."""
@@ -665,14 +726,14 @@ def create_app(
 
     @app.delete(f"{API}/memories/{{name}}", tags=["memories"])
     def delete(
-        name: str, project: str | None = None, svc: MemoryService = Acting
+        name: NamePath, project: ProjectQuery = None, svc: MemoryService = Acting
     ) -> dict[str, Any]:
         """Remove a memory; memories that referenced it keep their references."""
         return svc.delete(name, project=project).to_dict()
 
     @app.post(f"{API}/memories/{{name}}/edit", tags=["memories"])
     def edit(
-        name: str, body: EditBody, project: str | None = None, svc: MemoryService = Acting
+        name: NamePath, body: EditBody, project: ProjectQuery = None, svc: MemoryService = Acting
     ) -> dict[str, Any]:
         """Replace ``old`` with ``new`` in the body (once, unless ``replace_all``)."""
         result = svc.edit(
@@ -687,9 +748,9 @@ def create_app(
 
     @app.get(f"{API}/memories/{{name}}/read", tags=["memories"])
     def read(
-        name: str,
-        offset: int = Query(0, ge=0),
-        project: str | None = None,
+        name: NamePath,
+        offset: Annotated[int, Query(ge=0, le=F.WHOLE_MAX)] = 0,
+        project: ProjectQuery = None,
         svc: MemoryService = Acting,
     ) -> dict[str, Any]:
         """A page of the body from ``offset``, with its caption; the first page is a read."""
@@ -720,11 +781,11 @@ def create_app(
 
     @app.get(f"{API}/facts", tags=["facts"])
     def fact_read(
-        subject: str,
-        predicate: str | None = None,
-        project: str | None = None,
-        valid_at: str | None = None,
-        known_at: str | None = None,
+        subject: Annotated[str, Query(pattern=F.FACT_SUBJECT_PATTERN)],
+        predicate: Annotated[str | None, Query(pattern=F.PREDICATE_PATTERN)] = None,
+        project: ProjectQuery = None,
+        valid_at: MomentQuery = None,
+        known_at: MomentQuery = None,
         svc: MemoryService = Acting,
     ) -> dict[str, Any]:
         """The subject's facts (of one predicate, or all) that held at ``valid_at`` as the
@@ -746,7 +807,10 @@ def create_app(
 
     @app.get(f"{API}/facts/history", tags=["facts"])
     def fact_history(
-        subject: str, predicate: str, project: str | None = None, svc: MemoryService = Acting
+        subject: Annotated[str, Query(pattern=F.FACT_SUBJECT_PATTERN)],
+        predicate: Annotated[str, Query(pattern=F.PREDICATE_PATTERN)],
+        project: ProjectQuery = None,
+        svc: MemoryService = Acting,
     ) -> dict[str, Any]:
         """Every version of a subject's predicate, in the order recorded."""
         return facts_of(svc.fact_history(subject, predicate, project=project))
@@ -762,7 +826,7 @@ def create_app(
         return record_of(svc.propose(**body.model_dump()))
 
     @app.get(f"{API}/proposals", tags=["agents"])
-    def proposals(status: str | None = None, svc: MemoryService = Acting) -> dict[str, Any]:
+    def proposals(status: TextQuery = None, svc: MemoryService = Acting) -> dict[str, Any]:
         return {"proposals": plain(svc.list_proposals(status=status))}
 
     @app.post(f"{API}/context", tags=["agents"])
@@ -772,10 +836,10 @@ def create_app(
 
     @app.get(f"{API}/injections", tags=["agents"])
     def injections(
-        memory_id: str | None = None,
-        session: str | None = None,
-        identity: str | None = None,
-        limit: int = Query(100, ge=1),
+        memory_id: TextQuery = None,
+        session: TextQuery = None,
+        identity: TextQuery = None,
+        limit: Annotated[int, Query(ge=1, le=SEARCH_LIMIT_MAX)] = 100,
         svc: MemoryService = Acting,
     ) -> dict[str, Any]:
         """The ledger of memories rendered into agents' contexts, newest first."""
@@ -795,11 +859,13 @@ def create_app(
         return record_of(svc.add_project(body.name))
 
     @app.post(f"{API}/projects/{{name}}/rename", tags=["realm"])
-    def rename_project(name: str, body: NameBody, svc: MemoryService = Acting) -> dict[str, Any]:
+    def rename_project(
+        name: NamePath, body: NameBody, svc: MemoryService = Acting
+    ) -> dict[str, Any]:
         return record_of(svc.rename_project(name, body.name))
 
     @app.delete(f"{API}/projects/{{name}}", tags=["realm"])
-    def remove_project(name: str, svc: MemoryService = Acting) -> dict[str, Any]:
+    def remove_project(name: NamePath, svc: MemoryService = Acting) -> dict[str, Any]:
         svc.remove_project(name)
         return {"removed": name}
 
@@ -820,7 +886,7 @@ def create_app(
         return record_of(svc.add_team(body.name))
 
     @app.put(f"{API}/teams/{{team}}/members/{{agent}}", tags=["realm"])
-    def join_team(team: str, agent: str, svc: MemoryService = Acting) -> dict[str, Any]:
+    def join_team(team: NamePath, agent: NamePath, svc: MemoryService = Acting) -> dict[str, Any]:
         joined_team, joined = svc.join_team(team, agent)
         return {**plain(joined_team), "joined": joined}
 
