@@ -32,6 +32,7 @@ def _progress(phase: str, done: int, total: int) -> None:
 # verb: (acts as an agent, positional arguments, keyword arguments) — a valid call, so the
 # wrong-typed argument is the only thing wrong with it.
 CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
+    "offer": (False, ("search",), {}),
     "add_project": (False, ("ops",), {}),
     "add_agent": (False, ("bob",), {}),
     "add_team": (False, ("crew",), {}),
@@ -143,7 +144,10 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
     "reindex": (False, (), {"progress": _progress}),
 }
 # Verbs without an argument to get wrong.
-NO_ARGUMENTS = {"close", "list_agents", "list_teams", "list_projects", "status"}
+NO_ARGUMENTS = {
+    "close", "list_agents", "list_teams", "list_projects", "status", "offered_verbs",
+    "check_principal",
+}  # fmt: skip
 # An argument whose type is structural (a ``Backend`` is a Protocol): its methods tell.
 UNCHECKED = {("migrate_to", "target")}
 
@@ -306,7 +310,7 @@ PATTERNS: dict[str, tuple[str, Callable[[str], object], int]] = {
     "fact subject": (fields.FACT_SUBJECT_PATTERN, _fact_subject, 250),
     "thread": (fields.THREAD_PATTERN, fields.thread, 250),
     "predicate": (fields.PREDICATE_PATTERN, fields.predicate, 150),
-    "duration": (fields.DURATION_PATTERN, parse_duration, 20),
+    "duration": (fields.DURATION_PATTERN, lambda v: parse_duration(v) if v else v, 20),
     "time": (fields.TIME_PATTERN, _time, 40),
 }
 

@@ -495,8 +495,9 @@ SUBJECT_PATTERN = _line_pattern(SUBJECT_MAX_CHARS, filled=False)
 FACT_SUBJECT_PATTERN = _line_pattern(SUBJECT_MAX_CHARS, filled=True)
 THREAD_PATTERN = _line_pattern(THREAD_MAX_CHARS, filled=False)
 PREDICATE_PATTERN = _line_pattern(PREDICATE_MAX_CHARS, filled=True)
-DURATION_PATTERN = rf"^{_BLANK}*[0-9]{{1,5}}{_BLANK}*[smhdw]{_BLANK}*$"
-"""A period such as ``90d`` (up to five digits: every such period counts back past year 1)."""
+DURATION_PATTERN = rf"^(?:{_BLANK}*[0-9]{{1,5}}{_BLANK}*[smhdw]{_BLANK}*)?$"
+"""A period such as ``90d``, or "" (none); up to five digits, so that every such period
+counts back from now to a day after year 1."""
 _YEAR = "(?:000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})"
 _DAY = f"{_YEAR}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
 _CLOCK = (

@@ -1657,6 +1657,8 @@ class MemoryService:
         """
         fields.dataclass_fields(r)
         fields.name(r.name)
+        if r.expected_hash is not None:
+            fields.text(r.expected_hash, "expected_hash")
         if r.project:
             fields.name(r.project, what="project")
         if r.tier not in (None, "global", "project"):

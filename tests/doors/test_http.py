@@ -607,7 +607,10 @@ def test_a_value_out_of_its_form_gets_the_code_python_gives_it(
     response = getattr(client, method)(path, **request_options)
     assert response.status_code == 400, response.text
     error = response.json()["error"]
-    assert (error["code"], error["details"]["field"]) == (code, field)
+    assert error["code"] == code
+    if code in ("invalid_value", "invalid_time"):  # the codes that name a field
+        assert error["details"]["field"] == field, error
+    assert "Input should" not in error["message"]
     assert store_state(service) == before
 
 

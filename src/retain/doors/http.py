@@ -19,7 +19,7 @@ import os
 import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import fastapi_offline
 import threadpoolctl
@@ -350,8 +350,25 @@ ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
 
 
 # -- the service's rules, as the schema states them (fields.py's patterns and bounds) ------
+#
+# Stated, not enforced here: the service checks each one, so a value out of its form is
+# refused with the very envelope Python and MCP give it. Only a value's JSON type is
+# this door's to check.
 
 F = fields
+
+
+def _rule(**rule: Any) -> Any:
+    """A body field's rule, stated in the schema (``minimum``, ``pattern``, ``enum``...)."""
+    return Field(json_schema_extra=rule)
+
+
+def _query(**rule: Any) -> Any:
+    return Query(json_schema_extra=rule)
+
+
+def _path(**rule: Any) -> Any:
+    return InPath(json_schema_extra=rule)
 
 
 def _integral(value: object) -> object:
@@ -361,35 +378,45 @@ def _integral(value: object) -> object:
 
 
 Whole = BeforeValidator(_integral)
-Text = Annotated[str, Field(pattern=F.TEXT_PATTERN)]
-Filled = Annotated[str, Field(pattern=F.FILLED_PATTERN)]
-Name = Annotated[str, Field(pattern=F.NAME_PATTERN, max_length=F.NAME_MAX)]
-ProjectArg = Annotated[str, Field(pattern=F.PROJECT_PATTERN, max_length=F.NAME_MAX)]
-Tag = Annotated[str, Field(pattern=F.TAG_PATTERN)]
-Reference = Annotated[str, Field(pattern=F.REFERENCE_PATTERN)]
-Subject = Annotated[str, Field(pattern=F.SUBJECT_PATTERN)]
-FactSubject = Annotated[str, Field(pattern=F.FACT_SUBJECT_PATTERN)]
-Predicate = Annotated[str, Field(pattern=F.PREDICATE_PATTERN)]
-Thread = Annotated[str, Field(pattern=F.THREAD_PATTERN)]
-Source = Annotated[str, Field(pattern=F.SOURCE_PATTERN)]
-Moment = Annotated[str, Field(pattern=F.TIME_PATTERN)]
-Duration = Annotated[str, Field(pattern=F.DURATION_PATTERN)]
-Priority = Annotated[int, Field(ge=F.MIN_PRIORITY, le=F.MAX_PRIORITY), Whole]
-Limit = Annotated[int, Field(ge=1, le=SEARCH_LIMIT_MAX), Whole]
-Budget = Annotated[int, Field(ge=1), Whole]
-Session = Annotated[str, Field(pattern=F.FILLED_PATTERN, max_length=F.SESSION_MAX_CHARS)]
-LoadName = Literal["inline", "index", "search"]
-TierName = Literal["global", "project"]
-Policy = Literal["skip", "fail"]
-Target = Annotated[str, Field(pattern=f"^(?:global|team:{F.NAME_PATTERN[1:-1]})$")]
+Text = Annotated[str, _rule(pattern=F.TEXT_PATTERN)]
+Filled = Annotated[str, _rule(pattern=F.FILLED_PATTERN)]
+Name = Annotated[str, _rule(pattern=F.NAME_PATTERN, maxLength=F.NAME_MAX)]
+ProjectArg = Annotated[
+    str, Field(json_schema_extra={"pattern": F.PROJECT_PATTERN, "maxLength": F.NAME_MAX})
+]
+Tag = Annotated[str, _rule(pattern=F.TAG_PATTERN)]
+Reference = Annotated[str, _rule(pattern=F.REFERENCE_PATTERN)]
+Subject = Annotated[str, _rule(pattern=F.SUBJECT_PATTERN)]
+FactSubject = Annotated[str, _rule(pattern=F.FACT_SUBJECT_PATTERN)]
+Predicate = Annotated[str, _rule(pattern=F.PREDICATE_PATTERN)]
+Thread = Annotated[str, _rule(pattern=F.THREAD_PATTERN)]
+Source = Annotated[str, _rule(pattern=F.SOURCE_PATTERN)]
+Moment = Annotated[str, _rule(pattern=F.TIME_PATTERN)]
+Duration = Annotated[str, _rule(pattern=F.DURATION_PATTERN)]
+Priority = Annotated[int, _rule(minimum=F.MIN_PRIORITY, maximum=F.MAX_PRIORITY), Whole]
+Limit = Annotated[int, _rule(minimum=1, maximum=SEARCH_LIMIT_MAX), Whole]
+Budget = Annotated[int, _rule(minimum=1), Whole]
+Session = Annotated[
+    str, Field(json_schema_extra={"pattern": F.FILLED_PATTERN, "maxLength": F.SESSION_MAX_CHARS})
+]
+LoadName = Annotated[str, _rule(enum=["inline", "index", "search"])]
+TierName = Annotated[str, _rule(enum=["global", "project"])]
+Policy = Annotated[str, _rule(enum=["skip", "fail"])]
+Target = Annotated[
+    str, Field(json_schema_extra={"pattern": f"^(?:global|team:{F.NAME_PATTERN[1:-1]})$"})
+]
 
 # The same rules for a path's or a query's parameters.
-NamePath = Annotated[str, InPath(pattern=F.NAME_PATTERN, max_length=F.NAME_MAX)]
-ProjectQuery = Annotated[str | None, Query(pattern=F.PROJECT_PATTERN, max_length=F.NAME_MAX)]
-TextQuery = Annotated[str | None, Query(pattern=F.TEXT_PATTERN)]
-TagQuery = Annotated[str | None, Query(pattern=F.TAG_PATTERN)]
-DurationQuery = Annotated[str | None, Query(pattern=F.DURATION_PATTERN)]
-MomentQuery = Annotated[str | None, Query(pattern=F.TIME_PATTERN)]
+NamePath = Annotated[
+    str, InPath(json_schema_extra={"pattern": F.NAME_PATTERN, "maxLength": F.NAME_MAX})
+]
+ProjectQuery = Annotated[
+    str | None, Query(json_schema_extra={"pattern": F.PROJECT_PATTERN, "maxLength": F.NAME_MAX})
+]
+TextQuery = Annotated[str | None, _query(pattern=F.TEXT_PATTERN)]
+TagQuery = Annotated[str | None, _query(pattern=F.TAG_PATTERN)]
+DurationQuery = Annotated[str | None, _query(pattern=F.DURATION_PATTERN)]
+MomentQuery = Annotated[str | None, _query(pattern=F.TIME_PATTERN)]
 PageQuery = Annotated[int, Query(ge=1, le=MAX_PAGE)]
 
 
@@ -407,7 +434,7 @@ class MemoryWrite(_Body):
     tags: list[Tag] | None = None
     priority: Priority | None = None
     load: LoadName | None = None
-    references: Annotated[list[Reference], Field(max_length=F.MAX_REFERENCES)] | None = None
+    references: Annotated[list[Reference], _rule(maxItems=F.MAX_REFERENCES)] | None = None
     source: Source | None = None
     expires: Moment | None = None
     subject: Subject | None = None
@@ -420,7 +447,7 @@ class MemoryWrite(_Body):
 
 
 class EditBody(_Body):
-    old: Annotated[str, Field(pattern=F.TEXT_PATTERN, min_length=1)]
+    old: Annotated[str, _rule(pattern=F.TEXT_PATTERN, minLength=1)]
     new: Text
     replace_all: bool = False
     verified: bool = False
@@ -488,7 +515,9 @@ class ContextBody(_Body):
     turn: Text | None = None
     session: Session | None = None
     restate: bool = False
-    recall_timeout_ms: Annotated[int, Field(ge=0, le=F.RECALL_TIMEOUT_MAX_MS), Whole] | None = None
+    recall_timeout_ms: (
+        Annotated[int, _rule(minimum=0, maximum=F.RECALL_TIMEOUT_MAX_MS), Whole] | None
+    ) = None
     recall_failure_policy: Policy | None = None
 
 
@@ -639,7 +668,9 @@ def create_app(
         unverified: DurationQuery = None,
         expired: bool = False,
         limit: PageQuery = PAGE,
-        cursor: Annotated[str | None, Query(pattern=F.CURSOR_PATTERN)] = None,
+        cursor: Annotated[
+            str | None, Query(json_schema_extra={"pattern": F.CURSOR_PATTERN})
+        ] = None,
         svc: MemoryService = Acting,
     ) -> dict[str, Any]:
         """A page of the memories of the global tier and the project's, in index order;
@@ -662,7 +693,7 @@ def create_app(
 
     @app.get(f"{API}/events", tags=["store"])
     def events(
-        after: Annotated[int, Query(ge=0, le=F.WHOLE_MAX)] = 0,
+        after: Annotated[int, _query(minimum=0, maximum=F.WHOLE_MAX)] = 0,
         limit: PageQuery = PAGE,
         memory_id: TextQuery = None,
         svc: MemoryService = Acting,
@@ -749,7 +780,7 @@ def create_app(
     @app.get(f"{API}/memories/{{name}}/read", tags=["memories"])
     def read(
         name: NamePath,
-        offset: Annotated[int, Query(ge=0, le=F.WHOLE_MAX)] = 0,
+        offset: Annotated[int, _query(minimum=0, maximum=F.WHOLE_MAX)] = 0,
         project: ProjectQuery = None,
         svc: MemoryService = Acting,
     ) -> dict[str, Any]:
@@ -781,8 +812,10 @@ def create_app(
 
     @app.get(f"{API}/facts", tags=["facts"])
     def fact_read(
-        subject: Annotated[str, Query(pattern=F.FACT_SUBJECT_PATTERN)],
-        predicate: Annotated[str | None, Query(pattern=F.PREDICATE_PATTERN)] = None,
+        subject: Annotated[str, _query(pattern=F.FACT_SUBJECT_PATTERN)],
+        predicate: Annotated[
+            str | None, Query(json_schema_extra={"pattern": F.PREDICATE_PATTERN})
+        ] = None,
         project: ProjectQuery = None,
         valid_at: MomentQuery = None,
         known_at: MomentQuery = None,
@@ -807,8 +840,8 @@ def create_app(
 
     @app.get(f"{API}/facts/history", tags=["facts"])
     def fact_history(
-        subject: Annotated[str, Query(pattern=F.FACT_SUBJECT_PATTERN)],
-        predicate: Annotated[str, Query(pattern=F.PREDICATE_PATTERN)],
+        subject: Annotated[str, _query(pattern=F.FACT_SUBJECT_PATTERN)],
+        predicate: Annotated[str, _query(pattern=F.PREDICATE_PATTERN)],
         project: ProjectQuery = None,
         svc: MemoryService = Acting,
     ) -> dict[str, Any]:
@@ -839,7 +872,9 @@ def create_app(
         memory_id: TextQuery = None,
         session: TextQuery = None,
         identity: TextQuery = None,
-        limit: Annotated[int, Query(ge=1, le=SEARCH_LIMIT_MAX)] = 100,
+        limit: Annotated[
+            int, Query(json_schema_extra={"minimum": 1, "maximum": SEARCH_LIMIT_MAX})
+        ] = 100,
         svc: MemoryService = Acting,
     ) -> dict[str, Any]:
         """The ledger of memories rendered into agents' contexts, newest first."""
