@@ -590,7 +590,7 @@ HTTP_STATUS_OF = {
     "access_denied": 403, "unauthenticated": 401, "memory_disabled": 403,
     "embedder_error": 503, "embedder_failed": 503, "dimension_mismatch": 503,
     "recall_failed": 504,
-    "config_invalid": 500,
+    "config_invalid": 500, "extra_missing": 500,
     "no_terminal": 400, "query_too_long": 400,
     "listen_failed": 500, "invalid_port": 500, "port_in_use": 500,
 }  # fmt: skip
