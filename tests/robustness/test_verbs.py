@@ -1,9 +1,8 @@
 """Every public verb of the Python API, fed anything: it answers, and what it wrote
 reads back equal, or it raises a ``RetainError`` and wrote nothing.
 
-The inputs are in ``strategies``; each example runs in a realm of its own. Known defects
-that other branches of issue 14 fix are marked ``xfail(strict=True)`` in
-``test_known_defects.py``, so they flip to failures once fixed here.
+The inputs are in ``strategies``; each example runs in a realm of its own. The inputs
+that broke retain once are kept as regressions in ``test_defects.py``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""Inputs the robustness properties found breaking retain, whose fixes are on other
-branches of issue 14. Each is ``xfail(strict=True)`` naming the defect and the branch:
-once the fix is merged the test passes, strict turns that into a failure, and the mark
-is to be removed (and the input folded into the properties' strategies).
+"""Inputs the robustness properties found breaking retain (issue 14), kept as
+regressions: each refused or answered, never a crash, and nothing written when refused.
 """
 
 from __future__ import annotations
