@@ -400,16 +400,13 @@ def exported_text(memory: Memory) -> str:
     return render(memory).decode("utf-8")
 
 
-@dataclass(frozen=True, slots=True)
-class WriteResult:
-    """What a write did. ``before`` and ``after`` are the memory's exported text before
-    and after it (``before`` None for a new memory; equal when nothing changed)."""
+class _Changed:
+    """``before`` and ``after`` of a result that changed ``memory`` from ``previous``
+    (None: the change created it), rendered only when read."""
 
+    __slots__ = ()
     memory: Memory
-    created: bool
-    changed: bool
-    notes: tuple[str, ...] = ()
-    previous: Memory | None = None  # the memory as it was (None: the write created it)
+    previous: Memory | None
 
     @property
     def before(self) -> str | None:
@@ -418,6 +415,18 @@ class WriteResult:
     @property
     def after(self) -> str:
         return exported_text(self.memory)
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult(_Changed):
+    """What a write did. ``before`` and ``after`` are the memory's exported text before
+    and after it (``before`` None for a new memory; equal when nothing changed)."""
+
+    memory: Memory
+    created: bool
+    changed: bool
+    notes: tuple[str, ...] = ()
+    previous: Memory | None = None  # the memory as it was (None: the write created it)
 
     def to_dict(self, now: datetime) -> dict[str, Any]:
         return {
@@ -466,21 +475,13 @@ class ReadResult:
 
 
 @dataclass(frozen=True, slots=True)
-class EditResult:
+class EditResult(_Changed):
     """What an edit did; ``before`` and ``after`` are the memory's exported text."""
 
     memory: Memory
     replacements: int
     excerpt: str
     previous: Memory | None = None  # the memory as it was before the edit
-
-    @property
-    def before(self) -> str | None:
-        return None if self.previous is None else exported_text(self.previous)
-
-    @property
-    def after(self) -> str:
-        return exported_text(self.memory)
 
     def to_dict(self, now: datetime) -> dict[str, Any]:
         return {
