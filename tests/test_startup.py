@@ -22,6 +22,16 @@ from retain import errors
 from retain.doors.cli import EXIT_CODES
 from retain.extras import MODULES
 
+# What the service imports the first time a verb needs it, not when it is imported.
+UNUSED_BY_GET = (
+    "retain.context",
+    "retain.facts",
+    "retain.legacy",
+    "retain.migrate",
+    "retain.search.lexical",
+    "retain.search.rank",
+)
+
 HEAVY = ("numpy", "rich", "yaml", "fastapi", "mcp", "uvicorn", "pydantic", "retain.service")
 
 # Runs before retain is imported: the blocked packages cannot be found, as when absent.
@@ -112,6 +122,8 @@ def test_get_makes_no_vector_and_loads_no_numpy(home: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "UTC+8" in result.stdout
     assert heavy(loaded) == {"rich", "retain.service"}
+    # nor the parts of the service a read of one memory does not run
+    assert loaded & set(UNUSED_BY_GET) == set()
 
 
 def test_add_loads_the_embedder_but_not_the_server(home: Path) -> None:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib
 import re
 import threading
 import time
@@ -33,7 +34,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from retain import budget, context, facts, fields, ledger, legacy, migrate
+from retain import budget, fields, ledger
 from retain.chrono import (
     Clock,
     SystemClock,
@@ -48,7 +49,6 @@ from retain.chrono import (
     stamp,
 )
 from retain.config import RECALL_POLICIES, Settings
-from retain.context import Scene
 from retain.errors import (
     AccessDenied,
     AgentExists,
@@ -112,7 +112,7 @@ from retain.model import (
     project_scope,
     team_scope,
 )
-from retain.search import key, lexical, rank
+from retain.search import key
 from retain.search.embed import Embedder, LoadedEmbedder, load_embedder
 from retain.storage.base import (
     Backend,
@@ -127,8 +127,38 @@ from retain.storage.base import (
 if TYPE_CHECKING:  # numpy's: imported by the verbs that make or search vectors
     from concurrent.futures import Future  # (and logging's, by concurrent.futures)
 
+    from retain import context, facts, legacy, migrate
+    from retain.context import Scene
+    from retain.search import lexical, rank
     from retain.search.embed import Matrix
     from retain.search.vectors import VectorIndex
+
+
+class _OnUse:
+    """A module of retain's imported the first time a verb uses it (``get`` needs neither
+    the context renderer nor the search ranking): the first attribute read imports it
+    (Python's import lock makes that thread-safe) and puts the module itself in this
+    module's globals, so every later use is a plain module attribute."""
+
+    __slots__ = ("_alias", "_module")
+
+    def __init__(self, module: str, alias: str) -> None:
+        self._module = module
+        self._alias = alias
+
+    def __getattr__(self, attribute: str) -> Any:
+        module = importlib.import_module(self._module)
+        globals()[self._alias] = module
+        return getattr(module, attribute)
+
+
+if not TYPE_CHECKING:
+    context = _OnUse("retain.context", "context")
+    facts = _OnUse("retain.facts", "facts")
+    legacy = _OnUse("retain.legacy", "legacy")
+    migrate = _OnUse("retain.migrate", "migrate")
+    lexical = _OnUse("retain.search.lexical", "lexical")
+    rank = _OnUse("retain.search.rank", "rank")
 
 T = TypeVar("T")
 _Draft = Callable[[Agent, datetime, Memory | None], Memory]  # an agent's memory, made later
@@ -285,7 +315,7 @@ class MemoryService:
         if not self.backend.read(lambda tx: tx.realm_exists(self.realm)):
             self.backend.write(self._add_realm)
         self.legacy_import: legacy.Report | None = None
-        if legacy_dir is not None:
+        if legacy_dir is not None and (legacy_dir / self.realm).is_dir():  # else none to do
             self.legacy_import = self._import_legacy(legacy_dir / self.realm)
 
     def _add_realm(self, tx: Transaction) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from datetime import datetime
@@ -1620,6 +1619,8 @@ def main() -> None:
     try:
         cli(standalone_mode=True)
     except Exception:  # a bug: log it and exit 70
+        import traceback  # only here: a command that works never loads it
+
         _warn("internal error (a bug in retain; please report it):")
         _warn(traceback.format_exc())
         sys.exit(EXIT_BUG)
