@@ -22,7 +22,7 @@ from retain import errors
 from retain.doors.cli import EXIT_CODES
 from retain.extras import MODULES
 
-# What the service imports the first time a verb needs it, not when it is imported.
+# What retain imports the first time a verb needs it, not when it is imported.
 UNUSED_BY_GET = (
     "retain.context",
     "retain.facts",
@@ -30,6 +30,8 @@ UNUSED_BY_GET = (
     "retain.migrate",
     "retain.search.lexical",
     "retain.search.rank",
+    "hashlib",  # OpenSSL: a read hashes nothing
+    "tomllib",  # a home without config.toml has nothing to parse
 )
 
 HEAVY = ("numpy", "rich", "yaml", "fastapi", "mcp", "uvicorn", "pydantic", "retain.service")

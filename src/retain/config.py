@@ -30,9 +30,7 @@ pool_size = 8                        # connections each process keeps to a Postg
 
 from __future__ import annotations
 
-import difflib
 import os
-import tomllib
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -88,6 +86,8 @@ def load_settings(home: Path) -> Settings:
     path = home / CONFIG_FILE
     if not path.exists():
         return Settings()
+    import tomllib  # here: a home without a config file (and --help) never loads it
+
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
@@ -147,6 +147,8 @@ def _refuse_unknown(data: dict[str, Any], path: Path) -> None:
 def _unknown(
     what: str, key: str, known: Iterable[str], path: Path, *, table: str | None = None
 ) -> NoReturn:
+    import difflib
+
     choices = list(known)
     close = difflib.get_close_matches(key, choices, n=1)
     hint = f" (did you mean {close[0]}?)" if close else ""

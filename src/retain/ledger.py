@@ -11,7 +11,6 @@ not decrease along the chain.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -33,6 +32,8 @@ def canonical(payload: Any) -> str:
 
 
 def digest(text: str) -> str:
+    import hashlib  # on first use: a command that writes no event never loads OpenSSL
+
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 

@@ -22,7 +22,6 @@ ranking, and export/import live in their own modules.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib
 import re
 import threading
@@ -186,6 +185,8 @@ class Record:
 
 def content_hash(body: str) -> str:
     """The compare-and-swap token of a body."""
+    import hashlib  # on first use: a read that compares no body never loads OpenSSL
+
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
@@ -336,6 +337,8 @@ class MemoryService:
         content (by SHA-256) was imported before is only renamed. A store that refuses
         the import leaves the files as they were and the report says why.
         """
+        import hashlib
+
         claimed = [c for f in legacy.pending(directory) if (c := legacy.claim(f)) is not None]
         if not claimed:
             return None

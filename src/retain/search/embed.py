@@ -25,7 +25,6 @@ reason, which ``status`` and every search result report as *degraded*.
 from __future__ import annotations
 
 import functools
-import hashlib
 import io
 import itertools
 import json
@@ -115,6 +114,8 @@ _WORD = re.compile(r"\w+")
 
 @functools.lru_cache(maxsize=65536)
 def _bucket(feature: str, dim: int) -> tuple[int, float]:
+    import hashlib  # here (and where a model is checked): loading OpenSSL costs ~7 ms
+
     digest = int.from_bytes(hashlib.blake2b(feature.encode(), digest_size=8).digest(), "little")
     return digest % dim, (1.0 if digest >> 63 else -1.0)
 
@@ -263,6 +264,8 @@ class StaticModel:
                 remedy="reinstall retain, or choose another embedder",
                 path=str(directory),
             )
+        import hashlib
+
         for label, data in files.items():
             if hashlib.sha256(data).hexdigest() != sums.get(label):
                 raise EmbedderFailed(
