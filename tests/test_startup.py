@@ -115,6 +115,7 @@ def test_help_loads_neither_rich_nor_the_service(home: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "Usage: retain" in result.stdout
     assert heavy(loaded) == set()
+    assert "retain.model" not in loaded  # nor the records it would print
 
 
 def test_get_makes_no_vector_and_loads_no_numpy(home: Path) -> None:

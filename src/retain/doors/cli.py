@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 import click
 
 import retain
-from retain import errors, fields
+from retain import errors
 from retain.chrono import age_phrase, stamp
 from retain.config import RECALL_POLICIES
 from retain.doors.deferred import Deferred, real
@@ -869,6 +869,8 @@ def list_(
             after=cursor,
         )
         full = limit is not None and len(memories) == limit
+        from retain import fields  # here: it loads retain.model, which --help need not
+
         next_cursor = fields.cursor_of(memories[-1].position) if full else None
         if fmt == "json":
             now = _now()

@@ -12,7 +12,6 @@ same. ``diff`` draws what a change did to a memory's exported text.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from typing import IO, TYPE_CHECKING, Any
@@ -74,6 +73,8 @@ def diff(before: str | None, after: str | None, label: str) -> list[Text]:
     it did not exist), each line made visible; removed lines red, added green."""
     old = [] if before is None else _lines(before)
     new = [] if after is None else _lines(after)
+    import difflib  # here: only a change shown on a terminal needs it
+
     lines = difflib.unified_diff(
         old,
         new,
