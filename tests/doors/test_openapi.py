@@ -49,6 +49,7 @@ BEYOND_SCHEMA: set[tuple[str, str | None]] = {
     ("invalid_time", "valid_from"),
     ("invalid_time", "valid_at"),
     ("invalid_time", "known_at"),
+    ("query_too_long", "queries"),  # queries not blank, their characters, each one's words
 }
 STATE_STATUSES = {412, 422}  # stale_update; budget, edit and transfer refusals
 

@@ -453,8 +453,13 @@ class EditBody(_Body):
     verified: bool = False
 
 
+# One query, or synonyms. Their limits (how many are not blank, their characters together,
+# each one's words and scanned terms) are for the service to check: no schema states them.
+Queries = Text | list[Text]
+
+
 class SearchBody(_Body):
-    queries: Text | list[Text] = Field(default_factory=list)  # one query, or synonyms
+    queries: Queries = Field(default_factory=list)
     project: ProjectArg | None = None
     tier: TierName | None = None
     limit: Limit = 10
@@ -466,7 +471,7 @@ class SearchBody(_Body):
 
 
 class RecallBody(_Body):
-    queries: Text | list[Text]
+    queries: Queries
     project: ProjectArg | None = None
     limit: Limit = 10
     budget_tokens: Budget | None = None
