@@ -5,11 +5,15 @@ document allows is not refused as malformed, and one it forbids is refused.
 The document carries the service's own rules (``fields``' patterns and bounds), so the
 two conformance checks hold exactly, but for the refusals no schema can state: they
 depend on what the store holds or on two fields together (``BEYOND_SCHEMA``).
+
+25 examples per operation, or ``RETAIN_SCHEMATHESIS_EXAMPLES`` (``bench/reliability.py``
+passes a larger count this way).
 """
 
 from __future__ import annotations
 
 import atexit
+import os
 import shutil
 import tempfile
 from typing import Any
@@ -66,7 +70,11 @@ def schema_valid_request_accepted(ctx: Any, response: Any, case: schemathesis.Ca
 
 
 @schema.parametrize()
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(
+    max_examples=int(os.environ.get("RETAIN_SCHEMATHESIS_EXAMPLES", "25")),
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
 def test_generated_requests_get_declared_answers(case: schemathesis.Case) -> None:
     case.call_and_validate(
         checks=[

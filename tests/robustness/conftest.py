@@ -2,8 +2,10 @@
 
 Two profiles: ``ci`` (the default: a few examples per property, so the suite stays well
 inside the test command's time) and ``slow`` (many examples, for a long run), chosen by
-``RETAIN_HYPOTHESIS_PROFILE=slow`` or ``pytest --slow``. Neither has a deadline: how long
-an example takes depends on how busy the machine is, never on whether it is right.
+``RETAIN_HYPOTHESIS_PROFILE=slow`` or ``pytest --slow``; ``RETAIN_HYPOTHESIS_EXAMPLES=N``
+sets the examples per property of the profile chosen (``bench/reliability.py`` passes
+its count this way). No profile has a deadline: how long an example takes depends on
+how busy the machine is, never on whether it is right.
 
 The properties take the ``service`` fixture, one store per test and backend, and each
 example opens a realm of its own on it (``tests.robustness.strategies.fresh``), so no
@@ -28,4 +30,11 @@ settings.register_profile("slow", max_examples=400, deadline=None, suppress_heal
 
 def pytest_configure(config: pytest.Config) -> None:
     slow = config.getoption("--slow", default=False)
-    settings.load_profile("slow" if slow else os.environ.get("RETAIN_HYPOTHESIS_PROFILE", "ci"))
+    profile = "slow" if slow else os.environ.get("RETAIN_HYPOTHESIS_PROFILE", "ci")
+    examples = os.environ.get("RETAIN_HYPOTHESIS_EXAMPLES")
+    if examples:
+        settings.register_profile(
+            f"{profile}-{examples}", settings.get_profile(profile), max_examples=int(examples)
+        )
+        profile = f"{profile}-{examples}"
+    settings.load_profile(profile)
