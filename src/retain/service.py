@@ -1663,7 +1663,18 @@ class MemoryService:
         The inline budget is measured once, over the batch as a whole.
         """
         self._refuse_agent("write")
-        requests = [self._normalized(request) for request in requests]
+        normalized = [self._normalized(request) for request in requests]
+        return self._write_normalized(normalized, notes=notes, reason=reason, progress=progress)
+
+    def _write_normalized(
+        self,
+        requests: Sequence[WriteRequest],
+        *,
+        notes: bool = False,
+        reason: str = "",
+        progress: Progress | None = None,
+    ) -> list[WriteResult]:
+        """``write_many`` of requests ``_normalized`` already checked and put in stored form."""
 
         def run(tx: Transaction, now: datetime) -> list[WriteResult]:
             now_stamp = stamp(now)
@@ -2483,16 +2494,18 @@ class MemoryService:
         """Restore a snapshot in one transaction; nothing lands unless everything does."""
         from retain import transfer
 
+        self._refuse_agent("write")
         snapshot = transfer.read_snapshot(Path(directory), progress)
+        requests = []
         for path, item in snapshot:  # a refused field names its file
             try:
-                self._normalized(item)
+                normalized = self._normalized(item)
             except InvalidInput as exc:
                 raise transfer.refused(path, exc) from exc
-        requests = [replace(item, create_only=not force, exact_tier=True) for _, item in snapshot]
+            requests.append(replace(normalized, create_only=not force, exact_tier=True))
         if not requests:
             return []
-        return self.write_many(requests, reason="import", progress=progress)
+        return self._write_normalized(requests, reason="import", progress=progress)
 
     def events(
         self, *, after: int = 0, limit: int = 100, memory_id: str | None = None
