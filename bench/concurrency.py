@@ -35,14 +35,11 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +48,7 @@ from retain.errors import RetainError
 from retain.model import Status, WriteRequest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from crash import postgres, schema_url, versions  # noqa: E402  (bench/ is not a package)
+from crash import each_backend  # noqa: E402  (bench/ is not a package)
 
 SUBJECT, PREDICATE = "shared", "owner"
 KINDS = ["write", "edit", "delete", "batch", "remember", "forget", "search", "fact"]
@@ -238,29 +235,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     args = parse_args(argv)
-    home = args.home or Path(tempfile.mkdtemp(prefix="retain-concurrency-"))
-    home.mkdir(parents=True, exist_ok=True)
-    results = []
-    try:
-        for backend in args.backends.split(","):
-            if backend == "sqlite":
-                store = home / "sqlite" / "retain.db"
-                shutil.rmtree(store.parent, ignore_errors=True)
-                results.append(run("sqlite", str(store), home, args.processes, args.ops, args.seed))
-            elif backend == "postgres":
-                with postgres(args.database_url, home) as url:
-                    location = schema_url(url, "concurrency")
-                    results.append(
-                        run("postgres", location, home, args.processes, args.ops, args.seed)
-                    )
-            else:
-                raise SystemExit(f"unknown backend {backend!r}")
-    finally:
-        if args.home is None:
-            shutil.rmtree(home, ignore_errors=True)
-    for r in results:
-        r.update(versions(), date=datetime.now(UTC).isoformat(timespec="seconds"))
-    return results
+
+    def run_one(backend: str, location: str, home: Path) -> dict[str, Any]:
+        return run(backend, location, home, args.processes, args.ops, args.seed)
+
+    return each_backend(args, "concurrency", run_one)
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -369,9 +369,13 @@ def versions() -> dict[str, str]:
     return {"python": python, "retain": metadata.version("retain"), "commit": commit}
 
 
-def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
-    args = parse_args(argv)
-    home = args.home or Path(tempfile.mkdtemp(prefix="retain-crash-"))
+def each_backend(
+    args: argparse.Namespace, name: str, run_one: Callable[[str, str, Path], dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``run_one(backend, location, home)`` on each backend of ``--backends``: a fresh
+    SQLite file, or the schema ``name`` of ``--database-url`` (or of a PostgreSQL
+    started for the run); the results stamped with the versions and the date."""
+    home = args.home or Path(tempfile.mkdtemp(prefix=f"retain-{name}-"))
     home.mkdir(parents=True, exist_ok=True)
     results = []
     try:
@@ -379,11 +383,10 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
             if backend == "sqlite":
                 store = home / "sqlite" / "retain.db"
                 shutil.rmtree(store.parent, ignore_errors=True)
-                results.append(run("sqlite", str(store), home, args.kills, args.seed))
+                results.append(run_one("sqlite", str(store), home))
             elif backend == "postgres":
                 with postgres(args.database_url, home) as url:
-                    location = schema_url(url, "crash")
-                    results.append(run("postgres", location, home, args.pg_kills, args.seed))
+                    results.append(run_one("postgres", schema_url(url, name), home))
             else:
                 raise SystemExit(f"unknown backend {backend!r}")
     finally:
@@ -392,6 +395,16 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     for r in results:
         r.update(versions(), date=datetime.now(UTC).isoformat(timespec="seconds"))
     return results
+
+
+def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    args = parse_args(argv)
+
+    def run_one(backend: str, location: str, home: Path) -> dict[str, Any]:
+        kills = args.kills if backend == "sqlite" else args.pg_kills
+        return run(backend, location, home, kills, args.seed)
+
+    return each_backend(args, "crash", run_one)
 
 
 if __name__ == "__main__":
