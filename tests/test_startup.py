@@ -129,10 +129,46 @@ def test_get_makes_no_vector_and_loads_no_numpy(home: Path) -> None:
     assert loaded & set(UNUSED_BY_GET) == set()
 
 
-def test_add_loads_the_embedder_but_not_the_server(home: Path) -> None:
+def test_add_makes_its_vector_without_numpy_and_prints_without_rich(home: Path) -> None:
     result, loaded = retain(home, "add", "tz", "-d", "Alice is in UTC+8")
     assert result.returncode == 0, result.stderr
-    assert heavy(loaded) == {"numpy", "rich", "retain.service"}  # its vector is made
+    assert result.stdout == "Saved memory 'tz' (priority 5, global).\n"
+    assert "retain.search.embed" in loaded  # its vector is made, by the static model
+    assert heavy(loaded) == {"retain.service"}
+    assert "numpy" not in loaded
+
+
+def test_vectors_a_write_makes_without_numpy_are_those_a_reindex_makes_with_it(
+    home: Path,
+) -> None:
+    """Memories of one thread (each write re-keys its neighbours, mixing their text in)
+    written by the CLI without numpy keep their vectors' bytes through a reindex with it."""
+    import sqlite3
+
+    import retain as api
+
+    for n, text in enumerate(["we fly to Lisbon on Friday", "yes! the 9 am one", "café ☕"]):
+        added, loaded = retain(home, "add", f"turn-{n}", "-d", text, "--thread", "trip")
+        assert added.returncode == 0, added.stderr
+        assert "numpy" not in loaded
+
+    def vectors() -> list[tuple[int, str, bytes]]:
+        with sqlite3.connect(home / "retain.db") as con:
+            rows = con.execute(
+                "SELECT memory_num, model, vector FROM memory_vectors ORDER BY memory_num"
+            )
+            return [(num, model, bytes(blob)) for num, model, blob in rows]
+
+    written = vectors()
+    assert [model for _, model, _ in written] == ["static:minilm-l6-static-256"] * 3
+    import numpy  # noqa: F401  # loaded: the reindex embeds with it
+
+    service = api.open(home)
+    try:
+        assert service.reindex() == 3
+    finally:
+        service.close()
+    assert vectors() == written
 
 
 def test_the_base_install_works_without_the_server_extra(home: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import socket
+from array import array
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -440,3 +441,76 @@ def test_an_endpoint_that_fails_in_use_refuses_the_write(
         service.write("walks", description="the dog wants walks")
     assert caught.value.code == "embedder_failed"
     assert store_state(service) == before
+
+
+# -- a write's few texts, embedded without numpy --------------------------------------
+
+
+def _texts_of_every_kind() -> list[str]:
+    """Empty and blank texts, pieces known and unknown, accents, CJK, emoji and joiners,
+    right-to-left, controls, lone surrogates, and texts past the model's 512 pieces."""
+    import random
+
+    rng = random.Random(14)
+    pieces = (BUNDLED / "vocab.txt").read_text(encoding="utf-8").split("\n")
+    alphabet = "aé ñ日本語한국어👩\u200d👧 שלום مرحبا\u2028\x00\t\n.,!?-_/\U0001f600\ud800xyz0123"
+    texts = ["", " ", "\n\t", "a", "[UNK]", "ok ok ok", "Alice is in UTC+8", "x" * 5000]
+    texts += ["deploys run nightly. " * 400, "日本語のテキスト" * 300, "café naïve Æsir"]
+    for _ in range(150):
+        words = rng.choices(pieces, k=rng.randint(1, 60))
+        texts.append(" ".join(w.removeprefix("##") for w in words))
+    for _ in range(100):
+        texts.append("".join(rng.choices(alphabet, k=rng.randint(1, 300))))
+    return texts
+
+
+def _as_matrix(rows: list[array[float]]) -> np.ndarray:
+    return np.array([np.frombuffer(row, dtype=np.float32) for row in rows], dtype=np.float32)
+
+
+def test_a_few_texts_embedded_without_numpy_are_the_vectors_numpy_makes() -> None:
+    model = StaticEmbedder(DEFAULT_STATIC_MODEL)
+    texts = _texts_of_every_kind()
+    with_numpy = model.embed(texts)
+    without = _as_matrix(model.embed_few(texts))
+    assert without.shape == with_numpy.shape == (len(texts), model.dim)
+    # the same float32 values, bit for bit: a vector is stored alike whichever path made it
+    assert without.tobytes() == with_numpy.tobytes()
+    assert np.count_nonzero(np.abs(without).sum(axis=1)) > len(texts) * 0.9  # not all zero
+
+
+def test_embedding_without_numpy_reads_a_fortran_ordered_model_alike(tmp_path: Path) -> None:
+    import io
+
+    saved = io.BytesIO()
+    np.lib.format.write_array(saved, np.asfortranarray(np.load(BUNDLED / "vectors.npy")))
+    model = StaticEmbedder(str(_with_vectors(tmp_path, saved.getvalue())))
+    texts = _texts_of_every_kind()[:60]
+    assert _as_matrix(model.embed_few(texts)).tobytes() == model.embed(texts).tobytes()
+    bundled = StaticEmbedder(DEFAULT_STATIC_MODEL)
+    assert _as_matrix(model.embed_few(texts)).tobytes() == bundled.embed(texts).tobytes()
+
+
+def test_search_keys_made_without_numpy_are_those_made_with_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from retain.search import key
+    from retain.storage.base import KeySource, vector_bytes
+
+    texts = _texts_of_every_kind()
+    sources = [
+        KeySource(n, f"m{n}", "default", "global", f"n-{n}", "t", None, text[:80], text, None, "")
+        for n, text in enumerate(texts[:40])
+    ]
+    # every other memory has neighbours' text, which nudges its vector
+    contexts = [("", texts[-n] if n % 2 else "") for n in range(len(sources))]
+    model = StaticEmbedder(DEFAULT_STATIC_MODEL)
+    made = {}
+    for few in (True, False):
+        monkeypatch.setattr(key, "few", lambda count, few=few: few)
+        made[few] = [k.vector for k in key.build(model, sources, contexts)]
+    assert all(isinstance(v.vector, array) for v in made[True] if v is not None)
+    assert all(isinstance(v.vector, np.ndarray) for v in made[False] if v is not None)
+    assert [vector_bytes(v.vector) for v in made[True] if v is not None] == [
+        vector_bytes(v.vector) for v in made[False] if v is not None
+    ]

@@ -98,12 +98,23 @@ err = cast(
 
 def _say(text: str) -> None:
     """A line on stdout; what it carries is shown as text, control characters spelled out."""
-    out.print(cell(text))
+    _line(text, out, err=False)
 
 
 def _warn(text: str) -> None:
     """A line on stderr, shown as ``_say`` shows it."""
-    err.print(cell(text))
+    _line(text, err, err=True)
+
+
+def _line(text: str, console: Console, *, err: bool) -> None:
+    """``text`` as ``console`` prints it unstyled: the visible text and a newline. Written
+    without rich (whose import costs a short command ~25 ms) unless it holds a tab, which
+    rich expands to its columns."""
+    shown = visible(text)
+    if "\t" in shown:
+        console.print(cell(text))
+    else:
+        click.echo(shown, err=err)
 
 
 def exit_code(error: errors.RetainError) -> int:

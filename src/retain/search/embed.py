@@ -25,15 +25,20 @@ reason, which ``status`` and every search result report as *degraded*.
 from __future__ import annotations
 
 import functools
-import io
 import itertools
 import json
+import math
 import mmap
 import os
 import re
+import struct
+import sys
 import unicodedata
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import add, mul
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -239,6 +244,12 @@ class StaticModel:
     which is checked before use. Text is cut into pieces as BERT's uncased
     WordPiece tokenizer cuts it (clean, split CJK and punctuation, fold case
     and accents, longest match first).
+
+    A text is embedded two ways that give the same float32 vector: ``embed`` with
+    numpy (a batch), ``embed_few`` in plain Python over the mapped rows (a write's few
+    texts, in a process that has not loaded numpy: importing it costs more than the
+    arithmetic). The plain path rounds to float32 after every operation, in the order
+    numpy adds, so both store the same bytes.
     """
 
     MAX_WORD_CHARS = 100
@@ -278,33 +289,49 @@ class StaticModel:
         if self.pieces and self.pieces[-1] == "":
             self.pieces.pop()
         self.ids = dict(zip(self.pieces, range(len(self.pieces)), strict=True))
-        self.longest = max((len(p.removeprefix("##")) for p in self.pieces), default=1)
+        # no piece is longer (a "##" piece is matched without its two marks: a bound)
+        self.longest = max(map(len, self.pieces), default=1)
         self.unknown = self.ids.get("[UNK]")
-        import numpy as np
-
         # Kept as stored (int8 rows, a float32 scale each), over the mapped file itself:
         # a text's pieces are scaled when it is embedded, so loading copies no row.
         try:
-            self.rows: npt.NDArray[np.int8] = _npy(files["vectors.npy"])
-            self.scales: Matrix = _npy(files["scales.npy"]).astype(np.float32)
+            rows = _NpyLayout.read(files["vectors.npy"], ("|i1",), dims=2)
+            scales = _NpyLayout.read(files["scales.npy"], ("<f4", "<f8"), dims=1)
         except ValueError as exc:
             raise EmbedderFailed(
                 f"the static model's arrays in {directory} cannot be read: {exc}",
                 remedy="reinstall retain, or choose another embedder",
                 path=str(directory),
             ) from exc
-        if self.rows.shape[0] != len(self.pieces) or self.scales.shape != self.rows.shape[:1]:
+        if rows.shape[0] != len(self.pieces) or scales.shape != rows.shape[:1]:
             raise EmbedderFailed(
                 f"the static model in {directory} has {len(self.pieces)} pieces "
-                f"but {self.rows.shape[0]} vectors and {self.scales.shape[0]} scales",
+                f"but {rows.shape[0]} vectors and {scales.shape[0]} scales",
                 remedy="reinstall retain, or choose another embedder",
                 path=str(directory),
             )
+        self._layout = rows
+        self._rows = rows.values.cast("b")  # signed bytes, in the file's order
+        self._scales = array("f", scales.floats())  # as numpy's astype(float32) rounds
         self._known: dict[str, tuple[int, ...]] = {}  # word → its pieces, unknown ones left out
 
     @property
     def dim(self) -> int:
-        return int(self.rows.shape[1])
+        return self._layout.shape[1]
+
+    @functools.cached_property
+    def rows(self) -> npt.NDArray[np.int8]:
+        """The rows as a numpy array over the mapped file (made the first time it is used)."""
+        import numpy as np
+
+        flat = np.frombuffer(self._rows, dtype=np.int8)
+        return flat.reshape(self._layout.shape, order="F" if self._layout.fortran else "C")
+
+    @functools.cached_property
+    def scales(self) -> Matrix:
+        import numpy as np
+
+        return np.frombuffer(self._scales, dtype=np.float32)
 
     def _word_ids(self, word: str) -> tuple[int, ...]:
         """Greedy longest-match-first word pieces of one basic word."""
@@ -356,6 +383,34 @@ class StaticModel:
                 out[row] = pieces.sum(axis=0) / len(ids)
         return out
 
+    def embed_few(self, texts: Sequence[str]) -> list[array[float]]:
+        """``embed`` in plain Python, a float32 array per text: the same values, as
+        numpy makes them (each piece's row scaled, the rows added in order, divided
+        by their count), each step rounded to float32."""
+        dim, rows, scales = self.dim, self._rows, self._scales
+        step, across = (1, len(self.pieces)) if self._layout.fortran else (dim, 1)
+        out = []
+        for text in texts:
+            mean = array("f", bytes(4 * dim))  # numpy's sum starts from zeros
+            ids = self.token_ids(text)
+            for i in ids:
+                at = i * step
+                mean = array(
+                    "f",
+                    map(
+                        add,
+                        mean,
+                        array(
+                            "f", map(mul, rows[at : at + dim * across : across], repeat(scales[i]))
+                        ),
+                    ),
+                )
+            if ids:
+                count = len(ids)
+                mean = array("f", [x / count for x in mean])
+            out.append(mean)
+        return out
+
 
 class StaticEmbedder:
     """A static model of the package's, or one in a directory of the same layout."""
@@ -381,6 +436,109 @@ class StaticEmbedder:
     def embed(self, texts: Sequence[str]) -> Matrix:
         return normalised(self._model.embed(texts))
 
+    def embed_few(self, texts: Sequence[str]) -> list[array[float]]:
+        """``embed`` without numpy: a float32 array per text, the same values."""
+        return [unit(row) for row in self._model.embed_few(texts)]
+
+
+# -- float32 arithmetic without numpy --------------------------------------------
+# A double holds the exact result of +, -, *, / or sqrt of two float32 values to more than
+# twice float32's precision, so rounding it to float32 gives what float32 arithmetic gives.
+
+_F32 = struct.Struct("f")
+
+
+def f32(x: float) -> float:
+    """``x`` rounded to float32 (as a Python float)."""
+    return cast(float, _F32.unpack(_F32.pack(x))[0])
+
+
+def _pairwise_sum(values: array[float], start: int, n: int) -> float:
+    """numpy's float32 sum of ``values[start:start + n]``: eight running sums over
+    blocks of up to 128, halves of larger runs added (its ``pairwise_sum``)."""
+    if n < 8:
+        total = 0.0
+        for x in values[start : start + n]:
+            total = f32(total + x)
+        return total
+    if n <= 128:
+        sums = values[start : start + 8]
+        whole = n - n % 8
+        for at in range(start + 8, start + whole, 8):
+            sums = array("f", map(add, sums, values[at : at + 8]))
+        r = [f32(sums[i] + sums[i + 1]) for i in (0, 2, 4, 6)]
+        total = f32(f32(r[0] + r[1]) + f32(r[2] + r[3]))
+        for x in values[start + whole : start + n]:
+            total = f32(total + x)
+        return total
+    half = n // 2
+    half -= half % 8
+    return f32(_pairwise_sum(values, start, half) + _pairwise_sum(values, start + half, n - half))
+
+
+def unit(row: array[float]) -> array[float]:
+    """``row`` scaled to unit length as ``normalised`` scales a row (zero stays zero)."""
+    squares = array("f", map(mul, row, row))
+    norm = f32(math.sqrt(f32(0.0 + _pairwise_sum(squares, 0, len(squares)))))
+    if norm == 0:
+        return array("f", row)
+    return array("f", [x / norm for x in row])
+
+
+def mixed(own: array[float], other: array[float], weight: float) -> array[float]:
+    """``own + weight × other`` as numpy computes it in float32 (then ``unit`` it)."""
+    w = f32(weight)
+    return array("f", map(add, own, array("f", [w * x for x in other])))
+
+
+@dataclass(frozen=True, slots=True)
+class _NpyLayout:
+    """An ``.npy`` file's array, read from its header without numpy: its values' bytes."""
+
+    descr: str
+    fortran: bool
+    shape: tuple[int, ...]
+    values: memoryview
+
+    HEADER = re.compile(
+        r"\{'descr': '([<>|=]?[a-z]\d+)', 'fortran_order': (True|False), "
+        r"'shape': \(((?:\d+, ?)*\d*)\), \}[ ]*\n\Z"
+    )
+
+    @classmethod
+    def read(cls, data: mmap.mmap | bytes, kinds: tuple[str, ...], dims: int) -> _NpyLayout:
+        if bytes(data[:6]) != b"\x93NUMPY" or len(data) < 10:
+            raise ValueError("not an .npy file")
+        version = (data[6], data[7])
+        if version not in ((1, 0), (2, 0)):
+            raise ValueError(f"an .npy file of format version {version}")
+        size_bytes = 2 if version == (1, 0) else 4
+        size = int.from_bytes(data[8 : 8 + size_bytes], "little")
+        start = 8 + size_bytes + size
+        found = cls.HEADER.match(bytes(data[8 + size_bytes : start]).decode("latin-1"))
+        if found is None:
+            raise ValueError("an .npy header that is not numpy's")
+        descr, fortran = found.group(1), found.group(2) == "True"
+        if descr not in kinds:
+            raise ValueError(f"an array of {descr}, not {' or '.join(kinds)}")
+        shape = tuple(int(n) for n in found.group(3).replace(" ", "").split(",") if n)
+        if len(shape) != dims:
+            raise ValueError(f"an array of shape {shape}")
+        count = 1
+        for n in shape:
+            count *= n
+        width = int(descr[2:])
+        if len(data) < start + count * width:
+            raise ValueError(f"an array of shape {shape} in {len(data) - start} bytes")
+        return cls(descr, fortran, shape, memoryview(data)[start : start + count * width])
+
+    def floats(self) -> array[float]:
+        values = array("f" if self.descr == "<f4" else "d")
+        values.frombytes(self.values)
+        if sys.byteorder != "little":
+            values.byteswap()
+        return values
+
 
 def _mapped(path: Path) -> mmap.mmap | bytes:
     """A file's bytes, mapped read-only (an empty file, which cannot be mapped, read)."""
@@ -389,26 +547,6 @@ def _mapped(path: Path) -> mmap.mmap | bytes:
             return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
         except (ValueError, OSError):
             return handle.read()
-
-
-def _npy(data: mmap.mmap | bytes) -> Any:
-    """The array of an ``.npy`` file's ``data``, over those bytes (no copy, read-only)."""
-    import numpy as np
-    from numpy.lib import format as npy
-
-    header = io.BytesIO(data[: min(len(data), 1 << 16)])
-    version = npy.read_magic(header)
-    if version not in ((1, 0), (2, 0)):
-        raise ValueError(f"an .npy file of format version {version}")
-    read_header = npy.read_array_header_1_0 if version == (1, 0) else npy.read_array_header_2_0
-    shape, fortran, dtype = read_header(header)
-    if dtype.hasobject:
-        raise ValueError("an array of Python objects")
-    count = 1
-    for size in shape:
-        count *= size
-    flat = np.frombuffer(data, dtype=dtype, count=count, offset=header.tell())
-    return flat.reshape(shape, order="F" if fortran else "C")
 
 
 @functools.lru_cache(maxsize=4)

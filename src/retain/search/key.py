@@ -17,6 +17,7 @@ Context and vector are derived data: rebuilt from the rows at any time.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from datetime import tzinfo
 from typing import TYPE_CHECKING
@@ -24,11 +25,19 @@ from typing import TYPE_CHECKING
 from retain.chrono import in_zone, parse_stamp
 from retain.errors import EmbedderFailed, RetainError
 from retain.model import Memory
-from retain.search.embed import Embedder, check_shape, normalised
+from retain.search.embed import (
+    Embedder,
+    StaticEmbedder,
+    check_shape,
+    mixed,
+    normalised,
+    unit,
+)
 from retain.storage.base import KeySource, SearchKey, StoredVector, Transaction
 
 if TYPE_CHECKING:
     from retain.search.embed import Matrix
+    from retain.storage.base import Vector
 
 RADIUS = 2
 NEIGHBOUR_CHARS = 600  # of each neighbour's text
@@ -161,16 +170,53 @@ def build(
     changed = [w if w != s.context else None for s, (w, _) in zip(sources, contexts, strict=True)]
     if embedder is None:
         return [SearchKey(s.num, w, None) for s, w in zip(sources, changed, strict=True)]
-    own = embed(embedder, [own_text(s) for s in sources])
+    texts = [own_text(s) for s in sources]
     arounds = [i for i, (_, around) in enumerate(contexts) if around]
-    if arounds:
-        extra = embed(embedder, [contexts[i][1] for i in arounds])
-        own[arounds] += NEIGHBOUR_WEIGHT * extra
-        own = normalised(own)
+    around_texts = [contexts[i][1] for i in arounds]
+    vectors: Sequence[Vector]
+    if isinstance(embedder, StaticEmbedder) and few(len(texts) + len(arounds)):
+        vectors = _build_few(embedder, texts, arounds, around_texts)
+    else:
+        own = embed(embedder, texts)
+        if arounds:
+            extra = embed(embedder, around_texts)
+            own[arounds] += NEIGHBOUR_WEIGHT * extra
+            own = normalised(own)
+        vectors = list(own)
     return [
-        SearchKey(s.num, w, StoredVector(0, s.num, embedder.model_id, embedder.dim, own[i]))
+        SearchKey(s.num, w, StoredVector(0, s.num, embedder.model_id, embedder.dim, vectors[i]))
         for i, (s, w) in enumerate(zip(sources, changed, strict=True))
     ]
+
+
+FEW = 16  # texts a write embeds without numpy, if numpy is not loaded already
+
+
+def few(count: int) -> bool:
+    """Whether ``count`` texts are embedded without numpy: importing it (~75 ms, and its
+    threads) costs a command more than a few texts' arithmetic in plain Python."""
+    return count <= FEW and "numpy" not in sys.modules
+
+
+def _build_few(
+    embedder: StaticEmbedder, texts: list[str], arounds: list[int], around_texts: list[str]
+) -> Sequence[Vector]:
+    """``build``'s vectors in plain Python: the same float32 values as with numpy."""
+    try:
+        own = embedder.embed_few(texts)
+        if arounds:
+            for i, extra in zip(arounds, embedder.embed_few(around_texts), strict=True):
+                own[i] = mixed(own[i], extra, NEIGHBOUR_WEIGHT)
+            own = [unit(row) for row in own]
+    except RetainError:
+        raise
+    except Exception as exc:  # as ``embed`` reports a model's own failure
+        raise EmbedderFailed(
+            f"embedder {embedder.model_id} failed: {type(exc).__name__}: {exc}",
+            remedy="check the embedder, or set embedder = 'static' in [search]",
+            model=embedder.model_id,
+        ) from exc
+    return own
 
 
 def embed(embedder: Embedder, texts: Sequence[str]) -> Matrix:

@@ -8,6 +8,8 @@ tests.
 
 from __future__ import annotations
 
+import sys
+from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,6 +20,9 @@ if TYPE_CHECKING:  # vectors are numpy arrays; only a command that makes one loa
 
     import numpy as np
     import numpy.typing as npt
+
+    # a vector made by numpy, or a write's few made without it (float32 values alike)
+    Vector = npt.NDArray[np.float32] | array[float]
 
 from retain.model import (
     Agent,
@@ -122,8 +127,19 @@ class StoredVector:
     num: int
     model: str
     dim: int
-    vector: npt.NDArray[np.float32]
+    vector: Vector
     realm: str = ""
+
+
+def vector_bytes(vector: Vector) -> bytes:
+    """A vector as stored: float32, little-endian."""
+    if isinstance(vector, array):
+        if sys.byteorder == "little":
+            return vector.tobytes()
+        swapped = array("f", vector)
+        swapped.byteswap()
+        return swapped.tobytes()
+    return vector.astype("<f4").tobytes()
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import numpy as np
@@ -83,6 +83,9 @@ from retain.storage.rows import (
 )
 from retain.storage.statements import SqlStatements
 from retain.storage.words import scan_hits
+
+if TYPE_CHECKING:
+    from retain.storage.base import Vector
 
 T = TypeVar("T")
 
@@ -140,9 +143,9 @@ def _vector_format(dim: int) -> str:
     return "[" + ",".join(["%.9g"] * dim) + "]"  # nine digits: a float32 read back exactly
 
 
-def _literal(vector: npt.NDArray[np.float32]) -> str:
+def _literal(vector: Vector) -> str:
     """A vector as pgvector reads it: ``[0.1,0.2,…]``."""
-    return _vector_format(len(vector)) % tuple(vector.astype(np.float32).tolist())
+    return _vector_format(len(vector)) % tuple(np.asarray(vector, dtype=np.float32).tolist())
 
 
 def _parse(text: str) -> npt.NDArray[np.float32]:

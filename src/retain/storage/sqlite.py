@@ -43,6 +43,7 @@ from retain.storage.base import (
     ScannedRow,
     SearchKey,
     VectorRows,
+    vector_bytes,
 )
 from retain.storage.rows import (
     AFTER_SQL,
@@ -445,7 +446,7 @@ class SqliteTransaction(SqlStatements):
             "INSERT OR REPLACE INTO memory_vectors(memory_num, model, dim, vector) "
             "VALUES (?, ?, ?, ?)",
             [
-                (k.num, v.model, v.dim, v.vector.astype("<f4").tobytes())
+                (k.num, v.model, v.dim, vector_bytes(v.vector))
                 for k in keys
                 if (v := k.vector) is not None
             ],
