@@ -507,7 +507,7 @@ def test_search_keys_made_without_numpy_are_those_made_with_it(
     model = StaticEmbedder(DEFAULT_STATIC_MODEL)
     made = {}
     for few in (True, False):
-        monkeypatch.setattr(key, "few", lambda count, few=few: few)
+        monkeypatch.setattr(key, "few", lambda texts, few=few: few)
         made[few] = [k.vector for k in key.build(model, sources, contexts)]
     assert all(isinstance(v.vector, array) for v in made[True] if v is not None)
     assert all(isinstance(v.vector, np.ndarray) for v in made[False] if v is not None)

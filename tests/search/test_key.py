@@ -158,3 +158,21 @@ def test_a_memory_vector_reads_its_name_and_subject(make_service: ServiceFactory
     assert embedder.calls[-1] == ["truck notes. hound: Tyres are due\nrain"]
     vector = np.asarray(vectors(service)["truck-notes"])
     assert vector == pytest.approx(np.array([0.0, 1.0, 1.0, 1.0]) / math.sqrt(3))
+
+
+def test_a_write_embeds_without_numpy_only_a_few_texts_in_a_process_without_it() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from retain.search.key import few, FEW_TEXTS, FEW_CHARS\n"
+        "assert 'numpy' not in sys.modules\n"
+        "print(few(['a note'] * FEW_TEXTS), few(['a note'] * (FEW_TEXTS + 1)),\n"
+        "      few(['x' * FEW_CHARS]), few(['x' * (FEW_CHARS + 1)]))\n"
+        "import numpy\n"
+        "print(few(['a note']))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "False", "True", "False", "False"]

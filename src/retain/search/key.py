@@ -174,7 +174,7 @@ def build(
     arounds = [i for i, (_, around) in enumerate(contexts) if around]
     around_texts = [contexts[i][1] for i in arounds]
     vectors: Sequence[Vector]
-    if isinstance(embedder, StaticEmbedder) and few(len(texts) + len(arounds)):
+    if isinstance(embedder, StaticEmbedder) and few([*texts, *around_texts]):
         vectors = _build_few(embedder, texts, arounds, around_texts)
     else:
         own = embed(embedder, texts)
@@ -189,13 +189,18 @@ def build(
     ]
 
 
-FEW = 16  # texts a write embeds without numpy, if numpy is not loaded already
+# What a write embeds without numpy, if numpy is not loaded already: importing it costs
+# about 75 ms (and starts its threads); plain Python costs about 30 µs a word piece, so
+# up to some 2,500 pieces (four characters or so each) it is the cheaper.
+FEW_TEXTS = 16
+FEW_CHARS = 10_000
 
 
-def few(count: int) -> bool:
-    """Whether ``count`` texts are embedded without numpy: importing it (~75 ms, and its
-    threads) costs a command more than a few texts' arithmetic in plain Python."""
-    return count <= FEW and "numpy" not in sys.modules
+def few(texts: Sequence[str]) -> bool:
+    """Whether ``texts`` are embedded without numpy (see ``FEW_CHARS``)."""
+    return (
+        len(texts) <= FEW_TEXTS and sum(map(len, texts)) <= FEW_CHARS and "numpy" not in sys.modules
+    )
 
 
 def _build_few(
