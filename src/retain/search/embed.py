@@ -32,7 +32,6 @@ import mmap
 import os
 import re
 import struct
-import sys
 import unicodedata
 from array import array
 from collections.abc import Sequence
@@ -277,6 +276,8 @@ class StaticModel:
             )
         import hashlib
 
+        from retain.search.npy import NpyArray
+
         for label, data in files.items():
             if hashlib.sha256(data).hexdigest() != sums.get(label):
                 raise EmbedderFailed(
@@ -295,8 +296,8 @@ class StaticModel:
         # Kept as stored (int8 rows, a float32 scale each), over the mapped file itself:
         # a text's pieces are scaled when it is embedded, so loading copies no row.
         try:
-            rows = _NpyLayout.read(files["vectors.npy"], ("|i1",), dims=2)
-            scales = _NpyLayout.read(files["scales.npy"], ("<f4", "<f8"), dims=1)
+            rows = NpyArray.read(files["vectors.npy"], ("|i1",), dims=2)
+            scales = NpyArray.read(files["scales.npy"], ("<f4", "<f8"), dims=1)
         except ValueError as exc:
             raise EmbedderFailed(
                 f"the static model's arrays in {directory} cannot be read: {exc}",
@@ -489,55 +490,6 @@ def mixed(own: array[float], other: array[float], weight: float) -> array[float]
     """``own + weight × other`` as numpy computes it in float32 (then ``unit`` it)."""
     w = f32(weight)
     return array("f", map(add, own, array("f", [w * x for x in other])))
-
-
-@dataclass(frozen=True, slots=True)
-class _NpyLayout:
-    """An ``.npy`` file's array, read from its header without numpy: its values' bytes."""
-
-    descr: str
-    fortran: bool
-    shape: tuple[int, ...]
-    values: memoryview
-
-    HEADER = re.compile(
-        r"\{'descr': '([<>|=]?[a-z]\d+)', 'fortran_order': (True|False), "
-        r"'shape': \(((?:\d+, ?)*\d*)\), \}[ ]*\n\Z"
-    )
-
-    @classmethod
-    def read(cls, data: mmap.mmap | bytes, kinds: tuple[str, ...], dims: int) -> _NpyLayout:
-        if bytes(data[:6]) != b"\x93NUMPY" or len(data) < 10:
-            raise ValueError("not an .npy file")
-        version = (data[6], data[7])
-        if version not in ((1, 0), (2, 0)):
-            raise ValueError(f"an .npy file of format version {version}")
-        size_bytes = 2 if version == (1, 0) else 4
-        size = int.from_bytes(data[8 : 8 + size_bytes], "little")
-        start = 8 + size_bytes + size
-        found = cls.HEADER.match(bytes(data[8 + size_bytes : start]).decode("latin-1"))
-        if found is None:
-            raise ValueError("an .npy header that is not numpy's")
-        descr, fortran = found.group(1), found.group(2) == "True"
-        if descr not in kinds:
-            raise ValueError(f"an array of {descr}, not {' or '.join(kinds)}")
-        shape = tuple(int(n) for n in found.group(3).replace(" ", "").split(",") if n)
-        if len(shape) != dims:
-            raise ValueError(f"an array of shape {shape}")
-        count = 1
-        for n in shape:
-            count *= n
-        width = int(descr[2:])
-        if len(data) < start + count * width:
-            raise ValueError(f"an array of shape {shape} in {len(data) - start} bytes")
-        return cls(descr, fortran, shape, memoryview(data)[start : start + count * width])
-
-    def floats(self) -> array[float]:
-        values = array("f" if self.descr == "<f4" else "d")
-        values.frombytes(self.values)
-        if sys.byteorder != "little":
-            values.byteswap()
-        return values
 
 
 def _mapped(path: Path) -> mmap.mmap | bytes:
