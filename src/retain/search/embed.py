@@ -31,7 +31,6 @@ import math
 import mmap
 import os
 import re
-import struct
 import unicodedata
 from array import array
 from collections.abc import Sequence
@@ -446,12 +445,10 @@ class StaticEmbedder:
 # A double holds the exact result of +, -, *, / or sqrt of two float32 values to more than
 # twice float32's precision, so rounding it to float32 gives what float32 arithmetic gives.
 
-_F32 = struct.Struct("f")
-
 
 def f32(x: float) -> float:
     """``x`` rounded to float32 (as a Python float)."""
-    return cast(float, _F32.unpack(_F32.pack(x))[0])
+    return array("f", (x,))[0]
 
 
 def _pairwise_sum(values: array[float], start: int, n: int) -> float:
