@@ -289,7 +289,7 @@ class StaticModel:
         if self.pieces and self.pieces[-1] == "":
             self.pieces.pop()
         self.ids = dict(zip(self.pieces, range(len(self.pieces)), strict=True))
-        # no piece is longer (a "##" piece is matched without its two marks: a bound)
+        # a bound on a piece's length (a "##" piece counts its marks): only tries are skipped
         self.longest = max(map(len, self.pieces), default=1)
         self.unknown = self.ids.get("[UNK]")
         # Kept as stored (int8 rows, a float32 scale each), over the mapped file itself:
@@ -394,17 +394,8 @@ class StaticModel:
             mean = array("f", bytes(4 * dim))  # numpy's sum starts from zeros
             ids = self.token_ids(text)
             for i in ids:
-                at = i * step
-                mean = array(
-                    "f",
-                    map(
-                        add,
-                        mean,
-                        array(
-                            "f", map(mul, rows[at : at + dim * across : across], repeat(scales[i]))
-                        ),
-                    ),
-                )
+                row = rows[i * step : i * step + dim * across : across]
+                mean = array("f", map(add, mean, array("f", map(mul, row, repeat(scales[i])))))
             if ids:
                 count = len(ids)
                 mean = array("f", [x / count for x in mean])
