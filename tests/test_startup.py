@@ -30,6 +30,7 @@ UNUSED_BY_GET = (
     "retain.migrate",
     "retain.search.lexical",
     "retain.search.rank",
+    "retain.search.npy",  # the static model's reader: a read loads no model
     "hashlib",  # OpenSSL: a read hashes nothing
     "tomllib",  # a home without config.toml has nothing to parse
 )
