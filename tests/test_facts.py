@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 from tests.conftest import ServiceFactory
 
@@ -48,8 +50,8 @@ def test_a_new_value_supersedes_the_current_one_which_holds_until_it_starts(
 def test_known_at_answers_what_the_store_believed_then(
     service: MemoryService, clock: ManualClock
 ) -> None:
-    service.fact_write("Ada", "city", "Paris", valid_from="2020-01-01T00:00:00Z")
-    before = stamp(clock.now())
+    first = service.fact_write("Ada", "city", "Paris", valid_from="2020-01-01T00:00:00Z")
+    before = stamp(first.fact.recorded_at)
     clock.advance(hours=1)
     service.fact_write("Ada", "city", "Lyon", valid_from="2025-01-01T00:00:00Z")
     # Before the second write the store knew Paris, with no end.
@@ -88,6 +90,30 @@ def test_a_new_value_must_start_after_the_current_one(service: MemoryService) ->
     assert caught.value.details["field"] == "valid_from"
     assert values(service, "Ada") == ["Acme"]
     assert len(service.fact_history("Ada", "employer")) == 1
+
+
+def test_values_written_one_after_another_under_a_frozen_clock_follow_each_other(
+    service: MemoryService, clock: ManualClock
+) -> None:
+    first = service.fact_write("Ada", "city", "Paris")
+    second = service.fact_write("Ada", "city", "Lyon")  # the clock has not moved
+    assert second.other is not None and second.other.id == first.fact.id
+    # Each write is a tick (the finest step a stamp keeps) after the log's last event.
+    assert first.fact.recorded_at == clock.now() + timedelta(microseconds=1)
+    assert second.fact.recorded_at == first.fact.recorded_at + timedelta(microseconds=1)
+    assert second.other.valid_to == second.fact.recorded_at
+    assert values(service, "Ada", "city") == ["Lyon"]
+
+
+def test_a_value_written_after_the_clock_is_set_back_starts_after_the_current_one(
+    service: MemoryService, clock: ManualClock
+) -> None:
+    first = service.fact_write("Ada", "city", "Paris")
+    clock.current -= timedelta(hours=1)
+    second = service.fact_write("Ada", "city", "Lyon")
+    assert second.fact.recorded_at == first.fact.recorded_at + timedelta(microseconds=1)
+    assert [f.value for f in service.fact_history("Ada", "city")] == ["Paris", "Lyon"]
+    assert service.verify().ok
 
 
 def test_retracting_brings_back_the_value_it_superseded(

@@ -6,7 +6,7 @@ import pytest
 from tests.conftest import ServiceFactory
 
 from retain import errors
-from retain.chrono import ManualClock
+from retain.chrono import TICK, ManualClock
 from retain.service import MemoryService
 
 
@@ -14,7 +14,8 @@ def test_agents_are_registered_once_and_listed_with_their_teams(
     service: MemoryService, clock: ManualClock
 ) -> None:
     planner = service.add_agent("planner")
-    assert (planner.name, planner.created_at, planner.teams) == ("planner", clock.now(), ())
+    # A tick after the realm was made: the clock has not moved since.
+    assert (planner.name, planner.created_at, planner.teams) == ("planner", clock.now() + TICK, ())
     service.add_agent("coder")
     with pytest.raises(errors.AgentExists) as caught:
         service.add_agent("planner")

@@ -11,7 +11,7 @@ import pytest
 
 import retain
 from retain import errors, legacy
-from retain.chrono import ManualClock
+from retain.chrono import TICK, ManualClock
 from retain.config import Settings
 from retain.legacy import Problem, Record
 from retain.model import Load, Memory, Status, Trust
@@ -180,6 +180,7 @@ def test_each_identitys_file_becomes_its_own_memories_and_is_renamed_imported(
     assert files(realm) == ["ada.md.imported", "bob.md.imported"]
     assert [a.name for a in service.list_agents()] == ["ada", "bob"]
     memories = [m for m in service.list_memories() if m.scope.startswith("agent:")]
+    imported = clock.now() + 2 * TICK  # after the realm's and ada's events: the clock stood
     assert sorted(
         (
             m.scope,
@@ -204,7 +205,7 @@ def test_each_identitys_file_becomes_its_own_memories_and_is_renamed_imported(
             Status.ACTIVE,
             "Alice prefers terse answers",
             "Alice prefers terse answers\nin reviews",
-            clock.now(),
+            imported,
             None,
         ),
         (
@@ -216,7 +217,7 @@ def test_each_identitys_file_becomes_its_own_memories_and_is_renamed_imported(
             Status.ACTIVE,
             "Deploys on Tuesdays",
             "Deploys on Tuesdays",
-            clock.now(),
+            imported,
             None,
         ),
         (
@@ -228,7 +229,7 @@ def test_each_identitys_file_becomes_its_own_memories_and_is_renamed_imported(
             Status.ACTIVE,
             "The kestrel nests on the north tower.",
             "The kestrel nests on the north tower.",
-            clock.now(),
+            imported,
             None,
         ),
     ]

@@ -6,7 +6,7 @@ import pytest
 from tests.conftest import store_state
 
 from retain import errors
-from retain.chrono import ManualClock
+from retain.chrono import TICK, ManualClock
 from retain.service import READ_PAGE_CHARS, MemoryService
 
 # -- projects ----------------------------------------------------------------------
@@ -176,7 +176,8 @@ def test_edit_verified_moves_verified_at(service: MemoryService, clock: ManualCl
     plain = service.edit("n", "x", "y").memory
     assert plain.verified_at == first.verified_at
     checked = service.edit("n", "y", "z", verified=True).memory
-    assert checked.verified_at == clock.now()
+    # The edit's instant: a tick after the plain edit, the clock not having moved since.
+    assert checked.verified_at == checked.updated_at == plain.updated_at + TICK
 
 
 # -- delete -----------------------------------------------------------------------

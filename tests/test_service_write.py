@@ -8,7 +8,7 @@ import pytest
 from tests.conftest import ServiceFactory, store_state
 
 from retain import errors
-from retain.chrono import ManualClock
+from retain.chrono import TICK, ManualClock
 from retain.model import Load, Trust
 from retain.service import MemoryService
 
@@ -136,7 +136,8 @@ def test_updated_at_moves_on_every_change_and_verified_at_only_when_asked(
     first = service.write("tz", description="d").memory
     clock.advance(days=1)
     second = service.write("tz", description="d2").memory
-    assert second.updated_at == first.updated_at + timedelta(days=1)
+    assert first.updated_at == clock.now() - timedelta(days=1) + TICK  # after the realm_add
+    assert second.updated_at == clock.now()
     assert second.verified_at == first.verified_at
     clock.advance(days=1)
     third = service.write("tz", verified=True).memory

@@ -15,6 +15,8 @@ from typing import Protocol
 
 from retain.errors import InvalidTime
 
+TICK = timedelta(microseconds=1)  # the finest step a stored timestamp keeps (``stamp``)
+
 
 class Clock(Protocol):
     """Where retain gets the time; tests and simulations pass their own."""

@@ -3,7 +3,9 @@
 Each event's hash covers the previous hash, its own header fields and the
 SHA-256 digest of its payload — not the payload itself — so a later erasure
 can blank a payload and the chain still verifies. The events' transaction times do
-not decrease along the chain.
+not decrease along the chain from the event a store began to hold that rule
+(``ordered_from``: its first, or the first a writer of this version appended to a store
+written before); earlier events stay as written, and their reversals are counted.
 
     hash = sha256(prev_hash | seq | event_id | realm | memory_id | kind |
                   tx_time | principal | reason | payload_digest)
@@ -116,36 +118,54 @@ class ChainCheck:
     events: int
     head: str
     problem: str = ""
+    # events before ``ordered_from`` stamped before their predecessor: written so by an
+    # earlier version, kept as written, not a fault
+    early_reversals: int = 0
 
 
-def check_chain(events: Iterable[Event]) -> ChainCheck:
-    """Walk the log in ``seq`` order and recompute every link; the transaction times
-    must not run backwards (a write reads the time once it holds the write lock, never
-    before its predecessor's)."""
+def check_chain(events: Iterable[Event], *, ordered_from: int = 1) -> ChainCheck:
+    """Walk the log in ``seq`` order and recompute every link; from event
+    ``ordered_from`` on, the transaction times must not run backwards (a write reads the
+    time once it holds the write lock, never before its predecessor's). Before it, an
+    event stamped before its predecessor is counted, not refused."""
     prev_hash = GENESIS
     prev_time: datetime | None = None
     expected_seq = 1
     count = 0
+    early = 0
     for event in events:
         count += 1
         if prev_time is not None and event.tx_time < prev_time:
+            if event.seq >= ordered_from:
+                return ChainCheck(
+                    False,
+                    count,
+                    prev_hash,
+                    f"event {event.seq} is stamped {stamp(event.tx_time)}, before event "
+                    f"{event.seq - 1} ({stamp(prev_time)}): the log's times run backwards",
+                    early,
+                )
+            early += 1
+        prev_time = event.tx_time
+        if event.seq != expected_seq:
+            return ChainCheck(
+                False, count, prev_hash, f"event seq {event.seq} follows a gap", early
+            )
+        if event.prev_hash != prev_hash:
             return ChainCheck(
                 False,
                 count,
                 prev_hash,
-                f"event {event.seq} is stamped {stamp(event.tx_time)}, before event "
-                f"{event.seq - 1} ({stamp(prev_time)}): the log's times run backwards",
-            )
-        prev_time = event.tx_time
-        if event.seq != expected_seq:
-            return ChainCheck(False, count, prev_hash, f"event seq {event.seq} follows a gap")
-        if event.prev_hash != prev_hash:
-            return ChainCheck(
-                False, count, prev_hash, f"event {event.seq} does not link to its predecessor"
+                f"event {event.seq} does not link to its predecessor",
+                early,
             )
         if event.payload is not None and digest(event.payload) != event.payload_digest:
             return ChainCheck(
-                False, count, prev_hash, f"event {event.seq} payload does not match its digest"
+                False,
+                count,
+                prev_hash,
+                f"event {event.seq} payload does not match its digest",
+                early,
             )
         recomputed = event_hash(
             prev_hash=event.prev_hash,
@@ -160,7 +180,9 @@ def check_chain(events: Iterable[Event]) -> ChainCheck:
             payload_digest=event.payload_digest,
         )
         if recomputed != event.hash:
-            return ChainCheck(False, count, prev_hash, f"event {event.seq} hash does not match")
+            return ChainCheck(
+                False, count, prev_hash, f"event {event.seq} hash does not match", early
+            )
         prev_hash = event.hash
         expected_seq += 1
-    return ChainCheck(True, count, prev_hash)
+    return ChainCheck(True, count, prev_hash, early_reversals=early)

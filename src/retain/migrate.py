@@ -99,6 +99,7 @@ def _copy(src: Transaction, dst: Transaction, expected: Counts, progress: Progre
         after, done = page[-1][0], done + len(page)
         tell("copy", done, expected.memories)
     tell("events", 0, expected.events)
+    dst.set_ordered_from(src.ordered_from())  # the copy holds its times to the same rule
     for n, event in enumerate(src.iter_events(), 1):
         dst.append_event(event)
         if n % PAGE == 0 or n == expected.events:

@@ -638,6 +638,10 @@ class VerifyReport:
     rebuilt: bool = False
     vectors: int = 0
     pending_vectors: int = 0  # vectors a committed write has yet to store: work, not damage
+    # events stamped before their predecessor by a version that read the time before the
+    # write lock, before the store held the rule: counted, not a fault
+    early_reversals: int = 0
+    notes: tuple[str, ...] = ()  # what is worth knowing and is no problem
 
 
 @dataclass(frozen=True, slots=True)

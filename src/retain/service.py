@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from retain import budget, fields, ledger
 from retain.chrono import (
+    TICK,
     Clock,
     SystemClock,
     age_phrase,
@@ -430,8 +431,19 @@ class MemoryService:
 
     def _tx_now(self, tx: Transaction) -> datetime:
         """The instant of a write, read once its transaction holds the write lock: the
-        clock, or the last event's time if the clock reads earlier (it was set back, or
-        another host's runs behind), so that the log's times never run backwards."""
+        clock, or, when the clock is not ahead of the log's last event (it was set back,
+        stands still, or another host's runs behind), one tick (a microsecond, the finest
+        step a stamp keeps) after that event's time, so that the log's times never run
+        backwards and a write always comes after the one before it (a fact written next
+        on a subject starts after the current one)."""
+        now = self.clock.now()
+        last = tx.last_tx_time()
+        return last + TICK if last is not None and now <= last else now
+
+    def _read_now(self, tx: Transaction) -> datetime:
+        """The instant a read answers "now" as: the clock, or the log's last event's time
+        when the clock reads earlier (a write under a clock that stood still or was set
+        back took the tick after it), so that a read as of now sees every write so far."""
         now = self.clock.now()
         last = tx.last_tx_time()
         return last if last is not None and last > now else now
@@ -1176,11 +1188,16 @@ class MemoryService:
         the reader sees: global, the project's, and an agent's teams' and its own."""
         subject = _fact_subject(subject)
         chosen = fields.predicate(predicate) if predicate is not None else None
-        now = self._now()
-        valid = parse_stamp(parse_moment(valid_at, self.clock, "valid_at")) if valid_at else now
-        known = parse_stamp(parse_moment(known_at, self.clock, "known_at")) if known_at else now
+        valid_given = (
+            parse_stamp(parse_moment(valid_at, self.clock, "valid_at")) if valid_at else None
+        )
+        known_given = (
+            parse_stamp(parse_moment(known_at, self.clock, "known_at")) if known_at else None
+        )
 
         def run(tx: Transaction) -> list[Fact]:
+            now = self._read_now(tx)
+            valid, known = valid_given or now, known_given or now
             scopes = self._view(tx, project, "read facts").scopes
             versions = self._fact_versions(tx, scopes, subject, chosen)
             found = [f for f in facts.as_known(versions, known) if facts.holds(f, valid, known)]
@@ -1194,11 +1211,11 @@ class MemoryService:
         """Every version of ``subject``'s ``predicate`` in the tiers the reader sees, in
         the order they were recorded, each with when it held and when it was believed."""
         subject, chosen = _fact_subject(subject), fields.predicate(predicate)
-        now = self._now()
 
         def run(tx: Transaction) -> list[Fact]:
             scopes = self._view(tx, project, "read facts").scopes
-            return facts.as_known(self._fact_versions(tx, scopes, subject, chosen), now)
+            versions = self._fact_versions(tx, scopes, subject, chosen)
+            return facts.as_known(versions, self._read_now(tx))
 
         return self.backend.read(run)
 
@@ -2556,7 +2573,7 @@ class MemoryService:
                 vectored,
                 pending,
                 total,
-                ledger.check_chain(events),
+                ledger.check_chain(events, ordered_from=tx.ordered_from()),
             )
 
         memories, everywhere, vectored, pending, total, check = self.backend.read(chain)
@@ -2570,6 +2587,13 @@ class MemoryService:
             )
         if not check.ok:
             all_problems.append(f"event chain broken: {check.problem}")
+        notes = []
+        if check.early_reversals:  # written so by an earlier version: kept as written
+            notes.append(
+                f"{check.early_reversals} events written before this store kept its "
+                "transaction times in order are stamped before the event they follow; "
+                "they stay as written"
+            )
         return VerifyReport(
             ok=not all_problems,
             memories=memories,
@@ -2581,6 +2605,8 @@ class MemoryService:
             rebuilt=rebuild,
             vectors=vectored,
             pending_vectors=min(pending, everywhere - vectored),
+            early_reversals=check.early_reversals,
+            notes=tuple(notes),
         )
 
     def migrate_to(self, target: Backend, *, progress: Progress | None = None) -> MigrateResult:

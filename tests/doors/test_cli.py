@@ -2142,7 +2142,9 @@ def test_verify_reports_a_sound_store(retain: Retain) -> None:
         "chain_ok": True,
         "vectors": 2,
         "pending_vectors": 0,
+        "early_reversals": 0,
         "problems": [],
+        "notes": [],
         "rebuilt": False,
     }
 
@@ -2199,7 +2201,7 @@ def test_status_reports_where_the_store_is_and_what_it_holds(webdev: Retain) -> 
     webdev.ok("add", "stack", "-d", "Uses pnpm", "-p", "webdev")
     data = webdev.json("status")
     assert data["location"] == str(webdev.home / "retain.db")
-    assert (data["schema_version"], data["realm"]) == (5, "default")
+    assert (data["schema_version"], data["realm"]) == (6, "default")
     assert (data["memories"], data["projects"], data["events"]) == (2, 1, 4)  # realm_add first
     assert re.fullmatch(r"[0-9a-f]{64}", data["chain_head"])
     assert (data["inline_bytes"], data["inline_max_bytes"]) == (10, 32 * 1024)

@@ -1397,7 +1397,9 @@ def verify(rebuild: bool, home: Path | None, fmt: str) -> None:
                     "chain_ok": report.chain_ok,
                     "vectors": report.vectors,
                     "pending_vectors": report.pending_vectors,
+                    "early_reversals": report.early_reversals,
                     "problems": list(report.problems),
+                    "notes": list(report.notes),
                     "rebuilt": report.rebuilt,
                 }
             )
@@ -1415,6 +1417,8 @@ def verify(rebuild: bool, home: Path | None, fmt: str) -> None:
                 )
             for problem in report.problems:
                 _say(f"problem: {problem}")
+            for note in report.notes:
+                _say(f"note: {note}")
             if report.ok:
                 _say("Index sound; event chain unbroken.")
         if not report.ok:

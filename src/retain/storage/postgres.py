@@ -1052,6 +1052,11 @@ class PostgresBackend:
                         remedy="upgrade retain to open this store",
                         version=current,
                     )
+                if current < latest_version():  # a migration waits for writers, as SQLite's
+                    con.execute(
+                        "SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
+                        (_WRITE_LOCK, self.schema),
+                    )
                 for migration in MIGRATIONS:
                     if migration.version > current:
                         con.execute(migration.sql)

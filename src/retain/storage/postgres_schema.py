@@ -288,11 +288,25 @@ _SUCCESSORS = """
 CREATE INDEX memories_supersedes ON memories(supersedes) WHERE supersedes IS NOT NULL;
 """
 
+# The event from which the log's transaction times do not run backwards. Writers before
+# this version read the time before they held the write lock, so a store they wrote may
+# hold events stamped before their predecessor; those stay as written (the chain covers
+# their times). The rule holds from the next event on, and in a new store from its first.
+_ORDERED_TIMES = """
+CREATE TABLE event_rules (
+    rule TEXT PRIMARY KEY,
+    from_seq BIGINT NOT NULL
+);
+INSERT INTO event_rules(rule, from_seq)
+    SELECT 'tx_time_ordered', coalesce(max(seq), 0) + 1 FROM events;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "deferred vectors", _DEFERRED_VECTORS),
     Migration(3, "pending vectors", _PENDING_VECTORS),
     Migration(4, "successors", _SUCCESSORS),
+    Migration(5, "ordered times", _ORDERED_TIMES),
 )
 
 

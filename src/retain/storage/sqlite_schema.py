@@ -339,12 +339,34 @@ def _m005_successors(con: sqlite3.Connection) -> None:
     )
 
 
+def _m006_ordered_times(con: sqlite3.Connection) -> None:
+    """The event from which the log's transaction times do not run backwards.
+
+    Writers before this version read the time before they held the write lock, so a
+    store they wrote may hold events stamped before their predecessor; those stay as
+    written (the chain covers their times). The rule holds from the next event on, and
+    in a new store from its first.
+    """
+    run_script(
+        con,
+        """
+        CREATE TABLE event_rules (
+            rule TEXT PRIMARY KEY,
+            from_seq INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO event_rules(rule, from_seq)
+            SELECT 'tx_time_ordered', coalesce(max(seq), 0) + 1 FROM events;
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", _m001_foundation),
     Migration(2, "retrieval", _m002_retrieval),
     Migration(3, "identities", _m003_identities),
     Migration(4, "context", _m004_context),
     Migration(5, "successors", _m005_successors),
+    Migration(6, "ordered times", _m006_ordered_times),
 )
 
 

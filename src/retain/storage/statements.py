@@ -333,6 +333,15 @@ class SqlStatements(ABC):
             self._head = (int(row[0]), str(row[1])) if row else (0, GENESIS)
         return parse_stamp(row[2]) if row else None
 
+    def ordered_from(self) -> int:
+        """The ``seq`` from which the log's transaction times do not decrease (the first
+        event a writer of this version appended; 1 when the store began with it)."""
+        row = self._one("SELECT from_seq FROM event_rules WHERE rule = 'tx_time_ordered'")
+        return int(row[0]) if row else 1
+
+    def set_ordered_from(self, seq: int) -> None:
+        self._execute("UPDATE event_rules SET from_seq = %s WHERE rule = 'tx_time_ordered'", (seq,))
+
     def _flush(self) -> None:  # noqa: B027 (a hook: most engines hold nothing back)
         """Write what this transaction holds back (PostgreSQL's appended events)."""
 
