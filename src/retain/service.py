@@ -2589,10 +2589,12 @@ class MemoryService:
             all_problems.append(f"event chain broken: {check.problem}")
         notes = []
         if check.early_reversals:  # written so by an earlier version: kept as written
+            one = check.early_reversals == 1
             notes.append(
-                f"{check.early_reversals} events written before this store kept its "
-                "transaction times in order are stamped before the event they follow; "
-                "they stay as written"
+                f"{check.early_reversals} {'event' if one else 'events'} written before this "
+                "store kept its transaction times in order "
+                f"{'is' if one else 'are'} stamped before the event "
+                f"{'it follows; it stays' if one else 'they follow; they stay'} as written"
             )
         return VerifyReport(
             ok=not all_problems,

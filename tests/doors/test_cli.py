@@ -30,9 +30,11 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 from tests.conftest import Endpoint
+from tests.test_ledger import EARLY, an_old_store
 
 import retain as retain_pkg
 from retain import errors
+from retain.chrono import ManualClock
 from retain.doors.cli import EXIT_BUG, EXIT_CODES, cli
 
 RETAIN = Path(sys.executable).parent / "retain"
@@ -2147,6 +2149,17 @@ def test_verify_reports_a_sound_store(retain: Retain) -> None:
         "notes": [],
         "rebuilt": False,
     }
+
+
+def test_verify_notes_the_reversals_of_a_store_written_before_times_were_kept_in_order(
+    retain: Retain, clock: ManualClock
+) -> None:
+    retain.home.mkdir(parents=True)
+    an_old_store(str(retain.home / "retain.db"), clock)
+    out = retain.ok("verify").stdout
+    assert f"note: {EARLY}" in out and "Index sound; event chain unbroken." in out
+    data = retain.json("verify")
+    assert (data["ok"], data["early_reversals"], data["notes"]) == (True, 2, [EARLY])
 
 
 def test_verify_fails_with_exit_10_when_the_index_lost_a_memory_and_rebuild_repairs_it(
