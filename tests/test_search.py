@@ -339,6 +339,49 @@ def test_scan_folds_case_beyond_ascii(service: MemoryService) -> None:
     assert names(service, "ÄPFEL-SORTE") == ["apples"]
 
 
+@pytest.mark.parametrize(
+    "queries",
+    [
+        ["alpha.beta.gamma-delta"],
+        ["DEPLOY.HOST-PRIMARY"],
+        ["部署服务器"],
+        ["/usr/share/äpfel.txt", "東京"],
+        ["部署服务器 会議 alpha.beta.gamma-delta deploy.host-primary"],  # four terms, one pass
+        ["部署服务器", "会議", "ÄPFEL-SORTE", "gamma-delta.epsilon"],  # four queries, one pass
+    ],
+)
+def test_a_scan_finds_every_memory_holding_a_term_and_only_those(
+    lexical_service: MemoryService, queries: list[str]
+) -> None:
+    # Whatever prepares the scan (the stored lowered text on PostgreSQL), a memory is
+    # scanned as its text stands now: edits that take a term out or put one in count.
+    service = lexical_service
+    stored = {
+        "cfg-a": ("deploy config", "see Alpha.Beta.Gamma-Delta.Epsilon for it"),
+        "cfg-b": ("ALPHA.BETA.GAMMA-DELTA mirror", "x"),
+        "deploy.host-primary": ("a host", "y"),
+        "jp": ("東京の会議", "部署服务器 の 設定"),
+        "jp-edited": ("会議 notes", "部署服务器 then"),
+        "apples": ("fruit", "Die ÄPFEL-sorte /usr/share/Äpfel.txt"),
+        "later": ("plain", "nothing"),
+        "near": ("alpha beta", "alpha.beta.gamma delta, Deploy host primary, 部署 服务器"),
+    }
+    for name, (description, body) in stored.items():
+        service.write(name, description=description, body=body)
+    service.edit("jp-edited", "部署服务器", "it was moved")
+    service.edit("later", "nothing", "now alpha.beta.GAMMA-delta")
+    texts = {h.memory.name: h.memory for h in service.search([], limit=50).hits}
+    terms = [n.casefold() for q in queries for n in analyze(q).needles]
+    holding = {
+        name
+        for name, m in texts.items()
+        if any(t in f.casefold() for t in terms for f in (name or "", m.description, m.body))
+    }
+    assert 0 < len(holding) < len(stored)
+    scanned = {h.memory.name for h in service.search(queries, limit=50).hits if "scan" in h.senses}
+    assert scanned == holding
+
+
 def test_common_words_add_to_the_rank_of_rows_holding_the_rare_ones(
     lexical_service: MemoryService,
 ) -> None:

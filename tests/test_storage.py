@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from tests.conftest import (
+    LEXICAL,
     AxisEmbedder,
     EmbeddedService,
     fresh_schema,
@@ -450,6 +451,32 @@ def test_postgres_stores_in_one_database_do_not_share_a_write_lock(
         holder.rollback()
         holder.close()
         other.close()
+
+
+def test_a_postgres_store_written_before_the_lowered_text_is_scanned_after_it(
+    postgres_url: str, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Migration 7 stores each row's lowered text for the plain-text scan: a store made
+    # before it gets it, filled for the memories it already holds.
+    from retain.storage import postgres, postgres_schema
+
+    url = fresh_schema(postgres_url)
+    before = tuple(m for m in postgres_schema.MIGRATIONS if m.version < 7)
+    monkeypatch.setattr(postgres_schema, "MIGRATIONS", before)
+    monkeypatch.setattr(postgres, "MIGRATIONS", before)
+    old = MemoryService(PostgresBackend(url), settings=LEXICAL, clock=clock)
+    old.write("cfg", description="東京の会議", body="see Deploy.Host-Primary/Äpfel")
+    assert old.backend.schema_version() == before[-1].version
+    old.close()
+    monkeypatch.undo()
+    service = MemoryService(PostgresBackend(url), settings=LEXICAL, clock=clock)
+    try:
+        assert service.backend.schema_version() == 7
+        for query in ("deploy.host-primary/äpfel", "会議"):
+            hits = service.search(query).hits
+            assert [(h.memory.name, "scan" in h.senses) for h in hits] == [("cfg", True)]
+    finally:
+        service.close()
 
 
 def test_postgres_schema_names_are_plain_and_quoted(postgres_url: str) -> None:

@@ -2346,6 +2346,7 @@ class MemoryService:
             where = searched(tx)
             scans = lexical.Scans.of(plans)
             rows = lexical.scan_pass(tx, where, plans)
+            lexical.count_ahead(tx, plans)
             per_query = [
                 (
                     p.text,

@@ -51,7 +51,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from retain.errors import QueryTooLong
-from retain.storage.base import LexicalHit, MemoryFilter, ScannedRow, Transaction
+from retain.storage.base import CountsAhead, LexicalHit, MemoryFilter, ScannedRow, Transaction
 from retain.storage.words import scan_hits
 
 STEM = "stem"
@@ -173,15 +173,15 @@ def search_query(
     *,
     depth: int,
     wanted: int,
-    scans: Scans | None = None,
-    scanned: Sequence[ScannedRow] | None = None,
+    scans: Scans,
+    scanned: Sequence[ScannedRow],
 ) -> list[SenseHits]:
     """Every sense that answered ``plan``, at most ``depth`` hits each, best first.
 
     The prefix retry runs when stemming found fewer than the ``wanted`` results; the
-    whole-query scan, when nothing answered and ``scans`` has one left (``None``: one).
-    ``scanned``: the rows one pass for every query's needles found (``scan_pass``), of
-    which this query's are taken; without it the query's needles are scanned here.
+    whole-query scan, when nothing answered and ``scans`` has one left. ``scanned``: the
+    rows one pass for every query's needles found (``scan_pass``), of which this query's
+    are taken.
     """
     answered: list[SenseHits] = []
     found: set[str] = set()
@@ -201,19 +201,10 @@ def search_query(
         if phrases:
             answered.append(SenseHits(PHRASE, tuple(phrases)))
     if plan.needles:
-        hits = (
-            scan_hits(plan.needles, scanned, depth)
-            if scanned is not None
-            else tx.scan_text(where, plan.needles, limit=depth)
-        )
+        hits = scan_hits(plan.needles, scanned, depth)
         if hits:
             answered.append(SenseHits(SCAN, tuple(hits)))
-    if (
-        not answered
-        and plan.text
-        and _WORD.sub("", plan.text).strip()
-        and (scans is None or scans.take())
-    ):
+    if not answered and plan.text and _WORD.sub("", plan.text).strip() and scans.take():
         whole = tx.scan_text(where, [plan.text], limit=depth)
         if whole:
             answered.append(SenseHits(TEXT, tuple(whole)))
@@ -225,6 +216,13 @@ def scan_pass(tx: Transaction, where: MemoryFilter, plans: Sequence[QueryPlan]) 
     pass costs more than its tests: one for the whole search, not one per query)."""
     needles = list(dict.fromkeys(n for p in plans for n in p.needles))
     return tx.scan_rows(where, needles) if needles else []
+
+
+def count_ahead(tx: Transaction, plans: Sequence[QueryPlan]) -> None:
+    """On a backend where each lookup is a round trip, every query's words and phrases
+    counted at once, before ``search_query`` asks for them query by query."""
+    if isinstance(tx, CountsAhead):
+        tx.count_ahead([t for p in plans for t in (*p.words, *p.pairs)])
 
 
 def plan_queries(queries: Sequence[str]) -> list[QueryPlan]:

@@ -400,6 +400,18 @@ class NativeVectors(Protocol):
 
 
 @runtime_checkable
+class CountsAhead(Protocol):
+    """A transaction whose every statement is a round trip to a server (PostgreSQL): it
+    counts the rows of all of a search's words and phrases in one, before the search's
+    queries ask for them one at a time (eight synonyms asked sixteen times)."""
+
+    def count_ahead(self, terms: Sequence[str]) -> None:
+        """Count, for the rest of the transaction, the rows matching each of ``terms``
+        as ``match_terms`` counts them unprefixed."""
+        ...
+
+
+@runtime_checkable
 class ReadsBeside(Protocol):
     """A backend that can run a read beside another at the same time (PostgreSQL, on a
     second connection), to spread one search over the server's cores."""

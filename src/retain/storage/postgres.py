@@ -6,10 +6,11 @@ the way SQLite serialises them — the event chain stays one line and an invaria
 checked by the service over several rows (the inline budget, names across tiers)
 cannot be raced; a read is a ``REPEATABLE READ`` snapshot. Unique indexes back the
 name rules. Words are searched with a weighted ``tsvector`` (name A, description B,
-body C, context D; ``ts_rank_cd``), prefixes with ``:*``, plain text with ``ILIKE`` /
-``strpos``; vectors with pgvector, an HNSW index per embedding model (``NativeVectors``),
-stored just after the write that made them commits, outside the write lock
-(``PendingVectors``, ``store_vectors``): the HNSW insert is most of a write's server time.
+body C, context D; ``ts_rank_cd``), prefixes with ``:*``, plain text with ``strpos``
+over each row's text lowered when written (``lowered``); vectors with pgvector, an
+HNSW index per embedding model (``NativeVectors``), stored just after the write that
+made them commits, outside the write lock (``PendingVectors``, ``store_vectors``): the
+HNSW insert is most of a write's server time.
 The write records them in ``vectors_pending``, in its own transaction; a row its writer
 never cleared (it died, or failed, between the two) is made again by a later write
 (``stale_vectors``), and ``verify`` counts it as pending, not as a missing vector.
@@ -110,6 +111,19 @@ _TEXTS = "coalesce(m.name, ''), m.description, m.body, m.context"
 _STALE_DOCUMENT = "fts IS DISTINCT FROM ({})"  # a row whose stored document its text does not give
 _CONFIG = "'retain_english'"  # the store's text search configuration (no stop words)
 
+# Each term's rows counted up to a bound, and the highest row number, for terms given as
+# arrays of tsquery function names and arguments: one text whatever the terms, which
+# psycopg prepares once it recurs (planning a statement cost as much as running it).
+_FREQUENCIES = (
+    "SELECT CASE WHEN numnode(x.q) = 0 THEN 0 ELSE (SELECT count(*) FROM "
+    "(SELECT 1 FROM memories WHERE fts @@ x.q LIMIT %s) c) END, "
+    "(SELECT coalesce(max(num), 0) FROM memories) "
+    "FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS t(kind, value, i), "
+    f"LATERAL (SELECT CASE t.kind WHEN 'plainto_tsquery' THEN plainto_tsquery({_CONFIG}, t.value) "
+    f"WHEN 'phraseto_tsquery' THEN phraseto_tsquery({_CONFIG}, t.value) "
+    f"ELSE to_tsquery({_CONFIG}, t.value) END AS q) x ORDER BY t.i"
+)
+
 _INSERT = (
     f"INSERT INTO memories ({', '.join(INSERT_COLUMNS)}) "
     f"VALUES ({', '.join('%(' + c + ')s' for c in INSERT_COLUMNS)})"
@@ -155,6 +169,16 @@ def _parse(text: str) -> npt.NDArray[np.float32]:
 def _lexeme(word: str) -> str:
     """``word`` as one quoted tsquery lexeme (its quotes and backslashes escaped)."""
     return "'" + word.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _term_queries(terms: Sequence[str]) -> list[tuple[str, str]]:
+    """The tsquery expression and argument of each distinct term: a phrase for a term of
+    two words, else the term's words."""
+    queries = []
+    for term in dict.fromkeys(t for t in terms if t.strip()):
+        kind = "phraseto_tsquery" if " " in term.strip() else "plainto_tsquery"
+        queries.append((f"{kind}({_CONFIG}, %s)", term))
+    return queries
 
 
 def _idf(count: int, total: int) -> float:
@@ -218,6 +242,11 @@ class PostgresTransaction(SqlStatements):
         self._common = common if common is not None else set()  # terms known to be common
         self.pending: PendingVectors | None = None  # vectors to store once this commits
         self._events: list[tuple[Any, ...]] = []  # appended, not yet inserted
+        self._ef_search: int | None = None  # the HNSW search depth this transaction set
+        # A search's terms' row counts and the highest row number, counted ahead in its
+        # read's snapshot (``count_ahead``; a write, whose rows change, keeps none).
+        self._counted: dict[str, int] = {}
+        self._highest: int | None = None
 
     def _rows(self, sql: str, args: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         return self.con.execute(sql, args).fetchall()
@@ -418,19 +447,28 @@ class PostgresTransaction(SqlStatements):
 
     # -- lexical search -------------------------------------------------------
 
-    def _prefix_forms(self, word: str) -> list[str]:
-        """What a word is retried as in the prefix sense: itself and its stem shortened
-        by one and two letters, down to four (``deplo:*`` finds deploys and
-        deployment; a misspelt ``kestrl`` finds kestrel through ``kestr:*``)."""
-        forms = [word] if len(word) >= 3 else []
-        row = self._one("SELECT ts_lexize('retain_stem', %s)", (word,))
-        stems = row[0] or []
-        if len(stems) == 1:
-            for cut in (1, 2):
-                form = stems[0][:-cut]
-                if len(form) >= plan.MIN_PREFIX:
-                    forms.append(form)
-        return forms
+    def _prefix_forms(self, words: Sequence[str]) -> list[str]:
+        """What words are retried as in the prefix sense, in order, each once: each word
+        itself and its stem shortened by one and two letters, down to four (``deplo:*``
+        finds deploys and deployment; a misspelt ``kestrl`` finds kestrel through
+        ``kestr:*``). Every word's stem in one statement."""
+        if not words:
+            return []
+        rows = self._rows(
+            "SELECT ts_lexize('retain_stem', w) FROM unnest(%s::text[]) WITH ORDINALITY "
+            "AS t(w, i) ORDER BY i",
+            (list(words),),
+        )
+        forms: list[str] = []
+        for word, (stems,) in zip(words, rows, strict=True):
+            if len(word) >= 3:
+                forms.append(word)
+            if stems is not None and len(stems) == 1:
+                for cut in (1, 2):
+                    form = stems[0][:-cut]
+                    if len(form) >= plan.MIN_PREFIX:
+                        forms.append(form)
+        return list(dict.fromkeys(forms))
 
     def match_terms(
         self, where: MemoryFilter, terms: Sequence[str], *, prefix: bool, limit: int
@@ -442,15 +480,12 @@ class PostgresTransaction(SqlStatements):
         name come first, then the newest rows holding them all (else any)."""
         queries: list[tuple[str, str]] = []  # (tsquery expression, its argument)
         if prefix:
-            for form in dict.fromkeys(f for t in terms if t for f in self._prefix_forms(t)):
+            for form in self._prefix_forms([t for t in terms if t]):
                 queries.append((f"to_tsquery({_CONFIG}, %s)", _lexeme(form) + ":*"))
         else:
-            for term in dict.fromkeys(t for t in terms if t.strip()):
-                kind = "phraseto_tsquery" if " " in term.strip() else "plainto_tsquery"
-                queries.append((f"{kind}({_CONFIG}, %s)", term))
-        stats = sorted(
-            (n, q, v) for q, v in queries if (n := self._frequency(q, v))
-        )  # fmt: skip
+            queries = _term_queries(terms)
+        counts, total = self._frequencies(queries)
+        stats = sorted((n, q, v) for (q, v), n in zip(queries, counts, strict=True) if n)
         if not stats:
             return []
         lead: list[tuple[int, str, str]] = []
@@ -461,18 +496,21 @@ class PostgresTransaction(SqlStatements):
             lead.append((n, q, v))
             running += n
         rest = [(v, n) for n, q, v in stats if (n, q, v) not in lead]
-        total = max(self._total(), 1)
+        total = max(total, 1)
         clause, args = self._filter_sql(where)
         if lead:
+            # The weights are arguments, not literals: the statement's text recurs, and
+            # psycopg prepares it (planning it cost as much as running it).
             rank = " + ".join(
-                f"{_idf(n, total)!r} * ts_rank_cd({_WEIGHTS}, m.fts, {q}, 1)" for n, q, _ in lead
+                f"%s::float8 * ts_rank_cd({_WEIGHTS}, m.fts, {q}, 1)" for _, q, _ in lead
             )
+            ranked: list[Any] = [x for n, _, v in lead for x in (_idf(n, total), v)]
             values = [v for _, _, v in lead]
             rows = self._rows(
                 f"SELECT m.id, {rank} AS s, {_TEXTS} FROM memories m "
                 f"WHERE m.fts @@ ({' || '.join(q for _, q, _ in lead)}) AND {clause} "
                 "ORDER BY s DESC, m.num ASC LIMIT %s",
-                [*values, *values, *args, max(limit * plan.CANDIDATES, 16)],
+                [*ranked, *values, *args, max(limit * plan.CANDIDATES, 16)],
             )
         else:
             typed = [t for t in dict.fromkeys(terms) if any(v == t for _, _, v in stats)]
@@ -483,6 +521,11 @@ class PostgresTransaction(SqlStatements):
         hits = [LexicalHit(r[0], float(r[1]) + plan.bonus(weighted, r[2:])) for r in rows]
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
+
+    def count_ahead(self, terms: Sequence[str]) -> None:
+        """Count the rows of a search's words and phrases in one statement, before its
+        queries' senses ask for them one query at a time (``CountsAhead``)."""
+        self._frequencies(_term_queries(terms), keep=True)
 
     def _newest(
         self,
@@ -520,34 +563,46 @@ class PostgresTransaction(SqlStatements):
         """About how many rows the store holds (the highest row number: instant)."""
         return int(self._one("SELECT coalesce(max(num), 0) FROM memories")[0])
 
-    def _frequency(self, query: str, value: str) -> int:
-        """Rows matching one term's query, counted up to ``COMMON`` (0 for a query that
-        holds no word). A term found common is remembered for the life of the backend,
-        as SQLite's planner remembers it: counting it means reading ``COMMON`` rows; a
-        rare count is never kept, so a new row is always seen."""
-        term = f"{query}\0{value}"
-        if term in self._common:
-            return plan.COMMON
-        row = self._one(
-            f"SELECT CASE WHEN numnode(q) = 0 THEN 0 ELSE (SELECT count(*) FROM "
-            f"(SELECT 1 FROM memories WHERE fts @@ q LIMIT %s) c) END FROM {query} AS q",
-            [plan.COMMON, value],
-        )
-        count = int(row[0])
-        if count >= plan.COMMON:
-            self._common.add(term)
-        return count
+    def _frequencies(
+        self, queries: Sequence[tuple[str, str]], *, keep: bool = False
+    ) -> tuple[list[int], int]:
+        """Rows matching each term's query (a tsquery expression and its argument),
+        counted up to ``COMMON`` (0 for a query that holds no word), and about how many
+        rows the store holds (the highest row number: instant), in one statement: a
+        statement a term made a search's words cost a round trip each. A term found
+        common is remembered for the life of the backend, as SQLite's planner remembers
+        it: counting it means reading ``COMMON`` rows; a rare count is never kept, so a
+        new row is always seen, except by the rest of the read that counted it ahead
+        (``keep``, ``count_ahead``), whose snapshot stays."""
+        terms = [f"{q}\0{v}" for q, v in queries]
+        counts = [plan.COMMON if t in self._common else self._counted.get(t, -1) for t in terms]
+        asked = [i for i, n in enumerate(counts) if n < 0]
+        if not asked:
+            return counts, self._highest if self._highest is not None else self._total()
+        rows = self._rows(_FREQUENCIES, [
+            plan.COMMON,
+            [queries[i][0].split("(", 1)[0] for i in asked],
+            [queries[i][1] for i in asked],
+        ])  # fmt: skip
+        for i, (count, _) in zip(asked, rows, strict=True):
+            counts[i] = int(count)
+            if keep:
+                self._counted[terms[i]] = counts[i]
+            if counts[i] >= plan.COMMON:
+                self._common.add(terms[i])
+        highest = int(rows[0][1])
+        if keep:
+            self._highest = highest
+        return counts, highest
 
     def lookup_words(
         self, where: MemoryFilter, words: Sequence[str], *, field: str, limit: int
     ) -> list[str]:
         weight = _FIELD_WEIGHT[field]
         query = f"to_tsquery({_CONFIG}, %s)"
-        stats = sorted(
-            (n, form)
-            for word in dict.fromkeys(w for w in words if w)
-            if (n := self._frequency(query, form := f"{_lexeme(word)}:{weight}"))
-        )
+        forms = [f"{_lexeme(word)}:{weight}" for word in dict.fromkeys(w for w in words if w)]
+        counts, _ = self._frequencies([(query, form) for form in forms])
+        stats = sorted((n, form) for form, n in zip(forms, counts, strict=True) if n)
         if not stats:
             return []
         rarest = [form for _, form in stats[:2]]
@@ -565,19 +620,17 @@ class PostgresTransaction(SqlStatements):
         return scan_hits(needles, self.scan_rows(where, needles), limit)
 
     def scan_rows(self, where: MemoryFilter, needles: Sequence[str]) -> list[ScannedRow]:
-        """Each row's fields are lowered once, for every needle (``ILIKE`` and ``lower`` of
-        each field lowered each field once a needle: four needles took 500 ms at 10,000
-        memories); ``scan_hits`` checks each field alone afterwards."""
+        """The rows whose lowered text holds a needle lowered: each row's text is lowered
+        when it is written (``lowered``, migration 7), not at each search (lowering the
+        rows the filters keep was most of a scan: 50 of 60 ms at 10,000 memories);
+        ``scan_hits`` checks each field alone afterwards."""
         if not needles:
             return []
         clause, args = self._filter_sql(where)
-        lowered = "lower(coalesce(m.name, '') || chr(10) || m.description || chr(10) || m.body)"
-        tests = " OR ".join(["strpos(s.t, lower(%s)) > 0"] * len(needles))
+        tests = " OR ".join(["strpos(m.lowered, lower(%s)) > 0"] * len(needles))
         rows = self._rows(
-            f"WITH s AS MATERIALIZED (SELECT m.num, {lowered} AS t FROM memories m "
-            f"WHERE {clause}) "
-            "SELECT m.id, coalesce(m.name, ''), m.description, m.body FROM s "
-            f"JOIN memories m ON m.num = s.num WHERE {tests}",
+            f"SELECT m.id, coalesce(m.name, ''), m.description, m.body FROM memories m "
+            f"WHERE {clause} AND ({tests})",
             [*args, *needles],
         )
         return [tuple(row) for row in rows]
@@ -671,9 +724,15 @@ class PostgresTransaction(SqlStatements):
     ) -> list[LexicalHit]:
         dim = int(query.shape[0])
         clause, args = self._filter_sql(where)
-        # Filters are applied as the index is walked, until ``limit`` rows pass.
-        self.con.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        self.con.execute(f"SET LOCAL hnsw.ef_search = {max(HNSW_EF_SEARCH, limit)}")
+        # Filters are applied as the index is walked, until ``limit`` rows pass: set once
+        # a transaction (a search's synonyms each ask for their nearest rows).
+        ef_search = max(HNSW_EF_SEARCH, limit)
+        if self._ef_search != ef_search:
+            self.con.execute(
+                "SET LOCAL hnsw.iterative_scan = relaxed_order; "
+                f"SET LOCAL hnsw.ef_search = {ef_search}"
+            )
+            self._ef_search = ef_search
         distance = f"(v.embedding::vector({dim}) <=> %s::vector({dim}))"
         rows = self._rows(
             f"SELECT m.id, 1 - {distance} AS cosine FROM memory_vectors v "
