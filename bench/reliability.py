@@ -363,7 +363,8 @@ def render_crash(runs: list[dict[str, Any]]) -> list[str]:
         "batch's notes, a fact's new version beside its predecessor still current). On",
         "PostgreSQL a write stores its vectors just after it commits; a kill between the two",
         "leaves them pending, which `verify` reports as work under way and the next write",
-        "makes (the last column).",
+        "makes (the last column): a write whose embedder loaded, since the vectors owed are",
+        "the configured model's (a writer on the hash fallback leaves them pending).",
     ]
 
 

@@ -26,9 +26,11 @@ from tests.conftest import (
 
 from retain import errors, ledger
 from retain.chrono import TICK, ManualClock, stamp
+from retain.config import Settings
 from retain.errors import StoreError
 from retain.model import WriteRequest
 from retain.search import rank
+from retain.search.embed import EmbedderSettings
 from retain.service import MemoryService, integrity_error
 from retain.storage.postgres import PostgresBackend
 from retain.storage.sqlite import SqliteBackend
@@ -712,6 +714,147 @@ def test_postgres_vectors_a_writer_never_stored_are_made_by_the_next_write(
     assert report.ok and (report.vectors, report.pending_vectors) == (3, 0)
     assert raw_sql(service, "SELECT count(*) FROM vectors_pending") == [(0,)]
     assert [h.memory.name for h in service.search("garden").hits][:1] == ["a"]
+
+
+def _dies_before_its_vectors(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch, name: str, description: str
+) -> None:
+    """``service`` writes ``name``, and its process dies between the commit and the
+    vectors: the write landed, its vectors are pending, and its connection is gone."""
+    import psycopg
+
+    from retain.storage import postgres as module
+
+    def die(con: object, pending: object) -> None:
+        raise psycopg.OperationalError("the writer died")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(module, "store_vectors", die)
+        with pytest.raises(StoreError):
+            service.write(name, description=description)
+    raw_sql(service, "UPDATE vectors_pending SET pid = 0")
+
+
+def _pending(service: MemoryService) -> list[tuple[str, int]]:
+    return raw_sql(
+        service,
+        "SELECT m.name, p.version FROM vectors_pending p JOIN memories m ON m.num = p.memory_num "
+        "ORDER BY m.name",
+    )
+
+
+def _vector_models(service: MemoryService) -> list[tuple[str, str]]:
+    return raw_sql(
+        service,
+        "SELECT m.name, v.model FROM memory_vectors v JOIN memories m ON m.num = v.memory_num "
+        "ORDER BY m.name",
+    )
+
+
+def test_postgres_a_write_that_ran_long_is_not_stale_when_it_commits(
+    postgres_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg
+
+    from retain.storage import postgres as module
+
+    service = postgres_service
+    backend = service.backend
+    assert isinstance(backend, module.PostgresBackend)
+    held: list[module.PendingVectors] = []
+    store = module.store_vectors
+    monkeypatch.setattr(module, "store_vectors", lambda con, pending: held.append(pending))
+    set_keys = module.PostgresTransaction.set_keys
+
+    def then_an_hour(tx: module.PostgresTransaction, keys: Any) -> None:
+        set_keys(tx, keys)  # the vectors are made; the rest of the write takes an hour
+        tx._execute("UPDATE vectors_pending SET since = since - interval '1 hour'")
+
+    monkeypatch.setattr(module.PostgresTransaction, "set_keys", then_an_hour)
+    service.write("a", description="a note about the garden")
+    monkeypatch.setattr(module.PostgresTransaction, "set_keys", set_keys)
+    # Just committed, its writer about to store its vectors: pending, not stale.
+    assert service.backend.read(lambda tx: tx.stale_vectors(10)) == []
+    service.write("b", description="a note about the kitchen")  # does not make a's again
+    (a, a_version), (b, b_version) = _pending(service)
+    assert (a, b) == ("a", "b") and a_version < b_version == held[-1].version
+    for pending in held:  # the writer stores them after all
+        with psycopg.connect(backend.conninfo) as con:
+            con.execute(f"SET search_path TO {backend.schema}, public")
+            store(con, pending)
+    report = service.verify()
+    assert report.ok and (report.vectors, report.pending_vectors) == (2, 0)
+
+
+def test_postgres_a_store_with_no_embedder_clears_what_a_dead_writer_left_pending(
+    postgres_url: str, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = fresh_schema(postgres_url)
+    embedded = MemoryService(PostgresBackend(url), clock=clock)
+    lexical = MemoryService(PostgresBackend(url), clock=clock, settings=LEXICAL)
+    try:
+        _dies_before_its_vectors(embedded, monkeypatch, "a", "a note about the garden")
+        heals: list[MemoryService] = []
+        heal = MemoryService._heal
+        monkeypatch.setattr(MemoryService, "_heal", lambda self: heal(heals.append(self) or self))
+        lexical.write("b", description="a note about the kitchen")  # heals: no vector to wait for
+        lexical.write("c", description="a note about the cellar")  # nothing left to heal
+        assert (len(heals), _pending(lexical), _vector_models(lexical)) == (1, [], [])
+        report = lexical.verify()
+        assert report.ok and (report.vectors, report.pending_vectors) == (0, 0)
+        assert [h.memory.name for h in lexical.search("garden").hits] == ["a"]
+    finally:
+        embedded.close()
+        lexical.close()
+
+
+def test_postgres_a_degraded_embedder_leaves_a_dead_writers_vectors_pending(
+    postgres_url: str, clock: ManualClock, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    url = fresh_schema(postgres_url)
+    healthy = MemoryService(PostgresBackend(url), clock=clock)
+    missing = EmbedderSettings(provider="static", model=str(tmp_path / "gone"))
+    degraded = MemoryService(PostgresBackend(url), clock=clock, settings=Settings(embedder=missing))
+    try:
+        model, fallback = healthy.embedder.model_id, degraded.embedder.model_id
+        assert degraded.embedder.degraded is not None and model != fallback
+        _dies_before_its_vectors(healthy, monkeypatch, "a", "a note about the garden")
+        degraded.write("b", description="a note about the kitchen")
+        # a's vector is the configured model's to make: no fallback vector stands in for
+        # it, and it stays pending (reported so) for a writer whose model loaded.
+        assert _vector_models(degraded) == [("b", fallback)]
+        assert [name for name, _ in _pending(degraded)] == ["a"]
+        report = degraded.verify()
+        assert report.ok and (report.vectors, report.pending_vectors) == (1, 1)
+        healthy.write("c", description="a note about the cellar")
+        assert _vector_models(healthy) == [("a", model), ("b", fallback), ("c", model)]
+        assert _pending(healthy) == []
+    finally:
+        healthy.close()
+        degraded.close()
+
+
+def test_postgres_a_write_looks_for_stale_vectors_with_its_lock(
+    postgres_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg
+
+    service = postgres_service
+    service.write("a", description="a note about the garden")  # the store's first write
+    sent: list[str] = []
+    execute = psycopg.Cursor.execute  # what every statement goes through
+
+    def record(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(str(query))
+        return execute(cursor, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", record)
+    service.write("b", description="a note about the kitchen")
+    pending = [query for query in sent if "vectors_pending" in query]
+    assert len(pending) == 3, pending  # no statement of their own, but their clearing
+    assert "pg_advisory_xact_lock" in pending[0]  # looked for stale ones, with the lock
+    assert "INSERT INTO events" in pending[1]  # recorded, with the events
+    assert pending[2].startswith("DELETE FROM vectors_pending")  # cleared, as they are stored
 
 
 def test_postgres_a_vector_missing_with_no_write_pending_is_a_problem(

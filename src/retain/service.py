@@ -458,11 +458,11 @@ class MemoryService:
         def run(tx: Transaction) -> T:
             nonlocal stale
             result = fn(tx, self._tx_now(tx))
-            stale = bool(tx.stale_vectors(1))
+            stale = tx.saw_stale_vectors()  # learnt with the lock: no query of its own
             return result
 
         result = self.backend.write(run)
-        if stale:
+        if stale and self.embedder.degraded is None:
             self._heal()
         return result
 
@@ -470,7 +470,14 @@ class MemoryService:
         """Make again, in a transaction of its own, the search keys of memories whose
         vectors a writer was to store after its commit and never did (PostgreSQL: it
         died, or failed, in between). Best effort, apart from the write that saw them:
-        if it fails, the write stands and the next write tries again."""
+        if it fails, the write stands and the next write tries again.
+
+        A degraded embedder (the hash fallback) does not heal: the vectors owed are the
+        configured model's, and a hash vector in their place would leave the memory with
+        none of that model and nothing pending; they stay pending (``verify`` reports
+        them) for a writer whose model loaded. With no embedder, healing makes the
+        context words again and clears what was pending (``set_keys``): there is no
+        vector to wait for."""
 
         def run(tx: Transaction) -> None:
             rekey = key.Rekey()

@@ -336,6 +336,12 @@ class Transaction(Protocol):
 
     def vector_nums(self, model: str) -> set[int]: ...
 
+    def saw_stale_vectors(self) -> bool:
+        """Whether, when this write took the write lock, a writer had left vectors to
+        store that it never will (those ``stale_vectors`` lists); answered without a
+        query of its own."""
+        ...
+
     def stale_vectors(self, limit: int) -> list[str]:
         """Memories whose vectors a write left to store after its commit and whose writer
         never did (it died or failed in between): their ids, at most ``limit``."""

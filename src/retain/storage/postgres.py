@@ -11,9 +11,11 @@ over each row's text lowered when written (``lowered``); vectors with pgvector, 
 HNSW index per embedding model (``NativeVectors``), stored just after the write that
 made them commits, outside the write lock (``PendingVectors``, ``store_vectors``): the
 HNSW insert is most of a write's server time.
-The write records them in ``vectors_pending``, in its own transaction; a row its writer
-never cleared (it died, or failed, between the two) is made again by a later write
-(``stale_vectors``), and ``verify`` counts it as pending, not as a missing vector.
+The write records them in ``vectors_pending`` by its last statement (``finish``), so a
+row's ``since`` is when the write committed; a row its writer never cleared (it died, or
+failed, between the two) is made again by a later write (``stale_vectors``; the write
+lock's statement tells a write whether there are any), and ``verify`` counts it as
+pending, not as a missing vector.
 
 A store is a schema of a database (``retain`` unless the URL's ``schema`` parameter
 names another), so one database can hold several stores.
@@ -98,6 +100,33 @@ DEFERRED_VECTORS_MAX = 10_000  # a write with more stores them in its own transa
 # A write's vectors still to store this long after it committed, by a live connection:
 # its writer failed between the two, and the next write makes them.
 STALE_VECTORS_S = 30.0
+# A row of ``vectors_pending`` its writer will not clear: its connection is gone, or it
+# committed STALE_VECTORS_S ago (``since`` is stamped by the write's last statement).
+_STALE_PENDING = (
+    "(p.since < clock_timestamp() - make_interval(secs => {seconds}) "
+    "OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = p.pid))"
+)
+# The write lock, and whether an earlier writer left stale vectors: one round trip.
+_LOCK_AND_LOOK = (
+    "SELECT pg_advisory_xact_lock(%s, hashtext(%s)), "
+    "EXISTS (SELECT 1 FROM vectors_pending p WHERE " + _STALE_PENDING.format(seconds="%s") + ")"
+)
+# What a write leaves to store after it commits, recorded by its last statement, so
+# that ``since`` is (within that statement) the moment it committed: a row recorded
+# as its vectors were made would, in a write that ran long, look stale at once.
+_MARK_PENDING = (
+    "INSERT INTO vectors_pending(memory_num, version, since) "
+    "SELECT unnest(%s::bigint[]), %s, clock_timestamp() "
+    "ON CONFLICT (memory_num) DO UPDATE SET version = excluded.version, "
+    "pid = excluded.pid, since = excluded.since"
+)
+_INSERT_EVENTS = (
+    "INSERT INTO events(seq, event_id, realm, memory_id, kind, tx_time, principal, "
+    "reason, payload, payload_digest, prev_hash, hash) "
+    "SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], "
+    "%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
+    "%s::text[], %s::text[])"
+)
 LOCK_TIMEOUT_MS = 10_000  # how long a writer waits for the write lock before it is busy
 CONNECT_TIMEOUT_S = 5
 _WRITE_LOCK = 7271  # with the schema's hash: the advisory lock a store's writers hold
@@ -247,6 +276,7 @@ class PostgresTransaction(SqlStatements):
         # read's snapshot (``count_ahead``; a write, whose rows change, keeps none).
         self._counted: dict[str, int] = {}
         self._highest: int | None = None
+        self.saw_stale = False  # set by the write lock's statement (``PostgresBackend``)
 
     def _rows(self, sql: str, args: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
         return self.con.execute(sql, args).fetchall()
@@ -676,8 +706,13 @@ class PostgresTransaction(SqlStatements):
                 cur.executemany("UPDATE memories SET context = %s WHERE num = %s", contexts)
             # The old vectors go with the write: until its new ones are stored (after it
             # commits, ``PostgresBackend``), the memory has none, which ``verify`` counts.
+            # A key with no vector (no embedder) has none to wait for either: what an
+            # earlier writer left pending for it goes too, in the same statement.
+            bare = [k.num for k in keys if k.vector is None]
+            unpend = "WITH unpended AS (DELETE FROM vectors_pending WHERE memory_num = ANY(%s)) "
             cur.execute(
-                "DELETE FROM memory_vectors WHERE memory_num = ANY(%s)", ([k.num for k in keys],)
+                (unpend if bare else "") + "DELETE FROM memory_vectors WHERE memory_num = ANY(%s)",
+                ([bare] if bare else []) + [[k.num for k in keys]],
             )
         vectors = [v for k in keys if (v := k.vector) is not None]
         for model, dim in {(v.model, v.dim) for v in vectors}:
@@ -687,13 +722,7 @@ class PostgresTransaction(SqlStatements):
         if self.pending is None:
             version = int(self._one("SELECT nextval('vector_versions')")[0])
             self.pending = PendingVectors(version, {})
-        self._execute(  # cleared by store_vectors; what stays is healed (stale_vectors)
-            "INSERT INTO vectors_pending(memory_num, version) SELECT unnest(%s::bigint[]), %s "
-            "ON CONFLICT (memory_num) DO UPDATE SET version = excluded.version, "
-            "pid = excluded.pid, since = excluded.since",
-            ([v.num for v in vectors], self.pending.version),
-        )
-        self.pending.vectors.update((v.num, v) for v in vectors)
+        self.pending.vectors.update((v.num, v) for v in vectors)  # recorded by ``finish``
         if len(self.pending.vectors) > DEFERRED_VECTORS_MAX:  # a reindex, a large import
             store_vectors(self.con, self.pending)
             self.pending.vectors.clear()
@@ -756,12 +785,13 @@ class PostgresTransaction(SqlStatements):
         blobs = [_parse(text).astype("<f4").tobytes() for text in texts]
         return VectorRows(vecs[-1], nums, dims, realms, blobs)
 
+    def saw_stale_vectors(self) -> bool:
+        return self.saw_stale
+
     def stale_vectors(self, limit: int) -> list[str]:
         rows = self._rows(
             "SELECT m.id FROM vectors_pending p JOIN memories m ON m.num = p.memory_num "
-            "WHERE p.since < clock_timestamp() - make_interval(secs => %s) "
-            "OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = p.pid) "
-            "ORDER BY p.memory_num LIMIT %s",
+            f"WHERE {_STALE_PENDING.format(seconds='%s')} ORDER BY p.memory_num LIMIT %s",
             (STALE_VECTORS_S, limit),
         )
         return [r[0] for r in rows]
@@ -827,15 +857,29 @@ class PostgresTransaction(SqlStatements):
         log is read, and before the transaction commits)."""
         if not self._events:
             return
-        self.con.execute(
-            "INSERT INTO events(seq, event_id, realm, memory_id, kind, tx_time, principal, "
-            "reason, payload, payload_digest, prev_hash, hash) "
-            "SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], "
-            "%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
-            "%s::text[], %s::text[])",
-            [list(column) for column in zip(*self._events, strict=True)],
-        )
+        self.con.execute(_INSERT_EVENTS, self._event_columns())
         self._events.clear()
+
+    def _event_columns(self) -> list[list[Any]]:
+        return [list(column) for column in zip(*self._events, strict=True)]
+
+    def finish(self) -> None:
+        """The write's last statement: the events still held back, and the record (in
+        ``vectors_pending``) of the vectors left to store once it commits, stamped as it
+        runs; one statement for both, so one round trip."""
+        pending = self.pending
+        if pending is None or not pending.vectors:
+            self.flush_events()
+            return
+        mark = (sorted(pending.vectors), pending.version)
+        if self._events:
+            self.con.execute(
+                f"WITH logged AS ({_INSERT_EVENTS}) {_MARK_PENDING}",
+                [*self._event_columns(), *mark],
+            )
+            self._events.clear()
+        else:
+            self.con.execute(_MARK_PENDING, mark)
 
     def iter_events(self, realm: str | None = None) -> Iterator[Event]:
         self.flush_events()
@@ -976,15 +1020,16 @@ class PostgresBackend:
 
         def locked(con: psycopg.Connection[Any]) -> T:
             nonlocal pending
+            tx = PostgresTransaction(con, self._indexed, self._common)
             if write:  # one writer at a time in this store (its schema)
-                con.execute(
-                    "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_WRITE_LOCK, self.schema)
-                )
+                # The same statement looks for vectors an earlier writer left stale, as the
+                # store stood when this write asked for the lock: it costs no round trip.
+                look = (_WRITE_LOCK, self.schema, STALE_VECTORS_S)
+                tx.saw_stale = bool(tx._one(_LOCK_AND_LOOK, look)[1])
             else:
                 con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            tx = PostgresTransaction(con, self._indexed, self._common)
             result = fn(tx)
-            tx.flush_events()
+            tx.finish()
             pending = tx.pending
             return result
 

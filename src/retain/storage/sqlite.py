@@ -468,8 +468,11 @@ class SqliteTransaction(SqlStatements):
         vecs, nums, dims, blobs, realms = (list(column) for column in zip(*rows, strict=True))
         return VectorRows(vecs[-1], nums, dims, realms, blobs)
 
+    def saw_stale_vectors(self) -> bool:
+        return False  # vectors are stored in the write's own transaction
+
     def stale_vectors(self, limit: int) -> list[str]:
-        return []  # vectors are stored in the write's own transaction
+        return []
 
     def pending_vectors(self, model: str) -> int:
         return 0
