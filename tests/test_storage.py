@@ -588,6 +588,39 @@ def test_postgres_searches_vectors_beside_the_words_when_a_connection_is_idle(
     backend.close()
 
 
+def test_postgres_nearest_for_many_queries_in_one_statement_is_each_query_alone(
+    postgres_service: MemoryService,
+) -> None:
+    """A search's synonyms walk the HNSW index in one statement: each query gets the rows
+    it gets alone, in the same order with the same cosines, under the filters."""
+    from retain.search import key
+    from retain.storage.base import MemoryFilter
+
+    topics = ["garden roses", "deploy the kestrel service", "rain and storms", "tabby cat"]
+    even = set()
+    for i in range(40):
+        topic = topics[i % len(topics)]
+        tags = ["even"] if i % 2 == 0 else []
+        written = postgres_service.write(f"n{i}", description=f"{topic} note {i}", tags=tags)
+        if tags:
+            even.add(written.memory.id)
+    embedder = postgres_service.embedder.embedder
+    assert embedder is not None
+    queries = key.embed(embedder, ["roses in bloom", "service deploys", "a storm", "kittens"])
+    where = MemoryFilter(realm="default", tag="even")
+
+    def both(tx: Any) -> tuple[list[list[Any]], list[list[Any]]]:
+        together = tx.nearest(embedder.model_id, queries, where, 6)
+        alone = [tx.nearest(embedder.model_id, queries[i : i + 1], where, 6)[0] for i in range(4)]
+        return together, alone
+
+    together, alone = postgres_service.backend.read(both)
+    assert together == alone
+    assert all(len(hits) == 6 for hits in together)
+    assert len({tuple(h.memory_id for h in hits) for hits in together}) == 4  # each its own
+    assert {h.memory_id for hits in together for h in hits} <= even
+
+
 def test_postgres_vector_sums_follow_inserts_deletes_and_reindex(
     postgres_service: MemoryService,
 ) -> None:

@@ -2435,11 +2435,12 @@ class MemoryService:
                 )
         total = next((vector for _, vector, _ in sums), None)
         size = sum(count for _, _, count in sums)
+        nearest = tx.nearest(embedder.model_id, asked, where, depth) if size else []
         found = []
         for i, query in enumerate(asked):
             store_total = float(total @ query) if total is not None else 0.0
             gate = rank.gate_of(store_total, size, background[:, i])
-            near = tx.nearest(embedder.model_id, query, where, depth) if size else []
+            near = nearest[i] if size else []
             found.append(
                 lexical.SenseHits(lexical.SEMANTIC, tuple(h for h in near if h.score >= gate))
             )

@@ -398,10 +398,11 @@ class NativeVectors(Protocol):
         ...
 
     def nearest(
-        self, model: str, query: npt.NDArray[np.float32], where: MemoryFilter, limit: int
-    ) -> list[LexicalHit]:
-        """The ``limit`` memories passing ``where`` whose ``model`` vectors are nearest
-        to ``query`` (by cosine), best first, each with its cosine."""
+        self, model: str, queries: npt.NDArray[np.float32], where: MemoryFilter, limit: int
+    ) -> list[list[LexicalHit]]:
+        """For each row of ``queries`` (one query vector a row), the ``limit`` memories
+        passing ``where`` whose ``model`` vectors are nearest to it (by cosine), best
+        first, each with its cosine: every query in one statement."""
         ...
 
 

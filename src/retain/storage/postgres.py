@@ -749,12 +749,14 @@ class PostgresTransaction(SqlStatements):
         return [(int(dim), _parse(total), int(n)) for dim, total, n in rows]
 
     def nearest(
-        self, model: str, query: npt.NDArray[np.float32], where: MemoryFilter, limit: int
-    ) -> list[LexicalHit]:
-        dim = int(query.shape[0])
+        self, model: str, queries: npt.NDArray[np.float32], where: MemoryFilter, limit: int
+    ) -> list[list[LexicalHit]]:
+        dim = int(queries.shape[1])
+        if not len(queries):
+            return []
         clause, args = self._filter_sql(where)
         # Filters are applied as the index is walked, until ``limit`` rows pass: set once
-        # a transaction (a search's synonyms each ask for their nearest rows).
+        # a transaction.
         ef_search = max(HNSW_EF_SEARCH, limit)
         if self._ef_search != ef_search:
             self.con.execute(
@@ -762,16 +764,25 @@ class PostgresTransaction(SqlStatements):
                 f"SET LOCAL hnsw.ef_search = {ef_search}"
             )
             self._ef_search = ef_search
-        distance = f"(v.embedding::vector({dim}) <=> %s::vector({dim}))"
+        # Every query's walk of the index in one statement (a LATERAL over the queries):
+        # a search's synonyms each cost a round trip and a statement's overhead before.
+        # The queries arrive as vectors, not texts: a text cast in the walk is parsed
+        # again for every row it reads.
+        distance = f"(v.embedding::vector({dim}) <=> q.vector)"
         rows = self._rows(
-            f"SELECT m.id, 1 - {distance} AS cosine FROM memory_vectors v "
+            f"SELECT q.i, n.id, n.cosine FROM unnest(%s::text[]::vector({dim})[]) "
+            "WITH ORDINALITY AS q(vector, i) "
+            f"CROSS JOIN LATERAL (SELECT m.id, 1 - {distance} AS cosine FROM memory_vectors v "
             f"JOIN memories m ON m.num = v.memory_num "
-            f"WHERE v.model = %s AND v.dim = %s AND {clause} ORDER BY {distance} LIMIT %s",
-            [_literal(query), model, dim, *args, _literal(query), limit],
+            f"WHERE v.model = %s AND v.dim = %s AND {clause} ORDER BY {distance} LIMIT %s) n",
+            [[_literal(query) for query in queries], model, dim, *args, limit],
         )
-        hits = [LexicalHit(memory_id, float(cosine)) for memory_id, cosine in rows]
-        hits.sort(key=lambda h: -h.score)  # relaxed order: nearly sorted
-        return hits
+        found: list[list[LexicalHit]] = [[] for _ in queries]
+        for i, memory_id, cosine in rows:
+            found[int(i) - 1].append(LexicalHit(memory_id, float(cosine)))
+        for hits in found:
+            hits.sort(key=lambda h: -h.score)  # relaxed order: nearly sorted
+        return found
 
     def vectors_after(self, model: str, vec: int, limit: int) -> VectorRows:
         rows = self._rows(
