@@ -621,6 +621,41 @@ def test_postgres_nearest_for_many_queries_in_one_statement_is_each_query_alone(
     assert {h.memory_id for hits in together for h in hits} <= even
 
 
+def test_postgres_ranking_scores_each_row_by_every_term_it_holds(
+    postgres_service: MemoryService,
+) -> None:
+    """The ranking asks a term's rank only of the rows holding it: every row's score is
+    still the sum over the terms of IDF times ``ts_rank_cd``, asked of every term."""
+    from retain.storage import postgres as module
+    from retain.storage.base import MemoryFilter
+
+    words = ["kestrel", "harbor", "lamp", "window"]
+    for i in range(24):
+        held = [w for j, w in enumerate(words) if (i >> j) & 1] or ["nothing"]
+        body = " ".join(held * (1 + i % 3))
+        postgres_service.write(f"r{i}", description=f"note {i}: {held[0]}", body=body)
+    terms = ["kestrel", "harbor window", "lamp"]  # a phrase among them
+
+    def both(tx: Any) -> tuple[list[Any], dict[str, float]]:
+        hits = tx.match_terms(MemoryFilter(realm="default"), terms, prefix=False, limit=40)
+        total = int(tx._one("SELECT max(num) FROM memories")[0])
+        expected: dict[str, float] = {}
+        for expression, value in module._term_queries(terms):
+            (count,) = tx._one(f"SELECT count(*) FROM memories WHERE fts @@ {expression}", [value])
+            idf = module._idf(count, total)
+            for memory_id, ranked in tx._rows(
+                f"SELECT id, ts_rank_cd({module._WEIGHTS}, fts, {expression}, 1) FROM memories",
+                [value],
+            ):
+                expected[memory_id] = expected.get(memory_id, 0.0) + idf * ranked
+        return hits, {k: v for k, v in expected.items() if v > 0}
+
+    hits, expected = postgres_service.backend.read(both)
+    assert len(hits) == len(expected) > 10
+    # ts_rank_cd is a float4, read here as its text: equal to its precision
+    assert {h.memory_id: h.score for h in hits} == pytest.approx(expected, rel=1e-6)
+
+
 def test_postgres_vector_sums_follow_inserts_deletes_and_reindex(
     postgres_service: MemoryService,
 ) -> None:

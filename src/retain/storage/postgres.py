@@ -138,7 +138,9 @@ _WEIGHTS = "'{0.04, 0.1, 0.5, 1.0}'"
 _FIELD_WEIGHT = {"name": "A", "description": "B", "body": "C"}
 _TEXTS = "coalesce(m.name, ''), m.description, m.body, m.context"
 _STALE_DOCUMENT = "fts IS DISTINCT FROM ({})"  # a row whose stored document its text does not give
-_CONFIG = "'retain_english'"  # the store's text search configuration (no stop words)
+_CONFIG = "'retain_english'"
+_LONG_NEEDLE = 64  # bytes: a scanned term longer is sought by its first letters first
+_NEEDLE_PIECE = 8  # characters  # the store's text search configuration (no stop words)
 
 # Each term's rows counted up to a bound, and the highest row number, for terms given as
 # arrays of tsquery function names and arguments: one text whatever the terms, which
@@ -670,11 +672,26 @@ class PostgresTransaction(SqlStatements):
         if not needles:
             return []
         clause, args = self._filter_sql(where)
-        tests = " OR ".join(["strpos(m.lowered, lower(%s)) > 0"] * len(needles))
+        # ``strpos`` prepares a table of its needle at every call, a cost in the needle's
+        # length: a long needle's first letters are sought first (which a row holding
+        # the needle holds too), so most rows cost a short needle's table (four runs of
+        # 100 Chinese characters: 26 ms, 16 ms).
+        tests: list[str] = []
+        values: list[str] = []
+        for needle in needles:
+            if len(needle.encode("utf-8")) > _LONG_NEEDLE:
+                tests.append(
+                    f"(strpos(m.lowered, left(lower(%s), {_NEEDLE_PIECE})) > 0 "
+                    "AND strpos(m.lowered, lower(%s)) > 0)"
+                )
+                values.extend((needle, needle))
+            else:
+                tests.append("strpos(m.lowered, lower(%s)) > 0")
+                values.append(needle)
         rows = self._planned(
             f"SELECT m.id, coalesce(m.name, ''), m.description, m.body FROM memories m "
-            f"WHERE {clause} AND ({tests})",
-            [*args, *needles],
+            f"WHERE {clause} AND ({' OR '.join(tests)})",
+            [*args, *values],
         )
         return [tuple(row) for row in rows]
 
