@@ -65,6 +65,7 @@ class ContextSettings:
 class Settings:
     inline_max_bytes: int = DEFAULT_INLINE_MAX_BYTES
     memory_enabled: bool = True  # [memory] enabled: whether agents are offered memory at all
+    anonymous_writes: bool = False  # [access] anonymous_writes: may anonymous callers write
     embedder: EmbedderSettings = EmbedderSettings()
     context: ContextSettings = ContextSettings()
     pool_size: int = DEFAULT_POOL_SIZE  # [postgres] pool_size
@@ -106,17 +107,12 @@ def load_settings(home: Path) -> Settings:
             path=str(path),
             value=inline,
         )
-    enabled = memory.get("enabled", True)
-    if not isinstance(enabled, bool):
-        raise ConfigInvalid(
-            f"[memory] enabled in {path} must be true or false",
-            remedy="set it like enabled = false (no quotes)",
-            path=str(path),
-            value=enabled,
-        )
     return Settings(
         inline_max_bytes=inline,
-        memory_enabled=enabled,
+        memory_enabled=_switch(memory, "memory", "enabled", True, path),
+        anonymous_writes=_switch(
+            _section(data, "access", path), "access", "anonymous_writes", False, path
+        ),
         embedder=_embedder(data, path),
         context=_context(data, path),
         pool_size=_pool_size(data, path),
@@ -129,7 +125,21 @@ KNOWN: dict[str, tuple[str, ...]] = {
     "search": ("embedder", "model", "url", "api_key_env"),
     "context": tuple(asdict(ContextSettings())),
     "postgres": ("pool_size",),
+    "access": ("anonymous_writes",),
 }
+
+
+def _switch(section: dict[str, Any], table: str, key: str, default: bool, path: Path) -> bool:
+    """A true-or-false setting of ``[table]``, or the refusal naming it."""
+    value = section.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigInvalid(
+            f"[{table}] {key} in {path} must be true or false",
+            remedy=f"set it like {key} = {str(not default).lower()} (no quotes)",
+            path=str(path),
+            value=value,
+        )
+    return value
 
 
 def _refuse_unknown(data: dict[str, Any], path: Path) -> None:

@@ -336,6 +336,7 @@ class Event:
     payload_digest: str
     prev_hash: str
     hash: str
+    withheld: bool = False  # the reader's view does not see its memory: no payload shown
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -351,6 +352,7 @@ class Event:
             "payload_digest": self.payload_digest,
             "prev_hash": self.prev_hash,
             "hash": self.hash,
+            "withheld": self.withheld,
         }
 
 

@@ -45,13 +45,16 @@ from retain.doors.records import facts_of, record_of
 from retain.errors import InvalidValue, RetainError
 from retain.fields import MAX_PRIORITY, MIN_PRIORITY
 from retain.model import Memory
-from retain.service import AGENT_KIND, SEARCH_LIMIT_MAX, TIERS_KIND, MemoryService
+from retain.service import SEARCH_LIMIT_MAX, MemoryService
+from retain.service.actor import Kind
 
 CONTEXT_URI = "memory://context"
 _SCOPE = "memory"
 
 # -- what each kind of principal is told ----------------------------------------------
 
+AGENT_KIND = "agent"  # an agent keeps its own memory
+TIERS_KIND = "tiers"  # any other principal keeps the shared tiers
 _NOT_STORED = (
     "Tool results are not memories: nothing a tool returns is stored again unless you remember it."
 )
@@ -86,7 +89,8 @@ def instructions_for(service: MemoryService) -> str:
     """The server instructions for the principal a service acts as."""
     if not service.offered_verbs():
         return MEMORY_OFF
-    return INSTRUCTIONS[service.kind].format(principal=service.principal)
+    told = AGENT_KIND if service.kind is Kind.AGENT else TIERS_KIND
+    return INSTRUCTIONS[told].format(principal=service.principal)
 
 
 # -- arguments: every one described, bounded where the service bounds it ---------------

@@ -26,18 +26,16 @@ import importlib
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from retain import budget, fields, ledger
 from retain.chrono import (
     TICK,
     Clock,
-    SystemClock,
     age_phrase,
     before,
     parse_duration,
@@ -75,7 +73,6 @@ from retain.errors import (
     TeamExists,
     TeamNotFound,
 )
-from retain.ids import IdFactory
 from retain.model import (
     AGENT_PREFIX,
     DEFAULT_PRIORITY,
@@ -104,7 +101,6 @@ from retain.model import (
     Status,
     StoreStatus,
     Team,
-    Trust,
     VerifyReport,
     WriteRequest,
     WriteResult,
@@ -113,7 +109,11 @@ from retain.model import (
     team_scope,
 )
 from retain.search import key
-from retain.search.embed import Embedder, LoadedEmbedder, load_embedder
+from retain.search.embed import Embedder, LoadedEmbedder
+from retain.service import actor, policy
+from retain.service.actor import LOCAL_OPERATOR, Actor, Kind
+from retain.service.store import Store
+from retain.service.view import View
 from retain.storage.base import (
     Backend,
     InlineEntry,
@@ -191,48 +191,6 @@ def content_hash(body: str) -> str:
     return hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
-# Which kind of principal may use each verb a model is offered (the MCP door lists a
-# principal's tools from it): an agent (``agent:NAME``) keeps its own memory and reads
-# through its view; any other principal (an operator, an app) keeps the shared tiers.
-# The verbs' own checks (``_agent``, ``_refuse_agent``) refuse the other kind.
-AGENT_KIND = "agent"
-TIERS_KIND = "tiers"
-_BOTH = frozenset({AGENT_KIND, TIERS_KIND})
-_AGENT_ONLY = frozenset({AGENT_KIND})
-_TIERS_ONLY = frozenset({TIERS_KIND})
-VERB_KINDS: Mapping[str, frozenset[str]] = MappingProxyType(
-    {
-        "search": _BOTH,
-        "read": _BOTH,
-        "write": _TIERS_ONLY,
-        "edit": _TIERS_ONLY,
-        "delete": _TIERS_ONLY,
-        "remember": _AGENT_ONLY,
-        "recall": _AGENT_ONLY,
-        "update": _AGENT_ONLY,
-        "forget": _AGENT_ONLY,
-        "propose": _AGENT_ONLY,
-        "fact_write": _BOTH,
-        "fact_read": _BOTH,
-        "fact_history": _BOTH,
-        "fact_retract": _BOTH,
-    }
-)
-
-
-def principal_kind(principal: str) -> str:
-    """``agent`` for an agent's principal, ``tiers`` for any other (see ``VERB_KINDS``)."""
-    return AGENT_KIND if principal.startswith(AGENT_PREFIX) else TIERS_KIND
-
-
-def _trust_of(principal: str) -> Trust:
-    if principal.startswith(("app:", "operator:")):
-        return Trust.ATTESTED
-    if principal.startswith("agent:"):
-        return Trust.OBSERVED
-    return Trust.CLAIMED
-
-
 def _words(text: str) -> set[str]:
     return {w for w in _WORDS.findall(text.casefold()) if len(w) > 1}
 
@@ -291,34 +249,63 @@ class _Staged:
         self.rows[memory.id] = memory
 
 
-@fields.typed  # every public verb refuses an argument of the wrong type first
+@fields.typed  # every public verb refuses an argument of the wrong type first,
+@policy.gated  # then a principal whose kind the policy table does not grant it
 class MemoryService:
-    """The verbs over one store, as one principal in one realm."""
+    """The verbs over one store, as one actor (a principal in a realm): a session.
+
+    Sessions are light: ``acting_as`` makes another over the same ``Store`` (backend,
+    settings, clock, embedder, vector index). Every public verb passes the gate first
+    (``_gated``): its argument types, then the policy table's row for the actor's kind,
+    before any I/O."""
 
     def __init__(
         self,
-        backend: Backend,
+        backend: Backend | Store,
         *,
         settings: Settings | None = None,
         clock: Clock | None = None,
         realm: str = DEFAULT_REALM,
-        principal: str = "operator:local",
+        principal: str = LOCAL_OPERATOR,
         legacy_dir: Path | None = None,
+        embedder: LoadedEmbedder | None = None,
     ) -> None:
-        self.backend = backend
-        self.settings = settings or Settings()
-        self.clock = clock or SystemClock()
-        self.realm = fields.name(realm, what="realm")
-        self.principal = principal
-        self._ids = IdFactory()
-        self._index: VectorIndex | None = None
-        self._tallies: dict[tuple[str, ...] | None, _Tally] = {}
-        self._background_of: tuple[str, Matrix] | None = None
+        if isinstance(backend, Store):
+            self.store = backend
+        else:
+            self.store = Store(backend, settings=settings, clock=clock, embedder=embedder)
+        self.actor = Actor(principal, fields.name(realm, what="realm"))
         if not self.backend.read(lambda tx: tx.realm_exists(self.realm)):
             self.backend.write(self._add_realm)
         self.legacy_import: legacy.Report | None = None
         if legacy_dir is not None and (legacy_dir / self.realm).is_dir():  # else none to do
             self.legacy_import = self._import_legacy(legacy_dir / self.realm)
+
+    def acting_as(self, principal: str, *, realm: str | None = None) -> MemoryService:
+        """A session of ``principal`` over this one's store (nothing is copied)."""
+        return MemoryService(
+            self.store, principal=actor.parse(principal), realm=realm or self.realm
+        )
+
+    @property
+    def backend(self) -> Backend:
+        return self.store.backend
+
+    @property
+    def settings(self) -> Settings:
+        return self.store.settings
+
+    @property
+    def clock(self) -> Clock:
+        return self.store.clock
+
+    @property
+    def realm(self) -> str:
+        return self.actor.realm
+
+    @property
+    def principal(self) -> str:
+        return self.actor.principal
 
     def _add_realm(self, tx: Transaction) -> None:
         """Create this service's realm, once, with its event."""
@@ -375,7 +362,7 @@ class MemoryService:
             for path, digest, drafts in files:
                 name = legacy.identity_of(path)
                 author = agent_scope(name)
-                trust = _trust_of(author)
+                trust = Actor(author).trust
                 memories = [
                     replace(make(Agent(name, now), now, None), author=author, trust=trust)
                     for make in drafts
@@ -422,7 +409,7 @@ class MemoryService:
         return report
 
     def close(self) -> None:
-        self.backend.close()
+        self.store.close()
 
     # -- shared helpers -------------------------------------------------------------
 
@@ -490,8 +477,8 @@ class MemoryService:
 
     @property
     def embedder(self) -> LoadedEmbedder:
-        """The embedder in use (loaded once per process), and why it is degraded if it is."""
-        return load_embedder(self.settings.embedder)
+        """The store's embedder, and why it is degraded if it is."""
+        return self.store.embedder
 
     def _rekey(self, tx: Transaction, rekey: key.Rekey, **options: Any) -> int:
         """Make the search keys of what a write touched, inside its transaction."""
@@ -518,7 +505,7 @@ class MemoryService:
             ledger.seal(
                 prev_seq=seq,
                 prev_hash=head,
-                event_id=self._ids.new(moment),
+                event_id=self.store.ids.new(moment),
                 realm=self.realm,
                 memory_id=memory_id,
                 kind=kind,
@@ -542,25 +529,30 @@ class MemoryService:
                 project=project,
             )
 
-    def _scopes(self, tx: Transaction, project: str | None) -> list[str] | None:
-        """The scopes a name lookup covers (see the module docstring)."""
-        if project is None:
-            return None
-        if project == "":
-            return [GLOBAL_SCOPE]
-        self._require_project(tx, project)
-        return [GLOBAL_SCOPE, project_scope(project)]
+    def _reader(self, tx: Transaction, project: str | None = None) -> View:
+        """The actor's view for a call on ``project`` (its tier checked to exist)."""
+        if project:
+            self._require_project(tx, project)
+        agent = None if self.identity is None else self._agent(tx, "read")
+        return View(self.actor, agent, project)
 
     def _locate(
         self, tx: Transaction, name: str, project: str | None, *, unnamed: bool = False
     ) -> Memory:
-        """The memory ``name`` names in the tiers ``project`` picks; with ``unnamed``, an
-        id names a memory without a name (an agent's own) the caller may read."""
+        """The memory ``name`` names in the tiers ``project`` picks, as the actor's view
+        sees them; with ``unnamed``, an id names a memory without a name (an agent's own,
+        a fact's version) in the view. Outside the view is ``not_found``."""
         fields.name(name)
-        found = tx.find_by_name(self.realm, name, self._scopes(tx, project))
+        view = self._reader(tx, project)
+        found = [
+            m
+            for m in tx.find_by_name(self.realm, name, view.lookup_scopes())
+            if view.sees(m.realm, m.scope)
+        ]
         if not found and unnamed and project is None:
-            by_id = self._unnamed(tx, name)
-            found = [by_id] if by_id is not None else []
+            found = [
+                m for m in tx.get_many([name]) if m.name is None and view.sees(m.realm, m.scope)
+            ]
         if not found:
             where = (
                 "any tier"
@@ -582,18 +574,6 @@ class MemoryService:
                 projects=tiers,
             )
         return found[0]
-
-    def _unnamed(self, tx: Transaction, memory_id: str) -> Memory | None:
-        """The memory of that id if it has no name and the caller may read it: an
-        operator reads every scope, an agent its own and its teams'."""
-        found = [m for m in tx.get_many([memory_id]) if m.realm == self.realm and m.name is None]
-        if not found:
-            return None
-        if self.principal.startswith(OPERATOR_PREFIX):
-            return found[0]
-        if self.identity is not None and found[0].scope in _identity_scopes(self._agent(tx, "get")):
-            return found[0]
-        return None
 
     @staticmethod
     def _linked(tx: Transaction, memories: Sequence[Memory]) -> list[Memory]:
@@ -717,17 +697,17 @@ class MemoryService:
         )
 
     @property
-    def kind(self) -> str:
-        """The kind of principal acting: ``agent`` or ``tiers`` (see ``VERB_KINDS``)."""
-        return principal_kind(self.principal)
+    def kind(self) -> Kind:
+        """The kind of principal acting (the policy table grants by it)."""
+        return self.actor.kind
 
     def offered_verbs(self) -> tuple[str, ...]:
-        """The verbs a model acting as this principal is offered, from ``VERB_KINDS``:
-        none when the installation turns memory off (``[memory] enabled = false``); the
-        verbs still answer every other door."""
+        """The verbs a model acting as this principal is offered (the policy table's
+        ``offered`` rows its kind may run): none when the installation turns memory off
+        (``[memory] enabled = false``); the verbs still answer every other door."""
         if not self.settings.memory_enabled:
             return ()
-        return tuple(verb for verb, kinds in VERB_KINDS.items() if self.kind in kinds)
+        return policy.offered(self.actor, self.settings)
 
     def offer(self, verb: str) -> None:
         """Refuse a verb asked for by a model while the installation turns memory off."""
@@ -744,16 +724,6 @@ class MemoryService:
         identity = self.identity
         if identity is not None:
             self.backend.read(lambda tx: self._require_agent(tx, identity))
-
-    def _refuse_agent(self, verb: str) -> None:
-        """Agents write through their own verbs; the tiers' verbs are not theirs."""
-        if self.kind not in VERB_KINDS[verb]:
-            raise AccessDenied(
-                f"an agent may not {verb} memories of the shared tiers directly",
-                remedy="use remember, update or forget for the agent's own memory, "
-                "or propose an addition for a curator to decide",
-                principal=self.principal,
-            )
 
     def _agent(self, tx: Transaction, verb: str) -> Agent:
         """The registered agent acting, or the refusal of an agent's verb."""
@@ -896,7 +866,7 @@ class MemoryService:
         """A new memory found by search alone, by this principal and at its trust: an
         agent's own, or a fact's version."""
         return Memory(
-            id=self._ids.new(now),
+            id=self.store.ids.new(now),
             realm=self.realm,
             scope=scope,
             name=None,
@@ -909,7 +879,7 @@ class MemoryService:
             source="",
             subject=subject,
             predicate=predicate,
-            trust=_trust_of(self.principal),
+            trust=self.actor.trust,
             status=Status.ACTIVE,
             ever_quarantined=False,
             supersedes=supersedes,
@@ -1070,10 +1040,10 @@ class MemoryService:
                         team=team,
                     )
             proposal = Proposal(
-                id=self._ids.new(now),
+                id=self.store.ids.new(now),
                 source=self.principal,
                 target=target,
-                trust=_trust_of(self.principal),
+                trust=self.actor.trust,
                 summary=line,
                 body=body,
                 evidence=evidence,
@@ -1505,7 +1475,7 @@ class MemoryService:
         if left_out:
             if tally.tags is None:
                 tally = replace(tally, tags=tx.tag_counts(indexed))
-                self._tallies[where.scopes] = tally
+                self.store.tallies[where.realm, where.scopes] = tally
             assert tally.tags is not None
             shown = context.tag_histogram(index)
             every = tally.tags
@@ -1532,13 +1502,13 @@ class MemoryService:
         """The view's counts: those of an earlier render while they still hold, else
         counted again (they are the part of a render that grows with the store)."""
         head = tx.chain_head()[0]
-        found = self._tallies.get(where.scopes)
+        found: _Tally | None = self.store.tallies.get((where.realm, where.scopes))
         if found is not None and found.holds(head, now):
             return found
-        if len(self._tallies) >= TALLIES_KEPT:
-            self._tallies.clear()
+        if len(self.store.tallies) >= TALLIES_KEPT:
+            self.store.tallies.clear()
         tally = _Tally(head, now, tx.load_counts(where, now))
-        self._tallies[where.scopes] = tally
+        self.store.tallies[where.realm, where.scopes] = tally
         return tally
 
     def _turn_recall(self, turn: str, project: str | None, now: datetime) -> list[Memory]:
@@ -1686,7 +1656,6 @@ class MemoryService:
 
         The inline budget is measured once, over the batch as a whole.
         """
-        self._refuse_agent("write")
         normalized = [self._normalized(request) for request in requests]
         return self._write_normalized(normalized, notes=notes, reason=reason, progress=progress)
 
@@ -1904,7 +1873,7 @@ class MemoryService:
             created = r.restore.created_at if r.restore else now
             verified = r.restore.verified_at if r.restore else created
             return Memory(
-                id=self._ids.new(now),
+                id=self.store.ids.new(now),
                 realm=self.realm,
                 scope=scope,
                 name=r.name,
@@ -1917,7 +1886,7 @@ class MemoryService:
                 source=r.source or "",
                 subject=r.subject or None,
                 predicate=None,
-                trust=_trust_of(self.principal),
+                trust=self.actor.trust,
                 status=Status.ACTIVE,
                 ever_quarantined=False,
                 supersedes=None,
@@ -2008,7 +1977,6 @@ class MemoryService:
         project: str | None = None,
     ) -> EditResult:
         """Replace ``old`` with ``new`` in a body; ``new`` empty deletes the text."""
-        self._refuse_agent("edit")
         fields.text(old, "old text")
         fields.text(new, "new text")
         if old == "":
@@ -2447,28 +2415,17 @@ class MemoryService:
         return found
 
     def _background(self, embedder: Embedder) -> Matrix:
-        """The gate's reference sentences, embedded once per embedder."""
-        from retain.search import vectors
-
-        if self._background_of is None or self._background_of[0] != embedder.model_id:
-            self._background_of = (embedder.model_id, key.embed(embedder, vectors.BACKGROUND))
-        return self._background_of[1]
+        """The gate's reference sentences, embedded once per embedder and store."""
+        return self.store.background(embedder)
 
     def _vector_index(self, tx: Transaction, embedder: Embedder) -> VectorIndex:
-        """The in-memory vectors of the model in use, brought up to date."""
-        from retain.search.vectors import VectorIndex
-
-        model, dim = embedder.model_id, embedder.dim
-        if self._index is None or (self._index.model, self._index.dim) != (model, dim):
-            self._index = VectorIndex(model, dim)
-        self._index.refresh(tx)
-        return self._index
+        """The store's in-memory vectors of the model in use, brought up to date."""
+        return self.store.vectors(tx, embedder)
 
     # -- delete -------------------------------------------------------------------------
 
     def delete(self, name: str, *, project: str | None = None) -> DeleteResult:
         """Remove a memory; memories that referenced it keep their references."""
-        self._refuse_agent("delete")
 
         def run(tx: Transaction, now: datetime) -> DeleteResult:
             memory = self._locate(tx, name, project)
@@ -2520,7 +2477,6 @@ class MemoryService:
         """Restore a snapshot in one transaction; nothing lands unless everything does."""
         from retain import transfer
 
-        self._refuse_agent("write")
         snapshot = transfer.read_snapshot(Path(directory), progress)
         requests = []
         for path, item in snapshot:  # a refused field names its file
@@ -2538,18 +2494,25 @@ class MemoryService:
     ) -> list[Event]:
         """The realm's event log from ``seq`` above ``after``, oldest first (a page of at
         most ``limit``); ``memory_id`` keeps one memory's history. Not an agent's verb: the
-        log holds every scope's changes."""
-        if self.identity is not None:
-            raise AccessDenied(
-                "an agent may not read the realm's event log: it holds every scope's changes",
-                remedy="recall what the agent sees instead; an operator reads the log",
-                principal=self.principal,
-            )
+        log holds every scope's changes. An event about a memory outside the reader's
+        view keeps its place (the chain stays whole) but not its payload (``withheld``)."""
         fields.whole(after, "after", 0)
         fields.whole(limit, "limit", 1)
         if memory_id is not None:
             fields.text(memory_id, "memory_id")
-        return self.backend.read(lambda tx: tx.list_events(self.realm, after, limit, memory_id))
+
+        def run(tx: Transaction) -> list[Event]:
+            view = self._reader(tx)
+            listed = tx.list_events(self.realm, after, limit, memory_id)
+            about = {e.memory_id for e in listed if e.memory_id is not None}
+            scopes = {m.id: m.scope for m in tx.get_many(sorted(about))}
+            # a memory no longer stored (deleted) has no scope: only an operator sees it
+            return [
+                view.event(e, None if e.memory_id is None else scopes.get(e.memory_id, ""))
+                for e in listed
+            ]
+
+        return self.backend.read(run)
 
     # -- health -----------------------------------------------------------------------
 

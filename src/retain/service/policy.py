@@ -1,0 +1,173 @@
+"""The policy table: which kinds of principal may run each verb, checked once a call.
+
+Every public verb of the service has a row here, and the gate (``check``) reads it
+before the verb does any I/O: a principal of another kind is refused ``access_denied``
+with the row's reason, whatever door it came through. What a permitted principal then
+sees and changes inside the verb is the view's to decide (``retain.service.view``).
+
+A row's kinds are the principals that may run the verb; a writing verb run by an
+anonymous caller needs the installation to allow it too (``[access]
+anonymous_writes``). Realm administration (projects, agents, teams, membership) is for
+operators and applications; an agent keeps its own memory through its own verbs and
+joins a team only when an operator or an application adds it.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, TypeVar
+
+from retain.config import Settings
+from retain.errors import AccessDenied
+from retain.service.actor import Actor, Kind
+
+AGENT = frozenset({Kind.AGENT})
+ADMINS = frozenset({Kind.OPERATOR, Kind.APP})
+AUTHORS = frozenset({Kind.OPERATOR, Kind.APP, Kind.ANONYMOUS})  # the shared tiers' writers
+OPERATOR = frozenset({Kind.OPERATOR})
+EVERYONE = frozenset(Kind)
+NOT_AGENTS = EVERYONE - AGENT
+KEEPERS = frozenset({Kind.OPERATOR, Kind.APP, Kind.STEWARD})
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """Who may run a verb, whether it changes the store, and why others may not."""
+
+    kinds: frozenset[Kind]
+    writes: bool
+    why: str  # completes "<principal> may not <verb>: ..."
+    offered: bool = False  # a tool a model is offered (MCP lists them by this table)
+
+
+def _read(kinds: frozenset[Kind], why: str = "", *, offered: bool = False) -> Rule:
+    return Rule(kinds, False, why, offered)
+
+
+def _write(kinds: frozenset[Kind], why: str, *, offered: bool = False) -> Rule:
+    return Rule(kinds, True, why, offered)
+
+
+_TIERS = "the shared tiers are written by operators and applications; an agent keeps its own memory and proposes additions"  # noqa: E501
+_OWN = "it is an agent's verb over its own memory"
+_ADMIN = "realm administration is for operators and applications"
+_LOG = "the event log holds every scope's changes; an agent recalls what it sees instead"
+_UPKEEP = "it rebuilds or moves the whole store, which is an operator's work"
+_FACTS = "facts are written by agents, applications and operators"
+
+POLICY: Mapping[str, Rule] = MappingProxyType(
+    {
+        # the shared tiers
+        "write": _write(AUTHORS, _TIERS, offered=True),
+        "write_many": _write(AUTHORS, _TIERS),
+        "edit": _write(AUTHORS, _TIERS, offered=True),
+        "delete": _write(AUTHORS, _TIERS, offered=True),
+        "import_": _write(AUTHORS, _TIERS),
+        # reading, through the reader's view
+        "search": _read(EVERYONE, offered=True),
+        "read": _read(EVERYONE, offered=True),
+        "get": _read(EVERYONE),
+        "list_memories": _read(EVERYONE),
+        "context": _read(EVERYONE),
+        "export": _read(NOT_AGENTS, "an export holds the shared tiers; an agent recalls instead"),
+        "status": _read(EVERYONE),
+        # an agent's own memory
+        "remember": _write(AGENT, _OWN, offered=True),
+        "update": _write(AGENT, _OWN, offered=True),
+        "forget": _write(AGENT, _OWN, offered=True),
+        "propose": _write(AGENT, _OWN, offered=True),
+        "recall": _read(AGENT, _OWN, offered=True),
+        "list_proposals": _read(EVERYONE),
+        "list_injections": _read(EVERYONE),
+        # facts on two time axes
+        "fact_write": _write(AGENT | AUTHORS, _FACTS, offered=True),
+        "fact_retract": _write(AGENT | AUTHORS, _FACTS, offered=True),
+        "fact_read": _read(EVERYONE, offered=True),
+        "fact_history": _read(EVERYONE, offered=True),
+        # the realm's registry
+        "add_project": _write(ADMINS, _ADMIN),
+        "rename_project": _write(ADMINS, _ADMIN),
+        "remove_project": _write(ADMINS, _ADMIN),
+        "add_agent": _write(ADMINS, _ADMIN),
+        "add_team": _write(ADMINS, _ADMIN),
+        "join_team": _write(ADMINS, _ADMIN),
+        "list_projects": _read(EVERYONE),
+        "list_agents": _read(EVERYONE),
+        "list_teams": _read(EVERYONE),
+        # audit and upkeep
+        "events": _read(NOT_AGENTS, _LOG),
+        "verify": _read(KEEPERS, "verifying reads every scope's rows"),
+        "reindex": _write(OPERATOR, _UPKEEP),
+        "migrate_to": _write(OPERATOR, _UPKEEP),
+    }
+)
+
+# Public methods that are not verbs over the store: they read no row a policy guards.
+NOT_VERBS = frozenset(
+    {"close", "acting_as", "offered_verbs", "offer", "check_principal", "caption"}
+)
+
+
+def allows(rule: Rule, actor: Actor, settings: Settings) -> bool:
+    if actor.kind not in rule.kinds:
+        return False
+    return not (rule.writes and actor.kind is Kind.ANONYMOUS and not settings.anonymous_writes)
+
+
+R = TypeVar("R")
+
+
+def check(actor: Actor, verb: str, settings: Settings) -> Rule:
+    """The verb's row, once ``actor`` may run it; else ``access_denied``, before any I/O."""
+    rule = POLICY[verb]
+    if allows(rule, actor, settings):
+        return rule
+    if actor.kind in rule.kinds:  # an anonymous caller, writing where writes are closed
+        why = "anonymous callers read only in this installation"
+        remedy = "act as an authenticated principal, or allow anonymous writes under [access]"
+    else:
+        why = rule.why
+        may = sorted(kind.value for kind in rule.kinds)
+        remedy = f"act as {' or '.join(may)}" if may else "no principal may"
+    raise AccessDenied(
+        f"{actor.principal} may not {verb.rstrip('_')}: {why}",
+        remedy=remedy,
+        principal=actor.principal,
+        verb=verb.rstrip("_"),
+    )
+
+
+def offered(actor: Actor, settings: Settings) -> tuple[str, ...]:
+    """The verbs a model acting as ``actor`` is offered (MCP's tools), in table order."""
+    return tuple(
+        verb for verb, rule in POLICY.items() if rule.offered and allows(rule, actor, settings)
+    )
+
+
+C = TypeVar("C", bound=type)
+
+
+def gated(cls: C) -> C:
+    """Pass every public verb of ``cls`` (a session: it has ``actor`` and ``settings``)
+    through ``check`` before it runs. A public method with no row in ``POLICY`` and not
+    in ``NOT_VERBS`` is a class that cannot be built: no verb skips the table."""
+    for name, member in list(vars(cls).items()):
+        if name.startswith("_") or not inspect.isfunction(member) or name in NOT_VERBS:
+            continue
+        if name not in POLICY:
+            raise TypeError(f"{cls.__name__}.{name} is a public verb with no row in POLICY")
+        setattr(cls, name, _guarded(member, name))
+    return cls
+
+
+def _guarded(method: Callable[..., R], verb: str) -> Callable[..., R]:
+    @functools.wraps(method)
+    def guarded(self: Any, *args: Any, **kwargs: Any) -> R:
+        check(self.actor, verb, self.settings)
+        return method(self, *args, **kwargs)
+
+    return guarded

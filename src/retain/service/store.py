@@ -1,0 +1,87 @@
+"""The store: what every caller of one backend shares, whoever it acts as.
+
+One ``Store`` per opened backend holds the backend, the settings, the clock, the
+embedder, the id factory and the in-memory vector index (one per store, however many
+principals search it), and the counts the memory section caches. A principal is not a
+reason to build another: a session (``MemoryService``) is the store and an actor, and
+``acting_as`` makes another session over the same store.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any
+
+from retain.config import Settings
+from retain.ids import IdFactory
+from retain.search.embed import LoadedEmbedder, load_embedder
+from retain.storage.base import Backend, Transaction
+
+if TYPE_CHECKING:  # numpy's: imported by the verbs that make or search vectors
+    from retain.chrono import Clock
+    from retain.search.embed import Embedder, Matrix
+    from retain.search.vectors import VectorIndex
+
+
+class Store:
+    """A backend and everything its callers share (see the module docstring)."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        settings: Settings | None = None,
+        clock: Clock | None = None,
+        embedder: LoadedEmbedder | None = None,
+    ) -> None:
+        from retain.chrono import SystemClock
+
+        self.backend = backend
+        self.settings = settings or Settings()
+        self.clock = clock or SystemClock()
+        self.ids = IdFactory()
+        self._embedder = embedder
+        self._index: VectorIndex | None = None
+        self._background: tuple[str, Matrix] | None = None
+        self._lock = threading.Lock()
+        # the memory section's counts, by realm and scopes (the service's to read)
+        self.tallies: dict[tuple[str, tuple[str, ...] | None], Any] = {}
+
+    @property
+    def embedder(self) -> LoadedEmbedder:
+        """The embedder in use: the one given, else the settings' (loaded at first use, so
+        that a command that makes no vector loads no model)."""
+        if self._embedder is None:
+            with self._lock:
+                if self._embedder is None:
+                    self._embedder = load_embedder(self.settings.embedder)
+        return self._embedder
+
+    @property
+    def vector_index(self) -> VectorIndex | None:
+        """The in-memory vector index, once a search has made it."""
+        return self._index
+
+    def vectors(self, tx: Transaction, embedder: Embedder) -> VectorIndex:
+        """The in-memory vectors of ``embedder``'s model, brought up to date in ``tx``."""
+        from retain.search.vectors import VectorIndex
+
+        model, dim = embedder.model_id, embedder.dim
+        with self._lock:
+            index = self._index
+            if index is None or (index.model, index.dim) != (model, dim):
+                index = self._index = VectorIndex(model, dim)
+        index.refresh(tx)
+        return index
+
+    def background(self, embedder: Embedder) -> Matrix:
+        """The relevance gate's reference sentences, embedded once per model."""
+        from retain.search import key, vectors
+
+        made = self._background
+        if made is None or made[0] != embedder.model_id:
+            made = self._background = (embedder.model_id, key.embed(embedder, vectors.BACKGROUND))
+        return made[1]
+
+    def close(self) -> None:
+        self.backend.close()
