@@ -142,6 +142,7 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
     "verify": (False, (), {"rebuild": False, "progress": _progress}),
     "migrate_to": (False, ("BACKEND",), {"progress": _progress}),
     "reindex": (False, (), {"progress": _progress}),
+    "acting_as": (False, ("agent:ada",), {"realm": "default"}),
 }
 # Verbs without an argument to get wrong.
 NO_ARGUMENTS = {

@@ -22,9 +22,11 @@ from tests.conftest import RETAIN, free_port, retain_serve
 import retain
 from retain import errors
 from retain import service as service_module
+from retain.config import Settings
 from retain.doors import http, mcp
 from retain.errors import all_error_classes
-from retain.service import MemoryService
+from retain.service import MemoryService, policy
+from retain.service.actor import Actor, Kind
 
 
 def as_agent(service: MemoryService, name: str = "coder") -> Any:
@@ -189,11 +191,13 @@ def test_each_principal_is_shown_exactly_the_tools_the_service_lets_it_use(
         if code != "access_denied":
             allowed.add(tool)
     assert shown == allowed  # the service's refusals, not a second list, decide
-    kind = "agent" if principal.startswith("agent:") else "tiers"
+    actor = Actor(principal)
     assert shown == {
-        name for name, verb in server.verbs.items() if kind in service_module.VERB_KINDS[verb]
+        name
+        for name, verb in server.verbs.items()
+        if policy.allows(policy.POLICY[verb], actor, Settings())
     }
-    if kind == "agent":
+    if actor.kind is Kind.AGENT:
         assert {"memory_remember", "memory_recall", "memory_propose"} <= shown
         assert not shown & {"memory_write", "memory_edit", "memory_delete"}
     else:

@@ -195,6 +195,7 @@ def _refusals(fmt: str = "table") -> Iterator[None]:
     try:
         yield
     except errors.RetainError as exc:
+        exc = _door_remedy(exc)
         if fmt == "json":
             click.echo(json_text({"error": exc.to_dict()}), err=True)
         else:
@@ -203,6 +204,20 @@ def _refusals(fmt: str = "table") -> Iterator[None]:
             if exc.remedy:
                 _warn(f"  {exc.remedy}")
         sys.exit(exit_code(exc))
+
+
+# How to act as each kind of principal from this door, for a refusal that names the kinds
+# that may (``access_denied``'s ``allowed``): the service's remedy names no flag.
+_ACT_AS = {"agent": "--as agent:NAME", "app": "--as app:NAME", "operator": "--as operator:NAME"}
+
+
+def _door_remedy(exc: errors.RetainError) -> errors.RetainError:
+    """``exc`` with this door's hint added to its remedy, where it has one."""
+    allowed = exc.details.get("allowed") if exc.code == "access_denied" else None
+    flags = [_ACT_AS[k] for k in allowed or () if k in _ACT_AS]
+    if flags:
+        exc.remedy = f"{exc.remedy} ({' or '.join(f'`{f}`' for f in flags)})"
+    return exc
 
 
 @contextmanager

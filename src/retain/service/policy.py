@@ -126,18 +126,20 @@ def check(actor: Actor, verb: str, settings: Settings) -> Rule:
     rule = POLICY[verb]
     if allows(rule, actor, settings):
         return rule
+    may = sorted(kind.value for kind in rule.kinds)
     if actor.kind in rule.kinds:  # an anonymous caller, writing where writes are closed
         why = "anonymous callers read only in this installation"
         remedy = "act as an authenticated principal, or allow anonymous writes under [access]"
+        may.remove(Kind.ANONYMOUS.value)
     else:
         why = rule.why
-        may = sorted(kind.value for kind in rule.kinds)
-        remedy = f"act as {' or '.join(may)}" if may else "no principal may"
+        remedy = f"act as {' or '.join(f'an {k}' if k[0] in 'aeiou' else f'a {k}' for k in may)}"
     raise AccessDenied(
         f"{actor.principal} may not {verb.rstrip('_')}: {why}",
         remedy=remedy,
         principal=actor.principal,
         verb=verb.rstrip("_"),
+        allowed=may,  # the kinds that may: each door says how to act as one
     )
 
 
