@@ -41,6 +41,12 @@ class Trust(StrEnum):
     VERIFIED = "verified"
 
 
+def lower_trust(a: Trust, b: Trust) -> Trust:
+    """The less trusted of two levels."""
+    order = list(Trust)
+    return a if order.index(a) <= order.index(b) else b
+
+
 class Status(StrEnum):
     """Where a memory stands in its life."""
 
@@ -108,6 +114,7 @@ class Memory:
     read_count: int
     metadata: dict[str, Any] = field(default_factory=dict)
     thread: str | None = None
+    changed_by: str | None = None  # who last changed it, once someone has (else its author)
     superseded_by: str | None = None
 
     @property
@@ -163,6 +170,7 @@ class Memory:
             "supersedes": self.supersedes,
             "superseded_by": self.superseded_by,
             "author": self.author,
+            "changed_by": self.changed_by or self.author,
             "created_at": stamp(self.created_at),
             "updated_at": stamp(self.updated_at),
             "verified_at": stamp(self.verified_at),

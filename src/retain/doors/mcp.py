@@ -152,6 +152,7 @@ class MemoryRecord(BaseModel):
         description="On a superseded memory: the id of the memory that replaced it."
     )
     author: str
+    changed_by: str = Field(description="Who last changed it (its author until someone else does).")
     created_at: str
     updated_at: str
     verified_at: str

@@ -105,6 +105,7 @@ from retain.model import (
     WriteRequest,
     WriteResult,
     agent_scope,
+    lower_trust,
     project_scope,
     team_scope,
 )
@@ -1938,8 +1939,19 @@ class MemoryService:
         elif r.verified:
             merged = replace(merged, verified_at=now)
         if not self._same(existing, merged):
-            merged = replace(merged, updated_at=now)
+            merged = self._changed(merged, now)
         return merged
+
+    def _changed(self, memory: Memory, now: datetime) -> Memory:
+        """A change of ``memory``'s content by the actor: stamped, its last writer
+        recorded (the author stays who wrote it), and its trust the lower of its own and
+        the writer's. Trust never rises by a change: raising it is a review."""
+        return replace(
+            memory,
+            updated_at=now,
+            changed_by=self.principal,
+            trust=lower_trust(memory.trust, self.actor.trust),
+        )
 
     @staticmethod
     def _same(a: Memory, b: Memory) -> bool:
@@ -2015,6 +2027,8 @@ class MemoryService:
                 updated_at=now,
                 verified_at=now if verified else current.verified_at,
             )
+            if body != current.body:
+                changed = self._changed(changed, now)
             inline = _Inline(tx.inline_entries(self.realm, now_stamp))
             inline.apply(current, changed, now_stamp)
             inline.check(self.settings.inline_max_bytes)

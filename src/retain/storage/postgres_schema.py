@@ -314,6 +314,11 @@ ALTER TABLE memories ADD COLUMN lowered TEXT GENERATED ALWAYS AS (
 ) STORED;
 """
 
+# Who last changed a memory, once someone has (the author stays who wrote it).
+_CHANGED_BY = """
+ALTER TABLE memories ADD COLUMN changed_by TEXT;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "deferred vectors", _DEFERRED_VECTORS),
@@ -321,6 +326,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "successors", _SUCCESSORS),
     Migration(5, "ordered times", _ORDERED_TIMES),
     Migration(7, "scan text", _SCAN_TEXT),
+    Migration(8, "changed by", _CHANGED_BY),
 )
 
 

@@ -17,14 +17,15 @@ from retain.storage.base import Standing
 COLUMNS = (
     "id, realm, scope, name, description, body, tags, priority, load, refs, source, subject, "
     "predicate, trust, status, ever_quarantined, supersedes, content_hash, author, created_at, "
-    "updated_at, verified_at, expires_at, valid_from, valid_to, read_count, metadata, thread"
+    "updated_at, verified_at, expires_at, valid_from, valid_to, read_count, metadata, thread, "
+    "changed_by"
 )
 M_COLUMNS = ", ".join("m." + c.strip() for c in COLUMNS.split(","))
 INSERT_COLUMNS = [
     "id", "realm", "scope", "name", "description", "body", "body_bytes", "tags", "priority",
     "load", "refs", "source", "subject", "predicate", "trust", "status", "ever_quarantined",
     "supersedes", "content_hash", "author", "created_at", "updated_at", "verified_at",
-    "expires_at", "valid_from", "valid_to", "read_count", "metadata", "thread",
+    "expires_at", "valid_from", "valid_to", "read_count", "metadata", "thread", "changed_by",
 ]  # fmt: skip
 # created_at is absent from the update list: the statement itself keeps it. Only a
 # restore (import --force) puts the snapshot's back.
@@ -85,6 +86,7 @@ def memory_of(
         read_count=row[25],
         metadata=mapping(row[26]),
         thread=row[27],
+        changed_by=row[28],
     )
 
 
@@ -129,6 +131,7 @@ def params_of(
         "read_count": m.read_count,
         "metadata": mapping(m.metadata),
         "thread": m.thread,
+        "changed_by": m.changed_by,
     }
 
 

@@ -360,6 +360,11 @@ def _m006_ordered_times(con: sqlite3.Connection) -> None:
     )
 
 
+def _m007_changed_by(con: sqlite3.Connection) -> None:
+    """Who last changed a memory, once someone has (the author stays who wrote it)."""
+    run_script(con, "ALTER TABLE memories ADD COLUMN changed_by TEXT;")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", _m001_foundation),
     Migration(2, "retrieval", _m002_retrieval),
@@ -367,6 +372,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "context", _m004_context),
     Migration(5, "successors", _m005_successors),
     Migration(6, "ordered times", _m006_ordered_times),
+    Migration(7, "changed by", _m007_changed_by),
 )
 
 
