@@ -78,7 +78,6 @@ from retain.model import (
     DEFAULT_PRIORITY,
     DEFAULT_REALM,
     GLOBAL_SCOPE,
-    OPERATOR_PREFIX,
     TEAM_PREFIX,
     Agent,
     ContextResult,
@@ -107,7 +106,6 @@ from retain.model import (
     agent_scope,
     lower_trust,
     project_scope,
-    team_scope,
 )
 from retain.search import key
 from retain.search.embed import Embedder, LoadedEmbedder
@@ -530,11 +528,11 @@ class MemoryService:
                 project=project,
             )
 
-    def _reader(self, tx: Transaction, project: str | None = None) -> View:
+    def _reader(self, tx: Transaction, project: str | None = None, verb: str = "read") -> View:
         """The actor's view for a call on ``project`` (its tier checked to exist)."""
         if project:
             self._require_project(tx, project)
-        agent = None if self.identity is None else self._agent(tx, "read")
+        agent = None if self.identity is None else self._agent(tx, verb)
         return View(self.actor, agent, project)
 
     def _locate(
@@ -1070,9 +1068,8 @@ class MemoryService:
         if status is not None:
             fields.text(status, "status")
         listed = self.backend.read(lambda tx: tx.list_proposals(self.realm, status))
-        if self.identity is not None:  # an agent sees its own proposals only
-            listed = [p for p in listed if p.source == self.principal]
-        return listed
+        view = View(self.actor)
+        return [p for p in listed if view.sees_proposal(p)]
 
     # -- facts ------------------------------------------------------------------------
 
@@ -1289,18 +1286,13 @@ class MemoryService:
     def _view(self, tx: Transaction, project: str | None, verb: str) -> _View:
         """Who is reading: the scopes they see (global, the project, an agent's teams and
         its own scope, in that order), how the section names them, and their search verb."""
-        scopes = [GLOBAL_SCOPE]
-        if project:
-            self._require_project(tx, project)
-            scopes.append(project_scope(project))
-        if self.identity is None:
+        view = self._reader(tx, project, verb)
+        if view.agent is None:
             who, pointer = self.principal, "search"
         else:
-            agent = self._agent(tx, verb)
-            scopes += _identity_scopes(agent)
-            who, pointer = f"agent {agent.name}", "recall"
+            who, pointer = f"agent {view.agent.name}", "recall"
         on = f" on project {project}" if project else ""
-        return _View(tuple(scopes), who + on, pointer)
+        return _View(view.scopes, who + on, pointer)
 
     def context(
         self,
@@ -1580,14 +1572,7 @@ class MemoryService:
             if value is not None:
                 fields.text(value, what)
         _check_limit(limit)
-        if not self.principal.startswith(OPERATOR_PREFIX):
-            if identity not in (None, self.principal):
-                raise AccessDenied(
-                    f"{self.principal!r} may read only its own injections",
-                    remedy="leave identity out, or ask an operator",
-                    identity=identity,
-                )
-            identity = self.principal
+        identity = View(self.actor).injections_of(identity)
         return self.backend.read(
             lambda tx: tx.list_injections(
                 self.realm, memory_id=memory_id, identity=identity, session=session, limit=limit
@@ -2183,17 +2168,8 @@ class MemoryService:
                 scopes = (GLOBAL_SCOPE,)
             else:
                 scopes = (GLOBAL_SCOPE, project_scope(project))
-        tiers_only = False
-        if self.identity is not None:
-            # An agent reads through its view: the tiers asked for (global alone when no
-            # project is named), then its teams' scopes and its own.
-            agent = self._agent(tx, "search")
-            if scopes is None:
-                scopes = (GLOBAL_SCOPE,)
-            if tier is None and (not listing or project is None):
-                scopes = (*scopes, *_identity_scopes(agent))
-        elif scopes is None and not self.principal.startswith(OPERATOR_PREFIX):
-            tiers_only = True  # identity scopes are their identities' and operators'
+        with_own = tier is None and (not listing or project is None)
+        scopes, tiers_only = self._reader(tx).narrow(scopes, with_own=with_own)
         for value, field in ((referencing, "referencing"), (unverified, "unverified")):
             if value is not None:
                 fields.text(value, field)
@@ -2766,11 +2742,6 @@ def _whole(value: object, field: str, most: int) -> int:
             field=field,
         )
     return value
-
-
-def _identity_scopes(agent: Agent) -> tuple[str, ...]:
-    """An agent's teams' scopes and its own: what only it (and they) read."""
-    return (*(team_scope(team) for team in agent.teams), agent_scope(agent.name))
 
 
 def _check_limit(limit: object) -> None:

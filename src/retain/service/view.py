@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from retain.errors import AccessDenied
 from retain.model import (
     GLOBAL_SCOPE,
     PROJECT_PREFIX,
     Agent,
     Event,
+    Proposal,
     agent_scope,
     project_scope,
     team_scope,
@@ -41,15 +43,35 @@ class View:
         teams = (team_scope(team) for team in self.agent.teams)
         return (*teams, agent_scope(self.agent.name))
 
+    @property
+    def scopes(self) -> tuple[str, ...]:
+        """The scopes of a session in this view, in the order the memory section groups
+        them: global, the project's, then an agent's teams' and its own."""
+        project = (project_scope(self.project),) if self.project else ()
+        return (GLOBAL_SCOPE, *project, *self.own)
+
     def lookup_scopes(self) -> list[str] | None:
         """The scopes a lookup by name covers (None: every scope the reader sees)."""
         if self.project == "":
             return [GLOBAL_SCOPE]
-        if self.project is not None:
-            return [GLOBAL_SCOPE, project_scope(self.project), *self.own]
+        if self.project is None and self.actor.kind is not Kind.AGENT:
+            return None
+        return list(self.scopes)
+
+    def narrow(
+        self, selected: tuple[str, ...] | None, *, with_own: bool
+    ) -> tuple[tuple[str, ...] | None, bool]:
+        """What a listing or search of the scopes ``selected`` (None: every one) covers
+        in this view: (the scopes, or None for every one; whether only the shared tiers
+        of those). An agent reads what it selects (global when it selects none) and,
+        ``with_own``, its teams' and its own; an operator reads every scope; anyone else
+        the shared tiers."""
         if self.actor.kind is Kind.AGENT:
-            return [GLOBAL_SCOPE, *self.own]
-        return None
+            scopes = selected or (GLOBAL_SCOPE,)
+            return ((*scopes, *self.own) if with_own else scopes), False
+        if selected is None and self.actor.kind is not Kind.OPERATOR:
+            return None, True
+        return selected, False
 
     def sees(self, realm: str, scope: str) -> bool:
         """Whether a memory of ``realm`` in ``scope`` is in this view."""
@@ -65,6 +87,23 @@ class View:
                 bool(self.project) and scope == project_scope(self.project or "")
             )
         return scope.startswith(PROJECT_PREFIX)
+
+    def injections_of(self, identity: str | None) -> str | None:
+        """Whose injection ledger rows this view reads when ``identity`` is asked for
+        (None: everyone's): an operator any identity's, anyone else only its own."""
+        if self.actor.kind is Kind.OPERATOR:
+            return identity
+        if identity not in (None, self.actor.principal):
+            raise AccessDenied(
+                f"{self.actor.principal!r} may read only its own injections",
+                remedy="leave identity out, or ask an operator",
+                identity=identity,
+            )
+        return self.actor.principal
+
+    def sees_proposal(self, proposal: Proposal) -> bool:
+        """An agent sees the proposals it made; the others see every proposal."""
+        return self.actor.kind is not Kind.AGENT or proposal.source == self.actor.principal
 
     def event(self, event: Event, scope: str | None) -> Event:
         """``event`` as this view shows it: whole, or, when it is about a memory the view
