@@ -1,0 +1,147 @@
+"""The unit of work: one per verb call that writes, and the only way to change the store.
+
+A verb that writes runs as ``fn(work)`` inside one backend transaction. The work holds
+that transaction, ``now`` (read once the write lock is held, never before the last
+event's), the actor, and what the call touched; it is the only object that creates,
+changes or removes memories, counts reads, changes the registry, and appends events
+(a test holds every other module to that). A verb reads through ``work.reads``, which
+is typed as the transaction's reading half, so a verb cannot change a row past it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from retain import ledger
+from retain.chrono import stamp
+from retain.model import Injection, Memory, Proposal
+from retain.search import key
+from retain.service.actor import Actor
+from retain.storage.base import Reads, Transaction
+
+if TYPE_CHECKING:
+    from retain.service.store import Store
+
+
+class Work:
+    """One writing call's transaction, instant, actor and touched memories."""
+
+    def __init__(self, tx: Transaction, now: datetime, actor: Actor, store: Store) -> None:
+        self._tx = tx
+        self.now = now
+        self.actor = actor
+        self.store = store
+        self.rekey = key.Rekey()  # the memories whose search keys are made again
+
+    @property
+    def reads(self) -> Reads:
+        """The transaction, to read from (its changing methods are the work's alone)."""
+        return self._tx
+
+    @property
+    def realm(self) -> str:
+        return self.actor.realm
+
+    # -- memories --------------------------------------------------------------------
+
+    def create(self, memories: Sequence[Memory]) -> None:
+        """Insert new memories; their search keys are made when the work finishes."""
+        self._tx.insert_memories(memories)
+        for memory in memories:
+            self.rekey.touch(memory.id)
+
+    def change(self, memory: Memory, current: Memory, *, restore: bool = False) -> bool:
+        """Replace ``current`` with ``memory`` if it is still what is stored (else False)."""
+        changed = self._tx.update_memory(memory, current, restore=restore)
+        if changed:
+            self.rekey.touch(memory.id)
+        return changed
+
+    def remove(self, memory_id: str) -> None:
+        """Delete a memory; the neighbours whose context it was are re-keyed."""
+        self.rekey.leave(self._tx, memory_id)
+        self._tx.delete_memory(memory_id)
+
+    def count_read(self, memory_id: str) -> int:
+        return self._tx.increment_read_count(memory_id)
+
+    # -- the registry ------------------------------------------------------------------
+
+    def add_realm(self) -> None:
+        self._tx.ensure_realm(self.realm, stamp(self.now))
+
+    def add_project(self, name: str) -> None:
+        self._tx.insert_project(self.realm, name, stamp(self.now))
+
+    def rename_project(self, old: str, new: str) -> int:
+        return self._tx.rename_project(self.realm, old, new)
+
+    def remove_project(self, name: str) -> None:
+        self._tx.delete_project(self.realm, name)
+
+    def add_agent(self, name: str, when: datetime | None = None) -> None:
+        self._tx.insert_agent(self.realm, name, stamp(when or self.now))
+
+    def add_team(self, name: str) -> None:
+        self._tx.insert_team(self.realm, name, stamp(self.now))
+
+    def add_member(self, team: str, agent: str) -> bool:
+        return self._tx.add_member(self.realm, team, agent, stamp(self.now))
+
+    def add_proposal(self, proposal: Proposal) -> None:
+        self._tx.insert_proposal(self.realm, proposal)
+
+    # -- what the doors rendered, and legacy imports ---------------------------------------
+
+    def record_injections(self, rows: Sequence[Injection]) -> None:
+        self._tx.insert_injections(self.realm, rows)
+
+    def put_context_state(self, identity: str, session: str, state: str) -> None:
+        self._tx.put_context_state(self.realm, identity, session, state, stamp(self.now))
+
+    def record_legacy_import(self, identity: str, sha256: str) -> None:
+        self._tx.record_legacy_import(self.realm, identity, sha256, stamp(self.now))
+
+    # -- the log and the search keys ---------------------------------------------------------
+
+    def event(
+        self,
+        kind: str,
+        payload: Any,
+        *,
+        memory_id: str | None = None,
+        reason: str = "",
+        principal: str | None = None,
+    ) -> None:
+        """Append the event of a change, stamped with the work's instant, by its actor
+        unless the change is the system's own (``principal``)."""
+        seq, head = self._tx.chain_head()
+        self._tx.append_event(
+            ledger.seal(
+                prev_seq=seq,
+                prev_hash=head,
+                event_id=self.store.ids.new(self.now),
+                realm=self.realm,
+                memory_id=memory_id,
+                kind=kind,
+                tx_time=self.now,
+                principal=principal or self.actor.principal,
+                reason=reason,
+                payload=payload,
+            )
+        )
+
+    def make_keys(
+        self, *, everything: bool = False, progress: Callable[[int, int], None] | None = None
+    ) -> int:
+        """Make the search keys of what the work touched (and their neighbours'), inside
+        its transaction; how many were made."""
+        if not self.rekey.ids:
+            return 0
+        embedder = self.store.embedder.embedder
+        zone = self.store.clock.local_tz()
+        return self.rekey.apply(
+            self._tx, embedder, zone, everything=everything, progress=progress
+        )
