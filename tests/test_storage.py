@@ -72,8 +72,9 @@ def test_migrations_are_recorded_once(tmp_path: Path) -> None:
         (4, "context"),
         (5, "successors"),
         (6, "ordered times"),
+        (7, "changed by"),
     ]
-    assert latest_version() == 6
+    assert latest_version() == 7
 
 
 def test_what_superseded_a_memory_is_found_by_index_not_by_a_scan(tmp_path: Path) -> None:

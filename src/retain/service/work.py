@@ -142,6 +142,4 @@ class Work:
             return 0
         embedder = self.store.embedder.embedder
         zone = self.store.clock.local_tz()
-        return self.rekey.apply(
-            self._tx, embedder, zone, everything=everything, progress=progress
-        )
+        return self.rekey.apply(self._tx, embedder, zone, everything=everything, progress=progress)
