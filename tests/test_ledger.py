@@ -66,12 +66,13 @@ def chain(backend: Backend) -> list[tuple[int, str, str]]:
 
 
 def an_old_store(url: str, clock: ManualClock) -> list[tuple[int, str, str]]:
-    """A store written before the rule: a memory, then events of which two (the 4th
-    and the 6th) are stamped before the one they follow. Its chain, as it was left."""
+    """A store written before the rule: its realm, then events of which two (the 4th
+    and the 6th) are stamped before the one they follow. Its chain, as it was left.
+    (Only events: this version's memory rows have columns the old schema lacks.)"""
     old = open_before_the_rule(url)
-    writer = MemoryService(old, clock=clock)  # realm_add (1), create (2)
-    writer.write("a", description="written before the upgrade")
+    writer = MemoryService(old, clock=clock)  # realm_add (1)
     t = clock.now()
+    append_as_written(old, writer.realm, [t])  # (2)
     append_as_written(old, writer.realm, [t + timedelta(seconds=2), t + timedelta(seconds=1)])
     append_as_written(old, writer.realm, [t + timedelta(seconds=3), t + timedelta(seconds=2)])
     written = chain(old)

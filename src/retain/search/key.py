@@ -33,7 +33,7 @@ from retain.search.embed import (
     normalised,
     unit,
 )
-from retain.storage.base import KeySource, SearchKey, StoredVector, Transaction
+from retain.storage.base import KeySource, Reads, SearchKey, StoredVector, Transaction
 
 if TYPE_CHECKING:
     from retain.search.embed import Matrix
@@ -103,7 +103,7 @@ class Rekey:
     def touch(self, memory_id: str) -> None:
         self.ids.add(memory_id)
 
-    def leave(self, tx: Transaction, memory_id: str) -> None:
+    def leave(self, tx: Reads, memory_id: str) -> None:
         """Call before ``memory_id`` is deleted or leaves its thread."""
         for source in tx.key_sources([memory_id]):
             if source.thread:
@@ -146,7 +146,7 @@ class Rekey:
 
 
 def _neighbours(
-    tx: Transaction, source: KeySource, collect: dict[int, KeySource] | None
+    tx: Reads, source: KeySource, collect: dict[int, KeySource] | None
 ) -> list[KeySource]:
     """``source``'s thread neighbours in thread order; adds them to ``collect``."""
     if not source.thread:

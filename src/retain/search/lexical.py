@@ -51,7 +51,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from retain.errors import QueryTooLong
-from retain.storage.base import CountsAhead, LexicalHit, MemoryFilter, ScannedRow, Transaction
+from retain.storage.base import CountsAhead, LexicalHit, MemoryFilter, Reads, ScannedRow
 from retain.storage.words import scan_hits
 
 STEM = "stem"
@@ -167,7 +167,7 @@ class Scans:
 
 
 def search_query(
-    tx: Transaction,
+    tx: Reads,
     where: MemoryFilter,
     plan: QueryPlan,
     *,
@@ -211,14 +211,14 @@ def search_query(
     return answered
 
 
-def scan_pass(tx: Transaction, where: MemoryFilter, plans: Sequence[QueryPlan]) -> list[ScannedRow]:
+def scan_pass(tx: Reads, where: MemoryFilter, plans: Sequence[QueryPlan]) -> list[ScannedRow]:
     """The rows holding any needle of any of ``plans``, in one pass over the rows (a
     pass costs more than its tests: one for the whole search, not one per query)."""
     needles = list(dict.fromkeys(n for p in plans for n in p.needles))
     return tx.scan_rows(where, needles) if needles else []
 
 
-def count_ahead(tx: Transaction, plans: Sequence[QueryPlan]) -> None:
+def count_ahead(tx: Reads, plans: Sequence[QueryPlan]) -> None:
     """On a backend where each lookup is a round trip, every query's words and phrases
     counted at once, before ``search_query`` asks for them query by query."""
     if isinstance(tx, CountsAhead):

@@ -33,7 +33,7 @@ import numpy.typing as npt
 
 from retain.errors import DimensionMismatch
 from retain.search.lexical import SEMANTIC, SenseHits
-from retain.storage.base import LexicalHit, MemoryFilter, Transaction, VectorRows
+from retain.storage.base import LexicalHit, MemoryFilter, Reads, VectorRows
 
 if TYPE_CHECKING:
     from retain.search.embed import Matrix
@@ -152,7 +152,7 @@ class VectorIndex:
     def __len__(self) -> int:
         return self._size
 
-    def refresh(self, tx: Transaction) -> None:
+    def refresh(self, tx: Reads) -> None:
         """Take in the vectors written since the last refresh, a chunk at a time."""
         with self._lock:
             last = tx.last_vector()
@@ -305,7 +305,7 @@ def _blas() -> Any:
 
 
 def search(
-    tx: Transaction,
+    tx: Reads,
     nums: npt.NDArray[np.int64],
     where: MemoryFilter,
     scores: Matrix,

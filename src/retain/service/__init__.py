@@ -113,12 +113,14 @@ from retain.service import actor, policy
 from retain.service.actor import LOCAL_OPERATOR, Actor, Kind
 from retain.service.store import Store
 from retain.service.view import View
+from retain.service.work import Work
 from retain.storage.base import (
     Backend,
     InlineEntry,
     LoadCounts,
     MemoryFilter,
     NativeVectors,
+    Reads,
     ReadsBeside,
     Transaction,
 )
@@ -275,7 +277,7 @@ class MemoryService:
             self.store = Store(backend, settings=settings, clock=clock, embedder=embedder)
         self.actor = Actor(principal, fields.name(realm, what="realm"))
         if not self.backend.read(lambda tx: tx.realm_exists(self.realm)):
-            self.backend.write(self._add_realm)
+            self._write(self._add_realm)
         self.legacy_import: legacy.Report | None = None
         if legacy_dir is not None and (legacy_dir / self.realm).is_dir():  # else none to do
             self.legacy_import = self._import_legacy(legacy_dir / self.realm)
@@ -306,13 +308,12 @@ class MemoryService:
     def principal(self) -> str:
         return self.actor.principal
 
-    def _add_realm(self, tx: Transaction) -> None:
+    def _add_realm(self, work: Work) -> None:
         """Create this service's realm, once, with its event."""
-        if tx.realm_exists(self.realm):  # another process was first
+        if work.reads.realm_exists(self.realm):  # another process was first
             return
-        now = self._tx_now(tx)
-        tx.ensure_realm(self.realm, stamp(now))
-        self._event(tx, "realm_add", {"realm": self.realm}, when=now)
+        work.add_realm()
+        work.event("realm_add", {"realm": self.realm})
 
     def _import_legacy(self, directory: Path) -> legacy.Report | None:
         """Import the realm's legacy per-identity markdown files (see ``retain.legacy``).
@@ -354,7 +355,8 @@ class MemoryService:
 
         by = legacy.PRINCIPAL  # the import is the system's act, whoever opened the store
 
-        def run(tx: Transaction, now: datetime) -> legacy.Report:
+        def run(work: Work) -> legacy.Report:
+            tx, now = work.reads, work.now
             added: list[str] = []
             imported = 0
             again: list[legacy.Problem] = []
@@ -370,12 +372,12 @@ class MemoryService:
                     again.append(legacy.Problem(legacy.source_name(path), 0, legacy.ALREADY))
                     continue
                 if memories and tx.get_agent(self.realm, name) is None:
-                    tx.insert_agent(self.realm, name, stamp(now))
-                    self._event(tx, "agent_add", {"agent": name}, when=now, principal=by)
+                    work.add_agent(name)
+                    work.event("agent_add", {"agent": name}, principal=by)
                     added.append(name)
                 for memory in memories:
-                    self._record(tx, memory, now, principal=by)
-                tx.record_legacy_import(self.realm, name, digest, stamp(now))
+                    self._record(work, memory, principal=by)
+                work.record_legacy_import(name, digest)
                 imported += len(memories)
             report = legacy.Report(
                 files=tuple(legacy.source_name(p) for p, _, _ in files),
@@ -383,7 +385,7 @@ class MemoryService:
                 agents_added=tuple(added),
                 problems=(*problems, *again),
             )
-            self._event(tx, "legacy_import", report.to_dict(), when=now, principal=by)
+            work.event("legacy_import", report.to_dict(), principal=by)
             return report
 
         try:
@@ -415,7 +417,7 @@ class MemoryService:
     def _now(self) -> datetime:
         return self.clock.now()
 
-    def _tx_now(self, tx: Transaction) -> datetime:
+    def _tx_now(self, tx: Reads) -> datetime:
         """The instant of a write, read once its transaction holds the write lock: the
         clock, or, when the clock is not ahead of the log's last event (it was set back,
         stands still, or another host's runs behind), one tick (a microsecond, the finest
@@ -426,7 +428,7 @@ class MemoryService:
         last = tx.last_tx_time()
         return last + TICK if last is not None and now <= last else now
 
-    def _read_now(self, tx: Transaction) -> datetime:
+    def _read_now(self, tx: Reads) -> datetime:
         """The instant a read answers "now" as: the clock, or the log's last event's time
         when the clock reads earlier (a write under a clock that stood still or was set
         back took the tick after it), so that a read as of now sees every write so far."""
@@ -434,16 +436,18 @@ class MemoryService:
         last = tx.last_tx_time()
         return last if last is not None and last > now else now
 
-    def _write(self, fn: Callable[[Transaction, datetime], T]) -> T:
-        """``fn`` in a write transaction, given the instant of the write (``_tx_now``):
-        every row and event it stamps carries that one instant, taken inside the lock, so
-        that a writer who waited for the lock never stamps a time before its predecessor's.
-        If the write saw what an earlier writer left undone, it then heals it (``_heal``)."""
+    def _write(self, fn: Callable[[Work], T]) -> T:
+        """``fn`` over the unit of work of a write transaction (``Work``), whose instant
+        (``_tx_now``) is taken inside the lock, so that a writer who waited for the lock
+        never stamps a time before its predecessor's. If the write saw what an earlier
+        writer left undone, it then heals it (``_heal``)."""
         stale = False
 
         def run(tx: Transaction) -> T:
             nonlocal stale
-            result = fn(tx, self._tx_now(tx))
+            work = Work(tx, self._tx_now(tx), self.actor, self.store)
+            result = fn(work)
+            work.finish()
             stale = tx.saw_stale_vectors()  # learnt with the lock: no query of its own
             return result
 
@@ -465,61 +469,24 @@ class MemoryService:
         context words again and clears what was pending (``set_keys``): there is no
         vector to wait for."""
 
-        def run(tx: Transaction) -> None:
-            rekey = key.Rekey()
-            for memory_id in tx.stale_vectors(HEAL_PAGE):  # read again, under the lock
-                rekey.touch(memory_id)
-            self._rekey(tx, rekey)
+        def run(work: Work) -> None:
+            for memory_id in work.reads.stale_vectors(HEAL_PAGE):  # read again, under the lock
+                work.rekey.touch(memory_id)
+            work.make_keys()
 
         with contextlib.suppress(RetainError):
-            self.backend.write(run)
+            self.backend.write(lambda tx: run(Work(tx, self._tx_now(tx), self.actor, self.store)))
 
     @property
     def embedder(self) -> LoadedEmbedder:
         """The store's embedder, and why it is degraded if it is."""
         return self.store.embedder
 
-    def _rekey(self, tx: Transaction, rekey: key.Rekey, **options: Any) -> int:
-        """Make the search keys of what a write touched, inside its transaction."""
-        if not rekey.ids:
-            return 0
-        return rekey.apply(tx, self.embedder.embedder, self.clock.local_tz(), **options)
-
-    def _event(
-        self,
-        tx: Transaction,
-        kind: str,
-        payload: Any,
-        *,
-        when: datetime,
-        memory_id: str | None = None,
-        reason: str = "",
-        principal: str | None = None,
-    ) -> None:
-        """Append the event of a change, stamped with the verb's own instant, by this
-        service's principal unless the change is the system's own (``principal``)."""
-        seq, head = tx.chain_head()
-        moment = when
-        tx.append_event(
-            ledger.seal(
-                prev_seq=seq,
-                prev_hash=head,
-                event_id=self.store.ids.new(moment),
-                realm=self.realm,
-                memory_id=memory_id,
-                kind=kind,
-                tx_time=moment,
-                principal=principal or self.principal,
-                reason=reason,
-                payload=payload,
-            )
-        )
-
     @staticmethod
     def _payload(memory: Memory, now: datetime) -> dict[str, Any]:
         return memory.to_dict(now, body=True)
 
-    def _require_project(self, tx: Transaction, project: str) -> None:
+    def _require_project(self, tx: Reads, project: str) -> None:
         fields.name(project, what="project")  # a name no project can have is not looked up
         if tx.get_project(self.realm, project) is None:
             raise ProjectNotFound(
@@ -528,7 +495,7 @@ class MemoryService:
                 project=project,
             )
 
-    def _reader(self, tx: Transaction, project: str | None = None, verb: str = "read") -> View:
+    def _reader(self, tx: Reads, project: str | None = None, verb: str = "read") -> View:
         """The actor's view for a call on ``project`` (its tier checked to exist)."""
         if project:
             self._require_project(tx, project)
@@ -536,7 +503,7 @@ class MemoryService:
         return View(self.actor, agent, project)
 
     def _locate(
-        self, tx: Transaction, name: str, project: str | None, *, unnamed: bool = False
+        self, tx: Reads, name: str, project: str | None, *, unnamed: bool = False
     ) -> Memory:
         """The memory ``name`` names in the tiers ``project`` picks, as the actor's view
         sees them; with ``unnamed``, an id names a memory without a name (an agent's own,
@@ -575,7 +542,7 @@ class MemoryService:
         return found[0]
 
     @staticmethod
-    def _linked(tx: Transaction, memories: Sequence[Memory]) -> list[Memory]:
+    def _linked(tx: Reads, memories: Sequence[Memory]) -> list[Memory]:
         """``memories``, each superseded one with ``superseded_by``: the latest memory
         that took over from it and was not retracted (a retracted version was never
         so; the one it ended is active again)."""
@@ -593,15 +560,16 @@ class MemoryService:
     def add_project(self, name: str) -> Project:
         fields.name(name, what="project")
 
-        def run(tx: Transaction, now: datetime) -> Project:
+        def run(work: Work) -> Project:
+            tx, now = work.reads, work.now
             if tx.get_project(self.realm, name) is not None:
                 raise ProjectExists(
                     f"project {name!r} already exists",
                     remedy="use it as it is, or pick another name",
                     project=name,
                 )
-            tx.insert_project(self.realm, name, stamp(now))
-            self._event(tx, "project_add", {"project": name}, when=now)
+            work.add_project(name)
+            work.event("project_add", {"project": name})
             return Project(name, now)
 
         return self._write(run)
@@ -612,15 +580,16 @@ class MemoryService:
         """Register an agent identity in this realm (its scope is ``agent:<name>``)."""
         fields.name(name, what="agent")
 
-        def run(tx: Transaction, now: datetime) -> Agent:
+        def run(work: Work) -> Agent:
+            tx, now = work.reads, work.now
             if tx.get_agent(self.realm, name) is not None:
                 raise AgentExists(
                     f"agent {name!r} is already registered",
                     remedy="use it as it is, or pick another name",
                     agent=name,
                 )
-            tx.insert_agent(self.realm, name, stamp(now))
-            self._event(tx, "agent_add", {"agent": name}, when=now)
+            work.add_agent(name)
+            work.event("agent_add", {"agent": name})
             return Agent(name, now)
 
         return self._write(run)
@@ -632,15 +601,16 @@ class MemoryService:
         """Create a team: a group of agents that shares the scope ``team:<name>``."""
         fields.name(name, what="team")
 
-        def run(tx: Transaction, now: datetime) -> Team:
+        def run(work: Work) -> Team:
+            tx, now = work.reads, work.now
             if tx.get_team(self.realm, name) is not None:
                 raise TeamExists(
                     f"team {name!r} already exists",
                     remedy="use it as it is, or pick another name",
                     team=name,
                 )
-            tx.insert_team(self.realm, name, stamp(now))
-            self._event(tx, "team_add", {"team": name}, when=now)
+            work.add_team(name)
+            work.event("team_add", {"team": name})
             return Team(name, now)
 
         return self._write(run)
@@ -653,19 +623,20 @@ class MemoryService:
         fields.name(team, what="team")
         fields.name(agent, what="agent")
 
-        def run(tx: Transaction, now: datetime) -> tuple[Team, bool]:
+        def run(work: Work) -> tuple[Team, bool]:
+            tx = work.reads
             self._require_team(tx, team)
             self._require_agent(tx, agent)
-            joined = tx.add_member(self.realm, team, agent, stamp(now))
+            joined = work.add_member(team, agent)
             if joined:
-                self._event(tx, "team_join", {"team": team, "agent": agent}, when=now)
+                work.event("team_join", {"team": team, "agent": agent})
             found = tx.get_team(self.realm, team)
             assert found is not None
             return found, joined
 
         return self._write(run)
 
-    def _require_agent(self, tx: Transaction, agent: str) -> Agent:
+    def _require_agent(self, tx: Reads, agent: str) -> Agent:
         """The registered agent of that name, or the refusal."""
         found = tx.get_agent(self.realm, agent)
         if found is None:
@@ -676,7 +647,7 @@ class MemoryService:
             )
         return found
 
-    def _require_team(self, tx: Transaction, team: str) -> None:
+    def _require_team(self, tx: Reads, team: str) -> None:
         if tx.get_team(self.realm, team) is None:
             raise TeamNotFound(
                 f"there is no team {team!r}",
@@ -724,7 +695,7 @@ class MemoryService:
         if identity is not None:
             self.backend.read(lambda tx: self._require_agent(tx, identity))
 
-    def _agent(self, tx: Transaction, verb: str) -> Agent:
+    def _agent(self, tx: Reads, verb: str) -> Agent:
         """The registered agent acting, or the refusal of an agent's verb."""
         if self.identity is None:
             raise AccessDenied(
@@ -753,9 +724,10 @@ class MemoryService:
         """
         draft = self._draft(text, description, tags, priority, subject, thread, valid_from)
 
-        def run(tx: Transaction, now: datetime) -> Memory:
+        def run(work: Work) -> Memory:
+            tx, now = work.reads, work.now
             agent = self._agent(tx, "remember")
-            return self._record(tx, draft(agent, now, None), now)
+            return self._record(work, draft(agent, now, None))
 
         return self._write(run)
 
@@ -782,14 +754,15 @@ class MemoryService:
         fields.text(memory_id, "id")
         draft = self._draft(text, description, tags, priority, subject, thread, valid_from)
 
-        def run(tx: Transaction, now: datetime) -> Memory:
+        def run(work: Work) -> Memory:
+            tx, now = work.reads, work.now
             agent = self._agent(tx, "update")
             old = self._own(tx, agent, memory_id, "update")
             new = draft(agent, now, old)
             retired = replace(old, status=Status.SUPERSEDED, updated_at=now, superseded_by=new.id)
-            self._replace(tx, retired, old, "updated", remedy="recall it again and retry")
-            self._record(tx, new, now)
-            self._event(tx, "supersede", self._payload(retired, now), memory_id=old.id, when=now)
+            self._replace(work, retired, old, "updated", remedy="recall it again and retry")
+            self._record(work, new)
+            work.event("supersede", self._payload(retired, now), memory_id=old.id)
             return new
 
         return self._write(run)
@@ -895,27 +868,16 @@ class MemoryService:
         )
 
     def _record(
-        self,
-        tx: Transaction,
-        memory: Memory,
-        now: datetime,
-        *,
-        principal: str | None = None,
-        reason: str = "",
+        self, work: Work, memory: Memory, *, principal: str | None = None, reason: str = ""
     ) -> Memory:
-        """Insert a new memory (an agent's, a fact's) with its search key and its event."""
-        tx.insert_memories([memory])
-        rekey = key.Rekey()
-        rekey.touch(memory.id)
-        self._rekey(tx, rekey)
-        payload = self._payload(memory, now)
-        self._event(
-            tx, "create", payload, memory_id=memory.id, when=now, principal=principal,
-            reason=reason,
-        )  # fmt: skip
+        """Insert a new memory (an agent's, a fact's) with its event; its search key is
+        made when the work finishes."""
+        work.create([memory])
+        payload = self._payload(memory, work.now)
+        work.event("create", payload, memory_id=memory.id, principal=principal, reason=reason)
         return memory
 
-    def _own(self, tx: Transaction, agent: Agent, memory_id: str, verb: str) -> Memory:
+    def _own(self, tx: Reads, agent: Agent, memory_id: str, verb: str) -> Memory:
         """The agent's own active memory of that id, or the refusal."""
         found = [m for m in tx.get_many([memory_id]) if m.realm == self.realm]
         if not found or found[0].status is not Status.ACTIVE:
@@ -960,7 +922,7 @@ class MemoryService:
         if project:
             fields.name(project, what="project")
 
-        def where_of(tx: Transaction) -> MemoryFilter:
+        def where_of(tx: Reads) -> MemoryFilter:
             if self.identity is None:  # recall is an agent's verb; _view reads for others too
                 self._agent(tx, "recall")
             return MemoryFilter(realm=self.realm, scopes=self._view(tx, project, "recall").scopes)
@@ -983,18 +945,17 @@ class MemoryService:
         fields.text(memory_id, "id")
         fields.text(reason, "reason")
 
-        def run(tx: Transaction, now: datetime) -> Memory:
+        def run(work: Work) -> Memory:
+            tx, now = work.reads, work.now
             agent = self._agent(tx, "forget")
             memory = self._own(tx, agent, memory_id, "forget")
             forgotten = replace(memory, status=Status.FORGOTTEN, updated_at=now)
-            self._replace(tx, forgotten, memory, "forgotten", remedy="recall it again and retry")
-            self._event(
-                tx,
+            self._replace(work, forgotten, memory, "forgotten", remedy="recall it again and retry")
+            work.event(
                 "forget",
                 self._payload(forgotten, now),
                 memory_id=memory.id,
                 reason=reason,
-                when=now,
             )
             return forgotten
 
@@ -1021,7 +982,8 @@ class MemoryService:
         if not isinstance(target, str):
             raise InvalidValue("target must be text", remedy="pass global or team:NAME")
 
-        def run(tx: Transaction, now: datetime) -> Proposal:
+        def run(work: Work) -> Proposal:
+            tx, now = work.reads, work.now
             agent = self._agent(tx, "propose")
             team = target.removeprefix(TEAM_PREFIX) if target.startswith(TEAM_PREFIX) else None
             if target != GLOBAL_SCOPE and team is None:
@@ -1050,13 +1012,10 @@ class MemoryService:
                 status="open",
                 created_at=now,
             )
-            tx.insert_proposal(self.realm, proposal)
-            self._event(
-                tx,
-                "propose",
+            work.add_proposal(proposal)
+            work.event("propose",
                 {"id": proposal.id, "target": target, "summary": line, "body": body,
                  "evidence": evidence},
-                when=now,
             )  # fmt: skip
             return proposal
 
@@ -1106,7 +1065,8 @@ class MemoryService:
                 field="valid_from",
             )
 
-        def run(tx: Transaction, now: datetime) -> FactChange:
+        def run(work: Work) -> FactChange:
+            tx, now = work.reads, work.now
             scope = self._fact_scope(tx, project, "write")
             current = self._current_fact(tx, scope, subject, predicate)
             if current is not None and current.body == value and when in (None, current.valid_from):
@@ -1138,11 +1098,10 @@ class MemoryService:
                     updated_at=now,
                     superseded_by=fact.id,
                 )
-                self._replace(tx, ended, current, "written")
-            self._record(tx, fact, now, reason=reason)
+                self._replace(work, ended, current, "written")
+            self._record(work, fact, reason=reason)
             if ended is not None:
-                self._event(
-                    tx, "supersede", self._payload(ended, now), memory_id=ended.id, when=now,
+                work.event("supersede", self._payload(ended, now), memory_id=ended.id,
                     reason=reason,
                 )  # fmt: skip
             return _change(fact, ended, now)
@@ -1170,7 +1129,7 @@ class MemoryService:
             parse_stamp(parse_moment(known_at, self.clock, "known_at")) if known_at else None
         )
 
-        def run(tx: Transaction) -> list[Fact]:
+        def run(tx: Reads) -> list[Fact]:
             now = self._read_now(tx)
             valid, known = valid_given or now, known_given or now
             scopes = self._view(tx, project, "read facts").scopes
@@ -1187,7 +1146,7 @@ class MemoryService:
         the order they were recorded, each with when it held and when it was believed."""
         subject, chosen = _fact_subject(subject), fields.predicate(predicate)
 
-        def run(tx: Transaction) -> list[Fact]:
+        def run(tx: Reads) -> list[Fact]:
             scopes = self._view(tx, project, "read facts").scopes
             versions = self._fact_versions(tx, scopes, subject, chosen)
             return facts.as_known(versions, self._read_now(tx))
@@ -1205,7 +1164,8 @@ class MemoryService:
         subject, predicate = _fact_subject(subject), fields.predicate(predicate)
         fields.text(reason, "reason")
 
-        def run(tx: Transaction, now: datetime) -> FactChange:
+        def run(work: Work) -> FactChange:
+            tx, now = work.reads, work.now
             scope = self._fact_scope(tx, project, "retract")
             current = self._current_fact(tx, scope, subject, predicate)
             if current is None:
@@ -1217,25 +1177,22 @@ class MemoryService:
                     scope=scope,
                 )
             retracted = replace(current, status=Status.RETRACTED, updated_at=now)
-            self._replace(tx, retracted, current, "retracted")
-            self._event(
-                tx, "retract", self._payload(retracted, now), memory_id=current.id, when=now,
+            self._replace(work, retracted, current, "retracted")
+            work.event("retract", self._payload(retracted, now), memory_id=current.id,
                 reason=reason,
             )  # fmt: skip
             restored = None
             previous = tx.get_many([current.supersedes]) if current.supersedes else []
             if previous and previous[0].status is Status.SUPERSEDED:
                 restored = replace(previous[0], status=Status.ACTIVE, valid_to=None, updated_at=now)
-                self._replace(tx, restored, previous[0], "reinstated")
-                self._event(
-                    tx, "reinstate", self._payload(restored, now), memory_id=restored.id,
-                    when=now, reason=reason,
-                )  # fmt: skip
+                self._replace(work, restored, previous[0], "reinstated")
+                payload = self._payload(restored, now)
+                work.event("reinstate", payload, memory_id=restored.id, reason=reason)
             return _change(retracted, restored, now)
 
         return self._write(run)
 
-    def _fact_scope(self, tx: Transaction, project: str | None, verb: str) -> str:
+    def _fact_scope(self, tx: Reads, project: str | None, verb: str) -> str:
         """The tier a fact is written to or retracted from: an agent's own (an agent
         writes no shared tier), else the project's, else the global one."""
         if self.identity is not None:
@@ -1254,21 +1211,19 @@ class MemoryService:
         return GLOBAL_SCOPE
 
     def _fact_versions(
-        self, tx: Transaction, scopes: Sequence[str], subject: str, predicate: str | None
+        self, tx: Reads, scopes: Sequence[str], subject: str, predicate: str | None
     ) -> list[Memory]:
         versions = tx.fact_versions(self.realm, scopes, subject, predicate)
         return [v for v in versions if v.status in facts.SHOWN]
 
-    def _current_fact(
-        self, tx: Transaction, scope: str, subject: str, predicate: str
-    ) -> Memory | None:
+    def _current_fact(self, tx: Reads, scope: str, subject: str, predicate: str) -> Memory | None:
         """The version of a fact that is current in one tier (the one active row)."""
         versions = tx.fact_versions(self.realm, [scope], subject, predicate)
         return next((v for v in versions if v.status is Status.ACTIVE), None)
 
     @staticmethod
     def _replace(
-        tx: Transaction,
+        work: Work,
         new: Memory,
         old: Memory,
         verb: str,
@@ -1276,14 +1231,14 @@ class MemoryService:
         remedy: str = "read it again and retry",
     ) -> None:
         """Swap a row for its changed self, refused if another write changed it first."""
-        if not tx.update_memory(new, old):
+        if not work.change(new, old):
             raise StaleUpdate(
                 f"memory {old.id!r} changed while it was being {verb}", remedy=remedy, id=old.id
             )
 
     # -- the memory section of an agent's context ---------------------------------
 
-    def _view(self, tx: Transaction, project: str | None, verb: str) -> _View:
+    def _view(self, tx: Reads, project: str | None, verb: str) -> _View:
         """Who is reading: the scopes they see (global, the project, an agent's teams and
         its own scope, in that order), how the section names them, and their search verb."""
         view = self._reader(tx, project, verb)
@@ -1365,7 +1320,7 @@ class MemoryService:
         now = self._now()
 
         def look(
-            tx: Transaction,
+            tx: Reads,
         ) -> tuple[Scene, str | None, context.Shown | None, dict[str, Memory]]:
             """The scene, the session's last state (stored and read), and the rows of what
             left the section."""
@@ -1411,13 +1366,13 @@ class MemoryService:
         rows = tuple(Injection(m.id, self.principal, key, surface, now) for surface, m in rendered)
         state = context.Shown.of(scene, project).dumps() if session else None
 
-        def record(tx: Transaction) -> None:
-            tx.insert_injections(self.realm, rows)
+        def record(work: Work) -> None:
+            work.record_injections(rows)
             if state is not None and state != raw:
-                tx.put_context_state(self.realm, self.principal, key, state, stamp(now))
+                work.put_context_state(self.principal, key, state)
 
         if rows or state != raw:  # a turn where nothing changed writes nothing
-            self.backend.write(record)
+            self._write(record)
         return ContextResult(
             text="\n".join(t for t in (text, recalled_text) if t),
             full=before is None or restate or moved,
@@ -1434,7 +1389,7 @@ class MemoryService:
             recall_note=note,
         )
 
-    def _scene(self, tx: Transaction, project: str | None, now: datetime) -> Scene:
+    def _scene(self, tx: Reads, project: str | None, now: datetime) -> Scene:
         """What the view holds now, bounded by the inline budget and the index ceilings."""
         view = self._view(tx, project, "context")
         limits = self.settings.context
@@ -1491,7 +1446,7 @@ class MemoryService:
             expired=tally.counts.expired,
         )
 
-    def _tally(self, tx: Transaction, where: MemoryFilter, now: str) -> _Tally:
+    def _tally(self, tx: Reads, where: MemoryFilter, now: str) -> _Tally:
         """The view's counts: those of an earlier render while they still hold, else
         counted again (they are the part of a render that grows with the store)."""
         head = tx.chain_head()[0]
@@ -1587,7 +1542,8 @@ class MemoryService:
     def rename_project(self, old: str, new: str) -> Project:
         fields.name(new, what="project")
 
-        def run(tx: Transaction, now: datetime) -> Project:
+        def run(work: Work) -> Project:
+            tx = work.reads
             self._require_project(tx, old)
             if tx.get_project(self.realm, new) is not None:
                 raise ProjectExists(
@@ -1595,8 +1551,8 @@ class MemoryService:
                     remedy="pick a name no project has",
                     project=new,
                 )
-            moved = tx.rename_project(self.realm, old, new)
-            self._event(tx, "project_rename", {"from": old, "to": new, "memories": moved}, when=now)
+            moved = work.rename_project(old, new)
+            work.event("project_rename", {"from": old, "to": new, "memories": moved})
             project = tx.get_project(self.realm, new)
             assert project is not None
             return replace(project, memories=moved)
@@ -1605,7 +1561,8 @@ class MemoryService:
 
     def remove_project(self, name: str) -> None:
 
-        def run(tx: Transaction, now: datetime) -> None:
+        def run(work: Work) -> None:
+            tx = work.reads
             self._require_project(tx, name)
             remaining = tx.count_memories(self.realm, project_scope(name))
             if remaining:
@@ -1618,8 +1575,8 @@ class MemoryService:
                     project=name,
                     memories=remaining,
                 )
-            tx.delete_project(self.realm, name)
-            self._event(tx, "project_remove", {"project": name}, when=now)
+            work.remove_project(name)
+            work.event("project_remove", {"project": name})
 
         self._write(run)
 
@@ -1655,20 +1612,20 @@ class MemoryService:
     ) -> list[WriteResult]:
         """``write_many`` of requests ``_normalized`` already checked and put in stored form."""
 
-        def run(tx: Transaction, now: datetime) -> list[WriteResult]:
+        def run(work: Work) -> list[WriteResult]:
+            tx, now = work.reads, work.now
             now_stamp = stamp(now)
             inline = _Inline(tx.inline_entries(self.realm, now_stamp))
             staged = _Staged()
-            rekey = key.Rekey()
             results = []
             for done, request in enumerate(requests, start=1):
-                results.append(self._apply(tx, request, now, inline, staged, rekey, notes, reason))
+                results.append(self._apply(work, request, inline, staged, notes, reason))
                 if progress is not None:
                     progress("write", done, len(requests))
             inline.check(self.settings.inline_max_bytes)
-            tx.insert_memories(list(staged.rows.values()))
+            work.create(list(staged.rows.values()))
             reporter = None if progress is None else (lambda d, t: progress("embed", d, t))
-            self._rekey(tx, rekey, progress=reporter)
+            work.make_keys(progress=reporter)
             return results
 
         return self._write(run)
@@ -1713,15 +1670,14 @@ class MemoryService:
 
     def _apply(
         self,
-        tx: Transaction,
+        work: Work,
         r: WriteRequest,
-        now: datetime,
         inline: _Inline,
         staged: _Staged,
-        rekey: key.Rekey,
         notes: bool,
         reason: str,
     ) -> WriteResult:
+        tx, now, rekey = work.reads, work.now, work.rekey
         project = r.project or None
         if project:
             self._require_project(tx, project)
@@ -1804,7 +1760,7 @@ class MemoryService:
             # A restore takes the snapshot's version, created date included, in place.
             if existing.thread != merged.thread:
                 rekey.leave(tx, existing.id)
-            if not tx.update_memory(merged, existing, restore=r.restore is not None):
+            if not work.change(merged, existing, restore=r.restore is not None):
                 raise StaleUpdate(
                     f"memory {r.name!r} changed while this write was being made",
                     remedy="read it again and retry the write",
@@ -1814,9 +1770,7 @@ class MemoryService:
         if existing is None or key.source_changed(existing, merged):
             rekey.touch(merged.id)
         inline.apply(existing, merged, stamp(now))
-        self._event(
-            tx, kind, self._payload(merged, now), memory_id=merged.id, reason=reason, when=now
-        )
+        work.event(kind, self._payload(merged, now), memory_id=merged.id, reason=reason)
         return WriteResult(
             merged,
             created=existing is None,
@@ -1942,7 +1896,7 @@ class MemoryService:
     def _same(a: Memory, b: Memory) -> bool:
         return replace(a, updated_at=b.updated_at) == b
 
-    def _similar(self, tx: Transaction, memory: Memory) -> Memory | None:
+    def _similar(self, tx: Reads, memory: Memory) -> Memory | None:
         """A visible memory whose description says nearly the same thing."""
         mine = _words(memory.description)
         if not mine:
@@ -1983,7 +1937,8 @@ class MemoryService:
                 field="old",
             )
 
-        def run(tx: Transaction, now: datetime) -> EditResult:
+        def run(work: Work) -> EditResult:
+            tx, now = work.reads, work.now
             now_stamp = stamp(now)
             current = self._locate(tx, name, project)
             found = current.body.count(old)
@@ -2017,16 +1972,14 @@ class MemoryService:
             inline = _Inline(tx.inline_entries(self.realm, now_stamp))
             inline.apply(current, changed, now_stamp)
             inline.check(self.settings.inline_max_bytes)
-            if not tx.update_memory(changed, current):
+            if not work.change(changed, current):
                 raise StaleUpdate(
                     f"memory {name!r} changed while the edit was being made",
                     remedy="read it again and redo the edit",
                     name=name,
                 )
-            rekey = key.Rekey()
-            rekey.touch(changed.id)
-            self._rekey(tx, rekey)
-            self._event(tx, "edit", self._payload(changed, now), memory_id=changed.id, when=now)
+            work.rekey.touch(changed.id)
+            work.event("edit", self._payload(changed, now), memory_id=changed.id)
             return EditResult(
                 changed,
                 replacements=found if replace_all else 1,
@@ -2041,13 +1994,13 @@ class MemoryService:
     def get(self, name: str, *, project: str | None = None) -> Record:
         """Every field of a memory and what references it; counts as no read."""
 
-        def run(tx: Transaction) -> Record:
+        def run(tx: Reads) -> Record:
             memory = self._locate(tx, name, project, unnamed=True)
             return Record(self._linked(tx, [memory])[0], self._referenced_by(tx, memory))
 
         return self.backend.read(run)
 
-    def _referenced_by(self, tx: Transaction, memory: Memory) -> tuple[str, ...]:
+    def _referenced_by(self, tx: Reads, memory: Memory) -> tuple[str, ...]:
         """What cites ``memory``: by its id from anywhere, by its name from where that
         name resolves to it (its own tier, or anywhere for a global memory)."""
         targets = [memory.id] + ([memory.name] if memory.name else [])
@@ -2069,7 +2022,8 @@ class MemoryService:
                 field="offset",
             )
 
-        def run(tx: Transaction, now: datetime) -> ReadResult:
+        def run(work: Work) -> ReadResult:
+            tx, now = work.reads, work.now
             memory = self._linked(tx, [self._locate(tx, name, project, unnamed=True)])[0]
             if offset > len(memory.body):
                 raise InvalidValue(
@@ -2078,9 +2032,9 @@ class MemoryService:
                     field="offset",
                 )
             if offset == 0:
-                count = tx.increment_read_count(memory.id)
+                count = work.count_read(memory.id)
                 memory = replace(memory, read_count=count)
-                self._event(tx, "read", {"read_count": count}, memory_id=memory.id, when=now)
+                work.event("read", {"read_count": count}, memory_id=memory.id)
             end = offset + READ_PAGE_CHARS
             references = []
             for target in memory.references:
@@ -2134,7 +2088,7 @@ class MemoryService:
             fields.whole(limit, "limit", 1)
         now = self._now()
 
-        def run(tx: Transaction) -> list[Memory]:
+        def run(tx: Reads) -> list[Memory]:
             where = self._filter(
                 tx, now, project, tag, referencing, unverified, expired, listing=True
             )
@@ -2144,7 +2098,7 @@ class MemoryService:
 
     def _filter(
         self,
-        tx: Transaction,
+        tx: Reads,
         now: datetime,
         project: str | None,
         tag: str | None,
@@ -2236,7 +2190,7 @@ class MemoryService:
         _check_budget(budget_tokens)
         now = self._now()
 
-        def where_of(tx: Transaction) -> MemoryFilter:
+        def where_of(tx: Reads) -> MemoryFilter:
             return self._filter(
                 tx, now, project, tag, referencing, unverified, expired, listing=False, tier=tier
             )
@@ -2254,7 +2208,7 @@ class MemoryService:
         self,
         queries: Sequence[str],
         now: datetime,
-        where_of: Callable[[Transaction], MemoryFilter],
+        where_of: Callable[[Reads], MemoryFilter],
         *,
         limit: int,
         budget_tokens: int | None,
@@ -2271,17 +2225,17 @@ class MemoryService:
         asked = key.embed(embedder, [p.text for p in plans]) if embedder is not None else None
         depth = max(limit, rank.DEPTH)
 
-        def searched(tx: Transaction) -> MemoryFilter:
+        def searched(tx: Reads) -> MemoryFilter:
             where = where_of(tx)
             return replace(where, live_at=stamp(now)) if live_only else where
 
-        semantic_of: Callable[[Transaction, MemoryFilter], list[lexical.SenseHits]] | None = None
+        semantic_of: Callable[[Reads, MemoryFilter], list[lexical.SenseHits]] | None = None
         beside: Future[list[lexical.SenseHits]] | None = None
         if embedder is not None and asked is not None:
             model, query = embedder, asked
             background = self._background(model) @ query.T
 
-            def semantic_of(tx: Transaction, where: MemoryFilter) -> list[lexical.SenseHits]:
+            def semantic_of(tx: Reads, where: MemoryFilter) -> list[lexical.SenseHits]:
                 if isinstance(tx, NativeVectors):  # the database searches its vectors
                     return self._native_semantic(tx, model, query, background, where, depth)
                 cosines = self._vector_index(tx, model).scores(query, self.realm)
@@ -2299,7 +2253,7 @@ class MemoryService:
                 sense = semantic_of  # (a closure does not keep the narrowing from None)
                 beside = self.backend.read_beside(lambda tx: sense(tx, searched(tx)))
 
-        def run(tx: Transaction) -> SearchResult:
+        def run(tx: Reads) -> SearchResult:
             if not plans:
                 listed = tx.list_memories(where_of(tx), limit)
                 hits = tuple(SearchHit(m, 0.0, ()) for m in listed)
@@ -2408,7 +2362,7 @@ class MemoryService:
         """The gate's reference sentences, embedded once per embedder and store."""
         return self.store.background(embedder)
 
-    def _vector_index(self, tx: Transaction, embedder: Embedder) -> VectorIndex:
+    def _vector_index(self, tx: Reads, embedder: Embedder) -> VectorIndex:
         """The store's in-memory vectors of the model in use, brought up to date."""
         return self.store.vectors(tx, embedder)
 
@@ -2417,14 +2371,12 @@ class MemoryService:
     def delete(self, name: str, *, project: str | None = None) -> DeleteResult:
         """Remove a memory; memories that referenced it keep their references."""
 
-        def run(tx: Transaction, now: datetime) -> DeleteResult:
+        def run(work: Work) -> DeleteResult:
+            tx, now = work.reads, work.now
             memory = self._locate(tx, name, project)
             cited = self._referenced_by(tx, memory)
-            rekey = key.Rekey()
-            rekey.leave(tx, memory.id)
-            tx.delete_memory(memory.id)
-            self._rekey(tx, rekey)
-            self._event(tx, "delete", self._payload(memory, now), memory_id=memory.id, when=now)
+            work.remove(memory.id)
+            work.event("delete", self._payload(memory, now), memory_id=memory.id)
             return DeleteResult(memory, cited)
 
         return self._write(run)
@@ -2446,7 +2398,7 @@ class MemoryService:
         """
         now = self._now()
 
-        def run(tx: Transaction) -> tuple[list[Memory], int, dict[str, int]]:
+        def run(tx: Reads) -> tuple[list[Memory], int, dict[str, int]]:
             where = self._filter(tx, now, project, None, None, None, False, listing=True)
             listed = tx.list_memories(where)
             memories = [
@@ -2491,7 +2443,7 @@ class MemoryService:
         if memory_id is not None:
             fields.text(memory_id, "memory_id")
 
-        def run(tx: Transaction) -> list[Event]:
+        def run(tx: Reads) -> list[Event]:
             view = self._reader(tx)
             listed = tx.list_events(self.realm, after, limit, memory_id)
             about = {e.memory_id for e in listed if e.memory_id is not None}
@@ -2521,7 +2473,7 @@ class MemoryService:
         # Vectors are counted over the whole store (a reindex covers every realm); with no
         # embedder configured there are none to expect.
 
-        def chain(tx: Transaction) -> tuple[int, int, int, int, int, ledger.ChainCheck]:
+        def chain(tx: Reads) -> tuple[int, int, int, int, int, ledger.ChainCheck]:
             total = tx.count_events()
             events = tx.iter_events()
             if progress is not None:
@@ -2603,25 +2555,22 @@ class MemoryService:
         Runs a page of memories per transaction: the keys are derived data, and
         writers are not held up for the whole run.
         """
-        embedder = self.embedder.embedder
-        zone = self.clock.local_tz()
         total = self.backend.read(lambda tx: tx.count_memories(None))
         state = {"after": 0, "done": 0}
 
-        def page(tx: Transaction) -> int:
-            sources = tx.iter_key_sources(state["after"], REINDEX_PAGE)
+        def page(work: Work) -> int:
+            sources = work.reads.iter_key_sources(state["after"], REINDEX_PAGE)
             if not sources:
                 return 0
-            rekey = key.Rekey()
             for source in sources:
-                rekey.touch(source.memory_id)
-            rekey.apply(tx, embedder, zone, everything=True)
+                work.rekey.touch(source.memory_id)
+            work.make_keys(everything=True)
             state["after"] = sources[-1].num
             return len(sources)
 
         if progress is not None:
             progress("reindex", 0, total)
-        while count := self.backend.write(page):
+        while count := self._write(page):
             state["done"] += count
             if progress is not None:
                 progress("reindex", min(state["done"], total), total)
@@ -2631,7 +2580,7 @@ class MemoryService:
         now_stamp = stamp(self._now())
         loaded = self.embedder
 
-        def run(tx: Transaction) -> StoreStatus:
+        def run(tx: Reads) -> StoreStatus:
             entries = tx.inline_entries(self.realm, now_stamp)
             projects = tx.list_projects(self.realm)
             fullest = max(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from retain.config import Settings
 from retain.ids import IdFactory
 from retain.search.embed import LoadedEmbedder, load_embedder
-from retain.storage.base import Backend, Transaction
+from retain.storage.base import Backend, Reads
 
 if TYPE_CHECKING:  # numpy's: imported by the verbs that make or search vectors
     from retain.chrono import Clock
@@ -62,7 +62,7 @@ class Store:
         """The in-memory vector index, once a search has made it."""
         return self._index
 
-    def vectors(self, tx: Transaction, embedder: Embedder) -> VectorIndex:
+    def vectors(self, tx: Reads, embedder: Embedder) -> VectorIndex:
         """The in-memory vectors of ``embedder``'s model, brought up to date in ``tx``."""
         from retain.search.vectors import VectorIndex
 

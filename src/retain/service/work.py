@@ -53,11 +53,9 @@ class Work:
             self.rekey.touch(memory.id)
 
     def change(self, memory: Memory, current: Memory, *, restore: bool = False) -> bool:
-        """Replace ``current`` with ``memory`` if it is still what is stored (else False)."""
-        changed = self._tx.update_memory(memory, current, restore=restore)
-        if changed:
-            self.rekey.touch(memory.id)
-        return changed
+        """Replace ``current`` with ``memory`` if it is still what is stored (else False).
+        A change of what a key holds (text, thread) touches ``rekey`` itself."""
+        return self._tx.update_memory(memory, current, restore=restore)
 
     def remove(self, memory_id: str) -> None:
         """Delete a memory; the neighbours whose context it was are re-keyed."""
@@ -133,6 +131,10 @@ class Work:
             )
         )
 
+    def finish(self) -> None:
+        """What every write does before it commits: the search keys of what it touched."""
+        self.make_keys()
+
     def make_keys(
         self, *, everything: bool = False, progress: Callable[[int, int], None] | None = None
     ) -> int:
@@ -142,4 +144,6 @@ class Work:
             return 0
         embedder = self.store.embedder.embedder
         zone = self.store.clock.local_tz()
-        return self.rekey.apply(self._tx, embedder, zone, everything=everything, progress=progress)
+        made = self.rekey.apply(self._tx, embedder, zone, everything=everything, progress=progress)
+        self.rekey = key.Rekey()  # made: a later call makes only what is touched after
+        return made

@@ -1,0 +1,72 @@
+"""The house's walls: what only one module may do, read from the source itself.
+
+Only the unit of work (``retain.service.work``) calls the transaction's changing
+methods and appends events. The exceptions are the storage layer itself and the
+store's own upkeep, each named with its reason below; a new caller fails this test.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from retain.storage.base import Reads, Transaction
+
+SRC = Path(__file__).resolve().parent.parent / "src" / "retain"
+CHANGING = frozenset(
+    name
+    for name, member in vars(Transaction).items()
+    if callable(member) and not name.startswith("_") and not hasattr(Reads, name)
+)
+ALLOWED = {
+    "service/work.py": "the unit of work: the one place a verb changes the store",
+    "search/key.py": "search keys are derived data, made by Rekey.apply for the work",
+    "migrate.py": "a store copied to another backend row by row, events and all",
+}
+
+
+# What may be asked for a change by name: the unit of work, and a session (a door's
+# ``service`` or ``svc``), whose verbs share a few names with the registry's rows.
+CALLERS = frozenset({"work", "service", "svc"})
+
+
+def _changing_calls(source: str, label: str) -> list[str]:
+    """The calls of a changing method in ``source`` on anything but ``CALLERS``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        owner = node.func.value
+        if node.func.attr in CHANGING and not (isinstance(owner, ast.Name) and owner.id in CALLERS):
+            found.append(f"{label}:{node.lineno} .{node.func.attr}()")
+    return found
+
+
+def test_the_changing_methods_are_known() -> None:
+    assert {"insert_memories", "update_memory", "delete_memory", "append_event"} <= CHANGING
+    assert not CHANGING & {"get_many", "find_by_name", "list_events", "chain_head"}
+
+
+def test_only_the_unit_of_work_changes_the_store() -> None:
+    offenders = []
+    for path in sorted(SRC.rglob("*.py")):
+        relative = path.relative_to(SRC).as_posix()
+        if relative.startswith("storage/") or relative in ALLOWED:
+            continue
+        offenders += _changing_calls(path.read_text(encoding="utf-8"), relative)
+    assert offenders == []
+
+
+def test_the_check_finds_a_change_made_past_the_work() -> None:
+    rogue = (
+        "def run(tx, work, service):\n"
+        "    tx.append_event(1)\n"
+        "    work.reads.insert_memories([])\n"
+        "    work.create([])\n"
+        "    service.backend.write(lambda tx: tx.delete_memory('x'))\n"
+    )
+    assert _changing_calls(rogue, "rogue.py") == [
+        "rogue.py:2 .append_event()",
+        "rogue.py:3 .insert_memories()",
+        "rogue.py:5 .delete_memory()",
+    ]
