@@ -101,16 +101,11 @@ class AxisEmbedder:
         return normalised(out)
 
 
-class EmbeddedService(MemoryService):
-    """A service that embeds with the embedder it is given rather than the configured one."""
-
-    def __init__(self, *args: object, embedder: Embedder, **kwargs: object) -> None:
-        self._loaded = LoadedEmbedder(embedder, embedder.model_id)
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-
-    @property
-    def embedder(self) -> LoadedEmbedder:
-        return self._loaded
+def embedded_service(backend: Backend, *, embedder: Embedder, **options: Any) -> MemoryService:
+    """A service whose store embeds with the embedder it is given rather than the
+    configured one."""
+    loaded = LoadedEmbedder(embedder, embedder.model_id)
+    return MemoryService(backend, embedder=loaded, **options)
 
 
 class Endpoint:
@@ -225,7 +220,7 @@ def make_service(store_url: str, clock: ManualClock) -> Iterator[ServiceFactory]
         if embedder is None:
             service = MemoryService(backend, principal=principal, **options)  # type: ignore[arg-type]
         else:
-            service = EmbeddedService(backend, embedder=embedder, principal=principal, **options)
+            service = embedded_service(backend, embedder=embedder, principal=principal, **options)
         opened.append(service)
         return service
 

@@ -17,7 +17,7 @@ import pytest
 from tests.conftest import (
     LEXICAL,
     AxisEmbedder,
-    EmbeddedService,
+    embedded_service,
     fresh_schema,
     open_backend,
     raw_sql,
@@ -32,6 +32,7 @@ from retain.model import WriteRequest
 from retain.search import rank
 from retain.search.embed import EmbedderSettings
 from retain.service import MemoryService, integrity_error
+from retain.service.work import Work
 from retain.storage.postgres import PostgresBackend
 from retain.storage.sqlite import SqliteBackend
 from retain.storage.sqlite_schema import latest_version
@@ -215,12 +216,12 @@ def test_a_failed_transaction_leaves_nothing(service: MemoryService) -> None:
     service.write("a", description="a")
     before = store_state(service)
 
-    def half(tx: object) -> None:
-        service._event(tx, "create", {"x": 1}, when=service.clock.now())  # type: ignore[arg-type]
+    def half(work: Work) -> None:
+        work.event("create", {"x": 1})
         raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError):
-        service.backend.write(half)  # type: ignore[arg-type]
+        service._write(half)
     assert store_state(service) == before
 
 
@@ -561,7 +562,7 @@ def test_postgres_searches_vectors_beside_the_words_when_a_connection_is_idle(
     from retain.storage import postgres as module
 
     backend = PostgresBackend(fresh_schema(postgres_url), pool_size=pool_size)
-    service = EmbeddedService(backend, embedder=AxisEmbedder())
+    service = embedded_service(backend, embedder=AxisEmbedder())
     service.write("pet", description="our tabby sleeps all day")
     service.write("walks", description="the hound wants walks")
     seen: dict[str, tuple[str, int]] = {}

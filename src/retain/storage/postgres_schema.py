@@ -305,8 +305,7 @@ INSERT INTO event_rules(rule, from_seq)
 # the filters keep, at each search, was most of a scan's cost (50 of 60 ms at 10,000
 # memories), so a row's lowered text is stored with it. Rows up to a page stay
 # uncompressed (``toast_tuple_target``), so the added column does not make the word
-# index's documents compressed, which every ranking would then decompress. Numbered 7:
-# 6 is another change's (migrations run in order of number, a gap is no harm).
+# index's documents compressed, which every ranking would then decompress.
 _SCAN_TEXT = """
 ALTER TABLE memories SET (toast_tuple_target = 8160);
 ALTER TABLE memories ADD COLUMN lowered TEXT GENERATED ALWAYS AS (
@@ -325,8 +324,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "pending vectors", _PENDING_VECTORS),
     Migration(4, "successors", _SUCCESSORS),
     Migration(5, "ordered times", _ORDERED_TIMES),
+    Migration(6, "changed by", _CHANGED_BY),
     Migration(7, "scan text", _SCAN_TEXT),
-    Migration(8, "changed by", _CHANGED_BY),
 )
 
 
