@@ -8,6 +8,8 @@ anonymous caller in every agent's context, and a copy of the store per principal
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 from tests.conftest import ServiceFactory
 
@@ -152,3 +154,25 @@ def test_a_class_with_a_verb_the_table_lacks_cannot_be_built() -> None:
 
     with pytest.raises(TypeError, match="brand_new_verb"):
         policy.gated(Session)
+
+
+def test_a_remedy_names_no_door_and_each_door_adds_its_own_hint(realm: ServiceFactory) -> None:
+    from retain.doors import cli, http, mcp
+    from retain.errors import ProjectNotFound
+
+    with pytest.raises(ProjectNotFound) as caught:
+        realm().write("x", description="d", project="nowhere")
+    error = caught.value
+    assert "retain" not in error.remedy and "--" not in error.remedy
+    plain = error.remedy
+    said = {door: copy.copy(error).hinted(door.HINTS).remedy for door in (cli, http, mcp)}
+    assert said[cli] == f"{plain} (`retain project add nowhere`)"
+    assert said[http] == f"{plain} (POST /v1/projects)"
+    assert "retain project add nowhere" in said[mcp] and "operator" in said[mcp]
+    with pytest.raises(AccessDenied) as denied:
+        realm(principal="agent:ada").add_project("mine")
+    assert (
+        copy.copy(denied.value)
+        .hinted(cli.HINTS)
+        .remedy.endswith("(`--as app:NAME` or `--as operator:NAME`)")
+    )

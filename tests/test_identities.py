@@ -56,7 +56,8 @@ def test_unknown_names_are_refused_and_change_nothing(service: MemoryService) ->
     with pytest.raises(errors.AgentNotFound) as agent:
         service.join_team("ops", "plannr")
     assert (team.value.code, agent.value.code) == ("team_not_found", "agent_not_found")
-    assert "retain agent add plannr" in agent.value.remedy
+    assert (agent.value.details["fix"], agent.value.details["agent"]) == ("add_agent", "plannr")
+    assert "retain" not in agent.value.remedy  # the service names no door's command
     with pytest.raises(errors.InvalidName):
         service.add_agent("not a name")
     with pytest.raises(errors.InvalidName):

@@ -64,7 +64,29 @@ driver exception.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Any
+
+Hint = str | Callable[[Mapping[str, Any]], str]  # a door's phrase for a fix
+
+# The fixes a refusal may name (its ``fix`` detail), each door saying how it is done
+# there (``RetainError.hinted``): the verb that mends what was refused.
+FIXES = frozenset(
+    {
+        "act_as",  # act as a principal of a kind the verb allows (``allowed``)
+        "add_project",  # create the project (``project``)
+        "add_agent",  # register the agent (``agent``)
+        "add_team",  # create the team (``team``)
+        "find",  # look the name up by listing or searching
+        "name_project",  # name the project the call means
+        "rename_project",  # rename a project
+        "reindex",  # make every search key again with the embedder in use
+        "verify",  # check the store
+        "rebuild",  # check the store and rebuild its derived data
+        "export",  # a snapshot directory an export wrote
+        "home",  # point the store's home at another directory
+    }
+)
 
 
 class RetainError(Exception):
@@ -80,6 +102,24 @@ class RetainError(Exception):
 
     def __str__(self) -> str:
         return f"{self.message}; {self.remedy}" if self.remedy else self.message
+
+    def hinted(self, hints: Mapping[str, Hint]) -> RetainError:
+        """This error with a door's way to do its fix added to the remedy: ``details``
+        may name the fix (``fix``: one of ``FIXES``, its arguments among the details),
+        and ``hints`` holds a door's phrase for each: a format string over the details,
+        or a function of them. The service's remedy names no door's flag, route or
+        argument; a door's hint does."""
+        fix = self.details.get("fix")
+        hint = hints.get(fix) if isinstance(fix, str) else None
+        if hint is None:
+            return self
+        try:
+            said = hint(self.details) if callable(hint) else hint.format(**self.details)
+        except (KeyError, IndexError, ValueError):
+            return self
+        if said and said not in self.remedy:
+            self.remedy = f"{self.remedy} ({said})" if self.remedy else said
+        return self
 
     def to_dict(self) -> dict[str, Any]:
         """The error as doors publish it: code, message, remedy, details."""

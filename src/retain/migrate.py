@@ -55,7 +55,8 @@ def copy_store(source: Backend, target: Backend, *, progress: Progress | None = 
             if copied != expected:
                 raise MigrateMismatch(
                     f"the copy does not match its source: {copied} against {expected}",
-                    remedy="nothing was written; run `retain verify` on the source and retry",
+                    remedy="nothing was written; verify the source store and retry",
+                    fix="verify",
                     source=source.location,
                     target=target.location,
                 )

@@ -121,7 +121,8 @@ def export_snapshot(
         if memory.project == MANIFEST:
             raise TransferError(
                 f"project {MANIFEST!r} would write its folder over the snapshot's manifest",
-                remedy="rename that project (`retain project rename`) and export again",
+                remedy="rename that project and export again",
+                fix="rename_project",
                 project=memory.project,
             )
     try:
@@ -205,7 +206,8 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     if not directory.is_dir():
         raise SnapshotInvalid(
             f"{directory} is not a directory",
-            remedy="point import at a directory `retain export` wrote",
+            remedy="point import at a directory an export wrote",
+            fix="export",
             directory=str(directory),
         )
     try:
@@ -213,7 +215,8 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     except FileNotFoundError as exc:
         raise SnapshotInvalid(
             f"{directory} has no {MANIFEST}",
-            remedy="point import at a directory `retain export` wrote",
+            remedy="point import at a directory an export wrote",
+            fix="export",
             directory=str(directory),
         ) from exc
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

@@ -383,7 +383,7 @@ def test_vectors_of_one_model_id_in_another_dimension_are_refused_until_reindexe
     wider = {word: (*vector, 0.0) for word, vector in AxisEmbedder().words.items()}
     wide = make_service(embedder=AxisEmbedder(wider))  # the same model id, five dimensions
     for _ in range(3):  # refused every time, not once per stored row
-        with pytest.raises(errors.DimensionMismatch, match="run `retain reindex`"):
+        with pytest.raises(errors.DimensionMismatch, match="reindex the store"):
             wide.search("kitten")
     assert wide.reindex() == 2
     assert names(wide, "kitten") == ["pet"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
@@ -195,7 +195,7 @@ def _refusals(fmt: str = "table") -> Iterator[None]:
     try:
         yield
     except errors.RetainError as exc:
-        exc = _door_remedy(exc)
+        exc = exc.hinted(HINTS)
         if fmt == "json":
             click.echo(json_text({"error": exc.to_dict()}), err=True)
         else:
@@ -206,18 +206,27 @@ def _refusals(fmt: str = "table") -> Iterator[None]:
         sys.exit(exit_code(exc))
 
 
-# How to act as each kind of principal from this door, for a refusal that names the kinds
-# that may (``access_denied``'s ``allowed``): the service's remedy names no flag.
-_ACT_AS = {"agent": "--as agent:NAME", "app": "--as app:NAME", "operator": "--as operator:NAME"}
+def _act_as(details: Mapping[str, Any]) -> str:
+    forms = {"agent": "agent:NAME", "app": "app:NAME", "operator": "operator:NAME"}
+    named = [f"`--as {forms.get(kind, kind)}`" for kind in details.get("allowed") or ()]
+    return " or ".join(named)
 
 
-def _door_remedy(exc: errors.RetainError) -> errors.RetainError:
-    """``exc`` with this door's hint added to its remedy, where it has one."""
-    allowed = exc.details.get("allowed") if exc.code == "access_denied" else None
-    flags = [_ACT_AS[k] for k in allowed or () if k in _ACT_AS]
-    if flags:
-        exc.remedy = f"{exc.remedy} ({' or '.join(f'`{f}`' for f in flags)})"
-    return exc
+# How this door does the fix a refusal names (``RetainError.hinted``).
+HINTS: Mapping[str, errors.Hint] = {
+    "act_as": _act_as,
+    "add_project": "`retain project add {project}`",
+    "add_agent": "`retain agent add {agent}`",
+    "add_team": "`retain team add {team}`",
+    "find": "`retain list` or `retain search`",
+    "name_project": "`--project`",
+    "rename_project": "`retain project rename`",
+    "reindex": "`retain reindex`",
+    "verify": "`retain verify`",
+    "rebuild": "`retain verify --rebuild`",
+    "export": "a directory `retain export` wrote",
+    "home": "`--home` or `$RETAIN_HOME`",
+}
 
 
 @contextmanager

@@ -83,7 +83,28 @@ def http_status(error: RetainError) -> int:
     return 500
 
 
+def _act_as(details: Mapping[str, Any]) -> str:
+    kinds = " or ".join(details.get("allowed") or ())
+    return f"send the bearer token of {kinds} principal" if kinds else ""
+
+
+# How this door does the fix a refusal names (``RetainError.hinted``).
+HINTS: Mapping[str, errors.Hint] = {
+    "act_as": _act_as,
+    "add_project": f"POST {API}/projects",
+    "add_agent": f"POST {API}/agents",
+    "add_team": f"POST {API}/teams",
+    "find": f"GET {API}/memories or POST {API}/memories/search",
+    "name_project": "the project query parameter",
+    "rename_project": f"POST {API}/projects/NAME/rename",
+    "reindex": "`retain reindex` where the store is",
+    "verify": "`retain verify` where the store is",
+    "rebuild": "`retain verify --rebuild` where the store is",
+}
+
+
 def error_response(error: RetainError) -> JSONResponse:
+    error = error.hinted(HINTS)
     headers = {"Retry-After": "1"} if isinstance(error, errors.StoreBusy) else None
     if isinstance(error, errors.Unauthenticated):
         headers = {"WWW-Authenticate": "Bearer"}

@@ -42,7 +42,7 @@ from pydantic import AnyHttpUrl, BaseModel, Field, ValidationError
 
 import retain
 from retain.doors.records import facts_of, record_of
-from retain.errors import InvalidValue, RetainError
+from retain.errors import Hint, InvalidValue, RetainError
 from retain.fields import MAX_PRIORITY, MIN_PRIORITY
 from retain.model import Memory
 from retain.service import SEARCH_LIMIT_MAX, MemoryService
@@ -273,7 +273,29 @@ class FactsOut(BaseModel):
 # -- refusals ----------------------------------------------------------------------------
 
 
+def _act_as(details: Mapping[str, Any]) -> str:
+    forms = {"agent": "agent:NAME", "app": "app:NAME", "operator": "operator:NAME"}
+    named = [forms.get(kind, kind) for kind in details.get("allowed") or ()]
+    return f"connect the server as {' or '.join(named)}" if named else ""
+
+
+# How this door does the fix a refusal names (``RetainError.hinted``): what a model can
+# do itself names a tool or an argument; the rest is the operator's.
+HINTS: Mapping[str, Hint] = {
+    "act_as": _act_as,
+    "add_project": "an operator creates it: `retain project add {project}`",
+    "add_agent": "an operator registers it: `retain agent add {agent}`",
+    "add_team": "an operator creates it: `retain team add {team}`",
+    "find": "memory_search",
+    "name_project": "the project argument",
+    "reindex": "an operator runs `retain reindex`",
+    "verify": "an operator runs `retain verify`",
+    "rebuild": "an operator runs `retain verify --rebuild`",
+}
+
+
 def refusal(error: RetainError) -> CallToolResult:
+    error = error.hinted(HINTS)
     text = f"[{error.code}] {error.message}" + (f"\n{error.remedy}" if error.remedy else "")
     return CallToolResult(
         is_error=True,

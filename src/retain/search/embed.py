@@ -102,7 +102,8 @@ def check_shape(embedder: Embedder, matrix: Matrix, count: int) -> Matrix:
         raise DimensionMismatch(
             f"embedder {embedder.model_id} returned {matrix.shape[1]}-dimensional vectors "
             f"where {embedder.dim} were expected",
-            remedy="point the configuration at one model and run `retain reindex`",
+            remedy="point the configuration at one model and reindex the store",
+            fix="reindex",
             model=embedder.model_id,
             expected_dim=embedder.dim,
             actual_dim=int(matrix.shape[1]),

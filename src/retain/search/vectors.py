@@ -195,7 +195,8 @@ class VectorIndex:
                 raise DimensionMismatch(
                     f"memory #{num} has a {dim}-dimensional vector of {self.model}, "
                     f"which makes {self.dim}-dimensional ones",
-                    remedy="run `retain reindex` to embed every memory again with one model",
+                    remedy="reindex the store to embed every memory again with one model",
+                    fix="reindex",
                     model=self.model,
                     expected_dim=self.dim,
                     actual_dim=dim,
@@ -255,7 +256,8 @@ class VectorIndex:
             raise DimensionMismatch(
                 f"a {queries.shape[1]}-dimensional query met {self.dim}-dimensional vectors "
                 f"of {self.model}",
-                remedy="run `retain reindex` after changing the embedder",
+                remedy="reindex the store after changing the embedder",
+                fix="reindex",
                 expected_dim=self.dim,
                 actual_dim=int(queries.shape[1]),
             )

@@ -491,7 +491,8 @@ class MemoryService:
         if tx.get_project(self.realm, project) is None:
             raise ProjectNotFound(
                 f"there is no project {project!r}",
-                remedy=f"create it with `retain project add {project}` or check the name",
+                remedy="create the project first, or check the name",
+                fix="add_project",
                 project=project,
             )
 
@@ -527,7 +528,8 @@ class MemoryService:
             )
             raise NotFound(
                 f"no memory named {name!r} in {where}",
-                remedy="check the name with `retain list` or `retain search`",
+                remedy="check the name by listing or searching the memories",
+                fix="find",
                 name=name,
                 project=project,
             )
@@ -535,7 +537,8 @@ class MemoryService:
             tiers = [m.tier for m in found]
             raise AmbiguousName(
                 f"{name!r} is in several projects: {', '.join(tiers)}",
-                remedy="name the project with --project (or project=)",
+                remedy="name the project the call means",
+                fix="name_project",
                 name=name,
                 projects=tiers,
             )
@@ -642,7 +645,8 @@ class MemoryService:
         if found is None:
             raise AgentNotFound(
                 f"there is no agent {agent!r}",
-                remedy=f"register it with `retain agent add {agent}` or check the name",
+                remedy="register the agent first, or check the name",
+                fix="add_agent",
                 agent=agent,
             )
         return found
@@ -651,7 +655,8 @@ class MemoryService:
         if tx.get_team(self.realm, team) is None:
             raise TeamNotFound(
                 f"there is no team {team!r}",
-                remedy=f"create it with `retain team add {team}` or check the name",
+                remedy="create the team first, or check the name",
+                fix="add_team",
                 team=team,
             )
 
@@ -700,7 +705,9 @@ class MemoryService:
         if self.identity is None:
             raise AccessDenied(
                 f"{verb} is an agent's verb and {self.principal!r} is not an agent",
-                remedy="act as a registered agent (`--as agent:NAME`)",
+                remedy="act as a registered agent",
+                fix="act_as",
+                allowed=["agent"],
                 principal=self.principal,
             )
         return self._require_agent(tx, self.identity)
@@ -2340,7 +2347,8 @@ class MemoryService:
                 raise DimensionMismatch(
                     f"{count} memories have {dim}-dimensional vectors of {embedder.model_id}, "
                     f"which makes {embedder.dim}-dimensional ones",
-                    remedy="run `retain reindex` to embed every memory again with one model",
+                    remedy="reindex the store to embed every memory again with one model",
+                    fix="reindex",
                     model=embedder.model_id,
                     expected_dim=embedder.dim,
                     actual_dim=dim,
@@ -2611,7 +2619,8 @@ def integrity_error(report: VerifyReport) -> IntegrityFailed:
     """The refusal a failed ``verify`` stands for."""
     return IntegrityFailed(
         "; ".join(report.problems),
-        remedy="run `retain verify --rebuild` to regenerate the index; a broken event chain "
+        fix="rebuild",
+        remedy="verify the store, rebuilding its index; a broken event chain "
         "means the log was altered outside retain: restore it from a backup",
         problems=list(report.problems),
     )

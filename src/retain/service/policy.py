@@ -140,6 +140,7 @@ def check(actor: Actor, verb: str, settings: Settings) -> Rule:
         principal=actor.principal,
         verb=verb.rstrip("_"),
         allowed=may,  # the kinds that may: each door says how to act as one
+        fix="act_as" if may else None,
     )
 
 

@@ -1127,7 +1127,9 @@ class PostgresBackend:
                     remedy="retry, or raise the pool size",
                 ) from exc
             except psycopg.Error as exc:
-                raise StoreError(f"{self.location}: {exc}", remedy="run `retain verify`") from exc
+                raise StoreError(
+                    f"{self.location}: {exc}", remedy="verify the store", fix="verify"
+                ) from exc
         raise AssertionError("unreachable")
 
     def write(self, fn: Callable[[PostgresTransaction], T]) -> T:
@@ -1158,7 +1160,9 @@ class PostgresBackend:
                 con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
                 return fn(PostgresTransaction(con, self._indexed, self._common))
             except psycopg.Error as exc:
-                raise StoreError(f"{self.location}: {exc}", remedy="run `retain verify`") from exc
+                raise StoreError(
+                    f"{self.location}: {exc}", remedy="verify the store", fix="verify"
+                ) from exc
             finally:
                 with contextlib.suppress(psycopg.Error):
                     con.rollback()  # it only read

@@ -593,7 +593,8 @@ class SqliteBackend:
         except OSError as exc:
             raise StoreError(
                 f"cannot create the store {self.location}: {exc.strerror or exc}",
-                remedy="point --home (or $RETAIN_HOME) at a directory you can write",
+                remedy="point the store's home at a directory you can write",
+                fix="home",
                 location=self.location,
             ) from exc
         with suppress(OSError):
@@ -607,7 +608,8 @@ class SqliteBackend:
         except sqlite3.DatabaseError as exc:
             raise StoreError(
                 f"{self.location} is not a retain store: {exc}",
-                remedy="point --home or the path at a retain store, or move the file away",
+                remedy="point the store's home or path at a retain store, or move the file away",
+                fix="home",
                 location=self.location,
             ) from exc
 
@@ -694,7 +696,7 @@ class SqliteBackend:
                 f"{self.location} is locked by another writer: {exc}",
                 remedy="retry once the other process has finished writing",
             )
-        return StoreError(f"{self.location}: {exc}", remedy="run `retain verify`")
+        return StoreError(f"{self.location}: {exc}", remedy="verify the store", fix="verify")
 
     def write(self, fn: Callable[[SqliteTransaction], T]) -> T:
         return self._run("BEGIN IMMEDIATE", fn)
