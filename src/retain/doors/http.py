@@ -39,8 +39,7 @@ from retain import errors, fields
 from retain.doors import mcp
 from retain.doors.records import facts_of, plain, record_of
 from retain.errors import RetainError
-from retain.model import AGENT_PREFIX, OPERATOR_PREFIX
-from retain.service import SEARCH_LIMIT_MAX, MemoryService
+from retain.service import SEARCH_LIMIT_MAX, MemoryService, actor
 
 API = "/v1"
 MCP_PATH = "/mcp"  # the MCP server over streamable HTTP
@@ -49,9 +48,7 @@ MAX_BODY_BYTES = 1024 * 1024  # a request's body; larger ones are refused whole
 PAGE = 100  # a listing's page unless the request asks for another size
 MAX_PAGE = 1000
 TOKENS_ENV = "RETAIN_TOKENS"
-LOCAL_PRINCIPAL = "operator:local"
-_PRINCIPAL_PREFIXES = (AGENT_PREFIX, OPERATOR_PREFIX, "app:")
-_PRINCIPALS = ("steward", "anonymous")
+LOCAL_PRINCIPAL = actor.LOCAL_OPERATOR
 
 # An error's HTTP status: its nearest class here (anything unmapped is a bug: 500).
 HTTP_STATUS: dict[type[RetainError], int] = {
@@ -193,10 +190,10 @@ def parse_tokens(text: str, source: str) -> dict[str, str]:
                 f"{source}: {line!r} is not TOKEN=PRINCIPAL",
                 remedy="write each token as TOKEN=PRINCIPAL, e.g. s3cret=agent:coder",
             )
-        if not (principal.startswith(_PRINCIPAL_PREFIXES) or principal in _PRINCIPALS):
+        if actor.kind_of(principal) is None:
             raise errors.ConfigInvalid(
                 f"{source}: {principal!r} is not a principal",
-                remedy="name agent:<name>, app:<name>, operator:<name>, steward or anonymous",
+                remedy=f"name one of {actor.FORMS}",
             )
         if token in tokens:
             raise errors.ConfigInvalid(
@@ -270,7 +267,8 @@ def app_from_environment() -> FastAPI:
 
 
 class Services:
-    """One service per principal over one store (they share its backend and settings)."""
+    """The session of each principal over one store: every session shares the root's
+    store (backend, settings, embedder, the one vector index); none is a copy."""
 
     def __init__(self, root: MemoryService) -> None:
         self.root = root
@@ -278,20 +276,14 @@ class Services:
         self._lock = threading.Lock()
 
     def held(self, principal: str) -> MemoryService | None:
-        """The principal's service if it is open already (no I/O)."""
+        """The principal's session if it is open already (no I/O)."""
         return self._by_principal.get(principal)
 
     def of(self, principal: str) -> MemoryService:
         with self._lock:
             service = self._by_principal.get(principal)
             if service is None:
-                service = MemoryService(
-                    self.root.backend,
-                    settings=self.root.settings,
-                    clock=self.root.clock,
-                    realm=self.root.realm,
-                    principal=principal,
-                )
+                service = self.root.acting_as(principal)
                 self._by_principal[principal] = service
             return service
 

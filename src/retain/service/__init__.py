@@ -74,7 +74,6 @@ from retain.errors import (
     TeamNotFound,
 )
 from retain.model import (
-    AGENT_PREFIX,
     DEFAULT_PRIORITY,
     DEFAULT_REALM,
     GLOBAL_SCOPE,
@@ -665,11 +664,7 @@ class MemoryService:
     @property
     def identity(self) -> str | None:
         """The agent this service acts as (its principal is ``agent:<name>``), if any."""
-        return (
-            self.principal.removeprefix(AGENT_PREFIX)
-            if self.principal.startswith(AGENT_PREFIX)
-            else None
-        )
+        return self.actor.identity
 
     @property
     def kind(self) -> Kind:
