@@ -1,0 +1,690 @@
+"""The matrix: every public verb, as every kind of principal, through every door.
+
+``EXPECTED`` is written by hand from what issue 15 and the policy table's docstring say
+each kind may do (it is not read from ``retain.service.policy``: a table derived from
+the code under test could not fail). ``DOORS`` says, per verb, how each door reaches it
+(the CLI command and whether it takes ``--as``, the REST route, the MCP tool) or that it
+does not; the claim tests below hold those to the doors themselves (the CLI's commands,
+the OpenAPI document, the MCP server's tools and each principal's tool list), so the
+table cannot go stale silently.
+
+A column is a kind of principal, and one more: anonymous where the installation allows
+anonymous writes (``[access] anonymous_writes``; the CLI reads it from its home's
+config.toml). Each (column, door) runs every verb the door reaches once, in ``VERBS``
+order, over a fresh store of its own (per backend) set up by an operator: projects, a
+registered agent, a team, memories, a fact and a snapshot to import. Every cell must
+give the table's outcome ("ok", or the error code), and a refused call must leave the
+store as it was. A CLI command without ``--as`` acts as the local operator
+(``operator:local``), so it is run for the operator column only. A disagreement found
+stays in ``DISAGREEMENTS`` as a strict xfail, never hidden by changing the table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import anyio
+import click
+import pytest
+from click.testing import CliRunner
+from fastapi.testclient import TestClient
+from mcp import Client
+from tests.conftest import BACKENDS, fresh_schema, open_backend, store_state
+
+from retain.chrono import ManualClock
+from retain.config import Settings
+from retain.doors import http, mcp
+from retain.doors.cli import cli
+from retain.errors import RetainError
+from retain.model import WriteRequest
+from retain.service import MemoryService
+from retain.storage.sqlite import SqliteBackend
+
+OK = "ok"
+DENIED = "access_denied"
+KINDS = ("agent", "app", "operator", "steward", "anonymous")
+OPEN = "anonymous-writing"  # anonymous, where the installation allows anonymous writes
+COLUMNS = (*KINDS, OPEN)
+PRINCIPALS = {
+    "agent": "agent:ada",  # registered by the set-up
+    "app": "app:ci",
+    "operator": "operator:alice",
+    "steward": "steward",
+    "anonymous": "anonymous",
+    OPEN: "anonymous",
+}
+KIND_OF = {**{kind: kind for kind in KINDS}, OPEN: "anonymous"}
+LOCAL_OPERATOR = "operator:local"  # who a CLI command without --as acts as
+
+
+def row(*outcomes: str) -> dict[str, str]:
+    return dict(zip(COLUMNS, outcomes, strict=True))
+
+
+def settings_of(column: str) -> Settings:
+    return Settings(anonymous_writes=column == OPEN)
+
+
+# fmt: off
+# The outcome of each verb for each kind, by hand. The shared tiers (global, projects)
+# are written by operators and applications; an agent keeps its own memory and proposes;
+# anyone reads through their view; realm administration (projects, agents, teams,
+# membership) is for operators and apps; the event log and exports are not an agent's;
+# the steward reviews and verifies; only an operator rebuilds or moves the store;
+# anonymous callers read only, unless the installation allows them to write ([access]
+# anonymous_writes), and then they write the shared tiers and facts, and no more.
+EXPECTED: dict[str, dict[str, str]] = {
+    #                      agent   app     operator steward anonymous anonymous-writing
+    "search":          row(OK,     OK,     OK,      OK,     OK,       OK),
+    "read":            row(OK,     OK,     OK,      OK,     OK,       OK),
+    "get":             row(OK,     OK,     OK,      OK,     OK,       OK),
+    "list_memories":   row(OK,     OK,     OK,      OK,     OK,       OK),
+    "context":         row(OK,     OK,     OK,      OK,     OK,       OK),
+    "status":          row(OK,     OK,     OK,      OK,     OK,       OK),
+    "export":          row(DENIED, OK,     OK,      OK,     OK,       OK),
+    "write":           row(DENIED, OK,     OK,      DENIED, DENIED,   OK),
+    "write_many":      row(DENIED, OK,     OK,      DENIED, DENIED,   OK),
+    "edit":            row(DENIED, OK,     OK,      DENIED, DENIED,   OK),
+    "delete":          row(DENIED, OK,     OK,      DENIED, DENIED,   OK),
+    "import_":         row(DENIED, OK,     OK,      DENIED, DENIED,   OK),
+    "remember":        row(OK,     DENIED, DENIED,  DENIED, DENIED,   DENIED),
+    "update":          row(OK,     DENIED, DENIED,  DENIED, DENIED,   DENIED),
+    "forget":          row(OK,     DENIED, DENIED,  DENIED, DENIED,   DENIED),
+    "propose":         row(OK,     DENIED, DENIED,  DENIED, DENIED,   DENIED),
+    "recall":          row(OK,     DENIED, DENIED,  DENIED, DENIED,   DENIED),
+    "list_proposals":  row(OK,     OK,     OK,      OK,     OK,       OK),
+    "list_injections": row(OK,     OK,     OK,      OK,     OK,       OK),
+    "fact_write":      row(OK,     OK,     OK,      DENIED, DENIED,   OK),
+    "fact_retract":    row(OK,     OK,     OK,      DENIED, DENIED,   OK),
+    "fact_read":       row(OK,     OK,     OK,      OK,     OK,       OK),
+    "fact_history":    row(OK,     OK,     OK,      OK,     OK,       OK),
+    "add_project":     row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
+    "rename_project":  row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
+    "remove_project":  row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
+    "add_agent":       row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
+    "add_team":        row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
+    "join_team":       row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
+    "list_projects":   row(OK,     OK,     OK,      OK,     OK,       OK),
+    "list_agents":     row(OK,     OK,     OK,      OK,     OK,       OK),
+    "list_teams":      row(OK,     OK,     OK,      OK,     OK,       OK),
+    "events":          row(DENIED, OK,     OK,      OK,     OK,       OK),
+    "verify":          row(DENIED, OK,     OK,      OK,     DENIED,   DENIED),
+    "reindex":         row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
+    "migrate_to":      row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
+}
+# fmt: on
+
+
+# -- what each call is given ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """What the set-up made, for the verbs' arguments: ids differ from store to store."""
+
+    location: str  # the store: a SQLite file or a postgres:// URL with its schema
+    home: Path  # the CLI's home (the SQLite store's directory)
+    scratch: Path  # where exports and migrations go
+    kept: str  # an agent's own memory to update
+    dropped: str  # an agent's own memory to forget
+
+    @property
+    def snapshot(self) -> str:
+        return str(self.scratch / "snapshot")
+
+    @property
+    def export_to(self) -> str:
+        return str(self.scratch / "exported")
+
+    @property
+    def copy(self) -> str:
+        return str(self.scratch / "copy.db")
+
+
+def set_up(operator: MemoryService, location: str, home: Path, scratch: Path) -> Sample:
+    """A realm where a call of each verb succeeds for a kind that may run it."""
+    for project in ("webdev", "old-name", "doomed"):
+        operator.add_project(project)
+    operator.add_agent("ada")
+    operator.add_team("blue")
+    operator.write("plan", description="the launch plan", body="ship on friday")
+    operator.write("to-edit", description="a note to edit", body="entries live ten minutes")
+    operator.write("to-delete", description="a note to delete", body="gone soon")
+    operator.write("spec", description="the spec", body="a snapshot's memory", project="webdev")
+    operator.export(scratch / "snapshot", project="webdev")
+    operator.delete("spec", project="webdev")  # the snapshot restores it
+    operator.fact_write("bob", "employer", "acme")
+    ada = operator.acting_as("agent:ada")
+    kept = ada.remember("my locker is number twelve")
+    dropped = ada.remember("the old locker code")
+    return Sample(location, home, scratch, kept.id, dropped.id)
+
+
+# -- how each door reaches each verb ---------------------------------------------------------
+
+PythonCall = Callable[[MemoryService, Sample], object]
+CliCall = Callable[[Sample], list[str]]
+RestCall = Callable[[Sample], dict[str, Any]]  # path parameters, and json= / params=
+McpCall = Callable[[Sample], dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Doors:
+    """A verb at each door: its call, or None where the door does not reach it."""
+
+    python: PythonCall
+    cli: tuple[str, ...] | None = None  # the command's words
+    cli_args: CliCall = lambda s: []  # noqa: E731
+    cli_as: bool = False  # whether it takes --as (else it acts as operator:local)
+    rest: tuple[str, str] | None = None  # (method, the route as OpenAPI names it)
+    rest_args: RestCall = lambda s: {}  # noqa: E731
+    mcp: str | None = None  # the tool, or the resource (its URI) read for the verb
+    mcp_args: McpCall = lambda s: {}  # noqa: E731
+
+
+def _note(name: str) -> dict[str, Any]:
+    return {"description": f"a note named {name}", "body": "hello"}
+
+
+DOORS: dict[str, Doors] = {
+    "search": Doors(
+        lambda svc, s: svc.search(["launch plan"]),
+        ("search",), lambda s: ["launch plan"],
+        rest=("post", "/v1/memories/search"),
+        rest_args=lambda s: {"json": {"queries": ["launch plan"]}},
+        mcp="memory_search", mcp_args=lambda s: {"queries": ["launch plan"]},
+    ),
+    "read": Doors(
+        lambda svc, s: svc.read("plan"),
+        ("read",), lambda s: ["plan"],
+        rest=("get", "/v1/memories/{name}/read"), rest_args=lambda s: {"name": "plan"},
+        mcp="memory_read", mcp_args=lambda s: {"name": "plan"},
+    ),
+    "get": Doors(
+        lambda svc, s: svc.get("plan"),
+        ("get",), lambda s: ["plan"],
+        rest=("get", "/v1/memories/{name}"), rest_args=lambda s: {"name": "plan"},
+    ),
+    "list_memories": Doors(
+        lambda svc, s: svc.list_memories(),
+        ("list",),
+        rest=("get", "/v1/memories"),
+    ),
+    "context": Doors(
+        lambda svc, s: svc.context(),
+        ("context",), cli_as=True,
+        rest=("post", "/v1/context"), rest_args=lambda s: {"json": {}},
+        mcp=mcp.CONTEXT_URI,  # a resource, not a tool
+    ),
+    "status": Doors(lambda svc, s: svc.status(), ("status",), rest=("get", "/v1/status")),
+    "export": Doors(
+        lambda svc, s: svc.export(s.export_to),
+        ("export",), lambda s: ["--directory", s.export_to],
+    ),
+    "write": Doors(
+        lambda svc, s: svc.write("new-note", **_note("new-note")),
+        ("add",), lambda s: ["new-note", "-d", "a note named new-note", "--body", "hello"],
+        rest=("put", "/v1/memories/{name}"),
+        rest_args=lambda s: {"name": "new-note", "json": _note("new-note")},
+        mcp="memory_write", mcp_args=lambda s: {"name": "new-note", **_note("new-note")},
+    ),
+    "write_many": Doors(
+        lambda svc, s: svc.write_many([WriteRequest("batch-a", **_note("batch-a"))]),
+    ),
+    "edit": Doors(
+        lambda svc, s: svc.edit("to-edit", "ten", "five"),
+        ("edit",), lambda s: ["to-edit", "--old", "ten", "--new", "five"],
+        rest=("post", "/v1/memories/{name}/edit"),
+        rest_args=lambda s: {"name": "to-edit", "json": {"old": "ten", "new": "five"}},
+        mcp="memory_edit", mcp_args=lambda s: {"name": "to-edit", "old": "ten", "new": "five"},
+    ),
+    "delete": Doors(
+        lambda svc, s: svc.delete("to-delete"),
+        ("remove",), lambda s: ["to-delete"],
+        rest=("delete", "/v1/memories/{name}"), rest_args=lambda s: {"name": "to-delete"},
+        mcp="memory_delete", mcp_args=lambda s: {"name": "to-delete"},
+    ),
+    "import_": Doors(
+        lambda svc, s: svc.import_(s.snapshot),
+        ("import",), lambda s: [s.snapshot],
+    ),
+    "remember": Doors(
+        lambda svc, s: svc.remember("the build takes four minutes"),
+        ("remember",), lambda s: ["the build takes four minutes"], cli_as=True,
+        rest=("post", "/v1/remember"),
+        rest_args=lambda s: {"json": {"text": "the build takes four minutes"}},
+        mcp="memory_remember", mcp_args=lambda s: {"text": "the build takes four minutes"},
+    ),
+    "update": Doors(
+        lambda svc, s: svc.update(s.kept, "my locker is number fourteen"),
+        mcp="memory_update",
+        mcp_args=lambda s: {"id": s.kept, "text": "my locker is number fourteen"},
+    ),
+    "forget": Doors(
+        lambda svc, s: svc.forget(s.dropped),
+        ("forget",), lambda s: [s.dropped], cli_as=True,
+        rest=("post", "/v1/forget"), rest_args=lambda s: {"json": {"id": s.dropped}},
+        mcp="memory_forget", mcp_args=lambda s: {"id": s.dropped},
+    ),
+    "propose": Doors(
+        lambda svc, s: svc.propose("use tabs", target="global"),
+        rest=("post", "/v1/proposals"),
+        rest_args=lambda s: {"json": {"summary": "use tabs", "target": "global"}},
+        mcp="memory_propose", mcp_args=lambda s: {"summary": "use tabs", "target": "global"},
+    ),
+    "recall": Doors(
+        lambda svc, s: svc.recall(["locker"]),
+        ("recall",), lambda s: ["locker"], cli_as=True,
+        rest=("post", "/v1/recall"), rest_args=lambda s: {"json": {"queries": ["locker"]}},
+        mcp="memory_recall", mcp_args=lambda s: {"queries": ["locker"]},
+    ),
+    "list_proposals": Doors(
+        lambda svc, s: svc.list_proposals(),
+        rest=("get", "/v1/proposals"),
+    ),
+    "list_injections": Doors(
+        lambda svc, s: svc.list_injections(),
+        ("injections",), cli_as=True,
+        rest=("get", "/v1/injections"),
+    ),
+    "fact_write": Doors(
+        lambda svc, s: svc.fact_write("dana", "employer", "globex"),
+        ("fact", "write"), lambda s: ["dana", "employer", "globex"], cli_as=True,
+        rest=("post", "/v1/facts"),
+        rest_args=lambda s: {
+            "json": {"subject": "dana", "predicate": "employer", "value": "globex"}
+        },
+        mcp="fact_write",
+        mcp_args=lambda s: {"subject": "dana", "predicate": "employer", "value": "globex"},
+    ),
+    "fact_retract": Doors(  # the fact the same actor wrote just before (VERBS order)
+        lambda svc, s: svc.fact_retract("dana", "employer"),
+        ("fact", "retract"), lambda s: ["dana", "employer"], cli_as=True,
+        rest=("post", "/v1/facts/retract"),
+        rest_args=lambda s: {"json": {"subject": "dana", "predicate": "employer"}},
+        mcp="fact_retract", mcp_args=lambda s: {"subject": "dana", "predicate": "employer"},
+    ),
+    "fact_read": Doors(
+        lambda svc, s: svc.fact_read("bob"),
+        ("fact", "read"), lambda s: ["bob"], cli_as=True,
+        rest=("get", "/v1/facts"), rest_args=lambda s: {"params": {"subject": "bob"}},
+        mcp="fact_read", mcp_args=lambda s: {"subject": "bob"},
+    ),
+    "fact_history": Doors(
+        lambda svc, s: svc.fact_history("bob", "employer"),
+        ("fact", "history"), lambda s: ["bob", "employer"], cli_as=True,
+        rest=("get", "/v1/facts/history"),
+        rest_args=lambda s: {"params": {"subject": "bob", "predicate": "employer"}},
+        mcp="fact_history", mcp_args=lambda s: {"subject": "bob", "predicate": "employer"},
+    ),
+    "add_project": Doors(
+        lambda svc, s: svc.add_project("mine"),
+        ("project", "add"), lambda s: ["mine"],
+        rest=("post", "/v1/projects"), rest_args=lambda s: {"json": {"name": "mine"}},
+    ),
+    "rename_project": Doors(
+        lambda svc, s: svc.rename_project("old-name", "new-name"),
+        ("project", "rename"), lambda s: ["old-name", "new-name"],
+        rest=("post", "/v1/projects/{name}/rename"),
+        rest_args=lambda s: {"name": "old-name", "json": {"name": "new-name"}},
+    ),
+    "remove_project": Doors(
+        lambda svc, s: svc.remove_project("doomed"),
+        ("project", "remove"), lambda s: ["doomed"],
+        rest=("delete", "/v1/projects/{name}"), rest_args=lambda s: {"name": "doomed"},
+    ),
+    "add_agent": Doors(
+        lambda svc, s: svc.add_agent("eve"),
+        ("agent", "add"), lambda s: ["eve"],
+        rest=("post", "/v1/agents"), rest_args=lambda s: {"json": {"name": "eve"}},
+    ),
+    "add_team": Doors(
+        lambda svc, s: svc.add_team("red"),
+        ("team", "add"), lambda s: ["red"],
+        rest=("post", "/v1/teams"), rest_args=lambda s: {"json": {"name": "red"}},
+    ),
+    "join_team": Doors(
+        lambda svc, s: svc.join_team("blue", "ada"),
+        ("team", "join"), lambda s: ["blue", "ada"],
+        rest=("put", "/v1/teams/{team}/members/{agent}"),
+        rest_args=lambda s: {"team": "blue", "agent": "ada"},
+    ),
+    "list_projects": Doors(
+        lambda svc, s: svc.list_projects(), ("project", "list"), rest=("get", "/v1/projects")
+    ),
+    "list_agents": Doors(
+        lambda svc, s: svc.list_agents(), ("agent", "list"), rest=("get", "/v1/agents")
+    ),
+    "list_teams": Doors(
+        lambda svc, s: svc.list_teams(), ("team", "list"), rest=("get", "/v1/teams")
+    ),
+    "events": Doors(lambda svc, s: svc.events(), rest=("get", "/v1/events")),
+    "verify": Doors(lambda svc, s: svc.verify(), ("verify",)),
+    "reindex": Doors(lambda svc, s: svc.reindex(), ("reindex",)),
+    "migrate_to": Doors(
+        lambda svc, s: svc.migrate_to(SqliteBackend(s.copy)),
+        ("migrate",), lambda s: ["--from", s.location, "--to", s.copy],
+    ),
+}  # fmt: skip
+VERBS = tuple(DOORS)  # the order each (column, door) runs them in
+
+# CLI commands that are no verb of the table, and why.
+CLI_NOT_VERBS = {
+    ("show",): "get's body alone: the verb of `get`",
+    ("serve",): "starts the REST and MCP doors",
+    ("mcp",): "starts the MCP door over stdio",
+    ("mcp", "config"): "prints a client's configuration",
+}
+
+DOOR_NAMES = ("python", "cli", "rest", "mcp")
+
+
+def reaches(door: str, verb: str, column: str) -> bool:
+    """Whether ``door`` can run ``verb`` as the principal of ``column`` (the table's claim)."""
+    doors = DOORS[verb]
+    if door == "python":
+        return True
+    if door == "cli":
+        return doors.cli is not None and (doors.cli_as or KIND_OF[column] == "operator")
+    if door == "rest":
+        return doors.rest is not None
+    return doors.mcp is not None
+
+
+# -- running a (column, door) ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    outcome: str  # "ok", or the error code
+    wrote: bool  # whether the store changed
+
+
+class Runs:
+    """The cells of one backend, run a (column, door) at a time on a fresh store each."""
+
+    def __init__(self, backend: str, base: Path, postgres: Callable[[], str]) -> None:
+        self.backend = backend
+        self.base = base
+        self.postgres = postgres
+        self._cells: dict[tuple[str, str], dict[str, Cell]] = {}
+
+    def cell(self, column: str, door: str, verb: str) -> Cell:
+        if (column, door) not in self._cells:
+            self._cells[column, door] = self._run(column, door)
+        return self._cells[column, door][verb]
+
+    def _run(self, column: str, door: str) -> dict[str, Cell]:
+        where = Path(tempfile.mkdtemp(prefix=f"{column}-{door}-", dir=self.base))
+        home, scratch = where / "home", where / "scratch"
+        scratch.mkdir()
+        home.mkdir()
+        settings = settings_of(column)
+        if settings.anonymous_writes:  # what the CLI reads its settings from
+            (home / "config.toml").write_text("[access]\nanonymous_writes = true\n")
+        if self.backend == "sqlite":
+            location = str(home / "retain.db")
+        else:
+            location = fresh_schema(self.postgres())
+        clock = ManualClock(datetime(2026, 3, 1, 12, 0, tzinfo=UTC))
+        operator = MemoryService(
+            open_backend(location), settings=settings, clock=clock, principal="operator:set-up"
+        )
+        try:
+            sample = set_up(operator, location, home, scratch)
+            with door_of(door, operator, PRINCIPALS[column], sample) as call:
+                cells = {}
+                for verb in VERBS:
+                    if not reaches(door, verb, column):
+                        continue
+                    before = store_state(operator)
+                    outcome = call(verb)
+                    wrote = outcome != OK and store_state(operator) != before
+                    cells[verb] = Cell(outcome, wrote)
+                return cells
+        finally:
+            operator.close()
+
+
+DoorCall = Callable[[str], str]  # a verb → its outcome
+
+
+def door_of(
+    door: str, operator: MemoryService, principal: str, s: Sample
+) -> contextlib.AbstractContextManager[DoorCall]:
+    return {"python": _python, "cli": _cli, "rest": _rest, "mcp": _mcp}[door](
+        operator, principal, s
+    )
+
+
+@contextlib.contextmanager
+def _python(operator: MemoryService, principal: str, s: Sample) -> Iterator[DoorCall]:
+    session = operator.acting_as(principal)
+
+    def call(verb: str) -> str:
+        try:
+            DOORS[verb].python(session, s)
+        except RetainError as exc:
+            return exc.code
+        return OK
+
+    yield call
+
+
+@contextlib.contextmanager
+def _cli(operator: MemoryService, principal: str, s: Sample) -> Iterator[DoorCall]:
+    runner = CliRunner()
+    where = ["--home", str(s.home), "--format", "json"]
+    url = ["--database-url", s.location] if s.location.startswith("postgres") else []
+    env = {"RETAIN_HOME": None, "RETAIN_DATABASE_URL": None, "COLUMNS": "200", "NO_COLOR": "1"}
+
+    def call(verb: str) -> str:
+        doors = DOORS[verb]
+        assert doors.cli is not None
+        acting = ["--as", principal] if doors.cli_as else []
+        # migrate opens the two stores it names, not a home's
+        store = [] if verb == "migrate_to" else url
+        args = [*doors.cli, *doors.cli_args(s), *acting, *where, *store]
+        result = runner.invoke(cli, args, env=env)
+        if result.exit_code == 0:
+            return OK
+        try:
+            return str(json.loads(result.stderr)["error"]["code"])
+        except (ValueError, KeyError):
+            return f"exit {result.exit_code}: {result.output} {result.exception!r}"
+
+    yield call
+
+
+@contextlib.contextmanager
+def _rest(operator: MemoryService, principal: str, s: Sample) -> Iterator[DoorCall]:
+    tokens = {f"token-{kind}": p for kind, p in PRINCIPALS.items()}
+    by_principal = {p: t for t, p in tokens.items()}
+    with TestClient(http.create_app(operator, tokens=tokens)) as client:
+        headers = {"Authorization": f"Bearer {by_principal[principal]}"}
+
+        def call(verb: str) -> str:
+            doors = DOORS[verb]
+            assert doors.rest is not None
+            method, route = doors.rest
+            given = dict(doors.rest_args(s))
+            options = {k: given.pop(k) for k in ("json", "params") if k in given}
+            response = client.request(
+                method.upper(), route.format(**given), headers=headers, **options
+            )
+            if response.status_code < 400:
+                return OK
+            return str(response.json()["error"]["code"])
+
+        yield call
+
+
+def mcp_server(operator: MemoryService, principal: str) -> mcp.Server:
+    return mcp.create_server(http.Services(operator).of, local_principal=principal)
+
+
+def listed_tools(server: mcp.Server) -> set[str]:
+    async def run() -> set[str]:
+        async with Client(server, mode="legacy") as client:
+            return {t.name for t in (await client.list_tools()).tools}
+
+    return anyio.run(run)
+
+
+def listed_resources(server: mcp.Server) -> set[str]:
+    async def run() -> set[str]:
+        async with Client(server, mode="legacy") as client:
+            return {str(r.uri) for r in (await client.list_resources()).resources}
+
+    return anyio.run(run)
+
+
+@contextlib.contextmanager
+def _mcp(operator: MemoryService, principal: str, s: Sample) -> Iterator[DoorCall]:
+    server = mcp_server(operator, principal)
+
+    def call(verb: str) -> str:
+        doors = DOORS[verb]
+        assert doors.mcp is not None
+        tool, arguments = doors.mcp, doors.mcp_args(s)
+
+        async def run() -> str:
+            async with Client(server, mode="legacy") as client:
+                if tool == mcp.CONTEXT_URI:
+                    read = await client.read_resource(tool)
+                    return OK if read.contents else f"no contents: {read!r}"
+                result = await client.call_tool(tool, arguments)
+            if not result.is_error:
+                return OK
+            return str((result.structured_content or {})["error"]["code"])
+
+        return anyio.run(run)
+
+    yield call
+
+
+# -- the cells ----------------------------------------------------------------------------
+
+# Where a door disagrees with the table: (verb, column, door) → why (each a strict xfail).
+DISAGREEMENTS: dict[tuple[str, str, str], str] = {}
+
+
+def _cells() -> Iterator[Any]:
+    for door in DOOR_NAMES:
+        for verb in VERBS:
+            for column in COLUMNS:
+                if not reaches(door, verb, column):
+                    continue
+                why = DISAGREEMENTS.get((verb, column, door))
+                marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
+                yield pytest.param(verb, column, door, marks=marks, id=f"{door}-{verb}-{column}")
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def runs(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Runs:
+    backend = str(request.param)
+    base = tmp_path_factory.mktemp(f"matrix-{backend}")
+    return Runs(backend, base, lambda: str(request.getfixturevalue("postgres_url")))
+
+
+@pytest.mark.parametrize(("verb", "column", "door"), list(_cells()))
+def test_each_door_gives_the_tables_outcome(runs: Runs, verb: str, column: str, door: str) -> None:
+    cell = runs.cell(column, door, verb)
+    assert cell.outcome == EXPECTED[verb][column], (verb, column, door)
+    if cell.outcome != OK:
+        assert not cell.wrote, f"a refused {verb} as {column} through {door} changed the store"
+
+
+# -- the table's claims about the doors -----------------------------------------------------
+
+
+def test_the_table_has_every_public_verb_and_every_kind() -> None:
+    import inspect
+
+    from retain.service import policy
+    from retain.service.actor import Kind, kind_of
+
+    public = {
+        name
+        for name, member in vars(MemoryService).items()
+        if not name.startswith("_") and inspect.isfunction(member)
+    }
+    assert set(EXPECTED) == set(DOORS) == public - policy.NOT_VERBS
+    assert set(KINDS) == set(Kind)  # every kind of principal has its column
+    assert all(kind_of(PRINCIPALS[column]) == KIND_OF[column] for column in COLUMNS)
+    assert all(set(outcomes) == set(COLUMNS) for outcomes in EXPECTED.values())
+
+
+def _commands(
+    group: click.Group, prefix: tuple[str, ...] = ()
+) -> Iterator[tuple[tuple[str, ...], click.Command]]:
+    for name, command in group.commands.items():
+        words = (*prefix, name)
+        if isinstance(command, click.Group):
+            if command.invoke_without_command:
+                yield words, command
+            yield from _commands(command, words)
+        else:
+            yield words, command
+
+
+def test_the_cli_has_the_commands_the_table_names_and_no_other() -> None:
+    commands = dict(_commands(cli))
+    named = {d.cli: verb for verb, d in DOORS.items() if d.cli is not None}
+    assert set(commands) == set(named) | set(CLI_NOT_VERBS)
+    for words, verb in named.items():
+        takes_as = any("--as" in p.opts for p in commands[words].params)
+        assert takes_as == DOORS[verb].cli_as, (words, "acts as operator:local without --as")
+
+
+def test_the_rest_api_has_the_routes_the_table_names_and_no_other(tmp_path: Path) -> None:
+    service = MemoryService(
+        SqliteBackend(tmp_path / "retain.db"), clock=ManualClock(datetime(2026, 3, 1, tzinfo=UTC))
+    )
+    try:
+        paths = TestClient(http.create_app(service)).get("/openapi.json").json()["paths"]
+    finally:
+        service.close()
+    routes = {(method, path) for path, methods in paths.items() for method in methods}
+    named = {d.rest for d in DOORS.values() if d.rest is not None}
+    assert routes == named  # every route is a verb's
+
+
+def test_the_mcp_server_has_the_tools_the_table_names_and_no_other(tmp_path: Path) -> None:
+    services = {
+        column: MemoryService(SqliteBackend(tmp_path / "retain.db"), settings=settings_of(column))
+        for column in COLUMNS
+    }
+    try:
+        services["operator"].add_agent("ada")
+        server = mcp_server(services["operator"], "operator:alice")
+        tools = {d.mcp: v for v, d in DOORS.items() if d.mcp and d.mcp != mcp.CONTEXT_URI}
+        assert server.verbs == tools
+        assert listed_resources(server) == {mcp.CONTEXT_URI}  # the context, read as one
+        for column, principal in PRINCIPALS.items():
+            shown = listed_tools(mcp_server(services[column], principal))
+            may = {t for t, v in tools.items() if EXPECTED[v][column] == OK}
+            assert shown == may, column  # a principal is shown the tools it may call
+    finally:
+        for service in services.values():
+            service.close()
+
+
+def test_a_cli_command_without_as_acts_as_the_local_operator(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    args = ["project", "add", "mine", "--home", str(home), "--format", "json"]
+    result = CliRunner().invoke(cli, args, env={"RETAIN_HOME": None, "RETAIN_DATABASE_URL": None})
+    assert result.exit_code == 0, result.output
+    service = MemoryService(SqliteBackend(home / "retain.db"))
+    try:
+        added = [e for e in service.events() if e.kind == "project_add"]
+        assert [e.principal for e in added] == [LOCAL_OPERATOR]
+    finally:
+        service.close()
