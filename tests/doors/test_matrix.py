@@ -688,3 +688,61 @@ def test_a_cli_command_without_as_acts_as_the_local_operator(tmp_path: Path) -> 
         assert [e.principal for e in added] == [LOCAL_OPERATOR]
     finally:
         service.close()
+
+
+# -- who acts: every door knows the same forms of principal --------------------------------
+
+KNOWN_FORMS = ("agent:ada", "app:ci", "operator:alice", "steward", "anonymous")
+UNKNOWN_FORMS = ("bogus", "agent:", "app:", "operator:", "stewards", "agentada", "Anonymous")
+
+
+@pytest.mark.parametrize("form", KNOWN_FORMS + UNKNOWN_FORMS)
+def test_every_door_knows_the_same_forms_of_principal(tmp_path: Path, form: str) -> None:
+    """A principal of no known form is refused ``invalid_value`` where a door is told who
+    acts (Python's ``acting_as``, the CLI's ``--as``, which ``retain mcp`` takes too) and
+    as a tokens file that names it (the REST and MCP doors over HTTP); a known one is
+    taken by every door. None acts as someone else (an unknown form is no anonymous)."""
+    home = tmp_path / "home"
+    operator = MemoryService(SqliteBackend(home / "retain.db"))
+    try:
+        operator.add_agent("ada")
+        before = store_state(operator)
+        try:
+            operator.acting_as(form)
+            python = OK
+        except RetainError as exc:
+            python = exc.code
+        cli_outcomes = set()
+        for command in (["remember", "a note"], ["context"], ["mcp"]):
+            args = [*command, "--as", form, "--home", str(home)]
+            if command != ["mcp"]:
+                args += ["--format", "json"]
+            elif form in KNOWN_FORMS:
+                continue  # it would serve stdio: its --as is the others' (a test holds it)
+            result = CliRunner().invoke(
+                cli, args, env={"RETAIN_HOME": None, "RETAIN_DATABASE_URL": None}
+            )
+            if result.exit_code == 0:
+                cli_outcomes.add(OK)
+            elif "[invalid_value]" in result.stderr:  # mcp has no --format
+                cli_outcomes.add("invalid_value")
+            else:
+                cli_outcomes.add(json.loads(result.stderr)["error"]["code"])
+        try:
+            http.parse_tokens(f"s3cret={form}", "tokens")
+            rest = OK
+        except RetainError as exc:
+            rest = exc.code
+        if form in KNOWN_FORMS:
+            assert (python, rest) == (OK, OK)
+            # remember is an agent's: the others are refused it as who they are
+            assert cli_outcomes <= {OK, DENIED}, cli_outcomes
+        else:
+            assert (python, cli_outcomes, rest) == (
+                "invalid_value",
+                {"invalid_value"},
+                "config_invalid",
+            )
+            assert store_state(operator) == before
+    finally:
+        operator.close()

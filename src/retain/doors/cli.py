@@ -240,8 +240,10 @@ def _service(
     service: MemoryService | None = None
     try:
         with _refusals(fmt):
+            from retain.service import actor  # the one registry of principals' forms
+
             url = location or click.get_current_context().meta.get("retain.database_url")
-            service = retain.open(url, home=home, principal=principal)
+            service = retain.open(url, home=home, principal=actor.parse(principal))
             if service.legacy_import is not None:
                 _report_legacy(service.legacy_import)
             yield service
