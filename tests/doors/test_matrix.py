@@ -799,12 +799,7 @@ def _withheld(events: list[Any]) -> None:
 
 
 # Where the service (every door alike) answers otherwise: case → why (each a strict xfail).
-VIEW_DISAGREEMENTS = {
-    "an agent forgets another agent's memory": "the service refuses access_denied and names "
-    "the other agent's scope, so an agent learns that an id it cannot see exists (issue 15: "
-    "a memory the actor may not see is not_found)",
-    "an agent updates another agent's memory": "as forget: access_denied, naming the scope",
-}
+VIEW_DISAGREEMENTS: dict[str, str] = {}
 
 
 def _view_cases() -> Iterator[Any]:

@@ -880,8 +880,11 @@ class MemoryService:
         return memory
 
     def _own(self, tx: Reads, agent: Agent, memory_id: str, verb: str) -> Memory:
-        """The agent's own active memory of that id, or the refusal."""
-        found = [m for m in tx.get_many([memory_id]) if m.realm == self.realm]
+        """The agent's own active memory of that id, or the refusal: ``not_found`` for
+        one outside its view (another agent's is not disclosed), ``access_denied`` for
+        one it sees but did not remember (a global or a team memory)."""
+        view = View(self.actor, agent)
+        found = [m for m in tx.get_many([memory_id]) if view.sees(m.realm, m.scope)]
         if not found or found[0].status is not Status.ACTIVE:
             raise NotFound(
                 f"no memory {memory_id!r} to {verb}",
