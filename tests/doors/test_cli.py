@@ -1291,7 +1291,7 @@ def test_lookup_refused_when_the_name_is_in_several_projects(
         *command[1:],
         status=CONFLICT,
         code="ambiguous_name",
-        remedy="name the project with --project",
+        remedy="name the project the call means (`--project`)",
     )
     assert refusal.error["details"]["projects"] == ["movie", "webdev"]
     webdev.ok(command[0], "notes", *command[1:], "--project", "movie")

@@ -676,7 +676,16 @@ def test_a_refusal_is_the_same_envelope_over_mcp_and_rest(
     response = TestClient(http.create_app(service)).request(method, f"/v1{path}", json=body)
     assert answered.is_error and answered.structured_content is not None
     envelope = response.json()
-    assert answered.structured_content == envelope
+    told, said = answered.structured_content["error"], envelope["error"]
+    # one refusal: the same code, message and details; each door adds its own hint
+    # for the fix to the service's remedy (MCP a tool or an operator's command, REST a route)
+    assert {k: v for k, v in told.items() if k != "remedy"} == {
+        k: v for k, v in said.items() if k != "remedy"
+    }
+    plain = told["remedy"].split(" (")[0]
+    assert said["remedy"].startswith(plain) and plain
+    if "fix" in said["details"]:
+        assert told["remedy"] != said["remedy"]
     assert envelope["error"]["code"] == code
     assert response.status_code == HTTP_STATUS_OF[code]
     text = answered.content[0].text  # type: ignore[union-attr]

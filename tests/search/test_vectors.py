@@ -368,7 +368,12 @@ def test_an_embedder_returning_another_dimension_is_refused_and_nothing_lands(
     with pytest.raises(errors.DimensionMismatch) as caught:
         service.write("pet", description="our tabby sleeps all day")
     assert caught.value.code == "dimension_mismatch"
-    assert caught.value.details == {"model": "fake:axes", "expected_dim": 5, "actual_dim": 4}
+    assert caught.value.details == {
+        "model": "fake:axes",
+        "expected_dim": 5,
+        "actual_dim": 4,
+        "fix": "reindex",
+    }
     assert store_state(service) == before
     with pytest.raises(errors.DimensionMismatch):
         service.search("kitten")
