@@ -25,9 +25,10 @@ ALLOWED = {
 }
 
 
-# What may be asked for a change by name: the unit of work, and a session (a door's
-# ``service`` or ``svc``), whose verbs share a few names with the registry's rows.
-CALLERS = frozenset({"work", "service", "svc"})
+# What may be asked for a change by name: the unit of work, a session (a door's
+# ``service`` or ``svc``) and the service's capability modules (``registry``), whose
+# verbs share a few names with the transaction's changing methods.
+CALLERS = frozenset({"work", "service", "svc", "registry"})
 
 
 def _changing_calls(source: str, label: str) -> list[str]:

@@ -78,12 +78,15 @@ FIXES = frozenset(
         "add_agent",  # register the agent (``agent``)
         "add_team",  # create the team (``team``)
         "find",  # look the name up by listing or searching
+        "list_project",  # list what a project holds (``project``)
         "name_project",  # name the project the call means
         "rename_project",  # rename a project
         "reindex",  # make every search key again with the embedder in use
         "verify",  # check the store
         "rebuild",  # check the store and rebuild its derived data
         "export",  # a snapshot directory an export wrote
+        "update",  # write again as an update of the memory that exists
+        "force_import",  # import again, replacing what exists by the snapshot's version
         "home",  # point the store's home at another directory
     }
 )

@@ -2465,14 +2465,14 @@ def test_agent_verbs_are_refused_to_others(retain: Retain) -> None:
         code="access_denied",
         remedy="--as agent:NAME",
     )
-    retain.refused(
+    retain.refused(  # another agent's memory: its existence is not told
         "forget",
         saved["id"],
         "--as",
         "agent:coder",
-        status=ACCESS_DENIED,
-        code="access_denied",
-        remedy="only what it remembered",
+        status=NOT_FOUND,
+        code="not_found",
+        remedy="recall it first",
     )
     retain.refused(
         "recall",

@@ -219,12 +219,15 @@ HINTS: Mapping[str, errors.Hint] = {
     "add_agent": "`retain agent add {agent}`",
     "add_team": "`retain team add {team}`",
     "find": "`retain list` or `retain search`",
+    "list_project": "`retain list --project {project}` shows them",
     "name_project": "`--project`",
     "rename_project": "`retain project rename`",
     "reindex": "`retain reindex`",
     "verify": "`retain verify`",
     "rebuild": "`retain verify --rebuild`",
     "export": "a directory `retain export` wrote",
+    "update": "`retain add --force`",
+    "force_import": "`retain import --force`",
     "home": "`--home` or `$RETAIN_HOME`",
 }
 

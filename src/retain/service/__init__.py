@@ -49,8 +49,6 @@ from retain.chrono import (
 from retain.config import RECALL_POLICIES, Settings
 from retain.errors import (
     AccessDenied,
-    AgentExists,
-    AgentNotFound,
     AmbiguousName,
     DescriptionRequired,
     DimensionMismatch,
@@ -64,14 +62,9 @@ from retain.errors import (
     NameConflict,
     NoProject,
     NotFound,
-    ProjectExists,
-    ProjectNotEmpty,
-    ProjectNotFound,
     RecallFailed,
     RetainError,
     StaleUpdate,
-    TeamExists,
-    TeamNotFound,
 )
 from retain.model import (
     DEFAULT_PRIORITY,
@@ -108,7 +101,7 @@ from retain.model import (
 )
 from retain.search import key
 from retain.search.embed import Embedder, LoadedEmbedder
-from retain.service import actor, policy
+from retain.service import actor, policy, registry
 from retain.service.actor import LOCAL_OPERATOR, Actor, Kind
 from retain.service.store import Store
 from retain.service.view import View
@@ -486,14 +479,7 @@ class MemoryService:
         return memory.to_dict(now, body=True)
 
     def _require_project(self, tx: Reads, project: str) -> None:
-        fields.name(project, what="project")  # a name no project can have is not looked up
-        if tx.get_project(self.realm, project) is None:
-            raise ProjectNotFound(
-                f"there is no project {project!r}",
-                remedy="create the project first, or check the name",
-                fix="add_project",
-                project=project,
-            )
+        registry.require_project(tx, self.realm, project)
 
     def _reader(self, tx: Reads, project: str | None = None, verb: str = "read") -> View:
         """The actor's view for a call on ``project`` (its tier checked to exist)."""
@@ -561,40 +547,14 @@ class MemoryService:
 
     def add_project(self, name: str) -> Project:
         fields.name(name, what="project")
-
-        def run(work: Work) -> Project:
-            tx, now = work.reads, work.now
-            if tx.get_project(self.realm, name) is not None:
-                raise ProjectExists(
-                    f"project {name!r} already exists",
-                    remedy="use it as it is, or pick another name",
-                    project=name,
-                )
-            work.add_project(name)
-            work.event("project_add", {"project": name})
-            return Project(name, now)
-
-        return self._write(run)
+        return self._write(lambda work: registry.add_project(work, name))
 
     # -- agents and teams ---------------------------------------------------------------
 
     def add_agent(self, name: str) -> Agent:
         """Register an agent identity in this realm (its scope is ``agent:<name>``)."""
         fields.name(name, what="agent")
-
-        def run(work: Work) -> Agent:
-            tx, now = work.reads, work.now
-            if tx.get_agent(self.realm, name) is not None:
-                raise AgentExists(
-                    f"agent {name!r} is already registered",
-                    remedy="use it as it is, or pick another name",
-                    agent=name,
-                )
-            work.add_agent(name)
-            work.event("agent_add", {"agent": name})
-            return Agent(name, now)
-
-        return self._write(run)
+        return self._write(lambda work: registry.add_agent(work, name))
 
     def list_agents(self) -> list[Agent]:
         return self.backend.read(lambda tx: tx.list_agents(self.realm))
@@ -602,20 +562,7 @@ class MemoryService:
     def add_team(self, name: str) -> Team:
         """Create a team: a group of agents that shares the scope ``team:<name>``."""
         fields.name(name, what="team")
-
-        def run(work: Work) -> Team:
-            tx, now = work.reads, work.now
-            if tx.get_team(self.realm, name) is not None:
-                raise TeamExists(
-                    f"team {name!r} already exists",
-                    remedy="use it as it is, or pick another name",
-                    team=name,
-                )
-            work.add_team(name)
-            work.event("team_add", {"team": name})
-            return Team(name, now)
-
-        return self._write(run)
+        return self._write(lambda work: registry.add_team(work, name))
 
     def list_teams(self) -> list[Team]:
         return self.backend.read(lambda tx: tx.list_teams(self.realm))
@@ -624,40 +571,13 @@ class MemoryService:
         """Put a registered agent in a team; (the team, whether it joined just now)."""
         fields.name(team, what="team")
         fields.name(agent, what="agent")
-
-        def run(work: Work) -> tuple[Team, bool]:
-            tx = work.reads
-            self._require_team(tx, team)
-            self._require_agent(tx, agent)
-            joined = work.add_member(team, agent)
-            if joined:
-                work.event("team_join", {"team": team, "agent": agent})
-            found = tx.get_team(self.realm, team)
-            assert found is not None
-            return found, joined
-
-        return self._write(run)
+        return self._write(lambda work: registry.join_team(work, team, agent))
 
     def _require_agent(self, tx: Reads, agent: str) -> Agent:
-        """The registered agent of that name, or the refusal."""
-        found = tx.get_agent(self.realm, agent)
-        if found is None:
-            raise AgentNotFound(
-                f"there is no agent {agent!r}",
-                remedy="register the agent first, or check the name",
-                fix="add_agent",
-                agent=agent,
-            )
-        return found
+        return registry.require_agent(tx, self.realm, agent)
 
     def _require_team(self, tx: Reads, team: str) -> None:
-        if tx.get_team(self.realm, team) is None:
-            raise TeamNotFound(
-                f"there is no team {team!r}",
-                remedy="create the team first, or check the name",
-                fix="add_team",
-                team=team,
-            )
+        registry.require_team(tx, self.realm, team)
 
     # -- an agent's own memory ------------------------------------------------------------
 
@@ -1546,44 +1466,10 @@ class MemoryService:
 
     def rename_project(self, old: str, new: str) -> Project:
         fields.name(new, what="project")
-
-        def run(work: Work) -> Project:
-            tx = work.reads
-            self._require_project(tx, old)
-            if tx.get_project(self.realm, new) is not None:
-                raise ProjectExists(
-                    f"project {new!r} already exists",
-                    remedy="pick a name no project has",
-                    project=new,
-                )
-            moved = work.rename_project(old, new)
-            work.event("project_rename", {"from": old, "to": new, "memories": moved})
-            project = tx.get_project(self.realm, new)
-            assert project is not None
-            return replace(project, memories=moved)
-
-        return self._write(run)
+        return self._write(lambda work: registry.rename_project(work, old, new))
 
     def remove_project(self, name: str) -> None:
-
-        def run(work: Work) -> None:
-            tx = work.reads
-            self._require_project(tx, name)
-            remaining = tx.count_memories(self.realm, project_scope(name))
-            if remaining:
-                raise ProjectNotEmpty(
-                    f"project {name!r} still holds {remaining} memories",
-                    remedy=(
-                        f"remove or move them first, and retract its facts (`retain list "
-                        f"--project {name}` shows them)"
-                    ),
-                    project=name,
-                    memories=remaining,
-                )
-            work.remove_project(name)
-            work.event("project_remove", {"project": name})
-
-        self._write(run)
+        self._write(lambda work: registry.remove_project(work, name))
 
     # -- writing ------------------------------------------------------------------
 
@@ -1696,10 +1582,11 @@ class MemoryService:
             raise MemoryExists(
                 f"a memory named {r.name!r} already exists in the {existing.tier} tier",
                 remedy=(
-                    "overwrite it with the snapshot's version: `retain import --force`"
+                    "overwrite it with the snapshot's version: import again, forced"
                     if r.restore is not None
-                    else "update it instead (`retain add --force`), or choose another name"
+                    else "update it instead, or choose another name"
                 ),
+                fix="force_import" if r.restore is not None else "update",
                 name=r.name,
                 tier=existing.tier,
             )
