@@ -101,7 +101,7 @@ from retain.model import (
 )
 from retain.search import key
 from retain.search.embed import Embedder, LoadedEmbedder
-from retain.service import actor, policy, registry
+from retain.service import actor, audit, policy, registry
 from retain.service.actor import LOCAL_OPERATOR, Actor, Kind
 from retain.service.store import Store
 from retain.service.view import View
@@ -1452,10 +1452,11 @@ class MemoryService:
             if value is not None:
                 fields.text(value, what)
         _check_limit(limit)
-        identity = View(self.actor).injections_of(identity)
+        view = View(self.actor)
+        view.injections_of(identity)  # refused before any I/O
         return self.backend.read(
-            lambda tx: tx.list_injections(
-                self.realm, memory_id=memory_id, identity=identity, session=session, limit=limit
+            lambda tx: audit.injections(
+                tx, view, memory_id=memory_id, session=session, identity=identity, limit=limit
             )
         )
 
@@ -2336,18 +2337,11 @@ class MemoryService:
         if memory_id is not None:
             fields.text(memory_id, "memory_id")
 
-        def run(tx: Reads) -> list[Event]:
-            view = self._reader(tx)
-            listed = tx.list_events(self.realm, after, limit, memory_id)
-            about = {e.memory_id for e in listed if e.memory_id is not None}
-            scopes = {m.id: m.scope for m in tx.get_many(sorted(about))}
-            # a memory no longer stored (deleted) has no scope: only an operator sees it
-            return [
-                view.event(e, None if e.memory_id is None else scopes.get(e.memory_id, ""))
-                for e in listed
-            ]
-
-        return self.backend.read(run)
+        return self.backend.read(
+            lambda tx: audit.events(
+                tx, self._reader(tx), after=after, limit=limit, memory_id=memory_id
+            )
+        )
 
     # -- health -----------------------------------------------------------------------
 
