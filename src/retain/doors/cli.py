@@ -207,9 +207,10 @@ def _refusals(fmt: str = "table") -> Iterator[None]:
 
 
 def _act_as(details: Mapping[str, Any]) -> str:
-    forms = {"agent": "agent:NAME", "app": "app:NAME", "operator": "operator:NAME"}
-    named = [f"`--as {forms.get(kind, kind)}`" for kind in details.get("allowed") or ()]
-    return " or ".join(named)
+    from retain.service import actor  # loaded already: the refusal is the service's
+
+    kinds = details.get("allowed") or ()
+    return " or ".join(f"`--as {actor.FORM_OF.get(kind, kind)}`" for kind in kinds)
 
 
 # How this door does the fix a refusal names (``RetainError.hinted``).

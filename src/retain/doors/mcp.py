@@ -46,7 +46,7 @@ from retain.errors import Hint, InvalidValue, RetainError
 from retain.fields import MAX_PRIORITY, MIN_PRIORITY
 from retain.model import Memory
 from retain.service import SEARCH_LIMIT_MAX, MemoryService
-from retain.service.actor import Kind
+from retain.service.actor import FORM_OF, Kind
 
 CONTEXT_URI = "memory://context"
 _SCOPE = "memory"
@@ -274,8 +274,7 @@ class FactsOut(BaseModel):
 
 
 def _act_as(details: Mapping[str, Any]) -> str:
-    forms = {"agent": "agent:NAME", "app": "app:NAME", "operator": "operator:NAME"}
-    named = [forms.get(kind, kind) for kind in details.get("allowed") or ()]
+    named = [FORM_OF.get(kind, kind) for kind in details.get("allowed") or ()]
     return f"connect the server as {' or '.join(named)}" if named else ""
 
 

@@ -437,7 +437,7 @@ class MemoryService:
 
         def run(tx: Transaction) -> T:
             nonlocal stale
-            work = Work(tx, self._tx_now(tx), self.actor, self.store)
+            work = self._work(tx)
             result = fn(work)
             work.finish()
             stale = tx.saw_stale_vectors()  # learnt with the lock: no query of its own
@@ -447,6 +447,10 @@ class MemoryService:
         if stale and self.embedder.degraded is None:
             self._heal()
         return result
+
+    def _work(self, tx: Transaction) -> Work:
+        """The unit of work of a write transaction that holds the write lock."""
+        return Work(tx, self._tx_now(tx), self.actor, self.store)
 
     def _heal(self) -> None:
         """Make again, in a transaction of its own, the search keys of memories whose
@@ -467,7 +471,7 @@ class MemoryService:
             work.make_keys()
 
         with contextlib.suppress(RetainError):
-            self.backend.write(lambda tx: run(Work(tx, self._tx_now(tx), self.actor, self.store)))
+            self.backend.write(lambda tx: run(self._work(tx)))
 
     @property
     def embedder(self) -> LoadedEmbedder:
@@ -481,11 +485,11 @@ class MemoryService:
     def _require_project(self, tx: Reads, project: str) -> None:
         registry.require_project(tx, self.realm, project)
 
-    def _reader(self, tx: Reads, project: str | None = None, verb: str = "read") -> View:
+    def _reader(self, tx: Reads, project: str | None = None) -> View:
         """The actor's view for a call on ``project`` (its tier checked to exist)."""
         if project:
             self._require_project(tx, project)
-        agent = None if self.identity is None else self._agent(tx, verb)
+        agent = None if self.identity is None else self._agent(tx)
         return View(self.actor, agent, project)
 
     def _locate(
@@ -615,17 +619,12 @@ class MemoryService:
         if identity is not None:
             self.backend.read(lambda tx: self._require_agent(tx, identity))
 
-    def _agent(self, tx: Reads, verb: str) -> Agent:
-        """The registered agent acting, or the refusal of an agent's verb."""
-        if self.identity is None:
-            raise AccessDenied(
-                f"{verb} is an agent's verb and {self.principal!r} is not an agent",
-                remedy="act as a registered agent",
-                fix="act_as",
-                allowed=["agent"],
-                principal=self.principal,
-            )
-        return self._require_agent(tx, self.identity)
+    def _agent(self, tx: Reads) -> Agent:
+        """The registered agent acting. Only an agent reaches the verbs that ask: the
+        policy table refuses every other principal before the verb runs."""
+        identity = self.identity
+        assert identity is not None, "the policy table lets only agents reach this"
+        return self._require_agent(tx, identity)
 
     def remember(
         self,
@@ -648,7 +647,7 @@ class MemoryService:
 
         def run(work: Work) -> Memory:
             tx, now = work.reads, work.now
-            agent = self._agent(tx, "remember")
+            agent = self._agent(tx)
             return self._record(work, draft(agent, now, None))
 
         return self._write(run)
@@ -678,7 +677,7 @@ class MemoryService:
 
         def run(work: Work) -> Memory:
             tx, now = work.reads, work.now
-            agent = self._agent(tx, "update")
+            agent = self._agent(tx)
             old = self._own(tx, agent, memory_id, "update")
             new = draft(agent, now, old)
             retired = replace(old, status=Status.SUPERSEDED, updated_at=now, superseded_by=new.id)
@@ -848,9 +847,7 @@ class MemoryService:
             fields.name(project, what="project")
 
         def where_of(tx: Reads) -> MemoryFilter:
-            if self.identity is None:  # recall is an agent's verb; _view reads for others too
-                self._agent(tx, "recall")
-            return MemoryFilter(realm=self.realm, scopes=self._view(tx, project, "recall").scopes)
+            return MemoryFilter(realm=self.realm, scopes=self._view(tx, project).scopes)
 
         return self._search(
             queries,
@@ -872,7 +869,7 @@ class MemoryService:
 
         def run(work: Work) -> Memory:
             tx, now = work.reads, work.now
-            agent = self._agent(tx, "forget")
+            agent = self._agent(tx)
             memory = self._own(tx, agent, memory_id, "forget")
             forgotten = replace(memory, status=Status.FORGOTTEN, updated_at=now)
             self._replace(work, forgotten, memory, "forgotten", remedy="recall it again and retry")
@@ -909,7 +906,7 @@ class MemoryService:
 
         def run(work: Work) -> Proposal:
             tx, now = work.reads, work.now
-            agent = self._agent(tx, "propose")
+            agent = self._agent(tx)
             team = target.removeprefix(TEAM_PREFIX) if target.startswith(TEAM_PREFIX) else None
             if target != GLOBAL_SCOPE and team is None:
                 raise InvalidValue(
@@ -1057,7 +1054,7 @@ class MemoryService:
         def run(tx: Reads) -> list[Fact]:
             now = self._read_now(tx)
             valid, known = valid_given or now, known_given or now
-            scopes = self._view(tx, project, "read facts").scopes
+            scopes = self._view(tx, project).scopes
             versions = self._fact_versions(tx, scopes, subject, chosen)
             found = [f for f in facts.as_known(versions, known) if facts.holds(f, valid, known)]
             return sorted(found, key=lambda f: (f.predicate, scopes.index(f.scope)))
@@ -1072,7 +1069,7 @@ class MemoryService:
         subject, chosen = _fact_subject(subject), fields.predicate(predicate)
 
         def run(tx: Reads) -> list[Fact]:
-            scopes = self._view(tx, project, "read facts").scopes
+            scopes = self._view(tx, project).scopes
             versions = self._fact_versions(tx, scopes, subject, chosen)
             return facts.as_known(versions, self._read_now(tx))
 
@@ -1121,7 +1118,7 @@ class MemoryService:
         """The tier a fact is written to or retracted from: an agent's own (an agent
         writes no shared tier), else the project's, else the global one."""
         if self.identity is not None:
-            agent = self._agent(tx, f"{verb} facts")
+            agent = self._agent(tx)
             if project:
                 raise AccessDenied(
                     f"an agent may not {verb} facts of a project's tier",
@@ -1163,10 +1160,10 @@ class MemoryService:
 
     # -- the memory section of an agent's context ---------------------------------
 
-    def _view(self, tx: Reads, project: str | None, verb: str) -> _View:
+    def _view(self, tx: Reads, project: str | None) -> _View:
         """Who is reading: the scopes they see (global, the project, an agent's teams and
         its own scope, in that order), how the section names them, and their search verb."""
-        view = self._reader(tx, project, verb)
+        view = self._reader(tx, project)
         if view.agent is None:
             who, pointer = self.principal, "search"
         else:
@@ -1316,7 +1313,7 @@ class MemoryService:
 
     def _scene(self, tx: Reads, project: str | None, now: datetime) -> Scene:
         """What the view holds now, bounded by the inline budget and the index ceilings."""
-        view = self._view(tx, project, "context")
+        view = self._view(tx, project)
         limits = self.settings.context
         budget_bytes = self.settings.inline_max_bytes
         where = MemoryFilter(realm=self.realm, scopes=view.scopes)
@@ -1394,9 +1391,7 @@ class MemoryService:
         result = self._search(
             [query],
             now,
-            lambda tx: MemoryFilter(
-                realm=self.realm, scopes=self._view(tx, project, "context").scopes
-            ),
+            lambda tx: MemoryFilter(realm=self.realm, scopes=self._view(tx, project).scopes),
             limit=limit,
             budget_tokens=None,
             live_only=True,
@@ -1453,7 +1448,7 @@ class MemoryService:
                 fields.text(value, what)
         _check_limit(limit)
         view = View(self.actor)
-        view.injections_of(identity)  # refused before any I/O
+        identity = view.injections_of(identity)  # refused before any I/O
         return self.backend.read(
             lambda tx: audit.injections(
                 tx, view, memory_id=memory_id, session=session, identity=identity, limit=limit

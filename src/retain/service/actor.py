@@ -19,6 +19,8 @@ STEWARD = "steward"
 ANONYMOUS = "anonymous"
 LOCAL_OPERATOR = "operator:local"  # who acts on this machine when no one is named
 FORMS = "agent:NAME, app:NAME, operator:NAME, steward or anonymous"
+# How a principal of each kind is written, for a door telling how to act as one.
+FORM_OF = {"agent": "agent:NAME", "app": "app:NAME", "operator": "operator:NAME"}
 
 
 class Kind(StrEnum):

@@ -33,12 +33,8 @@ def injections(
     identity: str | None,
     limit: int,
 ) -> list[Injection]:
-    """Injection ledger rows, newest first: an operator's of any identity, anyone
-    else's of its own (``View.injections_of``)."""
+    """Injection ledger rows, newest first, of ``identity`` as the view resolved it
+    (``View.injections_of``: an operator's any identity, anyone else's its own)."""
     return tx.list_injections(
-        view.actor.realm,
-        memory_id=memory_id,
-        identity=view.injections_of(identity),
-        session=session,
-        limit=limit,
+        view.actor.realm, memory_id=memory_id, identity=identity, session=session, limit=limit
     )
