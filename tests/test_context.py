@@ -16,6 +16,7 @@ from retain.ids import IdFactory
 from retain.model import ContextResult, Load, Memory, Status, Trust, WriteRequest
 from retain.search.embed import EmbedderSettings
 from retain.service import MemoryService, content_hash
+from retain.service import context as context_verb
 
 PRECEDENCE = "Current instructions and corrections take precedence over what is stored here."
 OVER = (
@@ -986,7 +987,7 @@ def test_a_late_recall_is_skipped_under_the_skip_policy(
         settings=settings(recall_timeout_ms=50, recall_failure_policy="skip"),
         principal="agent:ada",
     )
-    monkeypatch.setattr(ada, "_turn_recall", lambda *args: [] if release.wait(5) else [])
+    monkeypatch.setattr(context_verb, "_turn_recall", lambda *args: [] if release.wait(5) else [])
     result = ada.context(turn="falcon", session="s1")
     assert (result.recall, result.recall_note) == ("skipped", "recall took longer than 50 ms")
     assert result.full and "- g: global entry (today)" in result.text
@@ -1010,7 +1011,7 @@ def test_a_late_recall_fails_under_the_fail_policy_and_records_nothing(
 ) -> None:
     operator.write("g", description="global entry")
     ada = make_service(settings=settings(recall_timeout_ms=50), principal="agent:ada")
-    monkeypatch.setattr(ada, "_turn_recall", lambda *args: [] if release.wait(5) else [])
+    monkeypatch.setattr(context_verb, "_turn_recall", lambda *args: [] if release.wait(5) else [])
     with pytest.raises(errors.RecallFailed) as caught:
         ada.context(turn="falcon", session="s1", recall_failure_policy="fail")
     assert caught.value.code == "recall_failed"
@@ -1021,7 +1022,7 @@ def test_a_late_recall_fails_under_the_fail_policy_and_records_nothing(
         settings=settings(recall_timeout_ms=50, recall_failure_policy="fail"),
         principal="agent:ada",
     )
-    monkeypatch.setattr(strict, "_turn_recall", lambda *args: [] if release.wait(5) else [])
+    monkeypatch.setattr(context_verb, "_turn_recall", lambda *args: [] if release.wait(5) else [])
     with pytest.raises(errors.RecallFailed):
         strict.context(turn="falcon", session="s1")
     assert operator.list_injections() == []
@@ -1035,13 +1036,13 @@ def test_a_recall_timeout_of_zero_never_starts_recall(
     operator.write("fact", description="falcon fact", body="falcon", load="search")
     ada = make_service(settings=settings(), principal="agent:ada")
     calls: list[str] = []
-    real = ada._turn_recall
+    real = context_verb._turn_recall
 
-    def counting(turn: str, project: str | None, now: datetime) -> list[Memory]:
+    def counting(svc: MemoryService, turn: str, project: str | None, now: datetime) -> list[Memory]:
         calls.append(turn)
-        return real(turn, project, now)
+        return real(svc, turn, project, now)
 
-    monkeypatch.setattr(ada, "_turn_recall", counting)
+    monkeypatch.setattr(context_verb, "_turn_recall", counting)
     skipped = ada.context(turn="falcon", recall_timeout_ms=0)
     assert (skipped.recall, skipped.recall_note) == ("skipped", "recall took longer than 0 ms")
     assert "# Recalled from memory" not in skipped.text
@@ -1062,7 +1063,7 @@ def test_a_failing_recall_is_skipped_or_raised_with_its_cause(
     def broken(*args: object) -> list[Memory]:
         raise errors.EmbedderFailed("the embedder is down", remedy="start it")
 
-    monkeypatch.setattr(ada, "_turn_recall", broken)
+    monkeypatch.setattr(context_verb, "_turn_recall", broken)
     skipped = ada.context(turn="falcon")
     assert (skipped.recall, skipped.recall_note) == (
         "skipped",

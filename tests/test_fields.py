@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.conftest import ServiceFactory, store_state
 
+import retain.service
 from retain import errors, fields
 from retain.chrono import ManualClock, parse_duration, parse_valid_from
 from retain.model import WriteRequest
@@ -199,7 +200,9 @@ def test_every_verb_refuses_an_argument_of_the_wrong_type(
     args = tuple(replacements.get(a, a) if isinstance(a, str) else a for a in args)
     method = getattr(service, verb)
     signature = inspect.signature(method)
-    hints = typing.get_type_hints(getattr(MemoryService, verb))
+    # A verb is a capability module's function over the session: its first parameter
+    # names the session's class, which that module imports for the type checker only.
+    hints = typing.get_type_hints(getattr(MemoryService, verb), localns=vars(retain.service))
     checked = 0
     for parameter in signature.parameters:
         if (verb, parameter) in UNCHECKED:

@@ -16,7 +16,7 @@ from retain.config import Settings
 from retain.legacy import Problem, Record
 from retain.model import Load, Memory, Status, Trust
 from retain.search.embed import EmbedderSettings
-from retain.service import MemoryService
+from retain.service import MemoryService, rows
 from retain.storage.sqlite import SqliteBackend
 
 LEXICAL = Settings(embedder=EmbedderSettings(provider="none"))
@@ -390,7 +390,7 @@ def test_a_failed_import_leaves_the_files_to_be_retried_whole(
         raise errors.StoreBusy("the store is busy", remedy="retry")
 
     with monkeypatch.context() as patch:
-        patch.setattr(MemoryService, "_record", broken)
+        patch.setattr(rows, "record", broken)
         refused = open_store()  # the store opens; the import is reported, not raised
     assert refused.legacy_import is not None and refused.legacy_import.imported == 0
     assert [(p.file, p.reason) for p in refused.legacy_import.problems] == [

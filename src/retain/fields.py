@@ -346,10 +346,13 @@ C = TypeVar("C", bound=type)
 
 def typed(cls: C) -> C:
     """Check the type of every argument of ``cls``'s public methods against their
-    annotations before the method runs: the one place a verb refuses a wrong type."""
+    annotations before the method runs: the one place a verb refuses a wrong type. A
+    method may be a function of another module whose first parameter is annotated with
+    ``cls`` itself (a capability module's verb over the session): the hints resolve
+    ``cls``'s name to it."""
     for attribute, member in list(vars(cls).items()):
         if not attribute.startswith("_") and inspect.isfunction(member):
-            setattr(cls, attribute, _checking(member))
+            setattr(cls, attribute, _checking(member, {cls.__name__: cls}))
     return cls
 
 
@@ -363,9 +366,9 @@ class _Parameters:
     open_keywords: bool  # it takes ``**options``
 
     @classmethod
-    def of(cls, method: Callable[..., Any]) -> _Parameters:
+    def of(cls, method: Callable[..., Any], names: dict[str, Any]) -> _Parameters:
         signature = inspect.signature(method)
-        hints = typing.get_type_hints(method)
+        hints = typing.get_type_hints(method, localns=names)
         order, tests, required, open_keywords = [], {}, set(), False
         for p in signature.parameters.values():
             if p.kind is p.VAR_KEYWORD:
@@ -410,13 +413,13 @@ class _Parameters:
                 raise wrong_type(value, hint, name)
 
 
-def _checking(method: Callable[P, R]) -> Callable[P, R]:
+def _checking(method: Callable[P, R], names: dict[str, Any]) -> Callable[P, R]:
     parameters: list[_Parameters] = []
 
     @functools.wraps(method)
     def checked(*args: P.args, **kwargs: P.kwargs) -> R:
         if not parameters:  # read at the first call: every name the hints use exists then
-            parameters.append(_Parameters.of(method))
+            parameters.append(_Parameters.of(method, names))
         parameters[0].check(method.__name__, args, kwargs)
         return method(*args, **kwargs)
 

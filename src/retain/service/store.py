@@ -10,6 +10,7 @@ reason to build another: a session (``MemoryService``) is the store and an actor
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from retain.config import Settings
@@ -21,6 +22,9 @@ if TYPE_CHECKING:  # numpy's: imported by the verbs that make or search vectors
     from retain.chrono import Clock
     from retain.search.embed import Embedder, Matrix
     from retain.search.vectors import VectorIndex
+
+Progress = Callable[[str, int, int], None]
+"""A long operation reports ``(phase, done, total)`` through one of these."""
 
 
 class Store:

@@ -1,0 +1,204 @@
+"""The store's health and upkeep: verify (the search index, the vectors, the event
+chain), reindex, the move of a whole store to another backend, and the status.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, TypeVar
+
+from retain import budget, ledger
+from retain.chrono import stamp
+from retain.errors import IntegrityFailed
+from retain.model import MigrateResult, StoreStatus, VerifyReport
+from retain.service.store import Progress
+from retain.service.work import Work
+from retain.storage.base import Backend, Reads
+
+if TYPE_CHECKING:
+    from retain.service import MemoryService
+
+
+T = TypeVar("T")
+
+
+def integrity_error(report: VerifyReport) -> IntegrityFailed:
+    """The refusal a failed ``verify`` stands for."""
+    return IntegrityFailed(
+        "; ".join(report.problems),
+        fix="rebuild",
+        remedy="verify the store, rebuilding its index; a broken event chain "
+        "means the log was altered outside retain: restore it from a backup",
+        problems=list(report.problems),
+    )
+
+
+def _reporting(
+    items: Iterator[T], phase: str, total: int, progress: Progress, every: int = 1000
+) -> Iterator[T]:
+    """Pass ``items`` through, reporting every ``every`` of them and the last."""
+    for done, item in enumerate(items, start=1):
+        yield item
+        if done % every == 0 or done == total:
+            progress(phase, done, total)
+
+
+REINDEX_PAGE = 2000
+
+
+def verify(
+    svc: MemoryService, *, rebuild: bool = False, progress: Progress | None = None
+) -> VerifyReport:
+    """Check the search index, the vectors and the event chain; ``rebuild`` regenerates
+    the derived data first (the full-text index, then every search key)."""
+    if rebuild:
+        if progress is not None:
+            progress("rebuild", 0, 1)
+        svc.backend.rebuild_index()
+        if progress is not None:
+            progress("rebuild", 1, 1)
+        reindex(svc, progress=progress)
+    sound, documents, problems = svc.backend.check_index()
+    model = svc.embedder.model_id if svc.embedder.embedder is not None else None
+    # Vectors are counted over the whole store (a reindex covers every realm); with no
+    # embedder configured there are none to expect.
+
+    def chain(tx: Reads) -> tuple[int, int, int, int, int, ledger.ChainCheck]:
+        total = tx.count_events()
+        events = tx.iter_events()
+        if progress is not None:
+            events = _reporting(events, "chain", total, progress)
+        everywhere = tx.count_memories(None)
+        vectored = tx.vector_count(model) if model is not None else 0
+        pending = tx.pending_vectors(model) if model is not None else 0
+        return (
+            tx.count_memories(svc.realm),
+            everywhere,
+            vectored,
+            pending,
+            total,
+            ledger.check_chain(events, ordered_from=tx.ordered_from()),
+        )
+
+    memories, everywhere, vectored, pending, total, check = svc.backend.read(chain)
+    all_problems = list(problems)
+    # A vector a committed write has yet to store (or a later write to make again) is
+    # work under way, not damage.
+    missing = everywhere - vectored - pending
+    if model is not None and missing > 0:
+        all_problems.append(
+            f"{missing} of the store's {everywhere} memories have no vector of {model}"
+        )
+    if not check.ok:
+        all_problems.append(f"event chain broken: {check.problem}")
+    notes = []
+    if check.early_reversals:  # written so by an earlier version: kept as written
+        one = check.early_reversals == 1
+        notes.append(
+            f"{check.early_reversals} {'event' if one else 'events'} written before this "
+            "store kept its transaction times in order "
+            f"{'is' if one else 'are'} stamped before the event "
+            f"{'it follows; it stays' if one else 'they follow; they stay'} as written"
+        )
+    return VerifyReport(
+        ok=not all_problems,
+        memories=memories,
+        index_documents=documents,
+        index_sound=sound,
+        events=total,
+        chain_ok=check.ok,
+        problems=tuple(all_problems),
+        rebuilt=rebuild,
+        vectors=vectored,
+        pending_vectors=min(pending, everywhere - vectored),
+        early_reversals=check.early_reversals,
+        notes=tuple(notes),
+    )
+
+
+def migrate_to(
+    svc: MemoryService, target: Backend, *, progress: Progress | None = None
+) -> MigrateResult:
+    """Copy this whole store — every realm, its history included — into the empty
+    store ``target``, then make the copy's search keys with the embedder in use and
+    verify it. The copy lands whole or not at all; its chain head is the source's."""
+    from retain import migrate
+
+    copied = migrate.copy_store(svc.backend, target, progress=progress)
+    other = type(svc)(
+        target, settings=svc.settings, clock=svc.clock, realm=svc.realm,
+        principal=svc.principal,
+    )  # fmt: skip
+    rekeyed = other.reindex(progress=progress)
+    report = other.verify(progress=progress)
+    return MigrateResult(
+        source=svc.backend.location,
+        target=target.location,
+        realms=copied.realms,
+        memories=copied.memories,
+        events=copied.events,
+        chain_head=copied.chain_head,
+        rekeyed=rekeyed,
+        verified=report.ok,
+        problems=report.problems,
+    )
+
+
+def reindex(svc: MemoryService, *, progress: Progress | None = None) -> int:
+    """Make every memory's search key again — context words and vector — with the
+    embedder in use, in every realm of the store; returns how many were re-keyed.
+
+    Runs a page of memories per transaction: the keys are derived data, and
+    writers are not held up for the whole run.
+    """
+    total = svc.backend.read(lambda tx: tx.count_memories(None))
+    state = {"after": 0, "done": 0}
+
+    def page(work: Work) -> int:
+        sources = work.reads.iter_key_sources(state["after"], REINDEX_PAGE)
+        if not sources:
+            return 0
+        for source in sources:
+            work.rekey.touch(source.memory_id)
+        work.make_keys(everything=True)
+        state["after"] = sources[-1].num
+        return len(sources)
+
+    if progress is not None:
+        progress("reindex", 0, total)
+    while count := svc._write(page):
+        state["done"] += count
+        if progress is not None:
+            progress("reindex", min(state["done"], total), total)
+    return state["done"]
+
+
+def status(svc: MemoryService) -> StoreStatus:
+    now_stamp = stamp(svc._now())
+    loaded = svc.embedder
+
+    def run(tx: Reads) -> StoreStatus:
+        entries = tx.inline_entries(svc.realm, now_stamp)
+        projects = tx.list_projects(svc.realm)
+        fullest = max(
+            budget.bands(entries, [p.name for p in projects]).values(), key=lambda b: b.total
+        )
+        seq, head = tx.chain_head()
+        return StoreStatus(
+            location=svc.backend.location,
+            schema_version=svc.backend.schema_version(),
+            realm=svc.realm,
+            memories=tx.count_memories(svc.realm),
+            projects=len(projects),
+            events=seq,
+            chain_head=head,
+            inline_bytes=fullest.total,
+            inline_max_bytes=svc.settings.inline_max_bytes,
+            size_bytes=svc.backend.size_bytes(),
+            embedder=loaded.model_id,
+            embedder_configured=loaded.configured,
+            degraded=loaded.degraded,
+            vectors=tx.vector_counts(svc.realm).get(loaded.model_id, 0),
+        )
+
+    return svc.backend.read(run)

@@ -1,0 +1,226 @@
+"""An agent's own memory: what it remembers into its own scope, the updates that
+supersede one of its memories, recall over what it may see, and forgetting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from retain import fields
+from retain.chrono import parse_optional_stamp, parse_valid_from
+from retain.errors import AccessDenied, InvalidValue, NotFound
+from retain.model import DEFAULT_PRIORITY, Agent, Memory, SearchResult, Status, agent_scope
+from retain.service import context as section
+from retain.service import rows, search
+from retain.service.view import View
+from retain.service.work import Work
+from retain.storage.base import MemoryFilter, Reads
+
+if TYPE_CHECKING:
+    from retain.service import MemoryService
+
+
+def remember(
+    svc: MemoryService,
+    text: str,
+    *,
+    description: str | None = None,
+    tags: Sequence[str] | None = None,
+    priority: int | None = None,
+    subject: str | None = None,
+    thread: str | None = None,
+    valid_from: str | None = None,
+) -> Memory:
+    """Write a memory into the acting agent's own scope (``agent:<name>``).
+
+    The agent is its author; it enters at ``observed`` trust, search-only (it
+    reaches the agent through recall). Without a description, the text's first
+    line stands for one.
+    """
+    draft = draft_of(svc, text, description, tags, priority, subject, thread, valid_from)
+
+    def run(work: Work) -> Memory:
+        tx, now = work.reads, work.now
+        agent = svc._agent(tx)
+        return rows.record(svc, work, draft(agent, now, None))
+
+    return svc._write(run)
+
+
+def update(
+    svc: MemoryService,
+    memory_id: str,
+    text: str,
+    *,
+    description: str | None = None,
+    tags: Sequence[str] | None = None,
+    priority: int | None = None,
+    subject: str | None = None,
+    thread: str | None = None,
+    valid_from: str | None = None,
+) -> Memory:
+    """Supersede one of the acting agent's own memories with a new one.
+
+    The new memory says what the old one should now say and names it in
+    ``supersedes``; the old one becomes ``superseded`` (out of recall, kept in
+    history); tags, priority, subject, thread and valid_from not given are
+    carried over from it. Only the agent's own lineage can be updated: another
+    identity's memory, or one of a shared scope, is refused.
+    """
+    fields.text(memory_id, "id")
+    draft = draft_of(svc, text, description, tags, priority, subject, thread, valid_from)
+
+    def run(work: Work) -> Memory:
+        tx, now = work.reads, work.now
+        agent = svc._agent(tx)
+        old = _own(svc, tx, agent, memory_id, "update")
+        new = draft(agent, now, old)
+        retired = replace(old, status=Status.SUPERSEDED, updated_at=now, superseded_by=new.id)
+        rows.swap(work, retired, old, "updated", remedy="recall it again and retry")
+        rows.record(svc, work, new)
+        work.event("supersede", rows.payload_of(retired, now), memory_id=old.id)
+        return new
+
+    return svc._write(run)
+
+
+def draft_of(
+    svc: MemoryService,
+    text: str,
+    description: str | None,
+    tags: Sequence[str] | None,
+    priority: int | None,
+    subject: str | None,
+    thread: str | None,
+    valid_from: str | None,
+) -> Callable[[Agent, datetime, Memory | None], Memory]:
+    """An agent's memory, every field checked before any I/O; made in the transaction."""
+    body = fields.text(text, "text")
+    if not body.strip():
+        raise InvalidValue(
+            "there is nothing to remember", remedy="give the text to remember", field="text"
+        )
+    first = description if description else body.strip().splitlines()[0]
+    summary = fields.description(first)[: fields.DESCRIPTION_NOTE_AT]
+    chosen_tags = tuple(fields.tags(tags)) if tags is not None else ()
+    chosen_priority = DEFAULT_PRIORITY if priority is None else fields.priority(priority)
+    chosen_subject = fields.subject(subject) if subject else None
+    chosen_thread = fields.thread(thread) if thread else None
+    when = parse_valid_from(valid_from, svc.clock) if valid_from else None
+
+    def make(agent: Agent, now: datetime, old: Memory | None) -> Memory:
+        """The memory, taking what was not given from ``old`` (the one it supersedes)."""
+        if old is not None:
+            return replace(
+                fresh(agent, now, old.id),
+                tags=chosen_tags if tags is not None else old.tags,
+                priority=chosen_priority if priority is not None else old.priority,
+                subject=chosen_subject if subject is not None else old.subject,
+                thread=chosen_thread if thread is not None else old.thread,
+                valid_from=parse_optional_stamp(when) if valid_from else old.valid_from,
+            )
+        return fresh(agent, now, None)
+
+    def fresh(agent: Agent, now: datetime, supersedes: str | None) -> Memory:
+        return rows.authored(
+            svc,
+            now,
+            agent_scope(agent.name),
+            summary,
+            body,
+            tags=chosen_tags,
+            priority=chosen_priority,
+            subject=chosen_subject,
+            thread=chosen_thread,
+            supersedes=supersedes,
+            valid_from=parse_optional_stamp(when),
+        )
+
+    return make
+
+
+def _own(svc: MemoryService, tx: Reads, agent: Agent, memory_id: str, verb: str) -> Memory:
+    """The agent's own active memory of that id, or the refusal: ``not_found`` for
+    one outside its view (another agent's is not disclosed), ``access_denied`` for
+    one it sees but did not remember (a global or a team memory)."""
+    view = View(svc.actor, agent)
+    found = [m for m in tx.get_many([memory_id]) if view.sees(m.realm, m.scope)]
+    if not found or found[0].status is not Status.ACTIVE:
+        raise NotFound(
+            f"no memory {memory_id!r} to {verb}",
+            remedy="recall it first to find its id",
+            id=memory_id,
+        )
+    memory = found[0]
+    if memory.predicate is not None:  # its line changes by its own verbs only
+        raise InvalidValue(
+            f"memory {memory_id!r} is a fact ({memory.subject} {memory.predicate})",
+            remedy="write its new value with fact_write, or withdraw it with fact_retract",
+            field="id",
+        )
+    if memory.scope != agent_scope(agent.name):
+        raise AccessDenied(
+            f"memory {memory_id!r} is not agent {agent.name!r}'s own (it is in {memory.scope})",
+            remedy=f"an agent can {verb} only what it remembered itself",
+            id=memory_id,
+            scope=memory.scope,
+        )
+    return memory
+
+
+def recall(
+    svc: MemoryService,
+    queries: str | Sequence[str],
+    *,
+    project: str | None = None,
+    limit: int = 10,
+    budget_tokens: int | None = None,
+) -> SearchResult:
+    """Search what the acting agent may see: global, the project (if one is given),
+    its teams' scopes and its own — nothing else."""
+    if isinstance(queries, str):
+        queries = [queries]
+    queries = [fields.text(q, "query") for q in search.as_list(queries, "queries")]
+    search.check_limit(limit)
+    search.check_budget(budget_tokens)
+    now = svc._now()
+
+    if project:
+        fields.name(project, what="project")
+
+    def where_of(tx: Reads) -> MemoryFilter:
+        return MemoryFilter(realm=svc.realm, scopes=section.view_of(svc, tx, project).scopes)
+
+    return search.ranked(
+        svc,
+        queries,
+        now,
+        where_of,
+        limit=limit,
+        budget_tokens=budget_tokens,
+        listing_summary=lambda n: f"{n} memories the agent can see, most important first",
+    )
+
+
+def forget(svc: MemoryService, memory_id: str, *, reason: str = "") -> Memory:
+    """Take one of the acting agent's own memories out of recall (status ``forgotten``).
+
+    The row and the history stay: the event log keeps what it said. Another
+    identity's memory, or one of a shared scope, is refused.
+    """
+    fields.text(memory_id, "id")
+    fields.text(reason, "reason")
+
+    def run(work: Work) -> Memory:
+        tx, now = work.reads, work.now
+        agent = svc._agent(tx)
+        memory = _own(svc, tx, agent, memory_id, "forget")
+        forgotten = replace(memory, status=Status.FORGOTTEN, updated_at=now)
+        rows.swap(work, forgotten, memory, "forgotten", remedy="recall it again and retry")
+        work.event("forget", rows.payload_of(forgotten, now), memory_id=memory.id, reason=reason)
+        return forgotten
+
+    return svc._write(run)

@@ -1,0 +1,249 @@
+"""Facts on two time axes: a subject's predicate holds a value from when it started to
+hold (valid time) as the store learnt it (transaction time); a new value supersedes the
+current one of its tier, a retraction withdraws it, and every version stays readable.
+
+The rules of time (what held when, as known when) are ``retain.facts``'s, imported by
+the verbs that use them: opening a store, or a read of a note, does not load them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from retain import fields
+from retain.chrono import parse_moment, parse_optional_stamp, parse_stamp, parse_valid_from, stamp
+from retain.errors import AccessDenied, InvalidValue, NotFound
+from retain.model import GLOBAL_SCOPE, Fact, FactChange, Memory, Status, agent_scope, project_scope
+from retain.service import context as section
+from retain.service import rows
+from retain.service.work import Work
+from retain.storage.base import Reads
+
+if TYPE_CHECKING:
+    from retain.service import MemoryService
+
+
+def _subject_of(subject: str) -> str:
+    checked = fields.subject(subject)
+    if not checked:
+        raise InvalidValue(
+            "a fact needs a subject", remedy="name who or what it is about", field="subject"
+        )
+    return checked
+
+
+def _change(version: Memory, other: Memory | None, now: datetime) -> FactChange:
+    """A fact change's two versions, each as known now (the one may end the other)."""
+    from retain import facts
+
+    known = {f.id: f for f in facts.as_known([v for v in (version, other) if v], now)}
+    return FactChange(known[version.id], known[other.id] if other else None, changed=True)
+
+
+def fact_write(
+    svc: MemoryService,
+    subject: str,
+    predicate: str,
+    value: str,
+    *,
+    project: str | None = None,
+    valid_from: str | None = None,
+    reason: str = "",
+) -> FactChange:
+    """lookup.Record that ``subject``'s ``predicate`` is ``value`` (from ``valid_from``, else
+    from now), in the project's tier, the global one, or, for an agent, its own.
+
+    The version current in that tier is superseded: it stays in the history, holding
+    until the new one starts. Writing the value already current (with no
+    ``valid_from``, or its own) writes nothing. A new version must start after the
+    current one, and no later than now: a fact records what holds.
+    """
+    from retain import facts
+
+    subject, predicate = _subject_of(subject), fields.predicate(predicate)
+    value = fields.text(value, "value").strip()
+    if not value:
+        raise InvalidValue("a fact needs a value", remedy="give the value", field="value")
+    fields.text(reason, "reason")
+    when = parse_optional_stamp(parse_valid_from(valid_from, svc.clock)) if valid_from else None
+    if when is not None and when > svc._now():
+        raise InvalidValue(
+            f"a fact records what holds, and {stamp(when)} is still to come",
+            remedy="write the value when it starts to hold (a plan can be a note until then)",
+            field="valid_from",
+        )
+
+    def run(work: Work) -> FactChange:
+        tx, now = work.reads, work.now
+        scope = _scope(svc, tx, project, "write")
+        current = _current(svc, tx, scope, subject, predicate)
+        if current is not None and current.body == value and when in (None, current.valid_from):
+            return FactChange(facts.as_known([current], now)[0], None, changed=False)
+        began = when or now
+        if current is not None and began <= facts.start(current):
+            raise InvalidValue(
+                f"the new value of {subject!r} {predicate!r} would start at {stamp(began)}, "
+                f"not after the current one ({stamp(facts.start(current))})",
+                remedy="give a later valid_from, or retract the current value first",
+                field="valid_from",
+            )
+        fact = rows.authored(
+            svc,
+            now,
+            scope,
+            fields.description(f"{subject} {predicate}"[: fields.DESCRIPTION_NOTE_AT]),
+            value,
+            subject=subject,
+            predicate=predicate,
+            supersedes=current.id if current is not None else None,
+            valid_from=when,
+        )
+        ended = None
+        if current is not None:
+            ended = replace(
+                current,
+                status=Status.SUPERSEDED,
+                valid_to=began,
+                updated_at=now,
+                superseded_by=fact.id,
+            )
+            rows.swap(work, ended, current, "written")
+        rows.record(svc, work, fact, reason=reason)
+        if ended is not None:
+            work.event("supersede", rows.payload_of(ended, now), memory_id=ended.id,
+                reason=reason,
+            )  # fmt: skip
+        return _change(fact, ended, now)
+
+    return svc._write(run)
+
+
+def fact_read(
+    svc: MemoryService,
+    subject: str,
+    predicate: str | None = None,
+    *,
+    project: str | None = None,
+    valid_at: str | None = None,
+    known_at: str | None = None,
+) -> list[Fact]:
+    """The values of ``subject``'s facts (of one ``predicate``, or all) that held at
+    ``valid_at`` as the store knew at ``known_at`` (both default to now), in the tiers
+    the reader sees: global, the project's, and an agent's teams' and its own."""
+    from retain import facts
+
+    subject = _subject_of(subject)
+    chosen = fields.predicate(predicate) if predicate is not None else None
+    valid_given = parse_stamp(parse_moment(valid_at, svc.clock, "valid_at")) if valid_at else None
+    known_given = parse_stamp(parse_moment(known_at, svc.clock, "known_at")) if known_at else None
+
+    def run(tx: Reads) -> list[Fact]:
+        now = svc._read_now(tx)
+        valid, known = valid_given or now, known_given or now
+        scopes = section.view_of(svc, tx, project).scopes
+        versions = _versions(svc, tx, scopes, subject, chosen)
+        found = [f for f in facts.as_known(versions, known) if facts.holds(f, valid, known)]
+        return sorted(found, key=lambda f: (f.predicate, scopes.index(f.scope)))
+
+    return svc.backend.read(run)
+
+
+def fact_history(
+    svc: MemoryService, subject: str, predicate: str, *, project: str | None = None
+) -> list[Fact]:
+    """Every version of ``subject``'s ``predicate`` in the tiers the reader sees, in
+    the order they were recorded, each with when it held and when it was believed."""
+    from retain import facts
+
+    subject, chosen = _subject_of(subject), fields.predicate(predicate)
+
+    def run(tx: Reads) -> list[Fact]:
+        scopes = section.view_of(svc, tx, project).scopes
+        versions = _versions(svc, tx, scopes, subject, chosen)
+        return facts.as_known(versions, svc._read_now(tx))
+
+    return svc.backend.read(run)
+
+
+def fact_retract(
+    svc: MemoryService,
+    subject: str,
+    predicate: str,
+    *,
+    project: str | None = None,
+    reason: str = "",
+) -> FactChange:
+    """Withdraw the current value of ``subject``'s ``predicate`` in one tier (as
+    ``fact_write`` chooses it): it was never so. The value it superseded holds again.
+
+    The retracted version stays in the history, believed until now.
+    """
+    subject, predicate = _subject_of(subject), fields.predicate(predicate)
+    fields.text(reason, "reason")
+
+    def run(work: Work) -> FactChange:
+        tx, now = work.reads, work.now
+        scope = _scope(svc, tx, project, "retract")
+        current = _current(svc, tx, scope, subject, predicate)
+        if current is None:
+            raise NotFound(
+                f"no current value of {subject!r} {predicate!r} in {scope}",
+                remedy="read the fact, or its history, to see what there is",
+                subject=subject,
+                predicate=predicate,
+                scope=scope,
+            )
+        retracted = replace(current, status=Status.RETRACTED, updated_at=now)
+        rows.swap(work, retracted, current, "retracted")
+        work.event("retract", rows.payload_of(retracted, now), memory_id=current.id,
+            reason=reason,
+        )  # fmt: skip
+        restored = None
+        previous = tx.get_many([current.supersedes]) if current.supersedes else []
+        if previous and previous[0].status is Status.SUPERSEDED:
+            restored = replace(previous[0], status=Status.ACTIVE, valid_to=None, updated_at=now)
+            rows.swap(work, restored, previous[0], "reinstated")
+            payload = rows.payload_of(restored, now)
+            work.event("reinstate", payload, memory_id=restored.id, reason=reason)
+        return _change(retracted, restored, now)
+
+    return svc._write(run)
+
+
+def _scope(svc: MemoryService, tx: Reads, project: str | None, verb: str) -> str:
+    """The tier a fact is written to or retracted from: an agent's own (an agent
+    writes no shared tier), else the project's, else the global one."""
+    if svc.identity is not None:
+        agent = svc._agent(tx)
+        if project:
+            raise AccessDenied(
+                f"an agent may not {verb} facts of a project's tier",
+                remedy="write the fact without a project (it goes to the agent's own "
+                "scope), or propose it for a curator to decide",
+                principal=svc.principal,
+            )
+        return agent_scope(agent.name)
+    if project:
+        svc._require_project(tx, project)
+        return project_scope(project)
+    return GLOBAL_SCOPE
+
+
+def _versions(
+    svc: MemoryService, tx: Reads, scopes: Sequence[str], subject: str, predicate: str | None
+) -> list[Memory]:
+    from retain import facts
+
+    versions = tx.fact_versions(svc.realm, scopes, subject, predicate)
+    return [v for v in versions if v.status in facts.SHOWN]
+
+
+def _current(
+    svc: MemoryService, tx: Reads, scope: str, subject: str, predicate: str
+) -> Memory | None:
+    """The version of a fact that is current in one tier (the one active row)."""
+    versions = tx.fact_versions(svc.realm, [scope], subject, predicate)
+    return next((v for v in versions if v.status is Status.ACTIVE), None)

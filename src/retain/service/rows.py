@@ -1,0 +1,139 @@
+"""How a verb makes, records and swaps the rows of memories: the helpers the tiers,
+an agent's own memory and the facts share (a new memory's fields, its create event, the
+compare-and-swap of a changed row, the last writer and the lower trust of a change).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from retain.errors import StaleUpdate
+from retain.model import DEFAULT_PRIORITY, Load, Memory, Status, lower_trust
+from retain.service.work import Work
+from retain.storage.base import Reads
+
+if TYPE_CHECKING:
+    from retain.service import MemoryService
+
+
+def content_hash(body: str) -> str:
+    """The compare-and-swap token of a body."""
+    import hashlib  # on first use: a read that compares no body never loads OpenSSL
+
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def label(memory: Memory) -> str:
+    name = memory.name or memory.id
+    return f"{memory.project}/{name}" if memory.project else name
+
+
+def payload_of(memory: Memory, now: datetime) -> dict[str, Any]:
+    return memory.to_dict(now, body=True)
+
+
+def authored(
+    svc: MemoryService,
+    now: datetime,
+    scope: str,
+    description: str,
+    body: str,
+    *,
+    tags: tuple[str, ...] = (),
+    priority: int = DEFAULT_PRIORITY,
+    subject: str | None = None,
+    predicate: str | None = None,
+    thread: str | None = None,
+    supersedes: str | None,
+    valid_from: datetime | None,
+) -> Memory:
+    """A new memory found by search alone, by this principal and at its trust: an
+    agent's own, or a fact's version."""
+    return Memory(
+        id=svc.store.ids.new(now),
+        realm=svc.realm,
+        scope=scope,
+        name=None,
+        description=description,
+        body=body,
+        tags=tags,
+        priority=priority,
+        load=Load.SEARCH,
+        references=(),
+        source="",
+        subject=subject,
+        predicate=predicate,
+        trust=svc.actor.trust,
+        status=Status.ACTIVE,
+        ever_quarantined=False,
+        supersedes=supersedes,
+        content_hash=content_hash(body),
+        author=svc.principal,
+        created_at=now,
+        updated_at=now,
+        verified_at=now,
+        expires_at=None,
+        valid_from=valid_from,
+        valid_to=None,
+        read_count=0,
+        thread=thread,
+    )
+
+
+def record(
+    svc: MemoryService,
+    work: Work,
+    memory: Memory,
+    *,
+    principal: str | None = None,
+    reason: str = "",
+) -> Memory:
+    """Insert a new memory (an agent's, a fact's) with its event; its search key is
+    made when the work finishes."""
+    work.create([memory])
+    payload = payload_of(memory, work.now)
+    work.event("create", payload, memory_id=memory.id, principal=principal, reason=reason)
+    return memory
+
+
+def swap(
+    work: Work, new: Memory, old: Memory, verb: str, *, remedy: str = "read it again and retry"
+) -> None:
+    """Swap a row for its changed self, refused if another write changed it first."""
+    if not work.change(new, old):
+        raise StaleUpdate(
+            f"memory {old.id!r} changed while it was being {verb}", remedy=remedy, id=old.id
+        )
+
+
+def changed(svc: MemoryService, memory: Memory, now: datetime) -> Memory:
+    """A change of ``memory``'s content by the actor: stamped, its last writer
+    recorded (the author stays who wrote it), and its trust the lower of its own and
+    the writer's. Trust never rises by a change: raising it is a review."""
+    return replace(
+        memory,
+        updated_at=now,
+        changed_by=svc.principal,
+        trust=lower_trust(memory.trust, svc.actor.trust),
+    )
+
+
+def same(a: Memory, b: Memory) -> bool:
+    return replace(a, updated_at=b.updated_at) == b
+
+
+def linked(tx: Reads, memories: Sequence[Memory]) -> list[Memory]:
+    """``memories``, each superseded one with ``superseded_by``: the latest memory
+    that took over from it and was not retracted (a retracted version was never
+    so; the one it ended is active again)."""
+    retired = [m.id for m in memories if m.status is Status.SUPERSEDED]
+    if not retired:
+        return list(memories)
+    latest: dict[str, str] = {}
+    for old, new, status in tx.successors(retired):
+        if status != Status.RETRACTED.value and new > latest.get(old, ""):
+            latest[old] = new  # ids sort by creation
+    return [replace(m, superseded_by=latest[m.id]) if m.id in latest else m for m in memories]

@@ -1,0 +1,310 @@
+"""Search: one query or a list of synonyms over what the actor sees, ranked by the
+hybrid of its word senses and its semantic sense, or a filtered listing without
+queries. An agent's recall and a context's turn recall share the ranked search here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from retain import fields
+from retain.chrono import stamp
+from retain.errors import DimensionMismatch, InvalidValue, NoProject
+from retain.model import SearchHit, SearchResult
+from retain.search import key
+from retain.search.embed import Embedder
+from retain.service import lookup
+from retain.storage.base import MemoryFilter, NativeVectors, Reads, ReadsBeside
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from retain.search import lexical
+    from retain.search.embed import Matrix
+    from retain.search.vectors import VectorIndex
+    from retain.service import MemoryService
+
+
+T = TypeVar("T")
+
+
+SEARCH_LIMIT_MAX = 200
+
+
+def check_limit(limit: object) -> None:
+    if isinstance(limit, bool) or not isinstance(limit, int):
+        raise InvalidValue(
+            f"limit {limit!r} is not a whole number",
+            remedy=f"ask for 1 to {SEARCH_LIMIT_MAX} results",
+            field="limit",
+        )
+    if not 1 <= limit <= SEARCH_LIMIT_MAX:
+        raise InvalidValue(
+            f"limit {limit} is outside 1–{SEARCH_LIMIT_MAX}",
+            remedy=f"ask for 1 to {SEARCH_LIMIT_MAX} results",
+            field="limit",
+        )
+
+
+def check_budget(budget_tokens: object) -> None:
+    if budget_tokens is not None and (
+        isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or budget_tokens < 1
+    ):
+        raise InvalidValue(
+            f"token budget {budget_tokens!r} is not a whole number of tokens ≥ 1",
+            remedy="give the tokens the results may fill, like 2000",
+            field="budget_tokens",
+        )
+
+
+def as_list(values: object, field: str) -> list[Any]:
+    """A list argument, refused when it is None or not a list."""
+    if not isinstance(values, list | tuple):
+        raise InvalidValue(
+            f"{field} must be a list, not {type(values).__name__}",
+            remedy=f"pass {field} as a list of strings",
+            field=field,
+        )
+    return list(values)
+
+
+def _listing_summary(
+    count: int, tag: str | None, referencing: str | None, unverified: str | None, expired: bool
+) -> str:
+    what = "memory" if count == 1 else "memories"
+    parts = []
+    if tag:
+        parts.append(f"tagged {tag!r}")
+    if referencing:
+        parts.append(f"referencing {referencing!r}")
+    if unverified:
+        parts.append(f"not verified in {unverified}")
+    if expired:
+        parts.append("past their expiry")
+    qualifier = (" " + ", ".join(parts)) if parts else ""
+    return f"{count} {what}{qualifier}, most important first"
+
+
+def search(
+    svc: MemoryService,
+    queries: str | Sequence[str] = (),
+    *,
+    project: str | None = None,
+    tier: str | None = None,
+    limit: int = 10,
+    tag: str | None = None,
+    referencing: str | None = None,
+    unverified: str | None = None,
+    expired: bool = False,
+    budget_tokens: int | None = None,
+) -> SearchResult:
+    """Search by one query or a list of synonyms; without queries, a filtered listing.
+
+    Expired memories are found like any other, ranked with the freshness they have
+    and marked (``SearchHit.expired``); ``expired`` keeps only them. With
+    ``budget_tokens``, every relevant result is returned when all of them fit;
+    otherwise the best that fit, at most ``limit``. A search takes at most
+    ``lexical.MAX_QUERIES`` queries of ``lexical.MAX_QUERY_CHARS`` characters,
+    ``lexical.MAX_WORDS`` words and ``lexical.MAX_SCANNED`` scanned terms
+    (``query_too_long`` otherwise).
+    """
+    if isinstance(queries, str):
+        queries = [queries]
+    queries = [fields.text(q, "query") for q in as_list(queries, "queries")]
+    check_limit(limit)
+    if tier not in (None, "global", "project"):
+        raise InvalidValue(
+            f"tier {tier!r} is not global or project",
+            remedy="pass tier global or project, or leave it out",
+            field="tier",
+        )
+    if tier == "project" and not project:
+        raise NoProject(
+            "a search of the project tier needs a project",
+            remedy="pass a project, or search without a tier",
+        )
+    check_budget(budget_tokens)
+    now = svc._now()
+
+    def where_of(tx: Reads) -> MemoryFilter:
+        return lookup.filter_of(
+            svc, tx, now, project, tag, referencing, unverified, expired, listing=False, tier=tier
+        )
+
+    return ranked(
+        svc,
+        queries,
+        now,
+        where_of,
+        limit=limit,
+        budget_tokens=budget_tokens,
+        listing_summary=lambda n: _listing_summary(n, tag, referencing, unverified, expired),
+    )
+
+
+def ranked(
+    svc: MemoryService,
+    queries: Sequence[str],
+    now: datetime,
+    where_of: Callable[[Reads], MemoryFilter],
+    *,
+    limit: int,
+    budget_tokens: int | None,
+    listing_summary: Callable[[int], str],
+    live_only: bool = False,
+) -> SearchResult:
+    """The ranked search every door's search and an agent's recall share; with
+    ``live_only`` (what a turn recalls into a context) expired memories are left out."""
+    from retain.search import (
+        lexical,
+        rank,
+        vectors,  # numpy: loaded by the first search, not on open
+    )
+
+    plans = lexical.plan_queries(queries)
+    loaded = svc.embedder if plans else None
+    embedder = loaded.embedder if loaded is not None else None
+    asked = key.embed(embedder, [p.text for p in plans]) if embedder is not None else None
+    depth = max(limit, rank.DEPTH)
+
+    def searched(tx: Reads) -> MemoryFilter:
+        where = where_of(tx)
+        return replace(where, live_at=stamp(now)) if live_only else where
+
+    semantic_of: Callable[[Reads, MemoryFilter], list[lexical.SenseHits]] | None = None
+    beside: Future[list[lexical.SenseHits]] | None = None
+    if embedder is not None and asked is not None:
+        model, query = embedder, asked
+        background = _background(svc, model) @ query.T
+
+        def semantic_of(tx: Reads, where: MemoryFilter) -> list[lexical.SenseHits]:
+            if isinstance(tx, NativeVectors):  # the database searches its vectors
+                return _native_semantic(svc, tx, model, query, background, where, depth)
+            cosines = _vector_index(svc, tx, model).scores(query, svc.realm)
+            found = []
+            for i, total in enumerate(cosines.totals):
+                gate = rank.gate_of(float(total), cosines.count, background[:, i])
+                found.append(
+                    vectors.search(
+                        tx, cosines.nums, where, cosines.exact(i, gate), depth=depth, gate=gate
+                    )
+                )
+            return found
+
+        if isinstance(svc.backend, ReadsBeside):  # the word senses meanwhile
+            sense = semantic_of  # (a closure does not keep the narrowing from None)
+            beside = svc.backend.read_beside(lambda tx: sense(tx, searched(tx)))
+
+    def run(tx: Reads) -> SearchResult:
+        if not plans:
+            listed = tx.list_memories(where_of(tx), limit)
+            hits = tuple(SearchHit(m, 0.0, ()) for m in listed)
+            return SearchResult(hits, listing_summary(len(hits)), listing=True)
+        where = searched(tx)
+        scans = lexical.Scans.of(plans)
+        rows = lexical.scan_pass(tx, where, plans)
+        lexical.count_ahead(tx, plans)
+        per_query = [
+            (
+                p.text,
+                lexical.search_query(
+                    tx, where, p, depth=depth, wanted=limit, scans=scans, scanned=rows
+                ),
+            )
+            for p in plans
+        ]
+        if semantic_of is not None:
+            found = beside.result() if beside is not None else semantic_of(tx, where)
+            for (_, senses), semantic in zip(per_query, found, strict=True):
+                if semantic.hits:
+                    senses.append(semantic)
+        fused = rank.fuse(per_query)
+        # Every candidate is weighed by its standing; only the results are fetched whole.
+        standing = {s.id: s for s in tx.standings(list(fused))}
+        named = tx.subjects_named(svc.realm, rank.subject_phrases(queries))
+        rank.favour_subject(fused, standing, named)
+        rank.share_thread(fused, tx.thread_adjacent(list(fused)))
+        rank.lift_threads(fused, standing)
+        best = max((f.score for f in fused.values()), default=0.0)
+        scored = [(rank.final_score(fused[s.id].score, best, s, now), s) for s in standing.values()]
+        scored.sort(key=lambda c: (-c[0], c[1].priority, c[1].id))
+        chosen = rank.pack(scored, limit, budget_tokens, lambda c: rank.tokens(c[1]))
+        memories = {m.id: m for m in tx.get_many([s.id for _, s in chosen])}
+        top = []
+        for score, s in chosen:
+            entry = fused[s.id]
+            memory = memories[s.id]
+            top.append(
+                SearchHit(
+                    memory,
+                    score,
+                    tuple(entry.senses),
+                    tuple(entry.scanned),
+                    tuple(entry.queries),
+                    expired=memory.is_expired(now),
+                )
+            )
+        summary = f"{len(top)} of {len(scored)} matching memories, best first"
+        if budget_tokens is not None:
+            summary += f", within {budget_tokens} tokens"
+        if gone := sum(hit.expired for hit in top):
+            summary += f"; {gone} expired"
+        return SearchResult(
+            tuple(top),
+            summary,
+            listing=False,
+            embedder=loaded.model_id if loaded is not None else "",
+            degraded=loaded.degraded if loaded is not None else None,
+        )
+
+    return svc.backend.read(run)
+
+
+def _native_semantic(
+    svc: MemoryService,
+    tx: NativeVectors,
+    embedder: Embedder,
+    asked: Matrix,
+    background: Matrix,
+    where: MemoryFilter,
+    depth: int,
+) -> list[lexical.SenseHits]:
+    """The semantic sense where the database searches vectors: its nearest rows
+    that pass the filters, held to the same gate (its mean from the realm's sum)."""
+    from retain.search import lexical, rank
+
+    sums = tx.vector_sums(embedder.model_id, svc.realm)
+    for dim, _, count in sums:
+        if dim != embedder.dim:
+            raise DimensionMismatch(
+                f"{count} memories have {dim}-dimensional vectors of {embedder.model_id}, "
+                f"which makes {embedder.dim}-dimensional ones",
+                remedy="reindex the store to embed every memory again with one model",
+                fix="reindex",
+                model=embedder.model_id,
+                expected_dim=embedder.dim,
+                actual_dim=dim,
+            )
+    total = next((vector for _, vector, _ in sums), None)
+    size = sum(count for _, _, count in sums)
+    nearest = tx.nearest(embedder.model_id, asked, where, depth) if size else []
+    found = []
+    for i, query in enumerate(asked):
+        store_total = float(total @ query) if total is not None else 0.0
+        gate = rank.gate_of(store_total, size, background[:, i])
+        near = nearest[i] if size else []
+        found.append(lexical.SenseHits(lexical.SEMANTIC, tuple(h for h in near if h.score >= gate)))
+    return found
+
+
+def _background(svc: MemoryService, embedder: Embedder) -> Matrix:
+    """The gate's reference sentences, embedded once per embedder and store."""
+    return svc.store.background(embedder)
+
+
+def _vector_index(svc: MemoryService, tx: Reads, embedder: Embedder) -> VectorIndex:
+    """The store's in-memory vectors of the model in use, brought up to date."""
+    return svc.store.vectors(tx, embedder)
