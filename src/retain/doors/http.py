@@ -16,7 +16,6 @@ import contextlib
 import ipaddress
 import json
 import os
-import threading
 from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -37,6 +36,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 import retain
 from retain import errors, fields
 from retain.doors import mcp
+from retain.doors.principals import Services as Services  # the sessions the CLI serves MCP with
+from retain.doors.principals import principal_of
 from retain.doors.records import facts_of, plain, record_of
 from retain.errors import RetainError
 from retain.service import SEARCH_LIMIT_MAX, MemoryService, actor
@@ -263,31 +264,6 @@ def app_from_environment() -> FastAPI:
     service = retain.open(given["location"], home=given["home"])
     tokens = load_tokens(Path(given["tokens"]) if given["tokens"] else None)
     return create_app(service, tokens=tokens, host=given["host"])
-
-
-# -- the request's service -----------------------------------------------------------------
-
-
-class Services:
-    """The session of each principal over one store: every session shares the root's
-    store (backend, settings, embedder, the one vector index); none is a copy."""
-
-    def __init__(self, root: MemoryService) -> None:
-        self.root = root
-        self._by_principal = {root.principal: root}
-        self._lock = threading.Lock()
-
-    def held(self, principal: str) -> MemoryService | None:
-        """The principal's session if it is open already (no I/O)."""
-        return self._by_principal.get(principal)
-
-    def of(self, principal: str) -> MemoryService:
-        with self._lock:
-            service = self._by_principal.get(principal)
-            if service is None:
-                service = self.root.acting_as(principal)
-                self._by_principal[principal] = service
-            return service
 
 
 class Running:
@@ -658,7 +634,7 @@ def create_app(
         if not known:
             return services.root
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        principal = mcp.principal_of(known, token.strip()) if scheme.lower() == "bearer" else None
+        principal = principal_of(known, token.strip()) if scheme.lower() == "bearer" else None
         if principal is not None:
             held = services.held(principal)
             if held is not None:

@@ -24,7 +24,6 @@ a call is refused with ``memory_disabled``.
 from __future__ import annotations
 
 import difflib
-import hmac
 import json
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
@@ -41,6 +40,7 @@ from mcp.types import Tool as MCPTool
 from pydantic import AnyHttpUrl, BaseModel, Field, ValidationError
 
 import retain
+from retain.doors.principals import principal_of
 from retain.doors.records import facts_of, record_of
 from retain.errors import Hint, InvalidValue, RetainError
 from retain.fields import MAX_PRIORITY, MIN_PRIORITY
@@ -385,18 +385,6 @@ class Principals:
     def current(self) -> MemoryService:
         token = get_access_token()
         return self.service_of(token.client_id if token is not None else self.local)
-
-
-def principal_of(tokens: Mapping[str, str], token: str) -> str | None:
-    """The principal a bearer token from a request header stands for (None: no such
-    token), compared in constant time as bytes: the header's own (ASGI servers read them
-    as Latin-1) against the token's UTF-8, so a header holding any byte is only unknown.
-    The REST door's check too."""
-    given = token.encode("latin-1", "replace")
-    for candidate, principal in tokens.items():
-        if hmac.compare_digest(candidate.encode("utf-8"), given):
-            return principal
-    return None
 
 
 class StaticTokens(TokenVerifier):
