@@ -1,0 +1,186 @@
+"""What a request may hold: the ``/v1`` prefix, a listing's page, the parameters of a
+path or a query and the bodies of the REST API, with the service's own rules
+(``fields``' patterns and bounds) stated in the OpenAPI document.
+
+Stated, not enforced here: the service checks each one, so a value out of its form is
+refused with the very envelope Python and MCP give it. Only a value's JSON type is this
+door's to check.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import Path as InPath
+from fastapi import Query
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+
+from retain import fields
+from retain.service import SEARCH_LIMIT_MAX
+
+API = "/v1"
+PAGE = 100  # a listing's page unless the request asks for another size
+MAX_PAGE = 1000
+
+F = fields
+
+
+def _rule(**rule: Any) -> Any:
+    """A body field's rule, stated in the schema (``minimum``, ``pattern``, ``enum``...)."""
+    return Field(json_schema_extra=rule)
+
+
+def query_rule(**rule: Any) -> Any:
+    """A query parameter's rule, stated in the schema."""
+    return Query(json_schema_extra=rule)
+
+
+def _integral(value: object) -> object:
+    """JSON has one kind of number: ``76.0`` is the whole number 76, as JSON Schema reads
+    it (``true`` and ``"76"`` stay refused)."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+Whole = BeforeValidator(_integral)
+Text = Annotated[str, _rule(pattern=F.TEXT_PATTERN)]
+Filled = Annotated[str, _rule(pattern=F.FILLED_PATTERN)]
+Name = Annotated[str, _rule(pattern=F.NAME_PATTERN, maxLength=F.NAME_MAX)]
+ProjectArg = Annotated[str, _rule(pattern=F.PROJECT_PATTERN, maxLength=F.NAME_MAX)]
+Tag = Annotated[str, _rule(pattern=F.TAG_PATTERN)]
+Reference = Annotated[str, _rule(pattern=F.REFERENCE_PATTERN)]
+Subject = Annotated[str, _rule(pattern=F.SUBJECT_PATTERN)]
+FactSubject = Annotated[str, _rule(pattern=F.FACT_SUBJECT_PATTERN)]
+Predicate = Annotated[str, _rule(pattern=F.PREDICATE_PATTERN)]
+Thread = Annotated[str, _rule(pattern=F.THREAD_PATTERN)]
+Source = Annotated[str, _rule(pattern=F.SOURCE_PATTERN)]
+Moment = Annotated[str, _rule(pattern=F.TIME_PATTERN)]
+Duration = Annotated[str, _rule(pattern=F.DURATION_PATTERN)]
+Priority = Annotated[int, _rule(minimum=F.MIN_PRIORITY, maximum=F.MAX_PRIORITY), Whole]
+Limit = Annotated[int, _rule(minimum=1, maximum=SEARCH_LIMIT_MAX), Whole]
+Budget = Annotated[int, _rule(minimum=1), Whole]
+Session = Annotated[str, _rule(pattern=F.FILLED_PATTERN, maxLength=F.SESSION_MAX_CHARS)]
+LoadName = Annotated[str, _rule(enum=["inline", "index", "search"])]
+TierName = Annotated[str, _rule(enum=["global", "project"])]
+Policy = Annotated[str, _rule(enum=["skip", "fail"])]
+Target = Annotated[str, _rule(pattern=f"^(?:global|team:{F.NAME_PATTERN[1:-1]})$")]
+
+# The same rules for a path's or a query's parameters.
+NamePath = Annotated[
+    str, InPath(json_schema_extra={"pattern": F.NAME_PATTERN, "maxLength": F.NAME_MAX})
+]
+ProjectQuery = Annotated[str | None, query_rule(pattern=F.PROJECT_PATTERN, maxLength=F.NAME_MAX)]
+TextQuery = Annotated[str | None, query_rule(pattern=F.TEXT_PATTERN)]
+TagQuery = Annotated[str | None, query_rule(pattern=F.TAG_PATTERN)]
+DurationQuery = Annotated[str | None, query_rule(pattern=F.DURATION_PATTERN)]
+MomentQuery = Annotated[str | None, query_rule(pattern=F.TIME_PATTERN)]
+PageQuery = Annotated[int, Query(ge=1, le=MAX_PAGE)]
+
+
+class _Body(BaseModel):
+    # strict: a JSON value of another type is refused, as the service refuses it (no "3"
+    # for 3, no true for 1)
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class MemoryWrite(_Body):
+    """A write: a field left out keeps what is there; ``""`` clears body or expiry."""
+
+    description: Text | None = None
+    body: Text | None = None
+    tags: list[Tag] | None = None
+    priority: Priority | None = None
+    load: LoadName | None = None
+    references: Annotated[list[Reference], _rule(maxItems=F.MAX_REFERENCES)] | None = None
+    source: Source | None = None
+    expires: Moment | None = None
+    subject: Subject | None = None
+    thread: Thread | None = None
+    valid_from: Moment | None = None
+    tier: TierName | None = None
+    verified: bool = False
+    create_only: bool = False
+    expected_hash: Text | None = None
+
+
+class EditBody(_Body):
+    old: Annotated[str, _rule(pattern=F.TEXT_PATTERN, minLength=1)]
+    new: Text
+    replace_all: bool = False
+    verified: bool = False
+
+
+# One query, or synonyms. Their limits (how many are not blank, their characters together,
+# each one's words and scanned terms) are for the service to check: no schema states them.
+Queries = Text | list[Text]
+
+
+class SearchBody(_Body):
+    queries: Queries = Field(default_factory=list)
+    project: ProjectArg | None = None
+    tier: TierName | None = None
+    limit: Limit = 10
+    tag: Tag | None = None
+    referencing: Text | None = None
+    unverified: Duration | None = None
+    expired: bool = False
+    budget_tokens: Budget | None = None
+
+
+class RecallBody(_Body):
+    queries: Queries
+    project: ProjectArg | None = None
+    limit: Limit = 10
+    budget_tokens: Budget | None = None
+
+
+class RememberBody(_Body):
+    text: Filled
+    description: Text | None = None
+    tags: list[Tag] | None = None
+    priority: Priority | None = None
+    subject: Subject | None = None
+    thread: Thread | None = None
+    valid_from: Moment | None = None
+
+
+class FactWriteBody(_Body):
+    subject: FactSubject
+    predicate: Predicate
+    value: Filled
+    project: ProjectArg | None = None
+    valid_from: Moment | None = None
+    reason: Text = ""
+
+
+class FactRetractBody(_Body):
+    subject: FactSubject
+    predicate: Predicate
+    project: ProjectArg | None = None
+    reason: Text = ""
+
+
+class ForgetBody(_Body):
+    id: Text
+    reason: Text = ""
+
+
+class ProposeBody(_Body):
+    summary: Filled
+    target: Target = "global"
+    body: Text = ""
+    evidence: Text = ""
+
+
+class ContextBody(_Body):
+    project: ProjectArg | None = None
+    turn: Text | None = None
+    session: Session | None = None
+    restate: bool = False
+    recall_timeout_ms: (
+        Annotated[int, _rule(minimum=0, maximum=F.RECALL_TIMEOUT_MAX_MS), Whole] | None
+    ) = None
+    recall_failure_policy: Policy | None = None
+
+
+class NameBody(_Body):
+    name: Name
