@@ -10,7 +10,7 @@ the request. A server without tokens acts as ``operator:local``, as the CLI does
 ``retain serve`` binds it to a loopback address only.
 
 Its modules: ``app`` (the app factory, the body limit, the MCP mount and the API pages),
-``access`` (tokens, the binding check, who a request acts as), ``refusal`` (error
+``access`` (tokens, the binding check, who a request acts as), ``error`` (error
 responses and the status of each error class), ``request`` (the parameters and bodies a
 request may hold) and the routes of each capability: ``memories``, ``agents``, ``facts``,
 ``context`` and ``realm``.
@@ -37,7 +37,7 @@ from retain.doors.http.app import (
     offline_docs,
     one_blas_thread,
 )
-from retain.doors.http.refusal import (
+from retain.doors.http.error import (
     ERROR_RESPONSES,
     HINTS,
     HTTP_STATUS,

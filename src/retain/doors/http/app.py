@@ -27,7 +27,7 @@ from retain import errors
 from retain.doors import mcp
 from retain.doors.http import agents, context, facts, memories, realm
 from retain.doors.http.access import acting_of, load_tokens
-from retain.doors.http.refusal import ERROR_RESPONSES, error_response, invalid_request
+from retain.doors.http.error import ERROR_RESPONSES, error_response, invalid_request
 from retain.doors.principals import Services
 from retain.errors import RetainError
 from retain.service import MemoryService
