@@ -1,0 +1,188 @@
+"""What the MCP tools take and give: every argument described and bounded where the
+service bounds it, and the results typed as the records of the REST API (each tool's
+output schema)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+from retain.fields import MAX_PRIORITY, MIN_PRIORITY
+from retain.service import SEARCH_LIMIT_MAX
+
+# -- arguments: every one described, bounded where the service bounds it ---------------
+
+Name = Annotated[str, Field(description="The memory's name, e.g. deploy-rules.")]
+Project = Annotated[
+    str | None,
+    Field(description='A project\'s name: its tier and the global one; "" the global tier alone.'),
+]
+Queries = Annotated[
+    list[str] | str,
+    Field(description="What to look for: one phrasing, or a list of synonyms searched together."),
+]
+Limit = Annotated[int, Field(ge=1, le=SEARCH_LIMIT_MAX, description="The most memories to return.")]
+Budget = Annotated[
+    Annotated[int, Field(ge=1)] | None,
+    Field(description="Tokens the results may fill: every relevant hit if all fit."),
+]
+Priority = Annotated[
+    Annotated[int, Field(ge=MIN_PRIORITY, le=MAX_PRIORITY)] | None,
+    Field(description=f"{MIN_PRIORITY} (most important) to {MAX_PRIORITY}; default 5."),
+]
+Tags = Annotated[list[str] | None, Field(description="Tags (lowercase words); [] clears them.")]
+LoadName = Literal["inline", "index", "search"]  # model.Load's values (a test holds them equal)
+TierName = Literal["global", "project"]
+Description = Annotated[
+    str | None, Field(description="One line: what the memory is, as the index lists it.")
+]
+Subject = Annotated[str | None, Field(description="Who or what it is about (a person, a service).")]
+Reason = Annotated[str, Field(description="Why, in a line (kept in the history).")]
+MemoryId = Annotated[str, Field(description="The memory's id, as recall returned it.")]
+FactSubject = Annotated[str, Field(description="Who or what the fact is about, e.g. Bob.")]
+Predicate = Annotated[str, Field(description="Which of its properties, e.g. employer.")]
+
+
+# -- results: the records of the REST API, typed ---------------------------------------
+
+
+class MemoryRecord(BaseModel):
+    """A memory's public record (the REST API's)."""
+
+    id: str
+    name: str | None = Field(description="Its name; none for an agent's own memory.")
+    scope: str = Field(description="global, project:NAME, team:NAME or agent:NAME.")
+    project: str | None
+    description: str
+    priority: int
+    load: LoadName
+    tags: list[str]
+    references: list[str]
+    source: str
+    subject: str | None
+    thread: str | None
+    valid_from: str | None
+    trust: str
+    status: str
+    supersedes: str | None = Field(description="The id of the memory this one replaced.")
+    superseded_by: str | None = Field(
+        description="On a superseded memory: the id of the memory that replaced it."
+    )
+    author: str
+    changed_by: str = Field(description="Who last changed it (its author until someone else does).")
+    created_at: str
+    updated_at: str
+    verified_at: str
+    expires_at: str | None
+    expired: bool
+    read_count: int
+
+
+class MemoryWithBody(MemoryRecord):
+    body: str
+
+
+_BEFORE = "The memory's text as an export writes it, before the change (none: it was new)."
+_AFTER = "The memory's text as an export writes it, after the change (none: it was removed)."
+
+
+class WriteOut(MemoryWithBody):
+    created: bool
+    changed: bool
+    notes: list[str]
+    before: str | None = Field(description=_BEFORE)
+    after: str = Field(description=_AFTER)
+
+
+class EditOut(MemoryWithBody):
+    replacements: int
+    excerpt: str
+    before: str | None = Field(description=_BEFORE)
+    after: str = Field(description=_AFTER)
+
+
+class DeleteOut(BaseModel):
+    removed: str | None
+    referenced_by: list[str]
+    before: str = Field(description=_BEFORE)
+    after: None = Field(description=_AFTER)
+
+
+class ReferenceOut(BaseModel):
+    target: str
+    description: str | None
+
+
+class ReadOut(MemoryRecord):
+    references: list[ReferenceOut]  # type: ignore[assignment]  # resolved, unlike a record's
+    text: str
+    offset: int
+    next_offset: int | None
+    total_chars: int
+    caption: str
+    referenced_by: list[str]
+
+
+class Hit(MemoryRecord):
+    score: float
+    senses: list[str]
+    scanned: list[str]
+    verified: bool
+    age: str
+    body: str | None = Field(default=None, description="A short body, whole.")
+
+
+class SearchOut(BaseModel):
+    summary: str
+    listing: bool
+    embedder: str
+    degraded: str | None
+    memories: list[Hit]
+
+
+class ProposalOut(BaseModel):
+    id: str
+    source: str
+    target: str
+    trust: str
+    summary: str
+    body: str
+    evidence: str
+    action: str
+    status: str
+    created_at: str
+
+
+class FactOut(BaseModel):
+    id: str
+    scope: str
+    project: str | None
+    subject: str
+    predicate: str
+    value: str
+    valid_from: str | None
+    valid_to: str | None
+    recorded_at: str
+    retracted_at: str | None
+    author: str
+    trust: str
+    status: str
+    supersedes: str | None = Field(description="The id of the version this one took over from.")
+    superseded_by: str | None = Field(description="The id of the version that took over from it.")
+
+
+class FactWriteOut(BaseModel):
+    fact: FactOut
+    superseded: FactOut | None
+    changed: bool
+
+
+class FactRetractOut(BaseModel):
+    fact: FactOut
+    restored: FactOut | None
+    changed: bool
+
+
+class FactsOut(BaseModel):
+    facts: list[FactOut]

@@ -1,0 +1,147 @@
+"""The MCP server, answering each request for the principal acting: who acts (the
+bearer token's principal over HTTP, else the fixed one), the tools it is offered, the
+instructions written for its kind, and arguments refused with retain's codes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken, TokenVerifier
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.context import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
+from mcp.types import Tool as MCPTool
+from pydantic import ValidationError
+
+from retain.doors.mcp.error import invalid_arguments, refusal, unknown_arguments
+from retain.doors.principals import principal_of
+from retain.errors import RetainError
+from retain.service import MemoryService
+from retain.service.actor import Kind
+
+SCOPE = "memory"  # the scope a known token is granted, and the one the server requires
+
+
+# -- what each kind of principal is told ----------------------------------------------
+
+AGENT_KIND = "agent"  # an agent keeps its own memory
+TIERS_KIND = "tiers"  # any other principal keeps the shared tiers
+_NOT_STORED = (
+    "Tool results are not memories: nothing a tool returns is stored again unless you remember it."
+)
+INSTRUCTIONS: Mapping[str, str] = {
+    AGENT_KIND: (
+        "Long-term memory of {principal}. Use memory_recall to find what you (and your "
+        "project and teams) know before answering, memory_remember to keep a durable "
+        "fact, preference or decision in your own memory, memory_update or memory_forget "
+        "(by the id recall gave) for your own memories, and memory_propose to ask for a "
+        "shared one. memory_search and memory_read look in the shared tiers. For a value "
+        "that changes over time (someone's employer, a setting), fact_write records it in "
+        "your own memory and fact_read gives what holds now or held then; fact_history and "
+        "fact_retract show and withdraw versions. " + _NOT_STORED
+    ),
+    TIERS_KIND: (
+        "Shared long-term memory (the global tier and the projects' tiers), acting as "
+        "{principal}. Use memory_search to find memories by words and meaning, memory_read "
+        "to page through a body, memory_write to create or update one by name, memory_edit "
+        "to replace text in a body and memory_delete to remove one. For a value that "
+        "changes over time, fact_write records it, fact_read gives what holds now or held "
+        "then, fact_history every version and fact_retract withdraws the current one. "
+        "Agents' own memories are theirs: an agent connects as agent:NAME. " + _NOT_STORED
+    ),
+}
+MEMORY_OFF = (
+    "Memory is turned off for this installation ([memory] enabled = false in its "
+    "config.toml): no memory tools are offered and the memory section is empty."
+)
+
+
+def instructions_for(service: MemoryService) -> str:
+    """The server instructions for the principal a service acts as."""
+    if not service.offered_verbs():
+        return MEMORY_OFF
+    told = AGENT_KIND if service.kind is Kind.AGENT else TIERS_KIND
+    return INSTRUCTIONS[told].format(principal=service.principal)
+
+
+# -- who acts ------------------------------------------------------------------------------
+
+
+class Principals:
+    """Which service acts for a call: the token's principal, else the fixed one."""
+
+    def __init__(self, service_of: Callable[[str], MemoryService], local: str) -> None:
+        self.service_of = service_of
+        self.local = local
+
+    def current(self) -> MemoryService:
+        token = get_access_token()
+        return self.service_of(token.client_id if token is not None else self.local)
+
+
+class StaticTokens(TokenVerifier):
+    """Bearer tokens mapped to principals (the REST API's own)."""
+
+    def __init__(self, tokens: Mapping[str, str]) -> None:
+        self.tokens = dict(tokens)
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        principal = principal_of(self.tokens, token)
+        if principal is None:
+            return None
+        return AccessToken(token=token, client_id=principal, scopes=[SCOPE], subject=principal)
+
+
+class Server(MCPServer):
+    """The SDK's server, answering each request for the principal acting: the tools it
+    is offered, its instructions, and arguments refused with retain's codes."""
+
+    def __init__(self, principals: Principals, **options: Any) -> None:
+        super().__init__(**options)
+        self.principals = principals
+        self.verbs: dict[str, str] = {}  # tool name → the service verb it calls
+        self.middleware.append(self._instruct)
+
+    def verb_tool(
+        self, verb: str, *, title: str, annotations: ToolAnnotations
+    ) -> Callable[[Callable[..., CallToolResult]], Callable[..., CallToolResult]]:
+        """Register a tool calling ``verb``, named after it."""
+        name = verb if verb.startswith("fact_") else f"memory_{verb}"
+        self.verbs[name] = verb
+        return self.tool(name=name, title=title, annotations=annotations)
+
+    async def _instruct(
+        self, ctx: ServerRequestContext[Any, Any], call_next: CallNext
+    ) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method in ("initialize", "server/discover") and isinstance(result, dict):
+            result = {**result, "instructions": instructions_for(self.principals.current())}
+        return result
+
+    async def list_tools(self) -> list[MCPTool]:
+        offered = set(self.principals.current().offered_verbs())
+        return [t for t in await super().list_tools() if self.verbs.get(t.name) in offered]
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None and name in self.verbs:
+            try:
+                self.principals.current().offer(self.verbs[name])
+            except RetainError as exc:
+                return refusal(exc)
+            known = list(tool.parameters.get("properties", {}))
+            unknown = [a for a in arguments if a not in known]
+            if unknown:
+                return refusal(unknown_arguments(name, unknown, known))
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                return refusal(invalid_arguments(name, exc.__cause__))
+            raise

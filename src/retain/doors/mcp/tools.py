@@ -1,0 +1,360 @@
+"""The tools a model is offered, one a verb, with annotations that say truthfully what
+each does to the store, and the ``memory://context`` resource (``create_server``)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any
+
+from mcp.server.auth.settings import AuthSettings
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import AnyHttpUrl, Field
+
+import retain
+from retain.doors.mcp.error import refusal
+from retain.doors.mcp.schema import (
+    Budget,
+    DeleteOut,
+    Description,
+    EditOut,
+    FactRetractOut,
+    FactsOut,
+    FactSubject,
+    FactWriteOut,
+    Limit,
+    LoadName,
+    MemoryId,
+    MemoryWithBody,
+    Name,
+    Predicate,
+    Priority,
+    Project,
+    ProposalOut,
+    Queries,
+    ReadOut,
+    Reason,
+    SearchOut,
+    Subject,
+    Tags,
+    TierName,
+    WriteOut,
+)
+from retain.doors.mcp.server import (
+    INSTRUCTIONS,
+    SCOPE,
+    TIERS_KIND,
+    Principals,
+    Server,
+    StaticTokens,
+)
+from retain.doors.records import facts_of, record_of
+from retain.errors import RetainError
+from retain.model import Memory
+from retain.service import MemoryService
+
+CONTEXT_URI = "memory://context"
+
+
+def _answer(data: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(data, ensure_ascii=False))],
+        structured_content=data,
+    )
+
+
+def _hints(*, reads_only: bool, destroys: bool, repeatable: bool) -> ToolAnnotations:
+    return ToolAnnotations(
+        read_only_hint=reads_only,
+        destructive_hint=destroys,
+        idempotent_hint=repeatable,
+        open_world_hint=False,
+    )
+
+
+READS = _hints(reads_only=True, destroys=False, repeatable=True)
+ADDS = _hints(reads_only=False, destroys=False, repeatable=False)
+RECORDS = _hints(reads_only=False, destroys=False, repeatable=True)  # changes only counters
+OVERWRITES = _hints(reads_only=False, destroys=True, repeatable=True)
+CHANGES = _hints(reads_only=False, destroys=True, repeatable=False)
+SUPERSEDES = _hints(reads_only=False, destroys=False, repeatable=True)  # history keeps the old
+
+
+def create_server(
+    service_of: Callable[[str], MemoryService],
+    *,
+    local_principal: str,
+    tokens: Mapping[str, str] | None = None,
+) -> Server:
+    """The MCP server over the store ``service_of`` opens for a principal; with ``tokens``,
+    every HTTP request needs one."""
+    auth: dict[str, Any] = {}
+    if tokens:
+        auth = {
+            "token_verifier": StaticTokens(tokens),
+            "auth": AuthSettings(
+                issuer_url=AnyHttpUrl("http://127.0.0.1"),  # metadata only: tokens are retain's own
+                resource_server_url=None,
+                required_scopes=[SCOPE],
+            ),
+        }
+    principals = Principals(service_of, local_principal)
+    server = Server(
+        principals,
+        name="retain",
+        instructions=INSTRUCTIONS[TIERS_KIND],  # replaced per principal at initialize
+        version=retain.__version__,
+        log_level="WARNING",
+        **auth,
+    )
+
+    def call(verb: Callable[[MemoryService], dict[str, Any]]) -> CallToolResult:
+        service = principals.current()
+        try:
+            return _answer(verb(service))
+        except RetainError as exc:
+            return refusal(exc)
+
+    def record(service: MemoryService, memory: Memory) -> dict[str, Any]:
+        return memory.to_dict(service.clock.now(), body=True)
+
+    @server.verb_tool("search", title="Search shared memory", annotations=READS)
+    def memory_search(
+        queries: Queries,
+        project: Project = None,
+        tier: Annotated[
+            TierName | None, Field(description="Only this tier (project needs a project).")
+        ] = None,
+        limit: Limit = 10,
+        tag: Annotated[str | None, Field(description="Only memories with this tag.")] = None,
+        budget_tokens: Budget = None,
+    ) -> Annotated[CallToolResult, SearchOut]:
+        """Search the shared tiers (global and the project's) by words and meaning; an
+        agent's search also covers its teams and its own memories."""
+        return call(
+            lambda s: s.search(
+                queries,
+                project=project,
+                tier=tier,
+                limit=limit,
+                tag=tag,
+                budget_tokens=budget_tokens,
+            ).to_dict(s.clock.now())
+        )
+
+    @server.verb_tool("read", title="Read a memory", annotations=RECORDS)
+    def memory_read(
+        name: Name,
+        offset: Annotated[
+            int, Field(ge=0, description="Where the page starts: 0, or a next_offset given.")
+        ] = 0,
+        project: Project = None,
+    ) -> Annotated[CallToolResult, ReadOut]:
+        """A page of a memory's body from ``offset`` with its caption (recorded as a read)."""
+        return call(lambda s: s.read(name, offset=offset, project=project).to_dict(s.clock.now()))
+
+    @server.verb_tool("write", title="Write a shared memory", annotations=OVERWRITES)
+    def memory_write(
+        name: Name,
+        description: Description = None,
+        body: Annotated[str | None, Field(description='The body; "" clears it.')] = None,
+        tags: Tags = None,
+        priority: Priority = None,
+        load: Annotated[
+            LoadName | None,
+            Field(description="inline: body in every context; index: listed; search: found."),
+        ] = None,
+        project: Annotated[str | None, Field(description="File it in this project's tier.")] = None,
+        tier: Annotated[
+            TierName | None, Field(description="Move it to this tier (project needs a project).")
+        ] = None,
+        expected_hash: Annotated[
+            str | None,
+            Field(description="Write only if the body's content_hash is still this one."),
+        ] = None,
+    ) -> Annotated[CallToolResult, WriteOut]:
+        """Create or update a shared memory by name; a field left out keeps what is there."""
+
+        def write(s: MemoryService) -> dict[str, Any]:
+            done = s.write(
+                name,
+                description=description,
+                body=body,
+                tags=tags,
+                priority=priority,
+                load=load,
+                project=project,
+                tier=tier,
+                expected_hash=expected_hash,
+            )
+            return done.to_dict(s.clock.now())
+
+        return call(write)
+
+    @server.verb_tool("edit", title="Edit a shared memory's body", annotations=CHANGES)
+    def memory_edit(
+        name: Name,
+        old: Annotated[str, Field(description="Text of the body to replace, exactly.")],
+        new: Annotated[str, Field(description='The replacement; "" deletes old.')],
+        replace_all: Annotated[
+            bool, Field(description="Replace every occurrence (else old must occur once).")
+        ] = False,
+        project: Project = None,
+    ) -> Annotated[CallToolResult, EditOut]:
+        """Replace ``old`` with ``new`` in a shared memory's body (once, unless replace_all)."""
+
+        return call(
+            lambda s: s.edit(name, old, new, replace_all=replace_all, project=project).to_dict(
+                s.clock.now()
+            )
+        )
+
+    @server.verb_tool("delete", title="Delete a shared memory", annotations=CHANGES)
+    def memory_delete(name: Name, project: Project = None) -> Annotated[CallToolResult, DeleteOut]:
+        """Remove a shared memory; memories that referenced it keep their references."""
+
+        return call(lambda s: s.delete(name, project=project).to_dict())
+
+    @server.verb_tool("remember", title="Remember", annotations=ADDS)
+    def memory_remember(
+        text: Annotated[str, Field(description="What to keep: a fact, preference or decision.")],
+        description: Description = None,
+        tags: Tags = None,
+        priority: Priority = None,
+        subject: Subject = None,
+    ) -> Annotated[CallToolResult, MemoryWithBody]:
+        """Keep a durable fact, preference or decision in the acting agent's own memory."""
+        return call(
+            lambda s: record(
+                s,
+                s.remember(
+                    text, description=description, tags=tags, priority=priority, subject=subject
+                ),
+            )
+        )
+
+    @server.verb_tool("recall", title="Recall", annotations=READS)
+    def memory_recall(
+        queries: Queries, project: Project = None, limit: Limit = 10, budget_tokens: Budget = None
+    ) -> Annotated[CallToolResult, SearchOut]:
+        """Search what the acting agent sees: global, the project, its teams and its own."""
+        return call(
+            lambda s: s.recall(
+                queries, project=project, limit=limit, budget_tokens=budget_tokens
+            ).to_dict(s.clock.now())
+        )
+
+    @server.verb_tool("update", title="Update an own memory", annotations=OVERWRITES)
+    def memory_update(
+        id: MemoryId,
+        text: Annotated[str, Field(description="The memory's new text.")],
+        description: Description = None,
+        tags: Tags = None,
+        priority: Priority = None,
+    ) -> Annotated[CallToolResult, MemoryWithBody]:
+        """Rewrite one of the acting agent's own memories (by id): the new version
+        supersedes it and gets its own id."""
+        return call(
+            lambda s: record(
+                s, s.update(id, text, description=description, tags=tags, priority=priority)
+            )
+        )
+
+    @server.verb_tool("forget", title="Forget an own memory", annotations=CHANGES)
+    def memory_forget(
+        id: MemoryId, reason: Reason = ""
+    ) -> Annotated[CallToolResult, MemoryWithBody]:
+        """Take one of the acting agent's own memories out of recall (its history stays)."""
+        return call(lambda s: record(s, s.forget(id, reason=reason)))
+
+    @server.verb_tool("propose", title="Propose a shared memory", annotations=ADDS)
+    def memory_propose(
+        summary: Annotated[str, Field(description="One line: the memory proposed.")],
+        target: Annotated[
+            str, Field(description="global, or team:NAME of a team the agent is in.")
+        ] = "global",
+        body: Annotated[str, Field(description="The proposed memory's body.")] = "",
+        evidence: Annotated[str, Field(description="Why it holds: where it was seen.")] = "",
+    ) -> Annotated[CallToolResult, ProposalOut]:
+        """Ask for a shared memory (global or a team's), for a curator to decide."""
+
+        return call(
+            lambda s: record_of(s.propose(summary, target=target, body=body, evidence=evidence))
+        )
+
+    @server.verb_tool("fact_write", title="Write a fact", annotations=SUPERSEDES)
+    def fact_write(
+        subject: FactSubject,
+        predicate: Predicate,
+        value: Annotated[str, Field(description="What it is now, e.g. Acme.")],
+        project: Annotated[
+            str | None, Field(description="Record it in this project's tier (not an agent).")
+        ] = None,
+        valid_from: Annotated[
+            str | None, Field(description="When it began to hold: RFC 3339 or YYYY-MM-DD.")
+        ] = None,
+        reason: Reason = "",
+    ) -> Annotated[CallToolResult, FactWriteOut]:
+        """Record that a subject's predicate is a value (from valid_from, else now); the
+        current value is superseded and kept in the history. An agent's facts go to its
+        own memory."""
+        return call(
+            lambda s: s.fact_write(
+                subject, predicate, value, project=project, valid_from=valid_from, reason=reason
+            ).to_dict("write")
+        )
+
+    @server.verb_tool("fact_read", title="Read facts", annotations=READS)
+    def fact_read(
+        subject: FactSubject,
+        predicate: Annotated[
+            str | None, Field(description="One of its properties; default every one.")
+        ] = None,
+        project: Project = None,
+        valid_at: Annotated[
+            str | None, Field(description="What held then: RFC 3339 or YYYY-MM-DD; default now.")
+        ] = None,
+        known_at: Annotated[
+            str | None, Field(description="As known then: RFC 3339 or YYYY-MM-DD; default now.")
+        ] = None,
+    ) -> Annotated[CallToolResult, FactsOut]:
+        """A subject's facts (of one predicate, or all) that held at valid_at, as known at
+        known_at (RFC 3339 or YYYY-MM-DD; both default to now)."""
+        return call(
+            lambda s: facts_of(
+                s.fact_read(
+                    subject, predicate, project=project, valid_at=valid_at, known_at=known_at
+                )
+            )
+        )
+
+    @server.verb_tool("fact_history", title="A fact's history", annotations=READS)
+    def fact_history(
+        subject: FactSubject, predicate: Predicate, project: Project = None
+    ) -> Annotated[CallToolResult, FactsOut]:
+        """Every version of a subject's predicate, in the order recorded, with when each
+        held and when it was believed."""
+        return call(lambda s: facts_of(s.fact_history(subject, predicate, project=project)))
+
+    @server.verb_tool("fact_retract", title="Retract a fact", annotations=CHANGES)
+    def fact_retract(
+        subject: FactSubject, predicate: Predicate, project: Project = None, reason: Reason = ""
+    ) -> Annotated[CallToolResult, FactRetractOut]:
+        """Withdraw the current value of a subject's predicate (it was never so); the
+        value it superseded holds again."""
+        return call(
+            lambda s: s.fact_retract(subject, predicate, project=project, reason=reason).to_dict(
+                "retract"
+            )
+        )
+
+    @server.resource(
+        CONTEXT_URI,
+        name="context",
+        description="The memory section of the acting agent's context, rendered now.",
+        mime_type="text/markdown",
+    )
+    def context() -> str:
+        return principals.current().context().text
+
+    return server
