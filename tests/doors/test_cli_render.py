@@ -273,18 +273,18 @@ def test_serve_refuses_a_port_in_use(tmp_path: Path) -> None:
 def test_a_plain_line_is_printed_as_rich_prints_it(
     text: str, stream: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``_say`` and ``_warn`` write most lines without rich: the same characters."""
+    """``say`` and ``warn`` write most lines without rich: the same characters."""
     import io
 
     from rich.console import Console
 
-    from retain.doors import cli
+    from retain.doors.cli import output
     from retain.doors.terminal import cell
 
     expected = io.StringIO()
     console = Console(file=expected, highlight=False, soft_wrap=True, markup=False, emoji=False)
     console.print(cell(text))
-    (cli._say if stream == "stdout" else cli._warn)(text)
+    (output.say if stream == "stdout" else output.warn)(text)
     captured = capsys.readouterr()
     assert getattr(captured, stream[3:]) == expected.getvalue()
     assert getattr(captured, "err" if stream == "stdout" else "out") == ""

@@ -1,0 +1,110 @@
+"""The store's upkeep: ``verify`` (and ``--rebuild``), ``reindex`` and ``status``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from retain.doors.cli.output import add_row, emit_json, out, progress_bar, say, warn
+from retain.doors.cli.root import cli, format_option, home_option, opened
+from retain.doors.deferred import Deferred
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from retain.service import integrity_error
+else:  # imported on first use: `retain --help` loads neither rich nor the service
+    Table = Deferred("rich.table", "Table")
+    integrity_error = Deferred("retain.service", "integrity_error")
+
+
+@cli.command()
+@click.option(
+    "--rebuild", is_flag=True, help="Regenerate the search index and vectors from the table first."
+)
+@home_option
+@format_option
+def verify(rebuild: bool, home: Path | None, fmt: str) -> None:
+    """Check the search index, the vectors and the event chain."""
+    with opened(home, fmt) as service:
+        with progress_bar() as progress:
+            report = service.verify(rebuild=rebuild, progress=progress)
+        if fmt == "json":
+            emit_json(
+                {
+                    "ok": report.ok,
+                    "memories": report.memories,
+                    "index_documents": report.index_documents,
+                    "index_sound": report.index_sound,
+                    "events": report.events,
+                    "chain_ok": report.chain_ok,
+                    "vectors": report.vectors,
+                    "pending_vectors": report.pending_vectors,
+                    "early_reversals": report.early_reversals,
+                    "problems": list(report.problems),
+                    "notes": list(report.notes),
+                    "rebuilt": report.rebuilt,
+                }
+            )
+        else:
+            if report.rebuilt:
+                say("Rebuilt the search index and every search key.")
+            say(
+                f"{report.memories} memories, {report.index_documents} indexed documents, "
+                f"{report.vectors} vectors, {report.events} events."
+            )
+            if report.pending_vectors:
+                say(
+                    f"{report.pending_vectors} vectors pending: a write that landed is storing "
+                    "them, or the next write makes them."
+                )
+            for problem in report.problems:
+                say(f"problem: {problem}")
+            for note in report.notes:
+                say(f"note: {note}")
+            if report.ok:
+                say("Index sound; event chain unbroken.")
+        if not report.ok:
+            raise integrity_error(report)
+
+
+@cli.command()
+@home_option
+@format_option
+def reindex(home: Path | None, fmt: str) -> None:
+    """Embed every memory again with the embedder in use (after a model change)."""
+    with opened(home, fmt) as service:
+        with progress_bar() as progress:
+            count = service.reindex(progress=progress)
+        loaded = service.embedder
+        if fmt == "json":
+            emit_json(
+                {"reindexed": count, "embedder": loaded.model_id, "degraded": loaded.degraded}
+            )
+            return
+        say(f"Re-indexed {count} memories with {loaded.model_id}.")
+        if loaded.degraded:
+            warn(f"degraded: {loaded.degraded}")
+
+
+@cli.command()
+@home_option
+@format_option
+def status(home: Path | None, fmt: str) -> None:
+    """Where the store is and what it holds."""
+    with opened(home, fmt) as service:
+        s = service.status()
+        data = s.to_dict()
+        if fmt == "json":
+            emit_json(data)
+            return
+        if s.degraded:
+            warn(f"degraded: {s.degraded} (searching with {s.embedder})")
+        table = Table(show_header=False)
+        table.add_column("field", style="bold")
+        table.add_column("value")
+        for key, value in data.items():
+            add_row(table, key, value)
+        out.print(table)

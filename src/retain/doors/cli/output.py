@@ -1,0 +1,171 @@
+"""What the ``retain`` command prints, and how.
+
+Two consoles (stdout, stderr) made on first use, lines printed as text (stored text is
+never read as markup or emoji codes, its control characters are spelled out), JSON for
+``--format json``, the tables and diffs the commands share, and the progress bar of a
+long operation. rich is imported the first time something is drawn with it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, cast
+
+import click
+
+import retain
+from retain.chrono import stamp
+from retain.doors.deferred import Deferred, real
+from retain.doors.terminal import cell, diff, is_terminal, json_text, visible
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        TaskID,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+    from rich.progress import Progress as RichProgress
+    from rich.table import Table
+
+    from retain.model import DeleteResult, EditResult, WriteResult
+    from retain.service import Progress
+else:  # imported on first use: `retain --help` loads neither rich nor the service
+    BarColumn = Deferred("rich.progress", "BarColumn")
+    MofNCompleteColumn = Deferred("rich.progress", "MofNCompleteColumn")
+    TextColumn = Deferred("rich.progress", "TextColumn")
+    TimeRemainingColumn = Deferred("rich.progress", "TimeRemainingColumn")
+    RichProgress = Deferred("rich.progress", "Progress")
+    Table = Deferred("rich.table", "Table")
+
+# Nothing printed is read as markup or emoji codes: stored text is shown as it is
+# (made visible by ``terminal``), and styles are given as ``Text`` styles.
+out = cast(
+    "Console",
+    Deferred("rich.console", "Console", highlight=False, soft_wrap=True, markup=False, emoji=False),
+)
+err = cast(
+    "Console",
+    Deferred(
+        "rich.console",
+        "Console",
+        stderr=True,
+        highlight=False,
+        soft_wrap=True,
+        markup=False,
+        emoji=False,
+    ),
+)
+
+
+def say(text: str) -> None:
+    """A line on stdout; what it carries is shown as text, control characters spelled out."""
+    _line(text, out, err=False)
+
+
+def warn(text: str) -> None:
+    """A line on stderr, shown as ``say`` shows it."""
+    _line(text, err, err=True)
+
+
+def _line(text: str, console: Console, *, err: bool) -> None:
+    """``text`` as ``console`` prints it unstyled: the visible text and a newline. Written
+    without rich (whose import costs a short command ~25 ms) unless it holds a tab, which
+    rich expands to its columns."""
+    shown = visible(text)
+    if "\t" in shown:
+        console.print(cell(text))
+    else:
+        click.echo(shown, err=err)
+
+
+def emit_json(data: Any) -> None:
+    """``data`` on stdout as ``--format json`` prints it."""
+    click.echo(json_text(data))
+
+
+def moment() -> datetime:
+    """Now, as records are rendered (their ages, whether they have expired)."""
+    return retain.SystemClock().now()
+
+
+def add_row(table: Table, *values: object) -> None:
+    """A table row: each value shown as text (``terminal.cell``), never as markup."""
+    table.add_row(*(cell(value) for value in values))
+
+
+def emit_created(fmt: str, name: str, created_at: datetime, sentence: str) -> None:
+    """What adding a project, agent or team prints."""
+    if fmt == "json":
+        emit_json({"name": name, "created_at": stamp(created_at)})
+    else:
+        say(sentence)
+
+
+def emit_rows(fmt: str, key: str, rows: list[dict[str, Any]], columns: dict[str, str]) -> None:
+    """A listing: ``{key: rows}`` as JSON, else a table whose ``columns`` map each header
+    to a row field (a list shown comma-joined)."""
+    if fmt == "json":
+        emit_json({key: rows})
+        return
+    table = Table()
+    for header in columns:
+        table.add_column(header)
+    for row in rows:
+        add_row(
+            table,
+            *(", ".join(v) if isinstance(v := row[f], list) else v for f in columns.values()),
+        )
+    out.print(table)
+
+
+def show_change(result: WriteResult | EditResult | DeleteResult) -> None:
+    """On a terminal, what a change did as a unified diff of the memory's exported text
+    (as ``retain export`` writes its file); nothing when the text is the same. The texts
+    are rendered only here, on a terminal: off one, a write loads no renderer."""
+    if not is_terminal(sys.stdout):
+        return
+    memory, before, after = result.memory, result.before, result.after
+    if before == after:
+        return
+    path = f"{memory.name or memory.id}.md"
+    for line in diff(before, after, f"{memory.project}/{path}" if memory.project else path):
+        out.print(line)
+
+
+def write_stored(text: str, raw: bool) -> None:
+    """Stored text on stdout: byte for byte when it goes to a file or a pipe, or when
+    ``raw``; on a terminal, with every control character spelled out."""
+    stream = sys.stdout
+    shown = text if raw or not is_terminal(stream) else visible(text)
+    stream.buffer.write(shown.encode("utf-8"))
+    stream.flush()
+
+
+@contextmanager
+def progress_bar() -> Iterator[Progress | None]:
+    """A progress bar on stderr for a long operation, when stderr is a terminal."""
+    if not err.is_terminal:
+        yield None
+        return
+    with RichProgress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+        console=real(err),
+        transient=True,
+    ) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def report(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bar.add_task(phase, total=total)
+            bar.update(tasks[phase], completed=done, total=total)
+
+        yield report

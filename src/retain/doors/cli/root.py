@@ -1,0 +1,164 @@
+"""The ``retain`` group and what its commands share: the options, and the store a
+command opens.
+
+Every command module adds its commands to ``cli``; ``opened`` is the one way a command
+reaches the service (opened for the principal acting, closed after, its refusals
+turned into their exit status by ``refusal.refusals``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+import retain
+from retain.doors.cli.output import warn
+from retain.doors.cli.refusal import refusals
+
+if TYPE_CHECKING:
+    from retain.legacy import Report as LegacyReport
+    from retain.service import MemoryService
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+# -- the command group -----------------------------------------------------------------
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(retain.__version__, prog_name="retain")
+def cli() -> None:
+    """retain: governed long-term memory for AI agents.
+
+    Memories live in one SQLite file under $RETAIN_HOME
+    (default ~/.local/share/retain/).
+    """
+
+
+# -- shared options ---------------------------------------------------------------------
+
+
+def home_option(fn: F) -> F:
+    """``--home``, and ``--database-url`` beside it: where the store is."""
+    fn = click.option(
+        "--database-url",
+        envvar="RETAIN_DATABASE_URL",
+        expose_value=False,
+        callback=_remember_url,
+        help="A postgres:// URL: the store is there, not in the home directory "
+        "(default $RETAIN_DATABASE_URL).",
+    )(fn)
+    return click.option(
+        "--home",
+        type=click.Path(file_okay=False, path_type=Path),
+        envvar="RETAIN_HOME",
+        help="Directory of the store (default $RETAIN_HOME or ~/.local/share/retain).",
+    )(fn)
+
+
+def _remember_url(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value and not value.startswith(retain.POSTGRES_SCHEMES):
+        raise click.BadParameter("give a postgres:// or postgresql:// URL", ctx, param)
+    ctx.meta["retain.database_url"] = value or None
+
+
+def format_option(fn: F) -> F:
+    """``--format``: table for people, json for programs."""
+    return click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["table", "json"]),
+        default="table",
+        show_default=True,
+        help="table for people, json for programs.",
+    )(fn)
+
+
+def filter_options(fn: F) -> F:
+    """The hygiene filters `list` and `search` share."""
+    for option in reversed(
+        [
+            click.option("--tag", help="Only memories with this tag."),
+            click.option(
+                "--referencing", help="Only memories referencing this memory, path, URL or id."
+            ),
+            click.option(
+                "--unverified", help="Only memories not verified within this period, e.g. 90d."
+            ),
+            click.option("--expired", is_flag=True, help="Only memories past their expiry."),
+        ]
+    ):
+        fn = option(fn)
+    return fn
+
+
+def project_option(help_text: str) -> Callable[[F], F]:
+    """``--project``/``-p``, its help said by the command."""
+    return click.option("--project", "-p", default=None, help=help_text)
+
+
+def as_option(fn: F) -> F:
+    """``--as agent:NAME``, required: the agent whose own memory the command uses."""
+    return click.option(
+        "--as",
+        "principal",
+        required=True,
+        metavar="agent:NAME",
+        help="The registered agent acting (the local door stands in for authentication).",
+    )(fn)
+
+
+def acting_option(fn: F) -> F:
+    """``--as PRINCIPAL``, operator:local unless given: who acts."""
+    return click.option(
+        "--as",
+        "principal",
+        default="operator:local",
+        show_default=True,
+        metavar="PRINCIPAL",
+        help="Who acts: agent:NAME for a registered agent (it sees global, the project, its "
+        "teams and its own).",
+    )(fn)
+
+
+# -- the store a command opens -----------------------------------------------------------
+
+
+@contextmanager
+def opened(
+    home: Path | None,
+    fmt: str = "table",
+    principal: str = "operator:local",
+    location: str | None = None,
+) -> Iterator[MemoryService]:
+    """Open the store, run the verb, and turn a refusal into its exit status."""
+    service: MemoryService | None = None
+    try:
+        with refusals(fmt):
+            from retain.service import actor  # the one registry of principals' forms
+
+            url = location or click.get_current_context().meta.get("retain.database_url")
+            service = retain.open(url, home=home, principal=actor.parse(principal))
+            if service.legacy_import is not None:
+                _report_legacy(service.legacy_import)
+            yield service
+    finally:
+        if service is not None:
+            service.close()
+
+
+def _report_legacy(report: LegacyReport) -> None:
+    """Say on stderr what importing the realm's legacy markdown did."""
+    if report.files:
+        warn(
+            f"Imported {report.imported} legacy agent memories from {len(report.files)} "
+            "files (each renamed .md.imported)."
+        )
+    if report.agents_added:
+        warn(f"  registered agents: {', '.join(report.agents_added)}")
+    for problem in report.problems:
+        where = f"{problem.file}:{problem.line}" if problem.line else problem.file
+        warn(f"  skipped {where}: {problem.reason}")

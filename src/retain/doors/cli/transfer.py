@@ -1,0 +1,113 @@
+"""The commands that move memories between stores: ``export`` a snapshot, ``import``
+one, and ``migrate`` a whole store to another backend."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+import retain
+from retain import errors
+from retain.doors.cli.output import emit_json, progress_bar, say
+from retain.doors.cli.root import cli, format_option, home_option, opened, project_option
+
+
+@cli.command()
+@click.option(
+    "--directory",
+    "-o",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="A new or empty directory for the snapshot.",
+)
+@project_option("Export one project's tier only.")
+@home_option
+@format_option
+def export(directory: Path, project: str | None, home: Path | None, fmt: str) -> None:
+    """Write every memory as Markdown with YAML frontmatter (a snapshot)."""
+    with opened(home, fmt) as service:
+        with progress_bar() as progress:
+            result = service.export(directory, project=project, progress=progress)
+        if fmt == "json":
+            emit_json(
+                {
+                    "directory": str(directory),
+                    "memories": result.memories,
+                    "left_out": result.left_out,
+                }
+            )
+        else:
+            say(f"Exported {result.memories} memories to {directory}.")
+            if result.left_out:
+                say(
+                    f"Left out {result.left_out} agent memories and facts: snapshots do "
+                    "not carry agents' own memories or facts yet."
+                )
+
+
+@cli.command("import")
+@click.argument("directory", type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="Overwrite memories the store already holds.")
+@home_option
+@format_option
+def import_(directory: Path, force: bool, home: Path | None, fmt: str) -> None:
+    """Restore a snapshot written by `retain export`, all or nothing."""
+    with opened(home, fmt) as service:
+        with progress_bar() as progress:
+            results = service.import_(directory, force=force, progress=progress)
+        created = sum(1 for r in results if r.created)
+        if fmt == "json":
+            emit_json(
+                {"imported": len(results), "created": created, "updated": len(results) - created}
+            )
+        else:
+            say(
+                f"Imported {len(results)} memories ({created} new, "
+                f"{len(results) - created} overwritten)."
+            )
+
+
+@cli.command()
+@click.option(
+    "--from",
+    "source",
+    required=True,
+    metavar="LOCATION",
+    help="The store to copy: postgresql://…, sqlite:///path, or a SQLite file.",
+)
+@click.option(
+    "--to", "target", required=True, metavar="LOCATION", help="An empty store to copy it into."
+)
+@click.option(
+    "--home",
+    type=click.Path(file_okay=False, path_type=Path),
+    envvar="RETAIN_HOME",
+    help="Where settings (the embedder) are read from (default $RETAIN_HOME).",
+)
+@format_option
+def migrate(source: str, target: str, home: Path | None, fmt: str) -> None:
+    """Copy a whole store, its history included, into an empty one on any backend."""
+    with opened(home, fmt, location=source) as service:
+        destination = retain.open_backend(target, home=home, pool_size=service.settings.pool_size)
+        try:
+            with progress_bar() as progress:
+                result = service.migrate_to(destination, progress=progress)
+        finally:
+            destination.close()
+        if fmt == "json":
+            emit_json(result.to_dict())
+        else:
+            say(
+                f"Copied {result.memories} memories and {result.events} events of "
+                f"{result.realms} realms from {result.source} to {result.target}; chain head "
+                f"{result.chain_head[:12]} in both; {result.rekeyed} search keys made."
+            )
+            for problem in result.problems:
+                say(f"problem: {problem}")
+        if not result.verified:
+            raise errors.IntegrityFailed(
+                "the copy did not verify",
+                remedy="run `retain verify` on both stores",
+                problems=list(result.problems),
+            )
