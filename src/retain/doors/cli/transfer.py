@@ -10,7 +10,14 @@ import click
 import retain
 from retain import errors
 from retain.doors.cli.output import emit_json, progress_bar, say
-from retain.doors.cli.root import cli, format_option, home_option, opened, project_option
+from retain.doors.cli.root import (
+    HOME_DIRECTORY,
+    cli,
+    format_option,
+    home_option,
+    opened,
+    project_option,
+)
 
 
 @cli.command()
@@ -81,7 +88,7 @@ def import_(directory: Path, force: bool, home: Path | None, fmt: str) -> None:
 )
 @click.option(
     "--home",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=HOME_DIRECTORY,
     envvar="RETAIN_HOME",
     help="Where settings (the embedder) are read from (default $RETAIN_HOME).",
 )
