@@ -48,7 +48,7 @@ from retain.errors import RetainError
 from retain.model import Status, WriteRequest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from crash import each_backend  # noqa: E402  (bench/ is not a package)
+from crash import each_backend, verify_report  # noqa: E402  (bench/ is not a package)
 
 SUBJECT, PREDICATE = "shared", "owner"
 KINDS = ["write", "edit", "delete", "batch", "remember", "forget", "search", "fact"]
@@ -189,7 +189,7 @@ def run(backend: str, location: str, home: Path, processes: int, ops: int, seed:
             and newest is not None
             and current[0].id == newest.id
         )
-        report = service.verify()
+        report = verify_report(service)
     finally:
         service.close()
     errors: Counter[str] = Counter()

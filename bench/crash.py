@@ -53,7 +53,8 @@ from pathlib import Path
 from typing import Any
 
 import retain
-from retain.model import Status, WriteRequest
+from retain.errors import IntegrityFailed
+from retain.model import Status, VerifyReport, WriteRequest
 from retain.service import MemoryService
 
 AGENT = "crashbot"
@@ -307,7 +308,7 @@ def run(backend: str, location: str, home: Path, kills: int, seed: int) -> dict[
         try:
             found = observe(service)
             check_round(state, journal, found, tally)
-            report = service.verify()
+            report = verify_report(service)
             if not report.ok:
                 tally.verify_failures += 1
                 tally.problem(f"kill {kill}: verify: {report.problems}")
@@ -321,7 +322,7 @@ def run(backend: str, location: str, home: Path, kills: int, seed: int) -> dict[
     service = retain.open(location, home=home)
     try:  # a last write heals what the last writer left; verify then finds nothing pending
         service.write("after-the-last-kill", description="a note after the last kill")
-        final = service.verify()
+        final = verify_report(service)
         memories = final.memories
     finally:
         service.close()
@@ -367,6 +368,15 @@ def versions() -> dict[str, str]:
     ).stdout.strip()
     python = sys.version.split()[0]
     return {"python": python, "retain": metadata.version("retain"), "commit": commit}
+
+
+def verify_report(service: MemoryService) -> VerifyReport:
+    """What ``verify`` found, sound or not (a failed verify raises, carrying its report)."""
+    try:
+        return service.verify()
+    except IntegrityFailed as failed:
+        assert isinstance(failed.report, VerifyReport)
+        return failed.report
 
 
 def each_backend(

@@ -35,6 +35,8 @@ import pytest
 
 from retain.chrono import Clock, ManualClock
 from retain.config import Settings
+from retain.errors import IntegrityFailed
+from retain.model import VerifyReport
 from retain.search.embed import (
     Embedder,
     EmbedderSettings,
@@ -99,6 +101,17 @@ class AxisEmbedder:
                 if word in self.words:
                     out[row] += self.words[word]
         return normalised(out)
+
+
+def failed_verify(service: MemoryService, **options: Any) -> VerifyReport:
+    """The report of a ``verify`` that finds a problem: it raises ``integrity_failed``
+    carrying what it found."""
+    with pytest.raises(IntegrityFailed) as caught:
+        service.verify(**options)
+    report = caught.value.report
+    assert isinstance(report, VerifyReport) and not report.ok
+    assert caught.value.details["problems"] == list(report.problems)
+    return report
 
 
 def embedded_service(backend: Backend, *, embedder: Embedder, **options: Any) -> MemoryService:

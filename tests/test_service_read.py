@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from tests.conftest import store_state
 
-from retain import errors
+from retain import errors, fields
 from retain.chrono import TICK, ManualClock
 from retain.service import READ_PAGE_CHARS, MemoryService
 
@@ -252,3 +252,14 @@ def test_an_edit_that_changes_nothing_records_nothing(service: MemoryService) ->
     result = service.edit("n", "hello", "hello")
     assert result.replacements == 0
     assert store_state(service) == before
+
+
+def test_a_page_of_memories_or_events_holds_at_most_page_max(service: MemoryService) -> None:
+    service.write("a", description="a")
+    for verb, held in ((service.list_memories, 1), (service.events, 2)):  # realm_add, create
+        assert len(verb(limit=fields.PAGE_MAX)) == held
+        with pytest.raises(errors.InvalidValue) as caught:
+            verb(limit=fields.PAGE_MAX + 1)
+        assert caught.value.details == {"field": "limit"}
+        assert f"at most {fields.PAGE_MAX}" in caught.value.message
+    assert len(service.list_memories()) == 1  # no limit: every memory, unpaged

@@ -386,9 +386,11 @@ class SchemaTooNew(StoreError):
 
 
 class IntegrityFailed(StoreError):
-    """``verify`` found the search index or the event chain unsound."""
+    """``verify`` found the search index, the vectors or the event chain unsound;
+    ``report`` is the ``VerifyReport`` of what it found, when a verify raised it."""
 
     code = "integrity_failed"
+    report: Any = None  # a VerifyReport (errors imports no model)
 
 
 class AccessDenied(RetainError):

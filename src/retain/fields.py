@@ -254,6 +254,7 @@ def cursor(value: str) -> ListPosition:
 
 
 WHOLE_MAX = 2**63 - 1  # what a store's BIGINT holds (and SQLite's INTEGER)
+PAGE_MAX = 1000  # the most memories or events one page of a listing holds
 
 
 def whole(value: int, field: str, least: int) -> int:
@@ -265,6 +266,18 @@ def whole(value: int, field: str, least: int) -> int:
             field=field,
         )
     return value
+
+
+def page(limit: int) -> int:
+    """The size of one page of a listing (memories, events): 1 to ``PAGE_MAX``."""
+    whole(limit, "limit", 1)
+    if limit > PAGE_MAX:
+        raise InvalidValue(
+            f"limit {limit} is more than one page holds (at most {PAGE_MAX})",
+            remedy=f"ask for at most {PAGE_MAX} and continue from the page's last item",
+            field="limit",
+        )
+    return limit
 
 
 # -- the type of every argument ---------------------------------------------------------

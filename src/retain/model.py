@@ -292,7 +292,7 @@ class ContextResult:
 
 @dataclass(frozen=True, slots=True)
 class MigrateResult:
-    """What ``migrate_to`` copied, and whether the copy verified."""
+    """What ``migrate_to`` copied (a copy that did not verify raised instead)."""
 
     source: str
     target: str
@@ -301,8 +301,6 @@ class MigrateResult:
     events: int
     chain_head: str  # the same in both stores
     rekeyed: int
-    verified: bool
-    problems: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -313,8 +311,6 @@ class MigrateResult:
             "events": self.events,
             "chain_head": self.chain_head,
             "rekeyed": self.rekeyed,
-            "verified": self.verified,
-            "problems": list(self.problems),
         }
 
 
@@ -652,6 +648,22 @@ class VerifyReport:
     # write lock, before the store held the rule: counted, not a fault
     early_reversals: int = 0
     notes: tuple[str, ...] = ()  # what is worth knowing and is no problem
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "memories": self.memories,
+            "index_documents": self.index_documents,
+            "index_sound": self.index_sound,
+            "events": self.events,
+            "chain_ok": self.chain_ok,
+            "vectors": self.vectors,
+            "pending_vectors": self.pending_vectors,
+            "early_reversals": self.early_reversals,
+            "problems": list(self.problems),
+            "notes": list(self.notes),
+            "rebuilt": self.rebuilt,
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,7 +51,6 @@ from retain.service import (
 from retain.service import context as section
 from retain.service import search as finding
 from retain.service.actor import LOCAL_OPERATOR, Actor, Kind
-from retain.service.admin import integrity_error
 from retain.service.lookup import READ_PAGE_CHARS, Record
 from retain.service.rows import content_hash
 from retain.service.search import SEARCH_LIMIT_MAX
@@ -70,7 +69,6 @@ __all__ = [
     "Progress",
     "Record",
     "content_hash",
-    "integrity_error",
 ]
 
 T = TypeVar("T")
@@ -327,7 +325,7 @@ class MemoryService:
         log holds every scope's changes. An event about a memory outside the reader's
         view keeps its place (the chain stays whole) but not its payload (``withheld``)."""
         fields.whole(after, "after", 0)
-        fields.whole(limit, "limit", 1)
+        fields.page(limit)
         if memory_id is not None:
             fields.text(memory_id, "memory_id")
 

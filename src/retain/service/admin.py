@@ -23,14 +23,16 @@ T = TypeVar("T")
 
 
 def integrity_error(report: VerifyReport) -> IntegrityFailed:
-    """The refusal a failed ``verify`` stands for."""
-    return IntegrityFailed(
+    """The refusal a failed ``verify`` raises, carrying its ``report``."""
+    error = IntegrityFailed(
         "; ".join(report.problems),
         fix="rebuild",
         remedy="verify the store, rebuilding its index; a broken event chain "
         "means the log was altered outside retain: restore it from a backup",
         problems=list(report.problems),
     )
+    error.report = report
+    return error
 
 
 def _reporting(
@@ -100,7 +102,7 @@ def verify(
             f"{'is' if one else 'are'} stamped before the event "
             f"{'it follows; it stays' if one else 'they follow; they stay'} as written"
         )
-    return VerifyReport(
+    report = VerifyReport(
         ok=not all_problems,
         memories=memories,
         index_documents=documents,
@@ -114,6 +116,9 @@ def verify(
         early_reversals=check.early_reversals,
         notes=tuple(notes),
     )
+    if not report.ok:
+        raise integrity_error(report)
+    return report
 
 
 def migrate_to(
@@ -121,7 +126,9 @@ def migrate_to(
 ) -> MigrateResult:
     """Copy this whole store — every realm, its history included — into the empty
     store ``target``, then make the copy's search keys with the embedder in use and
-    verify it. The copy lands whole or not at all; its chain head is the source's."""
+    verify it. The copy lands whole or not at all; its chain head is the source's. A
+    copy that does not verify raises ``integrity_failed`` (the copy stays, to be
+    looked at)."""
     from retain import migrate
 
     copied = migrate.copy_store(svc.backend, target, progress=progress)
@@ -130,7 +137,16 @@ def migrate_to(
         principal=svc.principal,
     )  # fmt: skip
     rekeyed = other.reindex(progress=progress)
-    report = other.verify(progress=progress)
+    try:
+        other.verify(progress=progress)
+    except IntegrityFailed as failed:
+        problems = failed.details.get("problems", [])
+        raise IntegrityFailed(
+            f"the copy in {target.location} did not verify: {'; '.join(problems)}",
+            remedy="verify both stores; the copy is left as it is, to be looked at",
+            fix="verify",
+            problems=problems,
+        ) from failed
     return MigrateResult(
         source=svc.backend.location,
         target=target.location,
@@ -139,8 +155,6 @@ def migrate_to(
         events=copied.events,
         chain_head=copied.chain_head,
         rekeyed=rekeyed,
-        verified=report.ok,
-        problems=report.problems,
     )
 
 

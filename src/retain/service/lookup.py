@@ -169,7 +169,7 @@ def list_memories(
     (``fields.cursor_of`` of the last memory of a page) to continue from."""
     position = fields.cursor(after) if after is not None else None
     if limit is not None:
-        fields.whole(limit, "limit", 1)
+        fields.page(limit)
     now = svc._now()
 
     def run(tx: Reads) -> list[Memory]:

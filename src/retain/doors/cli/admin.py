@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from retain import errors
 from retain.doors.cli.output import add_row, emit_json, out, progress_bar, say, warn
 from retain.doors.cli.root import cli, format_option, home_option, opened
 from retain.doors.deferred import Deferred
@@ -14,10 +15,8 @@ from retain.doors.deferred import Deferred
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from retain.service import integrity_error
 else:  # imported on first use: `retain --help` loads neither rich nor the service
     Table = Deferred("rich.table", "Table")
-    integrity_error = Deferred("retain.service", "integrity_error")
 
 
 @cli.command()
@@ -29,25 +28,16 @@ else:  # imported on first use: `retain --help` loads neither rich nor the servi
 def verify(rebuild: bool, home: Path | None, fmt: str) -> None:
     """Check the search index, the vectors and the event chain."""
     with opened(home, fmt) as service:
+        failed: errors.IntegrityFailed | None = None
         with progress_bar() as progress:
-            report = service.verify(rebuild=rebuild, progress=progress)
+            try:
+                report = service.verify(rebuild=rebuild, progress=progress)
+            except errors.IntegrityFailed as error:  # shown, then raised
+                if error.report is None:
+                    raise
+                report, failed = error.report, error
         if fmt == "json":
-            emit_json(
-                {
-                    "ok": report.ok,
-                    "memories": report.memories,
-                    "index_documents": report.index_documents,
-                    "index_sound": report.index_sound,
-                    "events": report.events,
-                    "chain_ok": report.chain_ok,
-                    "vectors": report.vectors,
-                    "pending_vectors": report.pending_vectors,
-                    "early_reversals": report.early_reversals,
-                    "problems": list(report.problems),
-                    "notes": list(report.notes),
-                    "rebuilt": report.rebuilt,
-                }
-            )
+            emit_json(report.to_dict())
         else:
             if report.rebuilt:
                 say("Rebuilt the search index and every search key.")
@@ -66,8 +56,8 @@ def verify(rebuild: bool, home: Path | None, fmt: str) -> None:
                 say(f"note: {note}")
             if report.ok:
                 say("Index sound; event chain unbroken.")
-        if not report.ok:
-            raise integrity_error(report)
+        if failed is not None:
+            raise failed
 
 
 @cli.command()

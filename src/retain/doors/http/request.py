@@ -20,7 +20,7 @@ from retain.service import SEARCH_LIMIT_MAX
 
 API = "/v1"
 PAGE = 100  # a listing's page unless the request asks for another size
-MAX_PAGE = 1000
+MAX_PAGE = fields.PAGE_MAX  # the bound is the service's own (`fields.page`)
 
 F = fields
 
