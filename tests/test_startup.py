@@ -188,8 +188,7 @@ def test_the_base_install_works_without_the_server_extra(home: Path) -> None:
         ("serve", "uvicorn"),
         ("serve", "mcp"),
         ("serve", "fastapi_offline"),
-        ("mcp", "fastapi"),
-        ("mcp", "mcp"),
+        ("mcp", "mcp"),  # (over stdio it needs neither FastAPI nor uvicorn)
     ],
 )
 def test_a_door_of_a_missing_extra_names_the_extra(home: Path, command: str, absent: str) -> None:

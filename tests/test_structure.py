@@ -1,6 +1,7 @@
 """The house's walls: what only one module may do, read from the source itself.
 
-Only the unit of work (``retain.service.work``) calls the transaction's changing
+No door imports another, but to start or mount it (``DOOR_IMPORTS``, each with its
+reason). Only the unit of work (``retain.service.work``) calls the transaction's changing
 methods and appends events. The exceptions are the storage layer itself and the
 store's own upkeep, each named with its reason below; a new caller fails this test.
 """
@@ -71,3 +72,52 @@ def test_the_check_finds_a_change_made_past_the_work() -> None:
         "rogue.py:3 .insert_memories()",
         "rogue.py:5 .delete_memory()",
     ]
+
+
+# The doors (each a package) and the imports of one door by another that are allowed,
+# each with its reason; the doors' shared helpers (principals, records, terminal,
+# deferred, serving, launch) are no door.
+DOORS = ("cli", "http", "mcp")
+DOOR_IMPORTS = {
+    ("http", "mcp"): "retain serve serves the MCP transport at /mcp of the REST app",
+    ("cli", "http"): "retain serve starts the REST server",
+    ("cli", "mcp"): "retain mcp starts the MCP server",
+}
+
+
+def _doors_imported(source: str) -> set[str]:
+    """The doors ``source`` imports (``retain.doors.X`` or ``from retain.doors import X``)."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            modules = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = [f"{node.module}.{alias.name}" for alias in node.names]
+            modules = [node.module, *names]
+        else:
+            continue
+        for module in modules:
+            parts = module.split(".")
+            if parts[:2] == ["retain", "doors"] and len(parts) > 2 and parts[2] in DOORS:
+                found.add(parts[2])
+    return found
+
+
+def test_no_door_imports_another_door_but_to_start_or_mount_it() -> None:
+    imports = set()
+    for door in DOORS:
+        for path in sorted((SRC / "doors" / door).rglob("*.py")):
+            imports |= {
+                (door, other) for other in _doors_imported(path.read_text()) if other != door
+            }
+    assert imports == set(DOOR_IMPORTS)
+
+
+def test_the_door_check_sees_each_form_of_import() -> None:
+    source = (
+        "import retain.doors.http\n"
+        "from retain.doors import mcp, records\n"
+        "from retain.doors.cli.output import say\n"
+        "from retain.doors.principals import Services\n"
+    )
+    assert _doors_imported(source) == {"http", "mcp", "cli"}

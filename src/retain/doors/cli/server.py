@@ -96,11 +96,12 @@ def mcp_(ctx: click.Context, principal: str, home: Path | None) -> None:
         ctx.meta["retain.mcp.database_url"] = ctx.meta.get("retain.database_url")
         return  # (its own --database-url, absent, would set the shared one to None)
     with refusals(), needed("server", "the MCP server"):
-        from retain.doors import http, mcp
+        from retain.doors import mcp
+    from retain.doors.principals import Services
 
     with opened(home, principal=principal) as service:
         service.check_principal()  # an agent that is not registered is refused now
-        services = http.Services(service)
+        services = Services(service)
         mcp.create_server(services.of, local_principal=principal).run("stdio")
 
 
