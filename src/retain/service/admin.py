@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+REINDEX_PAGE = 2000
+
 
 def integrity_error(report: VerifyReport) -> IntegrityFailed:
     """The refusal a failed ``verify`` raises, carrying its ``report``."""
@@ -43,9 +45,6 @@ def _reporting(
         yield item
         if done % every == 0 or done == total:
             progress(phase, done, total)
-
-
-REINDEX_PAGE = 2000
 
 
 def verify(

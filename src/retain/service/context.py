@@ -31,6 +31,10 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+INDEX_FIRST_PAGE = 100  # index memories read first; the rest only when all of them fit
+TALLIES_KEPT = 64  # views whose counts a service remembers
+RECALL_SLACK = 8  # turn recall asks for this many more than it quotes (inline ones are skipped)
+
 
 @dataclass(frozen=True, slots=True)
 class _Tally:
@@ -81,15 +85,6 @@ def _in_background(fn: Callable[[], T]) -> Future[T]:
 
     threading.Thread(target=run, name="retain-recall", daemon=True).start()
     return future
-
-
-INDEX_FIRST_PAGE = 100  # index memories read first; the rest only when all of them fit
-
-
-TALLIES_KEPT = 64  # views whose counts a service remembers
-
-
-RECALL_SLACK = 8  # turn recall asks for this many more than it quotes (inline ones are skipped)
 
 
 def view_of(svc: MemoryService, tx: Reads, project: str | None) -> _View:

@@ -20,6 +20,8 @@ from retain.storage.base import MemoryFilter, Reads
 if TYPE_CHECKING:
     from retain.service import MemoryService
 
+READ_PAGE_CHARS = 16_000
+
 
 @dataclass(frozen=True, slots=True)
 class Record:
@@ -27,9 +29,6 @@ class Record:
 
     memory: Memory
     referenced_by: tuple[str, ...]
-
-
-READ_PAGE_CHARS = 16_000
 
 
 def locate(

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from retain import fields
 from retain.chrono import stamp
@@ -26,9 +26,6 @@ if TYPE_CHECKING:
     from retain.search.embed import Matrix
     from retain.search.vectors import VectorIndex
     from retain.service import MemoryService
-
-
-T = TypeVar("T")
 
 
 SEARCH_LIMIT_MAX = 200

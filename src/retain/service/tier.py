@@ -43,8 +43,8 @@ from retain.storage.base import InlineEntry, MemoryFilter, Reads
 if TYPE_CHECKING:
     from retain.service import MemoryService
 
-
 _WORDS = re.compile(r"[^\W_]+")
+SIMILAR_DESCRIPTION = 0.6
 
 
 class _Inline:
@@ -111,9 +111,6 @@ def _excerpt(body: str, start: int, length: int, context: int = 2) -> str:
 def _unless_kept(value: Any, check: Callable[[Any], str]) -> str | None:
     """``value`` checked, unless it is None (keep) or "" (clear)."""
     return value if value is None or value == "" else check(value)
-
-
-SIMILAR_DESCRIPTION = 0.6
 
 
 def write(svc: MemoryService, name: str, **options: Any) -> WriteResult:
