@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import ServiceFactory
 
 from retain.config import Settings
-from retain.errors import AccessDenied, NotFound
+from retain.errors import AccessDenied, AgentNotFound, NotFound
 from retain.model import Trust
 
 
@@ -128,6 +128,22 @@ def test_every_principal_shares_one_store(realm: ServiceFactory) -> None:
     for session in sessions:
         session.search("launch plan")
     assert len({id(s.store.vector_index) for s in (operator, *sessions)}) == 1
+
+
+def test_an_agent_that_is_not_registered_is_refused_every_verb(realm: ServiceFactory) -> None:
+    ghost = realm(principal="agent:ghost")
+    reads = (ghost.status, ghost.list_projects, ghost.list_agents, ghost.list_proposals,
+             ghost.list_injections, ghost.list_memories, lambda: ghost.search("plan"),
+             lambda: ghost.remember("a note"))  # fmt: skip
+    for call in reads:
+        with pytest.raises(AgentNotFound) as caught:
+            call()
+        assert caught.value.details == {"fix": "add_agent", "agent": "ghost"}
+    with pytest.raises(AccessDenied):  # the policy table answers first
+        ghost.add_project("mine")
+    realm().add_agent("ghost")
+    assert ghost.status().memories == 1  # registered now: admitted, and from then on
+    assert ghost.remember("a note").author == "agent:ghost"
 
 
 def test_every_public_verb_has_a_row_in_the_policy_table() -> None:

@@ -102,6 +102,7 @@ class MemoryService:
         else:
             self.store = Store(backend, settings=settings, clock=clock, embedder=embedder)
         self.actor = Actor(principal, fields.name(realm, what="realm"))
+        self._admitted = False  # whether the agent it names was found registered
         if not self.backend.read(lambda tx: tx.realm_exists(self.realm)):
             self._write(self._add_realm)
         self.legacy_import: legacy.Report | None = None
@@ -254,10 +255,14 @@ class MemoryService:
         registry.require_team(tx, self.realm, team)
 
     def check_principal(self) -> None:
-        """Refuse, before any verb, a principal that names an agent not registered."""
+        """Refuse a principal that names an agent not registered (``agent_not_found``):
+        the gate asks before every verb, after the policy table, and the store is read
+        until the agent is found (an agent, once registered, stays so)."""
         identity = self.identity
-        if identity is not None:
-            self.backend.read(lambda tx: self._require_agent(tx, identity))
+        if identity is None or self._admitted:
+            return
+        self.backend.read(lambda tx: self._require_agent(tx, identity))
+        self._admitted = True
 
     def offered_verbs(self) -> tuple[str, ...]:
         """The verbs a model acting as this principal is offered (the policy table's

@@ -155,9 +155,11 @@ C = TypeVar("C", bound=type)
 
 
 def gated(cls: C) -> C:
-    """Pass every public verb of ``cls`` (a session: it has ``actor`` and ``settings``)
-    through ``check`` before it runs. A public method with no row in ``POLICY`` and not
-    in ``NOT_VERBS`` is a class that cannot be built: no verb skips the table."""
+    """Pass every public verb of ``cls`` (a session: it has ``actor``, ``settings`` and
+    ``check_principal``) through ``check`` before it runs, then the session's admission
+    of its principal (an agent must be registered). A public method with no row in
+    ``POLICY`` and not in ``NOT_VERBS`` is a class that cannot be built: no verb skips
+    the table."""
     for name, member in list(vars(cls).items()):
         if name.startswith("_") or not inspect.isfunction(member) or name in NOT_VERBS:
             continue
@@ -171,6 +173,7 @@ def _guarded(method: Callable[..., R], verb: str) -> Callable[..., R]:
     @functools.wraps(method)
     def guarded(self: Any, *args: Any, **kwargs: Any) -> R:
         check(self.actor, verb, self.settings)
+        self.check_principal()
         return method(self, *args, **kwargs)
 
     return guarded
