@@ -626,7 +626,7 @@ def test_postgres_ranking_scores_each_row_by_every_term_it_holds(
 ) -> None:
     """The ranking asks a term's rank only of the rows holding it: every row's score is
     still the sum over the terms of IDF times ``ts_rank_cd``, asked of every term."""
-    from retain.storage import postgres as module
+    from retain.storage import postgres_words as module
     from retain.storage.base import MemoryFilter
 
     words = ["kestrel", "harbor", "lamp", "window"]
@@ -938,7 +938,7 @@ def test_postgres_a_vector_missing_with_no_write_pending_is_a_problem(
 def test_postgres_a_large_write_stores_its_vectors_in_its_own_transaction(
     postgres_service: MemoryService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from retain.storage import postgres as module
+    from retain.storage import postgres_vectors as module
 
     monkeypatch.setattr(module, "DEFERRED_VECTORS_MAX", 2)
     postgres_service.write_many(

@@ -4,7 +4,7 @@ Both backends count how many rows each query term matches (up to ``COMMON``): th
 rarest terms lead and rank their rows, common terms add a bounded ``bonus`` (field
 weight × IDF) to rows holding them, and a query of common terms alone ranks the rows
 the words name and then the newest ``WINDOW`` rows holding them. See
-``sqlite_fts.py`` and ``postgres.py`` for each engine's side.
+``sqlite_fts.py`` and ``postgres_words.py`` for each engine's side.
 """
 
 from __future__ import annotations

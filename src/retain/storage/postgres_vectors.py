@@ -1,0 +1,250 @@
+"""Vectors in PostgreSQL: the transaction's part that stores and walks pgvector rows.
+
+Vectors are stored with pgvector, an HNSW index per embedding model (``NativeVectors``),
+just after the write that made them commits, outside the write lock
+(``PendingVectors``, ``store_vectors``, called by ``PostgresBackend``): the HNSW insert
+is most of a write's server time. A write with more than ``DEFERRED_VECTORS_MAX`` stores
+them in its own transaction. What a write leaves to store is recorded in
+``vectors_pending`` (by ``PostgresTransaction.finish``); a row its writer never cleared
+(``STALE_PENDING``) is made again by a later write (``stale_vectors``).
+``PostgresVectors`` is a mixin of ``PostgresTransaction`` (``postgres_transaction``),
+which supplies the connection and the filters.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+import psycopg
+from psycopg import sql
+
+from retain.storage.base import LexicalHit, MemoryFilter, SearchKey, StoredVector, VectorRows
+
+if TYPE_CHECKING:
+    from retain.storage.base import Vector
+
+HNSW_EF_SEARCH = 100  # candidates an HNSW search keeps (pgvector's default is 40)
+DEFERRED_VECTORS_MAX = 10_000  # a write with more stores them in its own transaction
+# A write's vectors still to store this long after it committed, by a live connection:
+# its writer failed between the two, and the next write makes them.
+STALE_VECTORS_S = 30.0
+# A row of ``vectors_pending`` its writer will not clear: its connection is gone, or it
+# committed STALE_VECTORS_S ago (``since`` is stamped by the write's last statement).
+STALE_PENDING = (
+    "(p.since < clock_timestamp() - make_interval(secs => {seconds}) "
+    "OR NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = p.pid))"
+)
+
+
+@functools.cache
+def _vector_format(dim: int) -> str:
+    return "[" + ",".join(["%.9g"] * dim) + "]"  # nine digits: a float32 read back exactly
+
+
+def _literal(vector: Vector) -> str:
+    """A vector as pgvector reads it: ``[0.1,0.2,…]``."""
+    return _vector_format(len(vector)) % tuple(np.asarray(vector, dtype=np.float32).tolist())
+
+
+def _parse(text: str) -> npt.NDArray[np.float32]:
+    return np.array(json.loads(text), dtype=np.float32)
+
+
+@dataclass(slots=True)
+class PendingVectors:
+    """A write's vectors, stored once it has committed; ``version`` orders the writes."""
+
+    version: int
+    vectors: dict[int, StoredVector]  # by memory number
+
+
+def store_vectors(con: psycopg.Connection[Any], pending: PendingVectors) -> None:
+    """Store ``pending``'s vectors for the memories that still exist, each replacing one
+    an earlier write stored (a later write's stays). One statement: the sums' triggers run
+    once for it."""
+    rows = sorted(pending.vectors.items())  # in one order: concurrent writers do not deadlock
+    if not rows:
+        return
+    con.execute(  # what a later write left pending is that write's to store
+        "DELETE FROM vectors_pending WHERE memory_num = ANY(%s) AND version <= %s",
+        ([num for num, _ in rows], pending.version),
+    )
+    con.execute(
+        "INSERT INTO memory_vectors(memory_num, realm, model, dim, embedding, version) "
+        "SELECT k.num, m.realm, k.model, k.dim, k.embedding::vector, %s "
+        "FROM unnest(%s::bigint[], %s::text[], %s::int[], %s::text[]) "
+        "AS k(num, model, dim, embedding) JOIN memories m ON m.num = k.num ORDER BY k.num "
+        "ON CONFLICT (memory_num) DO UPDATE SET vec = nextval('memory_vectors_vec_seq'), "
+        "realm = excluded.realm, model = excluded.model, dim = excluded.dim, "
+        "embedding = excluded.embedding, version = excluded.version "
+        "WHERE memory_vectors.version < excluded.version",
+        (
+            pending.version,
+            [num for num, _ in rows],
+            [v.model for _, v in rows],
+            [v.dim for _, v in rows],
+            [_literal(v.vector) for _, v in rows],
+        ),
+    )
+
+
+class PostgresVectors(ABC):
+    """A transaction's vectors: a write's keys' vectors held to store after it commits,
+    the HNSW indexes, the nearest rows, and what writers left pending."""
+
+    con: psycopg.Connection[Any]
+    _indexed: set[str]  # the HNSW indexes made, kept by the backend
+    pending: PendingVectors | None  # vectors to store once this commits
+    _ef_search: int | None  # the HNSW search depth this transaction set
+    saw_stale: bool  # set by the write lock's statement (``PostgresBackend``)
+
+    @abstractmethod
+    def _rows(
+        self, sql: str, args: Sequence[Any] | dict[str, Any] = (), *, prepare: bool | None = None
+    ) -> list[Any]:
+        """Every row ``sql`` selects."""
+
+    @abstractmethod
+    def _one(self, sql: str, args: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        """The first row ``sql`` selects, or None."""
+
+    @abstractmethod
+    def _filter_sql(self, where: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
+        """``where`` as a clause over ``alias`` and its arguments."""
+
+    def set_keys(self, keys: Sequence[SearchKey]) -> None:
+        with self.con.cursor() as cur:
+            contexts = [(k.context, k.num) for k in keys if k.context is not None]
+            if contexts:
+                cur.executemany("UPDATE memories SET context = %s WHERE num = %s", contexts)
+            # The old vectors go with the write: until its new ones are stored (after it
+            # commits, ``PostgresBackend``), the memory has none, which ``verify`` counts.
+            # A key with no vector (no embedder) has none to wait for either: what an
+            # earlier writer left pending for it goes too, in the same statement.
+            bare = [k.num for k in keys if k.vector is None]
+            unpend = "WITH unpended AS (DELETE FROM vectors_pending WHERE memory_num = ANY(%s)) "
+            cur.execute(
+                (unpend if bare else "") + "DELETE FROM memory_vectors WHERE memory_num = ANY(%s)",
+                ([bare] if bare else []) + [[k.num for k in keys]],
+            )
+        vectors = [v for k in keys if (v := k.vector) is not None]
+        for model, dim in {(v.model, v.dim) for v in vectors}:
+            self._ensure_hnsw(model, dim)
+        if not vectors:
+            return
+        if self.pending is None:
+            version = int(self._one("SELECT nextval('vector_versions')")[0])
+            self.pending = PendingVectors(version, {})
+        self.pending.vectors.update((v.num, v) for v in vectors)  # recorded by ``finish``
+        if len(self.pending.vectors) > DEFERRED_VECTORS_MAX:  # a reindex, a large import
+            store_vectors(self.con, self.pending)
+            self.pending.vectors.clear()
+
+    def _ensure_hnsw(self, model: str, dim: int) -> None:
+        """An HNSW index over the vectors of one model (of its size), made when the first
+        is written: pgvector indexes vectors of one declared size."""
+        name = "memory_vectors_hnsw_" + hashlib.sha256(f"{model}\0{dim}".encode()).hexdigest()[:16]
+        if name in self._indexed:
+            return
+        self.con.execute(
+            sql.SQL(
+                "CREATE INDEX IF NOT EXISTS {} ON memory_vectors USING hnsw "
+                "((embedding::vector({})) vector_cosine_ops) WHERE model = {} AND dim = {}"
+            ).format(sql.Identifier(name), sql.Literal(dim), sql.Literal(model), sql.Literal(dim))
+        )
+        self._indexed.add(name)
+
+    def vector_sums(self, model: str, realm: str) -> list[tuple[int, npt.NDArray[np.float32], int]]:
+        rows = self._rows(
+            "SELECT dim, total::text, n FROM vector_sums WHERE realm = %s AND model = %s AND n > 0",
+            (realm, model),
+        )
+        return [(int(dim), _parse(total), int(n)) for dim, total, n in rows]
+
+    def nearest(
+        self, model: str, queries: npt.NDArray[np.float32], where: MemoryFilter, limit: int
+    ) -> list[list[LexicalHit]]:
+        dim = int(queries.shape[1])
+        if not len(queries):
+            return []
+        clause, args = self._filter_sql(where)
+        # Filters are applied as the index is walked, until ``limit`` rows pass: set once
+        # a transaction.
+        ef_search = max(HNSW_EF_SEARCH, limit)
+        if self._ef_search != ef_search:
+            self.con.execute(
+                "SET LOCAL hnsw.iterative_scan = relaxed_order; "
+                f"SET LOCAL hnsw.ef_search = {ef_search}"
+            )
+            self._ef_search = ef_search
+        # Every query's walk of the index in one statement (a LATERAL over the queries):
+        # a search's synonyms each cost a round trip and a statement's overhead before.
+        # The queries arrive as vectors, not texts: a text cast in the walk is parsed
+        # again for every row it reads.
+        distance = f"(v.embedding::vector({dim}) <=> q.vector)"
+        rows = self._rows(
+            f"SELECT q.i, n.id, n.cosine FROM unnest(%s::text[]::vector({dim})[]) "
+            "WITH ORDINALITY AS q(vector, i) "
+            f"CROSS JOIN LATERAL (SELECT m.id, 1 - {distance} AS cosine FROM memory_vectors v "
+            f"JOIN memories m ON m.num = v.memory_num "
+            f"WHERE v.model = %s AND v.dim = %s AND {clause} ORDER BY {distance} LIMIT %s) n",
+            [[_literal(query) for query in queries], model, dim, *args, limit],
+        )
+        found: list[list[LexicalHit]] = [[] for _ in queries]
+        for i, memory_id, cosine in rows:
+            found[int(i) - 1].append(LexicalHit(memory_id, float(cosine)))
+        for hits in found:
+            hits.sort(key=lambda h: -h.score)  # relaxed order: nearly sorted
+        return found
+
+    def vectors_after(self, model: str, vec: int, limit: int) -> VectorRows:
+        rows = self._rows(
+            "SELECT vec, memory_num, dim, embedding::text, realm FROM memory_vectors "
+            "WHERE model = %s AND vec > %s ORDER BY vec LIMIT %s",
+            (model, vec, limit),
+        )
+        if not rows:
+            return VectorRows(vec, [], [], [], [])
+        vecs, nums, dims, texts, realms = (list(column) for column in zip(*rows, strict=True))
+        blobs = [_parse(text).astype("<f4").tobytes() for text in texts]
+        return VectorRows(vecs[-1], nums, dims, realms, blobs)
+
+    def saw_stale_vectors(self) -> bool:
+        return self.saw_stale
+
+    def stale_vectors(self, limit: int) -> list[str]:
+        rows = self._rows(
+            "SELECT m.id FROM vectors_pending p JOIN memories m ON m.num = p.memory_num "
+            f"WHERE {STALE_PENDING.format(seconds='%s')} ORDER BY p.memory_num LIMIT %s",
+            (STALE_VECTORS_S, limit),
+        )
+        return [r[0] for r in rows]
+
+    def pending_vectors(self, model: str) -> int:
+        row = self._one(
+            "SELECT count(*) FROM vectors_pending p WHERE NOT EXISTS "
+            "(SELECT 1 FROM memory_vectors v WHERE v.memory_num = p.memory_num AND v.model = %s)",
+            (model,),
+        )
+        return int(row[0])
+
+    def vector_count(self, model: str) -> int:
+        return int(self._one("SELECT count(*) FROM memory_vectors WHERE model = %s", (model,))[0])
+
+    def vector_counts(self, realm: str | None = None) -> dict[str, int]:
+        if realm is None:
+            rows = self._rows("SELECT model, count(*) FROM memory_vectors GROUP BY model")
+        else:
+            rows = self._rows(
+                "SELECT model, count(*) FROM memory_vectors WHERE realm = %s GROUP BY model",
+                (realm,),
+            )
+        return {model: int(count) for model, count in rows}
