@@ -1,0 +1,548 @@
+"""What one SQLite transaction can do: the store's reads and writes, as SQL.
+
+``SqliteTransaction`` runs the operations of ``storage.base.Transaction`` on one
+connection, inside whatever transaction ``SqliteBackend`` (``sqlite.py``) has opened
+around it; it neither begins, commits nor retries. The statements both engines share
+come from ``statements.py``; word search over the FTS5 index is ``sqlite_fts``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from typing import Any
+
+from retain.chrono import parse_stamp, stamp
+from retain.errors import MemoryExists
+from retain.model import (
+    Agent,
+    Event,
+    Injection,
+    ListPosition,
+    Load,
+    Memory,
+    Proposal,
+    Team,
+    Trust,
+)
+from retain.storage.base import (
+    KeySource,
+    LexicalHit,
+    LoadCounts,
+    MemoryFilter,
+    ScannedRow,
+    SearchKey,
+    VectorRows,
+    vector_bytes,
+)
+from retain.storage.rows import (
+    AFTER_SQL,
+    COLUMNS,
+    EVENT_COLUMNS,
+    INSERT_COLUMNS,
+    KEY_COLUMNS,
+    M_COLUMNS,
+    UPDATE_COLUMNS,
+    after_args,
+    event_of,
+    memory_of,
+    params_of,
+)
+from retain.storage.sqlite_fts import FtsSearch
+from retain.storage.statements import SqlStatements
+from retain.storage.words import scan_hits
+
+
+def _json_list(text: str) -> tuple[str, ...]:
+    """A stored JSON list (most are empty, and parsing "[]" is most of a row's cost)."""
+    return tuple(json.loads(text)) if text != "[]" else ()
+
+
+def _json_dict(text: str) -> dict[str, Any]:
+    return dict(json.loads(text)) if text != "{}" else {}
+
+
+def _memory(row: Sequence[Any]) -> Memory:
+    return memory_of(row, _json_list, _json_dict)
+
+
+_JSON = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+
+
+_INSERT_CHUNK = 200  # rows per INSERT statement (29 parameters each)
+
+
+@functools.lru_cache(maxsize=8)
+def _insert_sql(rows: int) -> str:
+    row = "(" + ", ".join("?" * len(INSERT_COLUMNS)) + ")"
+    return f"INSERT INTO memories ({', '.join(INSERT_COLUMNS)}) VALUES " + ", ".join([row] * rows)
+
+
+def _params(m: Memory) -> dict[str, Any]:
+    return params_of(m, _JSON, _JSON, int)
+
+
+def _upsert(columns: Sequence[str]) -> str:
+    return (
+        f"INSERT INTO memories ({', '.join(INSERT_COLUMNS)}) "
+        f"VALUES ({', '.join(':' + c for c in INSERT_COLUMNS)}) "
+        "ON CONFLICT(id) DO UPDATE SET "
+        + ", ".join(f"{c} = excluded.{c}" for c in columns)
+        + " WHERE memories.content_hash = :expect_hash AND memories.updated_at = :expect_updated"
+    )
+
+
+# A restore puts created_at back in place, so the row keeps its number and with it its
+# place in its thread.
+_UPSERT = _upsert(UPDATE_COLUMNS)
+_RESTORE = _upsert([*UPDATE_COLUMNS, "created_at"])
+
+
+@functools.lru_cache(maxsize=512)
+def _qmark(sql: str) -> str:
+    """A shared statement (``statements.py``, psycopg's ``%s`` style) in SQLite's."""
+    return sql.replace("%s", "?")
+
+
+_SCANNED = ("coalesce(m.name, '')", "m.description", "m.body")  # what a plain-text scan reads
+
+
+class SqliteTransaction(SqlStatements):
+    """The operations of one connection, inside whatever transaction is open."""
+
+    _memory = staticmethod(_memory)
+    _SUBJECT_IS = "subject = %s COLLATE NOCASE"  # the memories_subject index (ASCII case)
+
+    def __init__(self, con: sqlite3.Connection, common: set[str]) -> None:
+        self.con = con
+        self.fts = FtsSearch(con, common)
+        self._head: tuple[int, str] | None = None  # the chain head this transaction read or wrote
+
+    def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
+        return self.con.execute(_qmark(sql), args).fetchall()
+
+    def _one(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        return self.con.execute(_qmark(sql), args).fetchone()
+
+    def _execute(self, sql: str, args: Sequence[Any] = ()) -> sqlite3.Cursor:
+        return self.con.execute(_qmark(sql), args)
+
+    # -- helpers --------------------------------------------------------------
+
+    def _filter_sql(self, where: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
+        clauses = [f"{alias}.realm = ?"]
+        args: list[Any] = [where.realm]
+        if where.scopes is not None:
+            clauses.append(f"{alias}.scope IN ({', '.join('?' * len(where.scopes))})")
+            args.extend(where.scopes)
+        elif where.tiers_only:
+            clauses.append(f"({alias}.scope = 'global' OR {alias}.scope LIKE 'project:%')")
+        clauses.append(f"{alias}.status IN ({', '.join('?' * len(where.statuses))})")
+        args.extend(where.statuses)
+        if where.tag is not None:
+            clauses.append(
+                f"EXISTS (SELECT 1 FROM memory_tags t WHERE t.tag = ? "
+                f"AND t.memory_num = {alias}.num)"
+            )
+            args.append(where.tag)
+        if where.referencing:
+            clauses.append(
+                f"EXISTS (SELECT 1 FROM memory_refs r WHERE r.memory_num = {alias}.num "
+                f"AND r.target IN ({', '.join('?' * len(where.referencing))}))"
+            )
+            args.extend(where.referencing)
+        if where.verified_before is not None:
+            clauses.append(f"{alias}.verified_at < ?")
+            args.append(where.verified_before)
+        if where.expired_at is not None:
+            clauses.append(f"{alias}.expires_at IS NOT NULL AND {alias}.expires_at <= ?")
+            args.append(where.expired_at)
+        if where.live_at is not None:
+            clauses.append(f"({alias}.expires_at IS NULL OR {alias}.expires_at > ?)")
+            args.append(where.live_at)
+        if where.loads:
+            clauses.append(f"{alias}.load IN ({', '.join('?' * len(where.loads))})")
+            args.extend(where.loads)
+        return " AND ".join(clauses), args
+
+    # -- realms and projects --------------------------------------------------
+
+    # -- agents and teams -----------------------------------------------------
+
+    def _agents(self, realm: str, name: str | None) -> list[Agent]:
+        rows = self.con.execute(
+            "SELECT a.name, a.created_at, "
+            "(SELECT json_group_array(team) FROM (SELECT t.team FROM team_members t "
+            " WHERE t.realm = a.realm AND t.agent = a.name ORDER BY t.team)) "
+            "FROM agents a WHERE a.realm = ? AND (? IS NULL OR a.name = ?) ORDER BY a.name",
+            (realm, name, name),
+        )
+        return [Agent(r[0], parse_stamp(r[1]), tuple(json.loads(r[2]))) for r in rows]
+
+    def _teams(self, realm: str, name: str | None) -> list[Team]:
+        rows = self.con.execute(
+            "SELECT t.name, t.created_at, "
+            "(SELECT json_group_array(agent) FROM (SELECT m.agent FROM team_members m "
+            " WHERE m.realm = t.realm AND m.team = t.name ORDER BY m.agent)) "
+            "FROM teams t WHERE t.realm = ? AND (? IS NULL OR t.name = ?) ORDER BY t.name",
+            (realm, name, name),
+        )
+        return [Team(r[0], parse_stamp(r[1]), tuple(json.loads(r[2]))) for r in rows]
+
+    def list_proposals(self, realm: str, status: str | None) -> list[Proposal]:
+        rows = self.con.execute(
+            "SELECT id, source, target, trust, summary, body, evidence, action, status, "
+            "created_at FROM proposals WHERE realm = ? AND (? IS NULL OR status = ?) "
+            "ORDER BY rowid",  # the order they were made in
+            (realm, status, status),
+        )
+        return [
+            Proposal(r[0], r[1], r[2], Trust(r[3]), r[4], r[5], r[6], r[7], r[8], parse_stamp(r[9]))
+            for r in rows
+        ]
+
+    # -- memories -------------------------------------------------------------
+
+    def find_by_name(self, realm: str, name: str, scopes: Sequence[str] | None) -> list[Memory]:
+        sql = f"SELECT {COLUMNS} FROM memories WHERE realm = ? AND name = ?"
+        args: list[Any] = [realm, name]
+        if scopes is not None:
+            if not scopes:
+                return []
+            sql += f" AND scope IN ({', '.join('?' * len(scopes))})"
+            args.extend(scopes)
+        # No ORDER BY: it would tempt the planner off the (realm, name) index.
+        return sorted((_memory(r) for r in self.con.execute(sql, args)), key=lambda m: m.scope)
+
+    def _by_ids(self, columns: str, ids: Sequence[str]) -> list[Any]:
+        rows: list[Any] = []
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            sql = f"SELECT {columns} FROM memories WHERE id IN ({', '.join('?' * len(part))})"
+            rows.extend(self.con.execute(sql, part))
+        return rows
+
+    def update_memory(self, memory: Memory, current: Memory, *, restore: bool = False) -> bool:
+        params = _params(memory)
+        params["expect_hash"] = current.content_hash
+        params["expect_updated"] = stamp(current.updated_at)
+        try:
+            cur = self.con.execute(_RESTORE if restore else _UPSERT, params)
+        except sqlite3.IntegrityError as exc:
+            raise self._integrity(exc) from exc
+        return cur.rowcount == 1
+
+    @staticmethod
+    def _integrity(exc: sqlite3.IntegrityError) -> Exception:
+        """A constraint the database settled: a name taken in a scope, or the error as is."""
+        if "memories.realm, memories.name, memories.scope" in str(exc):
+            return MemoryExists(
+                "a memory of that name already exists in that tier",
+                remedy="choose another name, or write to the existing memory",
+            )
+        return exc
+
+    def insert_memories(self, memories: Sequence[Memory]) -> None:
+        # Many rows per statement: the FTS5 index flushes once per statement.
+        for start in range(0, len(memories), _INSERT_CHUNK):
+            chunk = memories[start : start + _INSERT_CHUNK]
+            values = [params[c] for m in chunk for params in (_params(m),) for c in INSERT_COLUMNS]
+            try:
+                self.con.execute(_insert_sql(len(chunk)), values)
+            except sqlite3.IntegrityError as exc:
+                raise self._integrity(exc) from exc
+
+    def list_memories(
+        self, where: MemoryFilter, limit: int | None = None, after: ListPosition | None = None
+    ) -> list[Memory]:
+        clause, args = self._filter_sql(where)
+        if after is not None:
+            clause += f" AND {AFTER_SQL}"
+            args += after_args(after)
+        sql = (
+            f"SELECT {M_COLUMNS} FROM memories m WHERE {clause} "
+            "ORDER BY m.priority ASC, m.created_at DESC, m.id DESC"
+        )
+        if limit is not None:
+            sql += " LIMIT ?"
+            args.append(limit)
+        return [_memory(r) for r in self.con.execute(sql, args)]
+
+    def referencing(self, realm: str, targets: Sequence[str]) -> list[Memory]:
+        if not targets:
+            return []
+        rows = self.con.execute(
+            f"SELECT DISTINCT {M_COLUMNS} FROM memory_refs r "
+            "JOIN memories m ON m.num = r.memory_num "
+            f"WHERE m.realm = ? AND r.target IN ({', '.join('?' * len(targets))}) "
+            "ORDER BY m.priority, m.created_at DESC",
+            [realm, *targets],
+        )
+        return [_memory(r) for r in rows]
+
+    # -- context ----------------------------------------------------------------
+
+    def load_counts(self, where: MemoryFilter, now: str) -> LoadCounts:
+        if not where.loads:  # every load, spelled out so that memories_load covers the count
+            where = replace(where, loads=tuple(load.value for load in Load))
+        clause, args = self._filter_sql(where)
+        rows = self.con.execute(
+            "SELECT m.load, count(*), coalesce(sum(m.expires_at <= ?), 0), "
+            "min(CASE WHEN m.expires_at > ? THEN m.expires_at END) FROM memories m "
+            f"WHERE {clause} GROUP BY m.load",
+            [now, now, *args],
+        )
+        live: dict[str, int] = {}
+        expired = 0
+        upcoming: list[str] = []
+        for load, total, gone, soonest in rows:
+            live[load] = int(total) - int(gone)
+            expired += int(gone)
+            if soonest is not None:
+                upcoming.append(soonest)
+        return LoadCounts(
+            index=live.get("index", 0),
+            search=live.get("search", 0),
+            expired=expired,
+            next_expiry=min(upcoming, default=None),
+        )
+
+    def tag_counts(self, where: MemoryFilter) -> dict[str, int]:
+        clause, args = self._filter_sql(where)
+        rows = self.con.execute(
+            "SELECT t.tag, count(*) FROM memory_tags t JOIN memories m ON m.num = t.memory_num "
+            f"WHERE {clause} GROUP BY t.tag",
+            args,
+        )
+        return {tag: int(n) for tag, n in rows}
+
+    def insert_injections(self, realm: str, rows: Sequence[Injection]) -> None:
+        self.con.executemany(
+            "INSERT INTO injections(realm, memory_id, identity, session, surface, injected_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (realm, r.memory_id, r.identity, r.session, r.surface, stamp(r.injected_at))
+                for r in rows
+            ],
+        )
+
+    # -- lexical search -------------------------------------------------------
+
+    def match_terms(
+        self, where: MemoryFilter, terms: Sequence[str], *, prefix: bool, limit: int
+    ) -> list[LexicalHit]:
+        clause, args = self._filter_sql(where)
+        return self.fts.match(clause, args, terms, prefix=prefix, limit=limit)
+
+    def lookup_words(
+        self, where: MemoryFilter, words: Sequence[str], *, field: str, limit: int
+    ) -> list[str]:
+        clause, args = self._filter_sql(where)
+        return self.fts.lookup(clause, args, words, field=field, limit=limit)
+
+    def scan_text(
+        self, where: MemoryFilter, needles: Sequence[str], *, limit: int
+    ) -> list[LexicalHit]:
+        return scan_hits(needles, self.scan_rows(where, needles), limit)
+
+    def scan_rows(self, where: MemoryFilter, needles: Sequence[str]) -> list[ScannedRow]:
+        if not needles:
+            return []
+        clause, args = self._filter_sql(where)
+        # Each field is tested alone: joining them first copied every row's text once for
+        # each needle, which cost more than the tests (and scan_hits reads each field alone).
+        tests, values = [], []
+        for needle in needles:
+            # LIKE folds ASCII case, in C, and compares any other character as it is:
+            # right for ASCII and for a caseless script, and quicker than instr.
+            if needle.isascii() or needle.casefold() == needle == needle.upper():
+                escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                for text in _SCANNED:
+                    tests.append(f"{text} LIKE ? ESCAPE '\\'")
+                    values.append(f"%{escaped}%")
+            else:  # folded in Python: one call a row, over the fields joined
+                tests.append(f"instr(retain_fold({' || char(10) || '.join(_SCANNED)}), ?) > 0")
+                values.append(needle.casefold())
+        rows = self.con.execute(
+            f"SELECT m.id, coalesce(m.name, ''), m.description, m.body FROM memories m "
+            f"WHERE {clause} AND ({' OR '.join(tests)})",
+            [*args, *values],
+        ).fetchall()
+        return [tuple(row) for row in rows]
+
+    # -- search keys --------------------------------------------------------------
+
+    def key_sources(self, ids: Sequence[str]) -> list[KeySource]:
+        found: list[KeySource] = []
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            rows = self.con.execute(
+                f"SELECT {KEY_COLUMNS} FROM memories WHERE id IN ({', '.join('?' * len(part))})",
+                part,
+            )
+            found.extend(KeySource(*row) for row in rows)
+        return found
+
+    def thread_adjacent(self, ids: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:
+        found: dict[str, tuple[str | None, str | None]] = {}
+        side = (
+            "(SELECT o.id FROM memories o WHERE o.realm = m.realm AND o.scope = m.scope "
+            "AND o.thread = m.thread AND o.num {op} m.num ORDER BY o.num {order} LIMIT 1)"
+        )
+        before, after = side.format(op="<", order="DESC"), side.format(op=">", order="ASC")
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            rows = self.con.execute(
+                f"SELECT m.id, {before}, {after} FROM memories m "
+                f"WHERE m.id IN ({', '.join('?' * len(part))}) AND m.thread IS NOT NULL",
+                part,
+            )
+            found.update((row[0], (row[1], row[2])) for row in rows)
+        return found
+
+    def thread_positions(self, ids: Sequence[str]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            rows = self.con.execute(
+                "SELECT m.id, (SELECT count(*) FROM memories o WHERE o.realm = m.realm "
+                "AND o.scope = m.scope AND o.thread = m.thread AND o.num <= m.num) "
+                f"FROM memories m WHERE m.id IN ({', '.join('?' * len(part))}) "
+                "AND m.thread IS NOT NULL",
+                part,
+            )
+            found.update(rows)
+        return found
+
+    def set_keys(self, keys: Sequence[SearchKey]) -> None:
+        self.con.executemany(
+            "UPDATE memories SET context = ? WHERE num = ?",
+            [(k.context, k.num) for k in keys if k.context is not None],
+        )
+        self.con.executemany(
+            # REPLACE deletes the old row: the new one takes a fresh, higher ``vec``.
+            "INSERT OR REPLACE INTO memory_vectors(memory_num, model, dim, vector) "
+            "VALUES (?, ?, ?, ?)",
+            [
+                (k.num, v.model, v.dim, vector_bytes(v.vector))
+                for k in keys
+                if (v := k.vector) is not None
+            ],
+        )
+        self.con.executemany(
+            "DELETE FROM memory_vectors WHERE memory_num = ?",
+            [(k.num,) for k in keys if k.vector is None],
+        )
+
+    def vectors_after(self, model: str, vec: int, limit: int) -> VectorRows:
+        rows = self.con.execute(
+            "SELECT v.vec, v.memory_num, v.dim, v.vector, m.realm "
+            "FROM memory_vectors v JOIN memories m ON m.num = v.memory_num "
+            "WHERE v.model = ? AND v.vec > ? ORDER BY v.vec LIMIT ?",
+            (model, vec, limit),
+        ).fetchall()
+        if not rows:
+            return VectorRows(vec, [], [], [], [])
+        vecs, nums, dims, blobs, realms = (list(column) for column in zip(*rows, strict=True))
+        return VectorRows(vecs[-1], nums, dims, realms, blobs)
+
+    def saw_stale_vectors(self) -> bool:
+        return False  # vectors are stored in the write's own transaction
+
+    def stale_vectors(self, limit: int) -> list[str]:
+        return []
+
+    def pending_vectors(self, model: str) -> int:
+        return 0
+
+    def vector_count(self, model: str) -> int:
+        row = self.con.execute("SELECT count(*) FROM memory_vectors WHERE model = ?", (model,))
+        return int(row.fetchone()[0])
+
+    def vector_counts(self, realm: str | None = None) -> dict[str, int]:
+        if realm is None:
+            rows = self.con.execute("SELECT model, count(*) FROM memory_vectors GROUP BY model")
+        else:
+            rows = self.con.execute(
+                "SELECT v.model, count(*) FROM memory_vectors v "
+                "JOIN memories m ON m.num = v.memory_num WHERE m.realm = ? GROUP BY v.model",
+                (realm,),
+            )
+        return {model: count for model, count in rows}
+
+    def filter_nums(self, where: MemoryFilter, nums: Sequence[int]) -> dict[int, str]:
+        clause, args = self._filter_sql(where)
+        found: dict[int, str] = {}
+        for start in range(0, len(nums), 500):
+            part = list(nums[start : start + 500])
+            # CROSS JOIN keeps the numbers outermost: each row is fetched by its key, never
+            # by scanning the realm's index (which the planner would pick without stats).
+            rows = self.con.execute(
+                f"WITH c(num) AS (VALUES {', '.join(['(?)'] * len(part))}) "
+                f"SELECT m.num, m.id FROM c CROSS JOIN memories m ON m.num = c.num "
+                f"WHERE {clause}",
+                [*part, *args],
+            )
+            found.update(rows)
+        return found
+
+    def subjects_named(self, realm: str, phrases: Sequence[str]) -> list[str]:
+        found: set[str] = set()
+        for start in range(0, len(phrases), 500):
+            part = phrases[start : start + 500]
+            rows = self.con.execute(
+                "SELECT DISTINCT subject FROM memories WHERE realm = ? AND subject COLLATE NOCASE "
+                f"IN ({', '.join('?' * len(part))})",
+                [realm, *part],
+            )
+            found.update(r[0] for r in rows)
+        return sorted(found)
+
+    # -- the event log ---------------------------------------------------------
+
+    def append_event(self, event: Event) -> None:
+        self.con.execute(
+            "INSERT INTO events(seq, event_id, realm, memory_id, kind, tx_time, principal, "
+            "reason, payload, payload_digest, prev_hash, hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                event.seq,
+                event.event_id,
+                event.realm,
+                event.memory_id,
+                event.kind,
+                stamp(event.tx_time),
+                event.principal,
+                event.reason,
+                event.payload,
+                event.payload_digest,
+                event.prev_hash,
+                event.hash,
+            ),
+        )
+        self._head = (event.seq, event.hash)
+
+    def iter_events(self, realm: str | None = None) -> Iterator[Event]:
+        sql = f"SELECT {EVENT_COLUMNS} FROM events"
+        args: list[Any] = []
+        if realm is not None:
+            sql += " WHERE realm = ?"
+            args.append(realm)
+        for r in self.con.execute(sql + " ORDER BY seq", args):
+            yield event_of(r)
+
+    def count_events(self) -> int:
+        return int(self.con.execute("SELECT count(*) FROM events").fetchone()[0])
+
+    def list_events(
+        self, realm: str, after_seq: int, limit: int, memory_id: str | None = None
+    ) -> list[Event]:
+        rows = self.con.execute(
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE realm = ? AND seq > ? "
+            "AND (? IS NULL OR memory_id = ?) ORDER BY seq LIMIT ?",
+            (realm, after_seq, memory_id, memory_id, limit),
+        )
+        return [event_of(r) for r in rows]
