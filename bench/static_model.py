@@ -10,7 +10,7 @@ from a model hub. Recipe:
 2. each row is quantised to int8 with its own float32 scale.
 
 The bundle (``vocab.txt``, ``vectors.npy``, ``scales.npy``, ``manifest.json``)
-is what ``retain.search.embed.StaticModel`` reads with numpy alone.
+is what ``retain.search.static_model.StaticModel`` reads with numpy alone.
 
 Run it in a separate virtual environment (torch is large):
 
@@ -91,7 +91,7 @@ def compare(model: object, out: Path) -> float:
     import numpy as np
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-    from retain.search.embed import StaticEmbedder
+    from retain.search.static_model import StaticEmbedder
 
     ours = StaticEmbedder(str(out)).embed(SAMPLES)
     theirs = np.asarray(model.encode(SAMPLES), dtype=np.float32)  # type: ignore[attr-defined]

@@ -30,6 +30,7 @@ UNUSED_BY_GET = (
     "retain.migrate",
     "retain.search.lexical",
     "retain.search.rank",
+    "retain.search.static_model",  # the static model: a read embeds nothing
     "retain.search.npy",  # the static model's reader: a read loads no model
     "hashlib",  # OpenSSL: a read hashes nothing
     "tomllib",  # a home without config.toml has nothing to parse
@@ -134,7 +135,7 @@ def test_add_makes_its_vector_without_numpy_and_prints_without_rich(home: Path) 
     result, loaded = retain(home, "add", "tz", "-d", "Alice is in UTC+8")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "Saved memory 'tz' (priority 5, global).\n"
-    assert "retain.search.embed" in loaded  # its vector is made, by the static model
+    assert "retain.search.static_model" in loaded  # its vector is made, by the static model
     assert heavy(loaded) == {"retain.service"}
     assert "numpy" not in loaded
 

@@ -25,18 +25,12 @@ from typing import TYPE_CHECKING
 from retain.chrono import in_zone, parse_stamp
 from retain.errors import EmbedderFailed, RetainError
 from retain.model import Memory
-from retain.search.embed import (
-    Embedder,
-    StaticEmbedder,
-    check_shape,
-    mixed,
-    normalised,
-    unit,
-)
+from retain.search.embed import Embedder, check_shape, normalised
 from retain.storage.base import KeySource, Reads, SearchKey, StoredVector, Transaction
 
 if TYPE_CHECKING:
     from retain.search.embed import Matrix
+    from retain.search.static_model import StaticEmbedder
     from retain.storage.base import Vector
 
 RADIUS = 2
@@ -174,6 +168,10 @@ def build(
     arounds = [i for i, (_, around) in enumerate(contexts) if around]
     around_texts = [contexts[i][1] for i in arounds]
     vectors: Sequence[Vector]
+    # the static model's module, here: a process that makes no vector (``retain get``) never
+    # loads it, and one that made a static embedder has it loaded already
+    from retain.search.static_model import StaticEmbedder
+
     if isinstance(embedder, StaticEmbedder) and few([*texts, *around_texts]):
         vectors = _build_few(embedder, texts, arounds, around_texts)
     else:
@@ -207,6 +205,8 @@ def _build_few(
     embedder: StaticEmbedder, texts: list[str], arounds: list[int], around_texts: list[str]
 ) -> Sequence[Vector]:
     """``build``'s vectors in plain Python: the same float32 values as with numpy."""
+    from retain.search.static_model import mixed, unit
+
     try:
         own = embedder.embed_few(texts)
         if arounds:

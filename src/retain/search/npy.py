@@ -1,5 +1,5 @@
 """An ``.npy`` file's array read from its header without numpy: what the static model's
-files hold (``search/embed.py``), read the first time a model loads."""
+files hold (``search/static_model.py``), read the first time a model loads."""
 
 from __future__ import annotations
 

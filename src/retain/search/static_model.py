@@ -1,0 +1,374 @@
+"""The static model: the default embedder, a word-piece model read with numpy alone.
+
+``StaticModel`` reads a model directory (the package's own in ``search/models/``, which
+``bench/static_model.py`` builds, or one of the same layout) over its mapped files,
+checked against its manifest, and cuts text into word pieces as BERT's uncased
+WordPiece tokenizer does; ``StaticEmbedder`` is the ``static`` provider over it. A
+batch is embedded with numpy; a write's few texts are embedded in plain Python
+(``StaticModel.embed_few``, ``unit``, ``mixed``) to the same float32 bytes, so a
+process that makes only those vectors never imports numpy. The model's reader
+(``search/npy.py``) and hashlib are imported the first time a model loads.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import math
+import mmap
+import os
+import re
+import unicodedata
+from array import array
+from collections.abc import Sequence
+from itertools import repeat
+from operator import add, mul
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from retain.errors import EmbedderFailed
+from retain.search.embed import DEFAULT_STATIC_MODEL, MODELS_DIR, normalised
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from retain.search.embed import Matrix
+
+# -- static word-piece models ---------------------------------------------------
+
+
+def _is_punctuation(char: str) -> bool:
+    code = ord(char)
+    if 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or 123 <= code <= 126:
+        return True
+    return unicodedata.category(char).startswith("P")
+
+
+def _is_cjk(code: int) -> bool:
+    return (
+        0x4E00 <= code <= 0x9FFF
+        or 0x3400 <= code <= 0x4DBF
+        or 0x20000 <= code <= 0x2A6DF
+        or 0x2A700 <= code <= 0x2B73F
+        or 0x2B740 <= code <= 0x2B81F
+        or 0x2B820 <= code <= 0x2CEAF
+        or 0xF900 <= code <= 0xFAFF
+        or 0x2F800 <= code <= 0x2FA1F
+    )
+
+
+_ASCII_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_ASCII_PIECES = re.compile(r"[a-z0-9]+|[!-/:-@\[-`{-~]")
+
+
+def basic_words(text: str) -> list[str]:
+    """BERT's basic tokenisation, uncased: clean, split CJK, fold accents, split punctuation.
+
+    An ASCII word (most of most text) takes a regular expression; only words with
+    other characters go through the character-by-character path.
+    """
+    text = _ASCII_CONTROL.sub("", text)
+    if text.isascii():
+        return _ASCII_PIECES.findall(text.lower())
+    words: list[str] = []
+    for token in text.split():
+        if token.isascii():
+            words.extend(_ASCII_PIECES.findall(token.lower()))
+        else:
+            words.extend(_unicode_words(token))
+    return words
+
+
+def _unicode_words(text: str) -> list[str]:
+    chars = []
+    for char in text:
+        code = ord(char)
+        control = unicodedata.category(char).startswith("C") and char not in "\t\n\r"
+        if code == 0 or code == 0xFFFD or control:
+            continue
+        if _is_cjk(code):
+            chars.append(f" {char} ")
+        elif char.isspace():
+            chars.append(" ")
+        else:
+            chars.append(char)
+    words: list[str] = []
+    for token in "".join(chars).lower().split():
+        token = "".join(
+            c for c in unicodedata.normalize("NFD", token) if unicodedata.category(c) != "Mn"
+        )
+        current = ""
+        for char in token:
+            if _is_punctuation(char):
+                if current:
+                    words.append(current)
+                    current = ""
+                words.append(char)
+            else:
+                current += char
+        if current:
+            words.append(current)
+    return words
+
+
+class StaticModel:
+    """A static model: one vector per word piece, a text is the mean of its pieces.
+
+    Loaded from a directory holding ``vocab.txt`` (one piece per line, in id
+    order), ``vectors.npy`` (int8, one row per piece), ``scales.npy`` (float32,
+    each row's scale) and ``manifest.json`` (name, dim, sha256 of each file),
+    which is checked before use. Text is cut into pieces as BERT's uncased
+    WordPiece tokenizer cuts it (clean, split CJK and punctuation, fold case
+    and accents, longest match first).
+
+    A text is embedded two ways that give the same float32 vector: ``embed`` with
+    numpy (a batch), ``embed_few`` in plain Python over the mapped rows (a write's few
+    texts, in a process that has not loaded numpy: importing it costs more than the
+    arithmetic). The plain path rounds to float32 after every operation, in the order
+    numpy adds, so both store the same bytes.
+    """
+
+    MAX_WORD_CHARS = 100
+    MAX_PIECES = 512
+    ARRAYS = ("vectors.npy", "scales.npy")
+    CACHED_WORDS = 200_000
+
+    def __init__(self, directory: Path) -> None:
+        manifest_path = directory / "manifest.json"
+        try:
+            manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+            files = {n: _mapped(directory / n) for n in ("vocab.txt", *self.ARRAYS)}
+        except (OSError, ValueError) as exc:
+            raise EmbedderFailed(
+                f"cannot read the static model in {directory}: {exc}",
+                remedy="reinstall retain, or choose another embedder",
+                path=str(directory),
+            ) from exc
+        sums = manifest.get("sha256") if isinstance(manifest, dict) else None
+        if not isinstance(sums, dict) or not isinstance(manifest.get("name"), str):
+            raise EmbedderFailed(
+                f"the static model's manifest in {directory} lacks its name or checksums",
+                remedy="reinstall retain, or choose another embedder",
+                path=str(directory),
+            )
+        import hashlib
+
+        from retain.search.npy import NpyArray
+
+        for label, data in files.items():
+            if hashlib.sha256(data).hexdigest() != sums.get(label):
+                raise EmbedderFailed(
+                    f"the static model's {label} in {directory} does not match its manifest",
+                    remedy="reinstall retain, or choose another embedder",
+                    path=str(directory),
+                )
+        self.name = manifest["name"]
+        self.pieces = bytes(files["vocab.txt"]).decode("utf-8").split("\n")
+        if self.pieces and self.pieces[-1] == "":
+            self.pieces.pop()
+        self.ids = dict(zip(self.pieces, range(len(self.pieces)), strict=True))
+        # a bound on a piece's length (a "##" piece counts its marks): only tries are skipped
+        self.longest = max(map(len, self.pieces), default=1)
+        self.unknown = self.ids.get("[UNK]")
+        # Kept as stored (int8 rows, a float32 scale each), over the mapped file itself:
+        # a text's pieces are scaled when it is embedded, so loading copies no row.
+        try:
+            rows = NpyArray.read(files["vectors.npy"], ("|i1",), dims=2)
+            scales = NpyArray.read(files["scales.npy"], ("<f4", "<f8"), dims=1)
+        except ValueError as exc:
+            raise EmbedderFailed(
+                f"the static model's arrays in {directory} cannot be read: {exc}",
+                remedy="reinstall retain, or choose another embedder",
+                path=str(directory),
+            ) from exc
+        if rows.shape[0] != len(self.pieces) or scales.shape != rows.shape[:1]:
+            raise EmbedderFailed(
+                f"the static model in {directory} has {len(self.pieces)} pieces "
+                f"but {rows.shape[0]} vectors and {scales.shape[0]} scales",
+                remedy="reinstall retain, or choose another embedder",
+                path=str(directory),
+            )
+        self._layout = rows
+        self._rows = rows.values.cast("b")  # signed bytes, in the file's order
+        self._scales = array("f", scales.floats())  # as numpy's astype(float32) rounds
+        self._known: dict[str, tuple[int, ...]] = {}  # word → its pieces, unknown ones left out
+
+    @property
+    def dim(self) -> int:
+        return self._layout.shape[1]
+
+    @functools.cached_property
+    def rows(self) -> npt.NDArray[np.int8]:
+        """The rows as a numpy array over the mapped file (made the first time it is used)."""
+        import numpy as np
+
+        flat = np.frombuffer(self._rows, dtype=np.int8)
+        return flat.reshape(self._layout.shape, order="F" if self._layout.fortran else "C")
+
+    @functools.cached_property
+    def scales(self) -> Matrix:
+        import numpy as np
+
+        return np.frombuffer(self._scales, dtype=np.float32)
+
+    def _word_ids(self, word: str) -> tuple[int, ...]:
+        """Greedy longest-match-first word pieces of one basic word."""
+        if len(word) > self.MAX_WORD_CHARS:
+            return () if self.unknown is None else (self.unknown,)
+        found: list[int] = []
+        start = 0
+        while start < len(word):
+            end = min(len(word), start + self.longest)  # no piece is longer: skip those tries
+            piece_id = None
+            while start < end:
+                piece = word[start:end] if start == 0 else "##" + word[start:end]
+                piece_id = self.ids.get(piece)
+                if piece_id is not None:
+                    break
+                end -= 1
+            if piece_id is None:
+                return () if self.unknown is None else (self.unknown,)
+            found.append(piece_id)
+            start = end
+        return tuple(found)
+
+    def token_ids(self, text: str) -> list[int]:
+        """The known pieces of ``text``, at most ``MAX_PIECES`` (unknown ones are dropped,
+        as model2vec drops them). Words are looked up in bulk; only new ones are cut."""
+        known = self._known
+        words = basic_words(text)
+        pieces: list[tuple[int, ...] | None] = list(map(known.get, words))
+        if None in pieces:
+            for at, word in enumerate(words):
+                if pieces[at] is None:
+                    cut = tuple(i for i in self._word_ids(word) if i != self.unknown)
+                    if len(known) < self.CACHED_WORDS:
+                        known[word] = cut
+                    pieces[at] = cut
+        ids = list(itertools.chain.from_iterable(cast(list[tuple[int, ...]], pieces)))
+        return ids[: self.MAX_PIECES]
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        """The mean piece vector of each text (zero for a text with no known piece)."""
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            ids = self.token_ids(text)
+            if ids:
+                pieces = self.rows.take(ids, axis=0).astype(np.float32)
+                pieces *= self.scales.take(ids)[:, None]
+                out[row] = pieces.sum(axis=0) / len(ids)
+        return out
+
+    def embed_few(self, texts: Sequence[str]) -> list[array[float]]:
+        """``embed`` in plain Python, a float32 array per text: the same values, as
+        numpy makes them (each piece's row scaled, the rows added in order, divided
+        by their count), each step rounded to float32."""
+        dim, rows, scales = self.dim, self._rows, self._scales
+        step, across = (1, len(self.pieces)) if self._layout.fortran else (dim, 1)
+        out = []
+        for text in texts:
+            mean = array("f", bytes(4 * dim))  # numpy's sum starts from zeros
+            ids = self.token_ids(text)
+            for i in ids:
+                row = rows[i * step : i * step + dim * across : across]
+                mean = array("f", map(add, mean, array("f", map(mul, row, repeat(scales[i])))))
+            if ids:
+                count = len(ids)
+                mean = array("f", [x / count for x in mean])
+            out.append(mean)
+        return out
+
+
+class StaticEmbedder:
+    """A static model of the package's, or one in a directory of the same layout."""
+
+    def __init__(self, model: str) -> None:
+        directory = MODELS_DIR / model if "/" not in model and os.sep not in model else Path(model)
+        if not directory.is_dir():
+            raise EmbedderFailed(
+                f"no static model {model!r} (looked in {directory})",
+                remedy=f"use the built-in {DEFAULT_STATIC_MODEL!r} or a directory path",
+                model=model,
+            )
+        self._model = _static_model(directory.resolve())
+
+    @property
+    def model_id(self) -> str:
+        return f"static:{self._model.name}"
+
+    @property
+    def dim(self) -> int:
+        return self._model.dim
+
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        return normalised(self._model.embed(texts))
+
+    def embed_few(self, texts: Sequence[str]) -> list[array[float]]:
+        """``embed`` without numpy: a float32 array per text, the same values."""
+        return [unit(row) for row in self._model.embed_few(texts)]
+
+
+# -- float32 arithmetic without numpy --------------------------------------------
+# A double holds the exact result of +, -, *, / or sqrt of two float32 values to more than
+# twice float32's precision, so rounding it to float32 gives what float32 arithmetic gives.
+
+
+def f32(x: float) -> float:
+    """``x`` rounded to float32 (as a Python float)."""
+    return array("f", (x,))[0]
+
+
+def _pairwise_sum(values: array[float], start: int, n: int) -> float:
+    """numpy's float32 sum of ``values[start:start + n]``: eight running sums over
+    blocks of up to 128, halves of larger runs added (its ``pairwise_sum``)."""
+    if n < 8:
+        total = 0.0
+        for x in values[start : start + n]:
+            total = f32(total + x)
+        return total
+    if n <= 128:
+        sums = values[start : start + 8]
+        whole = n - n % 8
+        for at in range(start + 8, start + whole, 8):
+            sums = array("f", map(add, sums, values[at : at + 8]))
+        r = [f32(sums[i] + sums[i + 1]) for i in (0, 2, 4, 6)]
+        total = f32(f32(r[0] + r[1]) + f32(r[2] + r[3]))
+        for x in values[start + whole : start + n]:
+            total = f32(total + x)
+        return total
+    half = n // 2
+    half -= half % 8
+    return f32(_pairwise_sum(values, start, half) + _pairwise_sum(values, start + half, n - half))
+
+
+def unit(row: array[float]) -> array[float]:
+    """``row`` scaled to unit length as ``normalised`` scales a row (zero stays zero)."""
+    squares = array("f", map(mul, row, row))
+    norm = f32(math.sqrt(f32(0.0 + _pairwise_sum(squares, 0, len(squares)))))
+    if norm == 0:
+        return array("f", row)
+    return array("f", [x / norm for x in row])
+
+
+def mixed(own: array[float], other: array[float], weight: float) -> array[float]:
+    """``own + weight × other`` as numpy computes it in float32 (then ``unit`` it)."""
+    w = f32(weight)
+    return array("f", map(add, own, array("f", [w * x for x in other])))
+
+
+def _mapped(path: Path) -> mmap.mmap | bytes:
+    """A file's bytes, mapped read-only (an empty file, which cannot be mapped, read)."""
+    with path.open("rb") as handle:
+        try:
+            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except (ValueError, OSError):
+            return handle.read()
+
+
+@functools.lru_cache(maxsize=4)
+def _static_model(directory: Path) -> StaticModel:
+    return StaticModel(directory)
