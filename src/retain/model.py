@@ -1,17 +1,72 @@
 """The nouns: frozen value types that cross every layer.
 
-Nothing here touches storage or enforces a rule; the service does that.
+The enums and scopes, and what a store holds: a memory, a project, an agent, a team,
+an event of the log, a proposal, a fact, an injection, a listing's position. What the
+verbs take and give back (``WriteRequest``, ``WriteResult``, ``SearchResult``, ...)
+is in ``retain.results``, over these; each of its names is named from here too,
+imported the first time it is asked for, so ``from retain.model import WriteResult``
+keeps working. Nothing here touches storage or enforces a rule; the service does that.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import importlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from retain.chrono import age_phrase, stamp
+from retain.chrono import stamp
+
+if TYPE_CHECKING:
+    from retain.results import ContextResult as ContextResult
+    from retain.results import DeleteResult as DeleteResult
+    from retain.results import EditResult as EditResult
+    from retain.results import ExportResult as ExportResult
+    from retain.results import FactChange as FactChange
+    from retain.results import MigrateResult as MigrateResult
+    from retain.results import ReadResult as ReadResult
+    from retain.results import Reference as Reference
+    from retain.results import Restore as Restore
+    from retain.results import SearchHit as SearchHit
+    from retain.results import SearchResult as SearchResult
+    from retain.results import StoreStatus as StoreStatus
+    from retain.results import VerifyReport as VerifyReport
+    from retain.results import WriteRequest as WriteRequest
+    from retain.results import WriteResult as WriteResult
+    from retain.results import exported_text as exported_text
+
+# What ``retain.results`` holds, still named from here (it imports this module, so this
+# one imports it when one of them is first asked for).
+_RESULTS = frozenset(
+    (
+        "ContextResult",
+        "DeleteResult",
+        "EditResult",
+        "ExportResult",
+        "FactChange",
+        "MigrateResult",
+        "ReadResult",
+        "Reference",
+        "Restore",
+        "SearchHit",
+        "SearchResult",
+        "StoreStatus",
+        "VerifyReport",
+        "WriteRequest",
+        "WriteResult",
+        "exported_text",
+    )
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _RESULTS:
+        value = getattr(importlib.import_module("retain.results"), name)
+        globals()[name] = value  # the next lookup is a plain one
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 DEFAULT_REALM = "default"
 GLOBAL_SCOPE = "global"
@@ -191,14 +246,6 @@ class Project:
 
 
 @dataclass(frozen=True, slots=True)
-class ExportResult:
-    """What an export wrote, and the agents' memories it left out (not in the format yet)."""
-
-    memories: int
-    left_out: int = 0
-
-
-@dataclass(frozen=True, slots=True)
 class Proposal:
     """An agent's request to write beyond its own scope, for a curator to decide."""
 
@@ -255,66 +302,6 @@ class Injection:
 
 
 @dataclass(frozen=True, slots=True)
-class ContextResult:
-    """The memory section rendered for one view, and what went into it."""
-
-    text: str
-    full: bool  # the whole section (else only what changed since the session's last turn)
-    session: str
-    project: str | None
-    changes: tuple[str, ...]  # the kinds of change a delta holds (empty for a full one)
-    injected: tuple[Injection, ...]  # the injection ledger rows this render wrote
-    inline_bytes: int  # every inline body in force in the view
-    inline_budget: int
-    index_left_out: int  # index memories not listed for the ceilings
-    search_only: int
-    expired: int
-    recall: str  # off (no turn text), ok, or skipped
-    recall_note: str | None = None  # why recall was skipped
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "text": self.text,
-            "full": self.full,
-            "session": self.session,
-            "project": self.project,
-            "changes": list(self.changes),
-            "injected": [i.to_dict() for i in self.injected],
-            "inline_bytes": self.inline_bytes,
-            "inline_budget": self.inline_budget,
-            "index_left_out": self.index_left_out,
-            "search_only": self.search_only,
-            "expired": self.expired,
-            "recall": self.recall,
-            "recall_note": self.recall_note,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class MigrateResult:
-    """What ``migrate_to`` copied (a copy that did not verify raised instead)."""
-
-    source: str
-    target: str
-    realms: int
-    memories: int
-    events: int
-    chain_head: str  # the same in both stores
-    rekeyed: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "target": self.target,
-            "realms": self.realms,
-            "memories": self.memories,
-            "events": self.events,
-            "chain_head": self.chain_head,
-            "rekeyed": self.rekeyed,
-        }
-
-
-@dataclass(frozen=True, slots=True)
 class ListPosition:
     """Where a memory stands in index order (priority, then newest first, then id): a
     listing continues after it, whatever has changed since."""
@@ -361,213 +348,6 @@ class Event:
 
 
 @dataclass(frozen=True, slots=True)
-class Restore:
-    """Values an import brings back as they were, instead of stamping new ones."""
-
-    created_at: datetime
-    verified_at: datetime
-    read_count: int
-
-
-@dataclass(frozen=True, slots=True)
-class WriteRequest:
-    """One memory write. ``None`` keeps what is there; ``""`` clears body or expiry,
-    ``[]`` clears a list."""
-
-    name: str
-    description: str | None = None
-    body: str | None = None
-    tags: Sequence[str] | None = None
-    priority: int | None = None
-    load: str | Load | None = None
-    references: Sequence[str] | None = None
-    source: str | None = None
-    expires: str | None = None
-    subject: str | None = None
-    thread: str | None = None
-    valid_from: str | None = None
-    project: str | None = None
-    tier: str | None = None
-    verified: bool = False
-    create_only: bool = False
-    expected_hash: str | None = None
-    restore: Restore | None = None
-    exact_tier: bool = False
-
-
-def exported_text(memory: Memory) -> str:
-    """``memory`` as the text an export writes for it (frontmatter, then the body): what
-    a change's ``before`` and ``after`` are drawn over."""
-    # transfer imports this module, so its renderer is imported when a text is asked
-    # for: one renderer for exports and diffs, and no YAML work for a result whose
-    # texts nobody reads (a batch write or an import).
-    from retain.transfer import render
-
-    return render(memory).decode("utf-8")
-
-
-class _Changed:
-    """``before`` and ``after`` of a result that changed ``memory`` from ``previous``
-    (None: the change created it), rendered only when read."""
-
-    __slots__ = ()
-    memory: Memory
-    previous: Memory | None
-
-    @property
-    def before(self) -> str | None:
-        return None if self.previous is None else exported_text(self.previous)
-
-    @property
-    def after(self) -> str:
-        return exported_text(self.memory)
-
-
-@dataclass(frozen=True, slots=True)
-class WriteResult(_Changed):
-    """What a write did. ``before`` and ``after`` are the memory's exported text before
-    and after it (``before`` None for a new memory; equal when nothing changed)."""
-
-    memory: Memory
-    created: bool
-    changed: bool
-    notes: tuple[str, ...] = ()
-    previous: Memory | None = None  # the memory as it was (None: the write created it)
-
-    def to_dict(self, now: datetime) -> dict[str, Any]:
-        return {
-            **self.memory.to_dict(now, body=True),
-            "created": self.created,
-            "changed": self.changed,
-            "notes": list(self.notes),
-            "before": self.before,
-            "after": self.after,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Reference:
-    """One line of a memory's references, resolved when it names a memory."""
-
-    target: str
-    description: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class ReadResult:
-    memory: Memory
-    text: str
-    offset: int
-    next_offset: int | None
-    total_chars: int
-    caption: str
-    references: tuple[Reference, ...]
-    referenced_by: tuple[str, ...]
-
-    def to_dict(self, now: datetime) -> dict[str, Any]:
-        """The memory's record (without its whole body) and this page of the body."""
-        return {
-            **self.memory.to_dict(now),
-            "text": self.text,
-            "offset": self.offset,
-            "next_offset": self.next_offset,
-            "total_chars": self.total_chars,
-            "caption": self.caption,
-            "references": [
-                {"target": r.target, "description": r.description} for r in self.references
-            ],
-            "referenced_by": list(self.referenced_by),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class EditResult(_Changed):
-    """What an edit did; ``before`` and ``after`` are the memory's exported text."""
-
-    memory: Memory
-    replacements: int
-    excerpt: str
-    previous: Memory | None = None  # the memory as it was before the edit
-
-    def to_dict(self, now: datetime) -> dict[str, Any]:
-        return {
-            **self.memory.to_dict(now, body=True),
-            "replacements": self.replacements,
-            "excerpt": self.excerpt,
-            "before": self.before,
-            "after": self.after,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class DeleteResult:
-    """What a delete removed: the memory as it was (``before``, its exported text;
-    ``after`` is None) and what still references it."""
-
-    memory: Memory
-    referenced_by: tuple[str, ...]
-
-    @property
-    def before(self) -> str:
-        return exported_text(self.memory)
-
-    @property
-    def after(self) -> None:
-        return None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "removed": self.memory.name,
-            "referenced_by": list(self.referenced_by),
-            "before": self.before,
-            "after": self.after,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class SearchHit:
-    memory: Memory
-    score: float
-    senses: tuple[str, ...]
-    scanned_terms: tuple[str, ...] = ()
-    queries: tuple[str, ...] = ()
-    expired: bool = False  # past its expiry when the search ran
-
-    def to_dict(self, now: datetime) -> dict[str, Any]:
-        """The memory's public record with how it was found (a short body whole)."""
-        record = self.memory.to_dict(now)
-        record.update(
-            expired=self.expired,
-            score=round(self.score, 6),
-            senses=list(self.senses),
-            scanned=list(self.scanned_terms),
-            verified=self.memory.was_verified,
-            age=age_phrase(self.memory.created_at, now),
-        )
-        if self.memory.short_body is not None:
-            record["body"] = self.memory.short_body
-        return record
-
-
-@dataclass(frozen=True, slots=True)
-class SearchResult:
-    hits: tuple[SearchHit, ...]
-    summary: str
-    listing: bool
-    embedder: str = ""
-    degraded: str | None = None  # why the configured embedder is not the one in use
-
-    def to_dict(self, now: datetime) -> dict[str, Any]:
-        return {
-            "summary": self.summary,
-            "listing": self.listing,
-            "embedder": self.embedder,
-            "degraded": self.degraded,
-            "memories": [hit.to_dict(now) for hit in self.hits],
-        }
-
-
-@dataclass(frozen=True, slots=True)
 class Fact:
     """One version of a fact (a memory with a subject and a predicate, its body the
     value), on both time axes as known at one moment: ``valid_from``/``valid_to`` when
@@ -610,93 +390,4 @@ class Fact:
             "status": self.status.value,
             "supersedes": self.supersedes,
             "superseded_by": self.superseded_by,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class FactChange:
-    """What a fact write or retraction did: the version it wrote or retracted, and the
-    one it ended (a write) or brought back (a retraction). ``changed`` is False for a
-    write of the value already current: nothing was written."""
-
-    fact: Fact
-    other: Fact | None
-    changed: bool
-
-    def to_dict(self, verb: str) -> dict[str, Any]:
-        other = "superseded" if verb == "write" else "restored"
-        return {
-            "fact": self.fact.to_dict(),
-            other: self.other.to_dict() if self.other else None,
-            "changed": self.changed,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class VerifyReport:
-    ok: bool
-    memories: int
-    index_documents: int
-    index_sound: bool
-    events: int
-    chain_ok: bool
-    problems: tuple[str, ...]
-    rebuilt: bool = False
-    vectors: int = 0
-    pending_vectors: int = 0  # vectors a committed write has yet to store: work, not damage
-    # events stamped before their predecessor by a version that read the time before the
-    # write lock, before the store held the rule: counted, not a fault
-    early_reversals: int = 0
-    notes: tuple[str, ...] = ()  # what is worth knowing and is no problem
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "memories": self.memories,
-            "index_documents": self.index_documents,
-            "index_sound": self.index_sound,
-            "events": self.events,
-            "chain_ok": self.chain_ok,
-            "vectors": self.vectors,
-            "pending_vectors": self.pending_vectors,
-            "early_reversals": self.early_reversals,
-            "problems": list(self.problems),
-            "notes": list(self.notes),
-            "rebuilt": self.rebuilt,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class StoreStatus:
-    location: str
-    schema_version: int
-    realm: str
-    memories: int
-    projects: int
-    events: int
-    chain_head: str
-    inline_bytes: int
-    inline_max_bytes: int
-    size_bytes: int
-    embedder: str = ""  # the model in use
-    embedder_configured: str = ""
-    degraded: str | None = None  # why the configured embedder is not the one in use
-    vectors: int = 0  # memories of the realm with a vector of the model in use
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "location": self.location,
-            "schema_version": self.schema_version,
-            "realm": self.realm,
-            "memories": self.memories,
-            "projects": self.projects,
-            "events": self.events,
-            "chain_head": self.chain_head,
-            "inline_bytes": self.inline_bytes,
-            "inline_max_bytes": self.inline_max_bytes,
-            "size_bytes": self.size_bytes,
-            "embedder": self.embedder,
-            "embedder_configured": self.embedder_configured,
-            "degraded": self.degraded,
-            "vectors": self.vectors,
         }
