@@ -45,7 +45,8 @@ from typing import Any
 
 import retain
 from retain.errors import RetainError
-from retain.model import Status, WriteRequest
+from retain.model import Status
+from retain.results import WriteRequest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from crash import each_backend, verify_report  # noqa: E402  (bench/ is not a package)

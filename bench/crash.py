@@ -54,7 +54,8 @@ from typing import Any
 
 import retain
 from retain.errors import IntegrityFailed
-from retain.model import Status, VerifyReport, WriteRequest
+from retain.model import Status
+from retain.results import VerifyReport, WriteRequest
 from retain.service import MemoryService
 
 AGENT = "crashbot"

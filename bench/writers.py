@@ -60,7 +60,7 @@ from typing import Any
 
 import retain
 from retain.errors import StoreBusy
-from retain.model import WriteRequest
+from retain.results import WriteRequest
 
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))

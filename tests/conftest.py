@@ -36,7 +36,7 @@ import pytest
 from retain.chrono import Clock, ManualClock
 from retain.config import Settings
 from retain.errors import IntegrityFailed
-from retain.model import VerifyReport
+from retain.results import VerifyReport
 from retain.search.embed import (
     Embedder,
     EmbedderSettings,

@@ -103,7 +103,7 @@ def test_global_write_counts_global_plus_the_fullest_project(small: MemoryServic
 
 
 def test_a_batch_is_measured_as_a_whole(small: MemoryService) -> None:
-    from retain.model import WriteRequest
+    from retain.results import WriteRequest
 
     small.write("a", description="a", load="inline", body="x" * 90)
     # Alone the first would exceed; with the second shrinking 'a' the batch fits.

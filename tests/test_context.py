@@ -13,7 +13,8 @@ from retain import context, errors
 from retain.chrono import ManualClock
 from retain.config import ContextSettings, Settings
 from retain.ids import IdFactory
-from retain.model import ContextResult, Load, Memory, Status, Trust, WriteRequest
+from retain.model import Load, Memory, Status, Trust
+from retain.results import ContextResult, WriteRequest
 from retain.search.embed import EmbedderSettings
 from retain.service import MemoryService, content_hash
 from retain.service import context as context_verb

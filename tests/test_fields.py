@@ -19,7 +19,7 @@ from tests.conftest import ServiceFactory, store_state
 import retain.service
 from retain import errors, fields
 from retain.chrono import ManualClock, parse_duration, parse_valid_from
-from retain.model import WriteRequest
+from retain.results import WriteRequest
 from retain.service import MemoryService
 
 # A wrong value of every kind; each argument is given those its annotation refuses.

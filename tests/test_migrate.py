@@ -10,7 +10,7 @@ from tests.conftest import fresh_schema, raw_sql
 from retain import errors
 from retain.chrono import ManualClock
 from retain.config import Settings
-from retain.model import MigrateResult, WriteRequest
+from retain.results import MigrateResult, WriteRequest
 from retain.search.embed import EmbedderSettings
 from retain.service import MemoryService
 from retain.storage.base import Backend

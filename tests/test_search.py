@@ -7,7 +7,7 @@ from tests.conftest import ServiceFactory
 
 from retain import errors
 from retain.chrono import ManualClock
-from retain.model import SearchHit
+from retain.results import SearchHit
 from retain.search import lexical
 from retain.search.lexical import SEMANTIC, SUBJECT, THREAD, analyze
 from retain.service import MemoryService
@@ -280,7 +280,7 @@ def test_search_limit_is_bounded(service: MemoryService) -> None:
 
 
 def test_search_finds_every_match_past_the_common_word_window(service: MemoryService) -> None:
-    from retain.model import WriteRequest
+    from retain.results import WriteRequest
 
     batch = [WriteRequest(f"n{i}", description=f"common words here {i}") for i in range(7000)]
     batch.append(WriteRequest("rare", description="common words with a falcon"))
@@ -385,7 +385,7 @@ def test_a_scan_finds_every_memory_holding_a_term_and_only_those(
 def test_common_words_add_to_the_rank_of_rows_holding_the_rare_ones(
     lexical_service: MemoryService,
 ) -> None:
-    from retain.model import WriteRequest
+    from retain.results import WriteRequest
     from retain.storage.words import COMMON
 
     service = lexical_service  # the planner's order, which the semantic sense would add to
@@ -407,7 +407,7 @@ def test_common_words_add_to_the_rank_of_rows_holding_the_rare_ones(
 def test_a_small_store_with_several_frequent_words_still_ranks(
     lexical_service: MemoryService,
 ) -> None:
-    from retain.model import WriteRequest
+    from retain.results import WriteRequest
 
     service = lexical_service  # the planner's ranking, without the semantic sense
     # Two words in 1,200 rows each: together past the lead budget in a store of 1,201.
@@ -420,7 +420,7 @@ def test_a_small_store_with_several_frequent_words_still_ranks(
 
 
 def test_filters_apply_inside_the_common_word_window(service: MemoryService) -> None:
-    from retain.model import WriteRequest
+    from retain.results import WriteRequest
     from retain.storage.words import COMMON
 
     service.add_project("a")
@@ -437,7 +437,7 @@ def test_filters_apply_inside_the_common_word_window(service: MemoryService) -> 
 
 
 def test_common_words_find_the_memory_they_name_in_typed_order(service: MemoryService) -> None:
-    from retain.model import WriteRequest
+    from retain.results import WriteRequest
     from retain.storage.words import COMMON
 
     service.write("retain-docs", description="where the manual lives")

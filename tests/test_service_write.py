@@ -319,7 +319,7 @@ def test_an_agent_may_not_write_edit_or_delete_the_shared_tiers(
 
 
 def test_write_many_is_all_or_nothing(service: MemoryService) -> None:
-    from retain.model import WriteRequest
+    from retain.results import WriteRequest
 
     service.write("keep", description="kept")
     before = store_state(service)
@@ -344,7 +344,7 @@ def test_list_fields_refuse_a_bare_string(service: MemoryService, field: str) ->
 
 
 def test_a_batch_sees_its_own_earlier_writes(service: MemoryService) -> None:
-    from retain.model import WriteRequest
+    from retain.results import WriteRequest
 
     service.add_project("web")
     results = service.write_many(
@@ -366,7 +366,7 @@ def test_a_batch_sees_its_own_earlier_writes(service: MemoryService) -> None:
 
 
 def test_a_batch_refuses_a_clash_among_its_own_writes(service: MemoryService) -> None:
-    from retain.model import WriteRequest
+    from retain.results import WriteRequest
 
     service.add_project("web")
     before = store_state(service)

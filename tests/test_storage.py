@@ -29,7 +29,7 @@ from retain import errors, ledger
 from retain.chrono import TICK, ManualClock, stamp
 from retain.config import Settings
 from retain.errors import StoreError
-from retain.model import WriteRequest
+from retain.results import WriteRequest
 from retain.search import rank
 from retain.search.embed import EmbedderSettings
 from retain.service import MemoryService

@@ -3,70 +3,18 @@
 The enums and scopes, and what a store holds: a memory, a project, an agent, a team,
 an event of the log, a proposal, a fact, an injection, a listing's position. What the
 verbs take and give back (``WriteRequest``, ``WriteResult``, ``SearchResult``, ...)
-is in ``retain.results``, over these; each of its names is named from here too,
-imported the first time it is asked for, so ``from retain.model import WriteResult``
-keeps working. Nothing here touches storage or enforces a rule; the service does that.
+is in ``retain.results``, over these. Nothing here touches storage or enforces a
+rule; the service does that.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from retain.chrono import stamp
-
-if TYPE_CHECKING:
-    from retain.results import ContextResult as ContextResult
-    from retain.results import DeleteResult as DeleteResult
-    from retain.results import EditResult as EditResult
-    from retain.results import ExportResult as ExportResult
-    from retain.results import FactChange as FactChange
-    from retain.results import MigrateResult as MigrateResult
-    from retain.results import ReadResult as ReadResult
-    from retain.results import Reference as Reference
-    from retain.results import Restore as Restore
-    from retain.results import SearchHit as SearchHit
-    from retain.results import SearchResult as SearchResult
-    from retain.results import StoreStatus as StoreStatus
-    from retain.results import VerifyReport as VerifyReport
-    from retain.results import WriteRequest as WriteRequest
-    from retain.results import WriteResult as WriteResult
-    from retain.results import exported_text as exported_text
-
-# What ``retain.results`` holds, still named from here (it imports this module, so this
-# one imports it when one of them is first asked for).
-_RESULTS = frozenset(
-    (
-        "ContextResult",
-        "DeleteResult",
-        "EditResult",
-        "ExportResult",
-        "FactChange",
-        "MigrateResult",
-        "ReadResult",
-        "Reference",
-        "Restore",
-        "SearchHit",
-        "SearchResult",
-        "StoreStatus",
-        "VerifyReport",
-        "WriteRequest",
-        "WriteResult",
-        "exported_text",
-    )
-)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _RESULTS:
-        value = getattr(importlib.import_module("retain.results"), name)
-        globals()[name] = value  # the next lookup is a plain one
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 DEFAULT_REALM = "default"
 GLOBAL_SCOPE = "global"

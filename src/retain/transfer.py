@@ -40,7 +40,8 @@ from retain.errors import (
     UnknownFormatVersion,
 )
 from retain.fields import WHOLE_MAX
-from retain.model import COUNT_MAX, DEFAULT_PRIORITY, Load, Memory, Restore, WriteRequest
+from retain.model import COUNT_MAX, DEFAULT_PRIORITY, Load, Memory
+from retain.results import Restore, WriteRequest
 
 FORMAT_VERSION = 1
 MANIFEST = "export.toml"

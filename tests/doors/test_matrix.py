@@ -43,7 +43,7 @@ from retain.config import Settings
 from retain.doors import http, mcp
 from retain.doors.cli import cli
 from retain.errors import RetainError
-from retain.model import WriteRequest
+from retain.results import WriteRequest
 from retain.service import MemoryService
 from retain.storage.sqlite import SqliteBackend
 

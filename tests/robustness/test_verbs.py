@@ -29,7 +29,7 @@ from tests.robustness.strategies import (
     texts,
 )
 
-from retain.model import WriteRequest
+from retain.results import WriteRequest
 from retain.service import MemoryService
 
 

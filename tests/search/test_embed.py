@@ -20,11 +20,11 @@ from retain.search.embed import (
     MODELS_DIR,
     EmbedderSettings,
     HashEmbedder,
-    StaticEmbedder,
     check_shape,
     load_embedder,
 )
 from retain.search.lexical import SEMANTIC
+from retain.search.static_model import StaticEmbedder
 
 BUNDLED = MODELS_DIR / DEFAULT_STATIC_MODEL
 

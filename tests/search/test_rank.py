@@ -9,7 +9,8 @@ import pytest
 from tests.conftest import AxisEmbedder, ServiceFactory
 
 from retain import errors
-from retain.model import Load, Memory, SearchHit, Status, Trust, WriteRequest
+from retain.model import Load, Memory, Status, Trust
+from retain.results import SearchHit, WriteRequest
 from retain.search import rank
 from retain.search.lexical import PHRASE, SEMANTIC, STEM, SUBJECT, THREAD, SenseHits, analyze
 from retain.service import MemoryService

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import AxisEmbedder, ServiceFactory, failed_verify, store_state
 
 from retain import errors
-from retain.model import WriteRequest
+from retain.results import WriteRequest
 from retain.search import lexical
 from retain.search.lexical import SEMANTIC
 from retain.search.rank import gate_of

@@ -32,7 +32,6 @@ embedder and the reason, which ``status`` and every search result report as
 from __future__ import annotations
 
 import functools
-import importlib
 import os
 import re
 from collections.abc import Sequence
@@ -50,32 +49,6 @@ if TYPE_CHECKING:
 
     Matrix = npt.NDArray[np.float32]
 
-    from retain.search.providers import HttpEmbedder as HttpEmbedder
-    from retain.search.providers import Model2VecEmbedder as Model2VecEmbedder
-    from retain.search.providers import (
-        SentenceTransformerEmbedder as SentenceTransformerEmbedder,
-    )
-    from retain.search.static_model import StaticEmbedder as StaticEmbedder
-    from retain.search.static_model import StaticModel as StaticModel
-    from retain.search.static_model import basic_words as basic_words
-    from retain.search.static_model import f32 as f32
-    from retain.search.static_model import mixed as mixed
-    from retain.search.static_model import unit as unit
-
-# What the static model's module and the optional providers' hold, still named from here
-# (they import this module); each is imported the first time it is asked for, and
-# ``_load`` imports the provider it loads.
-_MOVED = {
-    **dict.fromkeys(
-        ("StaticModel", "StaticEmbedder", "basic_words", "f32", "unit", "mixed"),
-        "retain.search.static_model",
-    ),
-    **dict.fromkeys(
-        ("Model2VecEmbedder", "SentenceTransformerEmbedder", "HttpEmbedder"),
-        "retain.search.providers",
-    ),
-}
-
 
 def __getattr__(name: str) -> Any:
     if name == "Matrix":  # the alias, for code that names it at run time
@@ -83,9 +56,6 @@ def __getattr__(name: str) -> Any:
         import numpy.typing as npt
 
         return npt.NDArray[np.float32]
-    module = _MOVED.get(name)
-    if module is not None:
-        return getattr(importlib.import_module(module), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TypeVar
 from retain import budget, ledger
 from retain.chrono import stamp
 from retain.errors import IntegrityFailed
-from retain.model import MigrateResult, StoreStatus, VerifyReport
+from retain.results import MigrateResult, StoreStatus, VerifyReport
 from retain.service.store import Progress
 from retain.service.work import Work
 from retain.storage.base import Backend, Reads

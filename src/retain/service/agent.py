@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from retain import fields
 from retain.chrono import parse_optional_stamp, parse_valid_from
 from retain.errors import AccessDenied, InvalidValue, NotFound
-from retain.model import DEFAULT_PRIORITY, Agent, Memory, SearchResult, Status, agent_scope
+from retain.model import DEFAULT_PRIORITY, Agent, Memory, Status, agent_scope
+from retain.results import SearchResult
 from retain.service import context as section
 from retain.service import rows, search
 from retain.service.view import View

@@ -16,7 +16,8 @@ from retain import fields
 from retain.chrono import stamp
 from retain.config import RECALL_POLICIES
 from retain.errors import InvalidValue, RecallFailed, RetainError
-from retain.model import ContextResult, Injection, Load, Memory
+from retain.model import Injection, Load, Memory
+from retain.results import ContextResult
 from retain.service import search
 from retain.service.work import Work
 from retain.storage.base import LoadCounts, MemoryFilter, Reads

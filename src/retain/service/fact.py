@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 from retain import fields
 from retain.chrono import parse_moment, parse_optional_stamp, parse_stamp, parse_valid_from, stamp
 from retain.errors import AccessDenied, InvalidValue, NotFound
-from retain.model import GLOBAL_SCOPE, Fact, FactChange, Memory, Status, agent_scope, project_scope
+from retain.model import GLOBAL_SCOPE, Fact, Memory, Status, agent_scope, project_scope
+from retain.results import FactChange
 from retain.service import context as section
 from retain.service import rows
 from retain.service.work import Work

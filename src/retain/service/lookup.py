@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 from retain import fields
 from retain.chrono import age_phrase, before, parse_duration, stamp
 from retain.errors import AmbiguousName, InvalidValue, NotFound
-from retain.model import GLOBAL_SCOPE, Memory, ReadResult, Reference, project_scope
+from retain.model import GLOBAL_SCOPE, Memory, project_scope
+from retain.results import ReadResult, Reference
 from retain.service import rows
 from retain.service.work import Work
 from retain.storage.base import MemoryFilter, Reads

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from retain import fields
 from retain.chrono import stamp
 from retain.errors import DimensionMismatch, InvalidValue, NoProject
-from retain.model import SearchHit, SearchResult
+from retain.results import SearchHit, SearchResult
 from retain.search import key
 from retain.search.embed import Embedder
 from retain.service import lookup

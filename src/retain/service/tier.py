@@ -22,18 +22,8 @@ from retain.errors import (
     NoProject,
     StaleUpdate,
 )
-from retain.model import (
-    DEFAULT_PRIORITY,
-    GLOBAL_SCOPE,
-    DeleteResult,
-    EditResult,
-    Load,
-    Memory,
-    Status,
-    WriteRequest,
-    WriteResult,
-    project_scope,
-)
+from retain.model import DEFAULT_PRIORITY, GLOBAL_SCOPE, Load, Memory, Status, project_scope
+from retain.results import DeleteResult, EditResult, WriteRequest, WriteResult
 from retain.search import key
 from retain.service import lookup, rows
 from retain.service.store import Progress

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from retain.doors.records import facts_of
-    from retain.model import Fact, FactChange
+    from retain.model import Fact
+    from retain.results import FactChange
 else:  # imported on first use: `retain --help` loads neither rich nor the service
     Table = Deferred("rich.table", "Table")
     facts_of = Deferred("retain.doors.records", "facts_of")

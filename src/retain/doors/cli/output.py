@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress as RichProgress
     from rich.table import Table
 
-    from retain.model import DeleteResult, EditResult, WriteResult
+    from retain.results import DeleteResult, EditResult, WriteResult
     from retain.service import Progress
 else:  # imported on first use: `retain --help` loads neither rich nor the service
     BarColumn = Deferred("rich.progress", "BarColumn")
