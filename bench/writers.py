@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any
 
 import retain
-from retain.errors import StoreBusy
+from retain.errors import IntegrityFailed, StoreBusy
 from retain.results import WriteRequest
 
 BENCH = Path(__file__).resolve().parent
@@ -268,7 +268,10 @@ def run(args: argparse.Namespace, backend: str, mode: str, n: int) -> dict[str, 
 
     checked = time.perf_counter()
     store = retain.open(location, home=home)
-    report = store.verify()
+    try:
+        report = store.verify()
+    except IntegrityFailed as failed:  # a failed verify raises, carrying its report
+        report = failed.report
     memories = store.status().memories
     store.close()
     verify_s = time.perf_counter() - checked

@@ -230,6 +230,13 @@ def test_write_refuses_an_option_of_the_wrong_type_or_an_unknown_one(
     _refused(service, lambda: service.write_many([WriteRequest("x", tags=5)]), "tags")  # type: ignore[arg-type]
 
 
+def test_an_unknown_argument_is_refused_naming_the_verbs_own(service: MemoryService) -> None:
+    with pytest.raises(errors.InvalidValue) as caught:
+        service.get("x", bogus=1)  # type: ignore[call-arg]
+    assert caught.value.message == "get takes no argument 'bogus'"
+    assert caught.value.remedy == "pass get's arguments once each: name, project"
+
+
 @pytest.mark.parametrize(
     ("call", "field"),
     [

@@ -146,6 +146,20 @@ def test_an_agent_that_is_not_registered_is_refused_every_verb(realm: ServiceFac
     assert ghost.remember("a note").author == "agent:ghost"
 
 
+@pytest.mark.parametrize("principal", ["app:ci", "steward"])
+def test_a_rebuild_is_an_operators_even_for_a_principal_that_may_verify(
+    realm: ServiceFactory, principal: str
+) -> None:
+    keeper = realm(principal=principal)
+    assert keeper.verify().ok  # a check is theirs
+    rebuilt: list[str] = []
+    with pytest.raises(AccessDenied) as caught:
+        keeper.verify(rebuild=True, progress=lambda phase, done, total: rebuilt.append(phase))
+    assert caught.value.details["verb"] == "reindex"
+    assert rebuilt == []  # refused before anything was rebuilt
+    assert realm().verify(rebuild=True).rebuilt
+
+
 def test_every_public_verb_has_a_row_in_the_policy_table() -> None:
     import inspect
 

@@ -121,3 +121,39 @@ def test_the_door_check_sees_each_form_of_import() -> None:
         "from retain.doors.principals import Services\n"
     )
     assert _doors_imported(source) == {"http", "mcp", "cli"}
+
+
+# The service's capability modules: a door reaches their verbs through the session's
+# table (which the gate wraps), never by calling a module's function.
+CAPABILITIES = frozenset(
+    ("admin", "agent", "context", "exchange", "fact", "lookup", "proposal", "rows",
+     "search", "tier", "registry", "audit", "work")
+)  # fmt: skip
+
+
+def _capabilities_imported(source: str) -> set[str]:
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        else:
+            continue
+        for name in names:
+            parts = name.split(".")
+            if parts[:2] == ["retain", "service"] and len(parts) > 2 and parts[2] in CAPABILITIES:
+                found.add(parts[2])
+    return found
+
+
+def test_only_the_service_calls_its_capability_modules() -> None:
+    offenders = {}
+    for path in sorted(SRC.rglob("*.py")):
+        relative = path.relative_to(SRC).as_posix()
+        if relative.startswith("service/"):
+            continue
+        if found := _capabilities_imported(path.read_text(encoding="utf-8")):
+            offenders[relative] = found
+    assert offenders == {}
+    assert _capabilities_imported("from retain.service import tier, actor\n") == {"tier"}

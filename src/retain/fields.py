@@ -409,7 +409,7 @@ class _Parameters:
                     if name not in given
                     else f"{verb} was given {name} twice",
                     remedy=f"pass {verb}'s arguments once each: "
-                    + ", ".join(n for n in self.tests if n != "self"),
+                    + ", ".join(n for n in self.tests if n != self.order[0]),
                     field=name,
                 )
             given[name] = value

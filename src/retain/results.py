@@ -4,8 +4,7 @@ A write's request (``WriteRequest``, and the ``Restore`` an import brings), and 
 verb's result: a write's, read's, edit's, delete's, search's, fact change's, context
 render's, export's, migration's, verification's and the store's status. Each result
 says what happened and renders itself for a door (``to_dict``); ``before`` and
-``after`` of a change are the memory's exported text, drawn only when read. Every name
-here is also named from ``retain.model``, where the nouns are.
+``after`` of a change are the memory's exported text, drawn only when read.
 """
 
 from __future__ import annotations

@@ -21,12 +21,11 @@ and how one is chosen: the ``Embedder`` protocol, ``normalised`` and
             configured.
 ``none``    no vectors at all: search is lexical alone (the BM25 ablation).
 
-The classes of the other modules are named from here too, each imported the
-first time it is asked for: reading the settings (as ``retain get`` does)
-loads no provider. Nothing here downloads: hub ids are resolved from the local
-cache only. A model that cannot load leaves ``load_embedder`` with the hash
-embedder and the reason, which ``status`` and every search result report as
-*degraded*.
+``load_embedder`` imports the module of the provider it loads, and no other:
+reading the settings (as ``retain get`` does) loads none. Nothing here downloads:
+hub ids are resolved from the local cache only. A model that cannot load leaves
+``load_embedder`` with the hash embedder and the reason, which ``status`` and every
+search result report as *degraded*.
 """
 
 from __future__ import annotations

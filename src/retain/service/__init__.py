@@ -6,9 +6,12 @@ the session (``svc``): a write runs ``fn(work)`` in one backend transaction thro
 ``_write`` (the unit of work, ``retain.service.work``), a read asks the actor's view
 (``retain.service.view``). Every public verb passes the gate first: its arguments'
 types (``fields.typed``), then the policy table's row for the actor's kind
-(``policy.gated``), before any I/O. The capability modules are the session's own: they
-reach the unit of work and the view through its underscored helpers (``_write``,
-``_reader``, ``_agent``), which no door calls.
+(``policy.gated``), both before any I/O, then the admission of an agent principal
+(``check_principal``: it must be registered). The capability modules are the session's
+own: they reach the clock, the unit of work and the view through its underscored
+helpers (``_now``, ``_read_now``, ``_write``, ``_reader``, ``_agent``,
+``_require_project``, ``_require_team``), which no door calls; a door calls the
+session's verbs, never a capability module's function (``tests/test_structure.py``).
 
 Tiers and the ``project`` argument of the verbs that find a memory by name:
 
@@ -235,8 +238,8 @@ class MemoryService:
         """The actor's view for a call on ``project`` (its tier checked to exist)."""
         if project:
             self._require_project(tx, project)
-        agent = None if self.identity is None else self._agent(tx)
-        return View(self.actor, agent, project)
+        registered = None if self.identity is None else self._agent(tx)
+        return View(self.actor, registered, project)
 
     def _agent(self, tx: Reads) -> Agent:
         """The registered agent acting. Only an agent reaches the verbs that ask: the
@@ -364,6 +367,7 @@ class MemoryService:
         )
 
     # -- the verbs of the capability modules, each a function over the session -------------
+    # (each takes the session first, as ``svc``: what ``self`` is here; the gate wraps it)
 
     # tiers and edits
     write = tier.write

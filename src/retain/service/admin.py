@@ -11,6 +11,7 @@ from retain import budget, ledger
 from retain.chrono import stamp
 from retain.errors import IntegrityFailed
 from retain.results import MigrateResult, StoreStatus, VerifyReport
+from retain.service import policy
 from retain.service.store import Progress
 from retain.service.work import Work
 from retain.storage.base import Backend, Reads
@@ -51,8 +52,10 @@ def verify(
     svc: MemoryService, *, rebuild: bool = False, progress: Progress | None = None
 ) -> VerifyReport:
     """Check the search index, the vectors and the event chain; ``rebuild`` regenerates
-    the derived data first (the full-text index, then every search key)."""
+    the derived data first (the full-text index, then every search key): a rebuild is
+    ``reindex``'s work, so it needs ``reindex``'s row of the policy table too."""
     if rebuild:
+        policy.check(svc.actor, "reindex", svc.settings)  # before anything is rebuilt
         if progress is not None:
             progress("rebuild", 0, 1)
         svc.backend.rebuild_index()
@@ -140,12 +143,14 @@ def migrate_to(
         other.verify(progress=progress)
     except IntegrityFailed as failed:
         problems = failed.details.get("problems", [])
-        raise IntegrityFailed(
+        error = IntegrityFailed(
             f"the copy in {target.location} did not verify: {'; '.join(problems)}",
             remedy="verify both stores; the copy is left as it is, to be looked at",
             fix="verify",
             problems=problems,
-        ) from failed
+        )
+        error.report = failed.report  # the copy's
+        raise error from failed
     return MigrateResult(
         source=svc.backend.location,
         target=target.location,

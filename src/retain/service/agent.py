@@ -14,7 +14,6 @@ from retain.chrono import parse_optional_stamp, parse_valid_from
 from retain.errors import AccessDenied, InvalidValue, NotFound
 from retain.model import DEFAULT_PRIORITY, Agent, Memory, Status, agent_scope
 from retain.results import SearchResult
-from retain.service import context as section
 from retain.service import rows, search
 from retain.service.view import View
 from retain.service.work import Work
@@ -22,6 +21,11 @@ from retain.storage.base import MemoryFilter, Reads
 
 if TYPE_CHECKING:
     from retain.service import MemoryService
+
+
+Draft = Callable[[Agent, datetime, Memory | None], Memory]
+"""An agent's memory, its fields checked: made in the transaction, from the agent, the
+instant and the memory it supersedes (or None)."""
 
 
 def remember(
@@ -46,7 +50,7 @@ def remember(
     def run(work: Work) -> Memory:
         tx, now = work.reads, work.now
         agent = svc._agent(tx)
-        return rows.record(svc, work, draft(agent, now, None))
+        return rows.record(work, draft(agent, now, None))
 
     return svc._write(run)
 
@@ -81,7 +85,7 @@ def update(
         new = draft(agent, now, old)
         retired = replace(old, status=Status.SUPERSEDED, updated_at=now, superseded_by=new.id)
         rows.swap(work, retired, old, "updated", remedy="recall it again and retry")
-        rows.record(svc, work, new)
+        rows.record(work, new)
         work.event("supersede", rows.payload_of(retired, now), memory_id=old.id)
         return new
 
@@ -97,7 +101,7 @@ def draft_of(
     subject: str | None,
     thread: str | None,
     valid_from: str | None,
-) -> Callable[[Agent, datetime, Memory | None], Memory]:
+) -> Draft:
     """An agent's memory, every field checked before any I/O; made in the transaction."""
     body = fields.text(text, "text")
     if not body.strip():
@@ -193,7 +197,7 @@ def recall(
         fields.name(project, what="project")
 
     def where_of(tx: Reads) -> MemoryFilter:
-        return MemoryFilter(realm=svc.realm, scopes=section.view_of(svc, tx, project).scopes)
+        return MemoryFilter(realm=svc.realm, scopes=svc._reader(tx, project).scopes)
 
     return search.ranked(
         svc,

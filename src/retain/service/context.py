@@ -54,7 +54,9 @@ class _Tally:
 
 
 @dataclass(frozen=True, slots=True)
-class _View:
+class _Heading:
+    """How the memory section addresses its reader: the scopes it shows, in order."""
+
     scopes: tuple[str, ...]
     heading: str  # how the memory section names the reader: "agent ada on project webdev"
     pointer: str  # the verb that reaches what the section does not show
@@ -88,7 +90,7 @@ def _in_background(fn: Callable[[], T]) -> Future[T]:
     return future
 
 
-def view_of(svc: MemoryService, tx: Reads, project: str | None) -> _View:
+def _heading(svc: MemoryService, tx: Reads, project: str | None) -> _Heading:
     """Who is reading: the scopes they see (global, the project, an agent's teams and
     its own scope, in that order), how the section names them, and their search verb."""
     view = svc._reader(tx, project)
@@ -97,7 +99,7 @@ def view_of(svc: MemoryService, tx: Reads, project: str | None) -> _View:
     else:
         who, pointer = f"agent {view.agent.name}", "recall"
     on = f" on project {project}" if project else ""
-    return _View(view.scopes, who + on, pointer)
+    return _Heading(view.scopes, who + on, pointer)
 
 
 def context(
@@ -243,10 +245,10 @@ def _scene(svc: MemoryService, tx: Reads, project: str | None, now: datetime) ->
     """What the view holds now, bounded by the inline budget and the index ceilings."""
     from retain import context as rendering
 
-    view = view_of(svc, tx, project)
+    heading = _heading(svc, tx, project)
     limits = svc.settings.context
     budget_bytes = svc.settings.inline_max_bytes
-    where = MemoryFilter(realm=svc.realm, scopes=view.scopes)
+    where = MemoryFilter(realm=svc.realm, scopes=heading.scopes)
     live = replace(where, live_at=stamp(now))
     inline = tx.list_memories(replace(live, loads=(Load.INLINE.value,)))
     band, over = rendering.choose_band(inline, budget_bytes)
@@ -281,9 +283,9 @@ def _scene(svc: MemoryService, tx: Reads, project: str | None, now: datetime) ->
         every = tally.tags
         tags = rendering.top_tags({t: n - shown.get(t, 0) for t, n in every.items()})
     return rendering.Scene(
-        heading=view.heading,
-        scopes=view.scopes,
-        pointer=view.pointer,
+        heading=heading.heading,
+        scopes=heading.scopes,
+        pointer=heading.pointer,
         band=tuple(band),
         listed=tuple(listed),
         listed_left=rendering.Overflow(
@@ -326,7 +328,7 @@ def _turn_recall(svc: MemoryService, turn: str, project: str | None, now: dateti
         svc,
         [query],
         now,
-        lambda tx: MemoryFilter(realm=svc.realm, scopes=view_of(svc, tx, project).scopes),
+        lambda tx: MemoryFilter(realm=svc.realm, scopes=svc._reader(tx, project).scopes),
         limit=limit,
         budget_tokens=None,
         live_only=True,

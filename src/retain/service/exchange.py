@@ -4,9 +4,7 @@ import of legacy per-identity markdown files.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,9 +21,6 @@ from retain.storage.base import Reads
 if TYPE_CHECKING:
     from retain import legacy
     from retain.service import MemoryService
-
-
-_Draft = Callable[[Agent, datetime, Memory | None], Memory]  # an agent's memory, made later
 
 
 def export(
@@ -99,7 +94,7 @@ def import_legacy(svc: MemoryService, directory: Path) -> legacy.Report | None:
     claimed = [c for f in legacy.pending(directory) if (c := legacy.claim(f)) is not None]
     if not claimed:
         return None
-    files: list[tuple[Path, str, list[_Draft]]] = []  # claimed file, its digest, records
+    files: list[tuple[Path, str, list[agent.Draft]]] = []  # claimed file, its digest, records
     problems: list[legacy.Problem] = []
     for path in claimed:
         name = legacy.identity_of(path)
@@ -145,7 +140,7 @@ def import_legacy(svc: MemoryService, directory: Path) -> legacy.Report | None:
                 work.event("agent_add", {"agent": name}, principal=by)
                 added.append(name)
             for memory in memories:
-                rows.record(svc, work, memory, principal=by)
+                rows.record(work, memory, principal=by)
             work.record_legacy_import(name, digest)
             imported += len(memories)
         report = legacy.Report(

@@ -18,7 +18,6 @@ from retain.chrono import parse_moment, parse_optional_stamp, parse_stamp, parse
 from retain.errors import AccessDenied, InvalidValue, NotFound
 from retain.model import GLOBAL_SCOPE, Fact, Memory, Status, agent_scope, project_scope
 from retain.results import FactChange
-from retain.service import context as section
 from retain.service import rows
 from retain.service.work import Work
 from retain.storage.base import Reads
@@ -54,7 +53,7 @@ def fact_write(
     valid_from: str | None = None,
     reason: str = "",
 ) -> FactChange:
-    """lookup.Record that ``subject``'s ``predicate`` is ``value`` (from ``valid_from``, else
+    """Record that ``subject``'s ``predicate`` is ``value`` (from ``valid_from``, else
     from now), in the project's tier, the global one, or, for an agent, its own.
 
     The version current in that tier is superseded: it stays in the history, holding
@@ -112,7 +111,7 @@ def fact_write(
                 superseded_by=fact.id,
             )
             rows.swap(work, ended, current, "written")
-        rows.record(svc, work, fact, reason=reason)
+        rows.record(work, fact, reason=reason)
         if ended is not None:
             work.event("supersede", rows.payload_of(ended, now), memory_id=ended.id,
                 reason=reason,
@@ -144,7 +143,7 @@ def fact_read(
     def run(tx: Reads) -> list[Fact]:
         now = svc._read_now(tx)
         valid, known = valid_given or now, known_given or now
-        scopes = section.view_of(svc, tx, project).scopes
+        scopes = svc._reader(tx, project).scopes
         versions = _versions(svc, tx, scopes, subject, chosen)
         found = [f for f in facts.as_known(versions, known) if facts.holds(f, valid, known)]
         return sorted(found, key=lambda f: (f.predicate, scopes.index(f.scope)))
@@ -162,7 +161,7 @@ def fact_history(
     subject, chosen = _subject_of(subject), fields.predicate(predicate)
 
     def run(tx: Reads) -> list[Fact]:
-        scopes = section.view_of(svc, tx, project).scopes
+        scopes = svc._reader(tx, project).scopes
         versions = _versions(svc, tx, scopes, subject, chosen)
         return facts.as_known(versions, svc._read_now(tx))
 

@@ -84,7 +84,6 @@ def authored(
 
 
 def record(
-    svc: MemoryService,
     work: Work,
     memory: Memory,
     *,

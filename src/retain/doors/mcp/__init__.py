@@ -15,7 +15,7 @@ what was there, or can be repeated; no tool reaches beyond the store
 Who acts: over streamable HTTP, the principal of the bearer token (the SDK refuses
 a request without a known one when the server has tokens); over stdio, the identity
 ``retain mcp`` was started as. What a principal is offered is the service's
-(``MemoryService.offered_verbs``, from ``service.VERB_KINDS``): ``tools/list`` lists
+(``MemoryService.offered_verbs``, from the policy table's ``offered`` rows): ``tools/list`` lists
 those tools only, per request, and the server's instructions are written for that
 kind of principal. With memory turned off for the installation no tool is listed and
 a call is refused with ``memory_disabled``.
