@@ -14,7 +14,7 @@ import socket
 from pathlib import Path
 
 import pytest
-from tests.doors.test_cli import Retain, editor, on_a_terminal, run_script
+from tests.doors.cli_helpers import Retain, editor, on_a_terminal, run_script
 
 from retain.doors.terminal import visible
 
@@ -25,11 +25,6 @@ CSI = "\x9b31m"  # the C1 form of ESC [
 OVERRIDE = "\u202e"
 HOSTILE = f"a{CLEAR}b{TITLE}c{CSI}d{OVERRIDE}e\rf\x7fg"
 RAW = ("\x1b", "\x07", "\x9b", "\u202e", "\r", "\x7f")
-
-
-@pytest.fixture
-def retain(tmp_path: Path) -> Retain:
-    return Retain(tmp_path / "home")
 
 
 def assert_no_raw_control(text: str) -> None:
