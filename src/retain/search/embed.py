@@ -88,6 +88,19 @@ def normalised(matrix: npt.NDArray[Any]) -> Matrix:
     return out
 
 
+def stored_mismatch(what: str, model: str, expected: int, actual: int) -> DimensionMismatch:
+    """The refusal of stored vectors whose dimension is not the model's: ``what`` says
+    which (``"memory #7 has a 384-dimensional vector"``)."""
+    return DimensionMismatch(
+        f"{what} of {model}, which makes {expected}-dimensional ones",
+        remedy="reindex the store to embed every memory again with one model",
+        fix="reindex",
+        model=model,
+        expected_dim=expected,
+        actual_dim=actual,
+    )
+
+
 def check_shape(embedder: Embedder, matrix: Matrix, count: int) -> Matrix:
     """``matrix`` as the embedder promised it, or ``DimensionMismatch``."""
     if matrix.ndim != 2 or matrix.shape[0] != count:

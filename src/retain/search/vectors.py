@@ -32,6 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retain.errors import DimensionMismatch
+from retain.search.embed import stored_mismatch
 from retain.search.lexical import SEMANTIC, SenseHits
 from retain.storage.base import LexicalHit, MemoryFilter, Reads, VectorRows
 
@@ -192,15 +193,8 @@ class VectorIndex:
         """Write a chunk of stored vectors into their rows (new memories get new rows)."""
         for num, dim in zip(rows.nums, rows.dims, strict=True):
             if dim != self.dim:
-                raise DimensionMismatch(
-                    f"memory #{num} has a {dim}-dimensional vector of {self.model}, "
-                    f"which makes {self.dim}-dimensional ones",
-                    remedy="reindex the store to embed every memory again with one model",
-                    fix="reindex",
-                    model=self.model,
-                    expected_dim=self.dim,
-                    actual_dim=dim,
-                )
+                what = f"memory #{num} has a {dim}-dimensional vector"
+                raise stored_mismatch(what, self.model, self.dim, dim)
         count = len(rows.nums)
         nums = np.array(rows.nums, dtype=np.int64)
         codes = np.fromiter(

@@ -186,9 +186,7 @@ def recall(
 ) -> SearchResult:
     """Search what the acting agent may see: global, the project (if one is given),
     its teams' scopes and its own — nothing else."""
-    if isinstance(queries, str):
-        queries = [queries]
-    queries = [fields.text(q, "query") for q in search.as_list(queries, "queries")]
+    queries = search.query_list(queries)
     search.check_limit(limit)
     search.check_budget(budget_tokens)
     now = svc._now()

@@ -8,14 +8,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from retain import fields
 from retain.chrono import stamp
-from retain.errors import DimensionMismatch, InvalidValue, NoProject
+from retain.errors import InvalidValue, NoProject
 from retain.results import SearchHit, SearchResult
 from retain.search import key
-from retain.search.embed import Embedder
+from retain.search.embed import Embedder, stored_mismatch
 from retain.service import lookup
 from retain.storage.base import MemoryFilter, NativeVectors, Reads, ReadsBeside
 
@@ -57,15 +57,18 @@ def check_budget(budget_tokens: object) -> None:
         )
 
 
-def as_list(values: object, field: str) -> list[Any]:
-    """A list argument, refused when it is None or not a list."""
-    if not isinstance(values, list | tuple):
+def query_list(queries: object) -> list[str]:
+    """The queries of a search or a recall: one string, or a list of them (synonyms),
+    each checked as text; refused when it is neither."""
+    if isinstance(queries, str):
+        return [fields.text(queries, "query")]
+    if not isinstance(queries, list | tuple):
         raise InvalidValue(
-            f"{field} must be a list, not {type(values).__name__}",
-            remedy=f"pass {field} as a list of strings",
-            field=field,
+            f"queries must be a list, not {type(queries).__name__}",
+            remedy="pass queries as a list of strings",
+            field="queries",
         )
-    return list(values)
+    return [fields.text(q, "query") for q in queries]
 
 
 def _listing_summary(
@@ -108,9 +111,7 @@ def search(
     ``lexical.MAX_WORDS`` words and ``lexical.MAX_SCANNED`` scanned terms
     (``query_too_long`` otherwise).
     """
-    if isinstance(queries, str):
-        queries = [queries]
-    queries = [fields.text(q, "query") for q in as_list(queries, "queries")]
+    queries = query_list(queries)
     check_limit(limit)
     if tier not in (None, "global", "project"):
         raise InvalidValue(
@@ -276,15 +277,8 @@ def _native_semantic(
     sums = tx.vector_sums(embedder.model_id, svc.realm)
     for dim, _, count in sums:
         if dim != embedder.dim:
-            raise DimensionMismatch(
-                f"{count} memories have {dim}-dimensional vectors of {embedder.model_id}, "
-                f"which makes {embedder.dim}-dimensional ones",
-                remedy="reindex the store to embed every memory again with one model",
-                fix="reindex",
-                model=embedder.model_id,
-                expected_dim=embedder.dim,
-                actual_dim=dim,
-            )
+            what = f"{count} memories have {dim}-dimensional vectors"
+            raise stored_mismatch(what, embedder.model_id, embedder.dim, dim)
     total = next((vector for _, vector, _ in sums), None)
     size = sum(count for _, _, count in sums)
     nearest = tx.nearest(embedder.model_id, asked, where, depth) if size else []
