@@ -34,6 +34,7 @@ from retain.storage.rows import (
     UPDATE_COLUMNS,
     after_args,
     event_of,
+    load_counts_of,
     memory_of,
     params_of,
 )
@@ -279,20 +280,7 @@ class PostgresTransaction(PostgresWords, PostgresVectors, SqlStatements):
             f"WHERE {clause} GROUP BY m.load",
             [now, now, *args],
         )
-        live: dict[str, int] = {}
-        expired = 0
-        upcoming: list[str] = []
-        for load, total, gone, soonest in rows:
-            live[load] = int(total) - int(gone)
-            expired += int(gone)
-            if soonest is not None:
-                upcoming.append(soonest)
-        return LoadCounts(
-            index=live.get("index", 0),
-            search=live.get("search", 0),
-            expired=expired,
-            next_expiry=min(upcoming, default=None),
-        )
+        return load_counts_of(rows)
 
     def tag_counts(self, where: MemoryFilter) -> dict[str, int]:
         clause, args = self._filter_sql(where)

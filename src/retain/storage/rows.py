@@ -7,12 +7,12 @@ Timestamps are stored in retain's text form on both.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from retain.chrono import parse_optional_stamp, parse_stamp, stamp
 from retain.model import Event, ListPosition, Load, Memory, Status, Trust
-from retain.storage.base import Standing
+from retain.storage.base import LoadCounts, Standing
 
 COLUMNS = (
     "id, realm, scope, name, description, body, tags, priority, load, refs, source, subject, "
@@ -155,3 +155,22 @@ EVENT_COLUMNS = (
 def event_of(r: Sequence[Any]) -> Event:
     """An ``events`` row of ``EVENT_COLUMNS`` as an ``Event``."""
     return Event(int(r[0]), r[1], r[2], r[3], r[4], parse_stamp(r[5]), *r[6:12])
+
+
+def load_counts_of(rows: Iterable[Sequence[Any]]) -> LoadCounts:
+    """A view's counts from rows of (load, memories, of them expired, the soonest expiry
+    still to come), one row a load."""
+    live: dict[str, int] = {}
+    expired = 0
+    upcoming: list[str] = []
+    for load, total, gone, soonest in rows:
+        live[load] = int(total) - int(gone)
+        expired += int(gone)
+        if soonest is not None:
+            upcoming.append(soonest)
+    return LoadCounts(
+        index=live.get("index", 0),
+        search=live.get("search", 0),
+        expired=expired,
+        next_expiry=min(upcoming, default=None),
+    )
