@@ -85,8 +85,10 @@ DOOR_IMPORTS = {
 }
 
 
-def _doors_imported(source: str) -> set[str]:
-    """The doors ``source`` imports (``retain.doors.X`` or ``from retain.doors import X``)."""
+def _imported(source: str, package: str, members: frozenset[str] | tuple[str, ...]) -> set[str]:
+    """The ``members`` of ``package`` that ``source`` imports (``import package.X``,
+    ``from package import X``, ``from package.X.y import z``)."""
+    prefix = package.split(".")
     found = set()
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
@@ -98,9 +100,15 @@ def _doors_imported(source: str) -> set[str]:
             continue
         for module in modules:
             parts = module.split(".")
-            if parts[:2] == ["retain", "doors"] and len(parts) > 2 and parts[2] in DOORS:
-                found.add(parts[2])
+            depth = len(prefix)
+            if parts[:depth] == prefix and len(parts) > depth and parts[depth] in members:
+                found.add(parts[depth])
     return found
+
+
+def _doors_imported(source: str) -> set[str]:
+    """The doors ``source`` imports."""
+    return _imported(source, "retain.doors", DOORS)
 
 
 def test_no_door_imports_another_door_but_to_start_or_mount_it() -> None:
@@ -132,19 +140,7 @@ CAPABILITIES = frozenset(
 
 
 def _capabilities_imported(source: str) -> set[str]:
-    found = set()
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            names = [f"{node.module}.{alias.name}" for alias in node.names]
-        elif isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        else:
-            continue
-        for name in names:
-            parts = name.split(".")
-            if parts[:2] == ["retain", "service"] and len(parts) > 2 and parts[2] in CAPABILITIES:
-                found.add(parts[2])
-    return found
+    return _imported(source, "retain.service", CAPABILITIES)
 
 
 def test_only_the_service_calls_its_capability_modules() -> None:
