@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from retain import errors
-from retain.doors.cli.output import add_row, emit_json, out, progress_bar, say, warn
+from retain.doors.cli.output import Table, add_row, emit_json, out, progress_bar, say, warn
 from retain.doors.cli.root import cli, format_option, home_option, opened
-from retain.doors.deferred import Deferred
-
-if TYPE_CHECKING:
-    from rich.table import Table
-
-else:  # imported on first use: `retain --help` loads neither rich nor the service
-    Table = Deferred("rich.table", "Table")
 
 
 @cli.command()

@@ -5,12 +5,12 @@ rendered into whose context (``injections``)."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from retain.config import RECALL_POLICIES
 from retain.doors.cli.output import (
+    Table,
     add_row,
     emit_json,
     emit_rows,
@@ -29,13 +29,6 @@ from retain.doors.cli.root import (
     opened,
     project_option,
 )
-from retain.doors.deferred import Deferred
-
-if TYPE_CHECKING:
-    from rich.table import Table
-else:  # imported on first use: `retain --help` loads no rich
-    Table = Deferred("rich.table", "Table")
-
 
 # -- an agent's own memory ------------------------------------------------------------------
 

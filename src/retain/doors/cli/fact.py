@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from retain.doors.cli.output import add_row, emit_json, out, say
+from retain.doors.cli.output import Table, add_row, emit_json, out, say
 from retain.doors.cli.root import (
     acting_option,
     cli,
@@ -20,13 +20,10 @@ from retain.doors.cli.root import (
 from retain.doors.deferred import Deferred
 
 if TYPE_CHECKING:
-    from rich.table import Table
-
     from retain.doors.records import facts_of
     from retain.model import Fact
     from retain.results import FactChange
 else:  # imported on first use: `retain --help` loads neither rich nor the service
-    Table = Deferred("rich.table", "Table")
     facts_of = Deferred("retain.doors.records", "facts_of")
 
 

@@ -13,6 +13,7 @@ from retain import errors
 from retain.chrono import age_phrase
 from retain.doors.cli import editor
 from retain.doors.cli.output import (
+    Table,
     add_row,
     emit_json,
     moment,
@@ -30,14 +31,9 @@ from retain.doors.cli.root import (
     opened,
     project_option,
 )
-from retain.doors.deferred import Deferred
 
 if TYPE_CHECKING:
-    from rich.table import Table
-
     from retain.model import Memory
-else:  # imported on first use: `retain --help` loads no rich
-    Table = Deferred("rich.table", "Table")
 
 
 def _decode(data: bytes, what: str) -> str:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
         TimeRemainingColumn,
     )
     from rich.progress import Progress as RichProgress
-    from rich.table import Table
+    from rich.table import Table as Table  # the commands draw their tables with it
 
     from retain.results import DeleteResult, EditResult, WriteResult
     from retain.service import Progress
@@ -41,7 +41,7 @@ else:  # imported on first use: `retain --help` loads neither rich nor the servi
     TextColumn = Deferred("rich.progress", "TextColumn")
     TimeRemainingColumn = Deferred("rich.progress", "TimeRemainingColumn")
     RichProgress = Deferred("rich.progress", "Progress")
-    Table = Deferred("rich.table", "Table")
+    Table = Deferred("rich.table", "Table")  # one stand-in for every command module
 
 # Nothing printed is read as markup or emoji codes: stored text is shown as it is
 # (made visible by ``terminal``), and styles are given as ``Text`` styles.
