@@ -9,6 +9,8 @@ $RETAIN_HOME/            (default ~/.local/share/retain/, mode 0700)
 [memory]
 inline_max_bytes = 32768
 enabled = true                       # false: no memory tools over MCP, an empty memory section
+llm_writes = "observed"              # observed: an agent's writes land unless its session
+                                     # is tainted; quarantined: every one waits for review
 
 [search]
 embedder = "static"                  # static | hash | model2vec | sentence-transformers | http
@@ -47,6 +49,7 @@ LEGACY_DIR = "agent-memory"  # legacy per-identity markdown, imported once (reta
 
 
 RECALL_POLICIES = ("skip", "fail")
+LLM_WRITES = ("observed", "quarantined")  # [memory] llm_writes: an agent's write posture
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +68,7 @@ class ContextSettings:
 class Settings:
     inline_max_bytes: int = DEFAULT_INLINE_MAX_BYTES
     memory_enabled: bool = True  # [memory] enabled: whether agents are offered memory at all
+    llm_writes: str = "observed"  # [memory] llm_writes: "quarantined" holds every agent write
     anonymous_writes: bool = False  # [access] anonymous_writes: may anonymous callers write
     embedder: EmbedderSettings = EmbedderSettings()
     context: ContextSettings = ContextSettings()
@@ -107,9 +111,18 @@ def load_settings(home: Path) -> Settings:
             path=str(path),
             value=inline,
         )
+    llm_writes = memory.get("llm_writes", "observed")
+    if llm_writes not in LLM_WRITES:
+        raise ConfigInvalid(
+            f"[memory] llm_writes in {path} must be one of {', '.join(LLM_WRITES)}",
+            remedy='set it like llm_writes = "observed"',
+            path=str(path),
+            value=llm_writes,
+        )
     return Settings(
         inline_max_bytes=inline,
         memory_enabled=_switch(memory, "memory", "enabled", True, path),
+        llm_writes=llm_writes,
         anonymous_writes=_switch(
             _section(data, "access", path), "access", "anonymous_writes", False, path
         ),
@@ -121,7 +134,7 @@ def load_settings(home: Path) -> Settings:
 
 # Every setting config.toml may hold, by table: anything else is refused, never ignored.
 KNOWN: dict[str, tuple[str, ...]] = {
-    "memory": ("inline_max_bytes", "enabled"),
+    "memory": ("inline_max_bytes", "enabled", "llm_writes"),
     "search": ("embedder", "model", "url", "api_key_env"),
     "context": tuple(asdict(ContextSettings())),
     "postgres": ("pool_size",),

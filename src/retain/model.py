@@ -118,6 +118,9 @@ class Memory:
     metadata: dict[str, Any] = field(default_factory=dict)
     thread: str | None = None
     changed_by: str | None = None  # who last changed it, once someone has (else its author)
+    derived_from: str | None = None  # the row it was made from: a released one, a ticket
+    quarantine_reason: tuple[str, ...] = ()  # why it was written quarantined, if it was
+    session: str | None = None  # the session key of the write that made it, if one was named
     superseded_by: str | None = None
 
     @property
@@ -170,8 +173,10 @@ class Memory:
             "valid_from": stamp(self.valid_from) if self.valid_from else None,
             "trust": self.trust.value,
             "status": self.status.value,
+            "ever_quarantined": self.ever_quarantined,
             "supersedes": self.supersedes,
             "superseded_by": self.superseded_by,
+            "derived_from": self.derived_from,
             "author": self.author,
             "changed_by": self.changed_by or self.author,
             "created_at": stamp(self.created_at),
@@ -336,6 +341,7 @@ class Fact:
             "author": self.author,
             "trust": self.trust.value,
             "status": self.status.value,
+            "ever_quarantined": self.ever_quarantined,
             "supersedes": self.supersedes,
             "superseded_by": self.superseded_by,
         }

@@ -26,6 +26,7 @@ from tests.doors.cli_helpers import (
 from tests.test_ledger import EARLY, an_old_store
 
 from retain.chrono import ManualClock
+from retain.storage.sqlite_schema import latest_version
 
 # -- verify, status, the store ------------------------------------------------------------
 
@@ -116,7 +117,7 @@ def test_status_reports_where_the_store_is_and_what_it_holds(webdev: Retain) -> 
     webdev.ok("add", "stack", "-d", "Uses pnpm", "-p", "webdev")
     data = webdev.json("status")
     assert data["location"] == str(webdev.home / "retain.db")
-    assert (data["schema_version"], data["realm"]) == (7, "default")
+    assert (data["schema_version"], data["realm"]) == (latest_version(), "default")
     assert (data["memories"], data["projects"], data["events"]) == (2, 1, 4)  # realm_add first
     assert re.fullmatch(r"[0-9a-f]{64}", data["chain_head"])
     assert (data["inline_bytes"], data["inline_max_bytes"]) == (10, 32 * 1024)

@@ -73,6 +73,7 @@ class Actor:
 
     principal: str
     realm: str = DEFAULT_REALM
+    session: str | None = None  # the session key the door names (a host's, never a model's)
 
     @property
     def kind(self) -> Kind:

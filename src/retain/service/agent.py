@@ -84,10 +84,9 @@ def update(
         old = _own(svc, tx, agent, memory_id, "update")
         new = draft(agent, now, old)
         retired = replace(old, status=Status.SUPERSEDED, updated_at=now, superseded_by=new.id)
-        rows.swap(work, retired, old, "updated", remedy="recall it again and retry")
-        rows.record(work, new)
-        work.event("supersede", rows.payload_of(retired, now), memory_id=old.id)
-        return new
+        return rows.supersede(
+            work, new, old, retired, "updated", remedy="recall it again and retry"
+        )
 
     return svc._write(run)
 

@@ -101,22 +101,17 @@ def fact_write(
             supersedes=current.id if current is not None else None,
             valid_from=when,
         )
-        ended = None
-        if current is not None:
-            ended = replace(
-                current,
-                status=Status.SUPERSEDED,
-                valid_to=began,
-                updated_at=now,
-                superseded_by=fact.id,
-            )
-            rows.swap(work, ended, current, "written")
-        rows.record(work, fact, reason=reason)
-        if ended is not None:
-            work.event("supersede", rows.payload_of(ended, now), memory_id=ended.id,
-                reason=reason,
-            )  # fmt: skip
-        return _change(fact, ended, now)
+        if current is None:
+            return _change(rows.record(work, fact, reason=reason), None, now)
+        ended = replace(
+            current,
+            status=Status.SUPERSEDED,
+            valid_to=began,
+            updated_at=now,
+            superseded_by=fact.id,
+        )
+        stored = rows.supersede(work, fact, current, ended, "written", reason=reason)
+        return _change(stored, ended if stored.status is Status.ACTIVE else None, now)
 
     return svc._write(run)
 

@@ -90,22 +90,54 @@ def record(
     principal: str | None = None,
     reason: str = "",
 ) -> Memory:
-    """Insert a new memory (an agent's, a fact's) with its event; its search key is
-    made when the work finishes."""
-    work.create([memory])
-    payload = payload_of(memory, work.now)
-    work.event("create", payload, memory_id=memory.id, principal=principal, reason=reason)
-    return memory
+    """Insert a new memory (an agent's, a fact's) with its event, as admission lets it
+    in (the row stored); its search key is made when the work finishes."""
+    (stored,) = work.create([memory])
+    work.event(*created(stored, work.now), memory_id=stored.id, principal=principal, reason=reason)
+    return stored
+
+
+def created(memory: Memory, now: datetime) -> tuple[str, dict[str, Any]]:
+    """The event of a new row: ``create``, or ``quarantine`` (with its reasons) for a row
+    admitted to wait for review."""
+    payload = payload_of(memory, now)
+    if memory.status is not Status.QUARANTINED:
+        return "create", payload
+    return "quarantine", {**payload, "reasons": list(memory.quarantine_reason)}
+
+
+def supersede(
+    work: Work,
+    new: Memory,
+    old: Memory,
+    retired: Memory,
+    verb: str,
+    *,
+    reason: str = "",
+    remedy: str = "read it again and retry",
+) -> Memory:
+    """Record ``new``, which takes over from ``old``: ``old`` becomes ``retired`` (with
+    its ``supersede`` event) only when ``new`` was admitted active. A successor held for
+    review leaves ``old`` in force, so that one version stays active until a review
+    releases it."""
+    stored = record(work, new, reason=reason)
+    if stored.status is Status.ACTIVE:
+        swap(work, retired, old, verb, remedy=remedy)
+        work.event("supersede", payload_of(retired, work.now), memory_id=old.id, reason=reason)
+    return stored
 
 
 def swap(
     work: Work, new: Memory, old: Memory, verb: str, *, remedy: str = "read it again and retry"
-) -> None:
-    """Swap a row for its changed self, refused if another write changed it first."""
-    if not work.change(new, old):
+) -> Memory:
+    """Swap a row for its changed self (the row stored), refused if another write
+    changed it first."""
+    stored = work.change(new, old)
+    if stored is None:
         raise StaleUpdate(
             f"memory {old.id!r} changed while it was being {verb}", remedy=remedy, id=old.id
         )
+    return stored
 
 
 def changed(svc: MemoryService, memory: Memory, now: datetime) -> Memory:

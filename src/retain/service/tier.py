@@ -277,6 +277,7 @@ def _apply(
             existing, created=False, changed=False, notes=tuple(out_notes), previous=existing
         )
     if existing is None:
+        merged = work.admit(merged)
         staged.put(merged)
         kind = "create"
     elif staged.holds(existing.id):
@@ -286,17 +287,23 @@ def _apply(
         # A restore takes the snapshot's version, created date included, in place.
         if existing.thread != merged.thread:
             rekey.leave(tx, existing.id)
-        if not work.change(merged, existing, restore=r.restore is not None):
+        stored = work.change(merged, existing, restore=r.restore is not None)
+        if stored is None:
             raise StaleUpdate(
                 f"memory {r.name!r} changed while this write was being made",
                 remedy="read it again and retry the write",
                 name=r.name,
             )
+        merged = stored
         kind = "restore" if r.restore is not None else "update"
     if existing is None or key.source_changed(existing, merged):
         rekey.touch(merged.id)
     inline.apply(existing, merged, stamp(now))
-    work.event(kind, rows.payload_of(merged, now), memory_id=merged.id, reason=reason)
+    if existing is None:
+        kind, payload = rows.created(merged, now)
+    else:
+        payload = rows.payload_of(merged, now)
+    work.event(kind, payload, memory_id=merged.id, reason=reason)
     return WriteResult(
         merged, created=existing is None, changed=True, notes=tuple(out_notes), previous=existing
     )
@@ -482,12 +489,14 @@ def edit(
         inline = _Inline(tx.inline_entries(svc.realm, now_stamp))
         inline.apply(current, changed, now_stamp)
         inline.check(svc.settings.inline_max_bytes)
-        if not work.change(changed, current):
+        stored = work.change(changed, current)
+        if stored is None:
             raise StaleUpdate(
                 f"memory {name!r} changed while the edit was being made",
                 remedy="read it again and redo the edit",
                 name=name,
             )
+        changed = stored
         work.rekey.touch(changed.id)
         work.event("edit", rows.payload_of(changed, now), memory_id=changed.id)
         return EditResult(

@@ -18,6 +18,7 @@ from retain import ledger
 from retain.chrono import stamp
 from retain.model import Injection, Memory, Proposal
 from retain.search import key
+from retain.service import admission
 from retain.service.actor import Actor
 from retain.storage.base import Reads, Transaction
 
@@ -34,6 +35,7 @@ class Work:
         self.actor = actor
         self.store = store
         self.rekey = key.Rekey()  # the memories whose search keys are made again
+        self._admitted: dict[str, Memory] = {}  # the new rows admission has answered for
 
     @property
     def reads(self) -> Reads:
@@ -46,19 +48,35 @@ class Work:
 
     # -- memories --------------------------------------------------------------------
 
-    def create(self, memories: Sequence[Memory]) -> None:
-        """Insert new memories; their search keys are made when the work finishes."""
-        self._tx.insert_memories(memories)
-        for memory in memories:
-            self.rekey.touch(memory.id)
+    def admit(self, memory: Memory) -> Memory:
+        """A new row as admission lets it into the store (``retain.service.admission``):
+        as it is, quarantined, or refused. A verb that needs the outcome before it creates
+        the row asks here; ``create`` admits any row not asked for."""
+        admitted = admission.admit(self, memory)
+        self._admitted[admitted.id] = admitted
+        return admitted
 
-    def change(self, memory: Memory, current: Memory, *, restore: bool = False) -> bool:
-        """Replace ``current`` with ``memory`` if it is still what is stored (else False).
-        A change of what a key holds (text, thread) touches ``rekey`` itself."""
-        return self._tx.update_memory(memory, current, restore=restore)
+    def create(self, memories: Sequence[Memory]) -> list[Memory]:
+        """Insert new memories, each as admission lets it in (the rows stored, in
+        order); their search keys are made when the work finishes."""
+        rows = [m if self._admitted.get(m.id) is m else self.admit(m) for m in memories]
+        self._tx.insert_memories(rows)
+        for memory in rows:
+            self.rekey.touch(memory.id)
+        return rows
+
+    def change(self, memory: Memory, current: Memory, *, restore: bool = False) -> Memory | None:
+        """Replace ``current`` with ``memory`` if it is still what is stored: the row
+        stored (a change of content passes admission first), or None when another write
+        changed it first. A change of what a key holds (text, thread) touches ``rekey``
+        itself."""
+        memory = admission.admit_change(self, memory, current)
+        return memory if self._tx.update_memory(memory, current, restore=restore) else None
 
     def remove(self, memory_id: str) -> None:
-        """Delete a memory; the neighbours whose context it was are re-keyed."""
+        """Delete a memory (if admission lets this writer); the neighbours whose context
+        it was are re-keyed."""
+        admission.admit_removal(self, memory_id)
         self.rekey.leave(self._tx, memory_id)
         self._tx.delete_memory(memory_id)
 

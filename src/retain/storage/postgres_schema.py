@@ -318,6 +318,20 @@ _CHANGED_BY = """
 ALTER TABLE memories ADD COLUMN changed_by TEXT;
 """
 
+# What a quarantined write keeps: why it was quarantined, the session it came from, and,
+# on a row made from another (a review's release, a ticket's landing), that one. A
+# quarantined or discarded row holds no name: a write waiting for review does not take a
+# name from the memory it would replace, and a release takes it over.
+_QUARANTINE = """
+ALTER TABLE memories ADD COLUMN derived_from TEXT;
+ALTER TABLE memories ADD COLUMN quarantine_reason TEXT;
+ALTER TABLE memories ADD COLUMN session TEXT;
+CREATE INDEX memories_derived_from ON memories(derived_from) WHERE derived_from IS NOT NULL;
+DROP INDEX memories_name;
+CREATE UNIQUE INDEX memories_name ON memories(realm, name, scope)
+    WHERE name IS NOT NULL AND status NOT IN ('quarantined', 'discarded');
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "deferred vectors", _DEFERRED_VECTORS),
@@ -326,6 +340,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "ordered times", _ORDERED_TIMES),
     Migration(6, "changed by", _CHANGED_BY),
     Migration(7, "scan text", _SCAN_TEXT),
+    Migration(8, "quarantine", _QUARANTINE),
 )
 
 

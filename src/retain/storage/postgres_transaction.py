@@ -31,6 +31,7 @@ from retain.storage.rows import (
     INSERT_COLUMNS,
     KEY_COLUMNS,
     M_COLUMNS,
+    NAMED,
     UPDATE_COLUMNS,
     after_args,
     event_of,
@@ -200,7 +201,7 @@ class PostgresTransaction(PostgresWords, PostgresVectors, SqlStatements):
     # -- memories -------------------------------------------------------------
 
     def find_by_name(self, realm: str, name: str, scopes: Sequence[str] | None) -> list[Memory]:
-        sql = f"SELECT {COLUMNS} FROM memories WHERE realm = %s AND name = %s"
+        sql = f"SELECT {COLUMNS} FROM memories WHERE realm = %s AND name = %s AND {NAMED}"
         args: list[Any] = [realm, name]
         if scopes is not None:
             if not scopes:

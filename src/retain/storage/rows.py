@@ -18,14 +18,18 @@ COLUMNS = (
     "id, realm, scope, name, description, body, tags, priority, load, refs, source, subject, "
     "predicate, trust, status, ever_quarantined, supersedes, content_hash, author, created_at, "
     "updated_at, verified_at, expires_at, valid_from, valid_to, read_count, metadata, thread, "
-    "changed_by"
+    "changed_by, derived_from, quarantine_reason, session"
 )
+# The rows that hold their name: a quarantined write waiting for review, or a discarded
+# one, holds none (the unique name index covers the same rows).
+NAMED = "status NOT IN ('quarantined', 'discarded')"
 M_COLUMNS = ", ".join("m." + c.strip() for c in COLUMNS.split(","))
 INSERT_COLUMNS = [
     "id", "realm", "scope", "name", "description", "body", "body_bytes", "tags", "priority",
     "load", "refs", "source", "subject", "predicate", "trust", "status", "ever_quarantined",
     "supersedes", "content_hash", "author", "created_at", "updated_at", "verified_at",
     "expires_at", "valid_from", "valid_to", "read_count", "metadata", "thread", "changed_by",
+    "derived_from", "quarantine_reason", "session",
 ]  # fmt: skip
 # created_at is absent from the update list: the statement itself keeps it. Only a
 # restore (import --force) puts the snapshot's back.
@@ -87,6 +91,9 @@ def memory_of(
         metadata=mapping(row[26]),
         thread=row[27],
         changed_by=row[28],
+        derived_from=row[29],
+        quarantine_reason=tuple(row[30].split(",")) if row[30] else (),
+        session=row[31],
     )
 
 
@@ -132,6 +139,9 @@ def params_of(
         "metadata": mapping(m.metadata),
         "thread": m.thread,
         "changed_by": m.changed_by,
+        "derived_from": m.derived_from,
+        "quarantine_reason": ",".join(m.quarantine_reason) or None,
+        "session": m.session,
     }
 
 

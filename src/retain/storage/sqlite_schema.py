@@ -365,6 +365,26 @@ def _m007_changed_by(con: sqlite3.Connection) -> None:
     run_script(con, "ALTER TABLE memories ADD COLUMN changed_by TEXT;")
 
 
+def _m008_quarantine(con: sqlite3.Connection) -> None:
+    """What a quarantined write keeps: why it was quarantined, the session it came from,
+    and, on a row made from another (a review's release, a ticket's landing), that one.
+    A quarantined or discarded row holds no name: a write waiting for review does not
+    take a name from the memory it would replace, and a release takes it over."""
+    run_script(
+        con,
+        """
+        ALTER TABLE memories ADD COLUMN derived_from TEXT;
+        ALTER TABLE memories ADD COLUMN quarantine_reason TEXT;
+        ALTER TABLE memories ADD COLUMN session TEXT;
+        CREATE INDEX memories_derived_from ON memories(derived_from)
+            WHERE derived_from IS NOT NULL;
+        DROP INDEX memories_name;
+        CREATE UNIQUE INDEX memories_name ON memories(realm, name, scope)
+            WHERE name IS NOT NULL AND status NOT IN ('quarantined', 'discarded');
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", _m001_foundation),
     Migration(2, "retrieval", _m002_retrieval),
@@ -373,6 +393,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "successors", _m005_successors),
     Migration(6, "ordered times", _m006_ordered_times),
     Migration(7, "changed by", _m007_changed_by),
+    Migration(8, "quarantine", _m008_quarantine),
 )
 
 

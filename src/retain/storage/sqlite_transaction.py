@@ -45,6 +45,7 @@ from retain.storage.rows import (
     INSERT_COLUMNS,
     KEY_COLUMNS,
     M_COLUMNS,
+    NAMED,
     UPDATE_COLUMNS,
     after_args,
     event_of,
@@ -208,7 +209,7 @@ class SqliteTransaction(SqlStatements):
     # -- memories -------------------------------------------------------------
 
     def find_by_name(self, realm: str, name: str, scopes: Sequence[str] | None) -> list[Memory]:
-        sql = f"SELECT {COLUMNS} FROM memories WHERE realm = ? AND name = ?"
+        sql = f"SELECT {COLUMNS} FROM memories WHERE realm = ? AND name = ? AND {NAMED}"
         args: list[Any] = [realm, name]
         if scopes is not None:
             if not scopes:

@@ -65,9 +65,15 @@ class MemoryRecord(BaseModel):
     valid_from: str | None
     trust: str
     status: str
+    ever_quarantined: bool = Field(
+        description="Whether it was ever held for review (its trust stays at most observed)."
+    )
     supersedes: str | None = Field(description="The id of the memory this one replaced.")
     superseded_by: str | None = Field(
         description="On a superseded memory: the id of the memory that replaced it."
+    )
+    derived_from: str | None = Field(
+        description="The record it was made from: a reviewed original, or a ticket."
     )
     author: str
     changed_by: str = Field(description="Who last changed it (its author until someone else does).")

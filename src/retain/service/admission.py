@@ -1,0 +1,114 @@
+"""Admission: the one place a memory's row is let into the store, and how.
+
+Every row a verb writes passes here once, from the unit of work: a new row when it is
+created (``Work.create``, or ``Work.admit`` when a verb needs the outcome first), a
+changed row when its content changes (``Work.change``). Admission answers with the row
+as it will be stored, or refuses it:
+
+* admitted as it is;
+* admitted **quarantined**: stored and audited, but recalled, searched, listed or
+  injected by no one but a reviewer until a review releases it. The row says why
+  (``quarantine_reason``), is marked ``ever_quarantined`` for good, and is trusted at
+  most ``observed`` (an anonymous caller's, ``claimed``);
+* refused, with the reason's error and nothing written.
+
+The reasons a write is quarantined, each named in ``quarantine_reason``:
+
+* ``claimed`` — an anonymous caller's write (only where ``[access] anonymous_writes``
+  lets one write at all): nobody vouches for it;
+* ``llm_writes`` — an agent's write while ``[memory] llm_writes = "quarantined"`` holds
+  every LLM-authored write for review.
+
+Applications, operators and the steward are never quarantined. A writer whose writes
+are quarantined may add rows but not change stored ones (``admit_change``,
+``admit_removal``): an anonymous caller changes or removes none, and an agent changes no
+row's content in place (its own memory changes by a successor, admitted as any new row).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from retain.errors import AccessDenied
+from retain.model import Memory, Status, Trust, lower_trust
+from retain.service.actor import Kind
+
+if TYPE_CHECKING:
+    from retain.service.work import Work
+
+CLAIMED = "claimed"
+LLM_WRITES = "llm_writes"
+
+
+def reasons(work: Work) -> tuple[str, ...]:
+    """Why this work's writer's new rows are quarantined (none: they are not)."""
+    kind = work.actor.kind
+    if kind is Kind.ANONYMOUS:
+        return (CLAIMED,)
+    if kind is Kind.AGENT and work.store.settings.llm_writes == "quarantined":
+        return (LLM_WRITES,)
+    return ()
+
+
+def admit(work: Work, memory: Memory) -> Memory:
+    """A new row as it will be stored (see the module docstring)."""
+    held = reasons(work)
+    if held:
+        memory = quarantined(memory, held)
+    if work.actor.session is not None and memory.session is None:
+        memory = replace(memory, session=work.actor.session)
+    return memory
+
+
+def admit_change(work: Work, memory: Memory, current: Memory) -> Memory:
+    """A stored row's change, as it will be stored. A writer whose writes wait for
+    review may change no row: an anonymous caller none (nobody would answer for the
+    change), an agent none of whose content (its change cannot wait with the row)."""
+    held = reasons(work)
+    if held and (work.actor.kind is Kind.ANONYMOUS or changes_content(memory, current)):
+        raise _waits(work, held, current.name or current.id, current.id)
+    return memory
+
+
+def admit_removal(work: Work, memory_id: str) -> None:
+    """Refuse the removal of a row by a writer whose writes wait for review."""
+    held = reasons(work)
+    if held:
+        raise _waits(work, held, memory_id, memory_id)
+
+
+def _waits(work: Work, held: tuple[str, ...], label: str, memory_id: str) -> AccessDenied:
+    return AccessDenied(
+        f"{work.actor.principal}'s writes wait for review, so it may add memories but "
+        f"not change or remove {label!r}",
+        remedy="write a new memory for review, or act as an authenticated principal",
+        principal=work.actor.principal,
+        id=memory_id,
+        reasons=list(held),
+    )
+
+
+def quarantined(memory: Memory, held: tuple[str, ...]) -> Memory:
+    """``memory`` held for review for ``held``: marked so for good, trusted at most
+    ``observed``."""
+    return replace(
+        memory,
+        status=Status.QUARANTINED,
+        ever_quarantined=True,
+        quarantine_reason=held,
+        trust=lower_trust(memory.trust, Trust.OBSERVED),
+    )
+
+
+def changes_content(memory: Memory, current: Memory) -> bool:
+    """Whether ``memory`` says something ``current`` did not (what admission screens)."""
+    return (
+        memory.content_hash != current.content_hash
+        or memory.name != current.name
+        or memory.description != current.description
+        or memory.tags != current.tags
+        or memory.source != current.source
+        or memory.subject != current.subject
+        or memory.metadata != current.metadata
+    )
