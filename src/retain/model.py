@@ -341,7 +341,6 @@ class Fact:
             "author": self.author,
             "trust": self.trust.value,
             "status": self.status.value,
-            "ever_quarantined": self.ever_quarantined,
             "supersedes": self.supersedes,
             "superseded_by": self.superseded_by,
         }

@@ -53,6 +53,7 @@ def _write(kinds: frozenset[Kind], why: str, *, offered: bool = False) -> Rule:
 
 
 _TIERS = "the shared tiers are written by operators and applications; an agent keeps its own memory and proposes additions"  # noqa: E501
+_CHANGES = "the shared tiers are changed by operators and applications; an anonymous caller's writes wait for review, so it only adds"  # noqa: E501
 _OWN = "it is an agent's verb over its own memory"
 _ADMIN = "realm administration is for operators and applications"
 _LOG = "the event log holds every scope's changes; an agent recalls what it sees instead"
@@ -64,9 +65,9 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         # the shared tiers
         "write": _write(AUTHORS, _TIERS, offered=True),
         "write_many": _write(AUTHORS, _TIERS),
-        "edit": _write(AUTHORS, _TIERS, offered=True),
-        "delete": _write(AUTHORS, _TIERS, offered=True),
-        "import_": _write(AUTHORS, _TIERS),
+        "edit": _write(ADMINS, _CHANGES, offered=True),
+        "delete": _write(ADMINS, _CHANGES, offered=True),
+        "import_": _write(ADMINS, _CHANGES),
         # reading, through the reader's view
         "search": _read(EVERYONE, offered=True),
         "read": _read(EVERYONE, offered=True),
@@ -85,7 +86,7 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "list_injections": _read(EVERYONE),
         # facts on two time axes
         "fact_write": _write(AGENT | AUTHORS, _FACTS, offered=True),
-        "fact_retract": _write(AGENT | AUTHORS, _FACTS, offered=True),
+        "fact_retract": _write(AGENT | ADMINS, _FACTS, offered=True),
         "fact_read": _read(EVERYONE, offered=True),
         "fact_history": _read(EVERYONE, offered=True),
         # the realm's registry
