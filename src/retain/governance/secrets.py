@@ -37,6 +37,7 @@ from retain.errors import SecretDetected
 
 if TYPE_CHECKING:
     from retain.model import Memory
+    from retain.results import WriteRequest
 
 KIND_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,39}")  # a kind's name: it fits in a tag's marker
 REDACTED_KEY = "redacted"  # metadata key: the kinds a redaction replaced
@@ -343,6 +344,21 @@ def memory_texts(memory: Memory) -> list[tuple[str, str]]:
         ("predicate", memory.predicate or ""),
         ("thread", memory.thread or ""),
         *_strings_of(memory.metadata, "metadata"),
+    ]
+    return [(name, text) for name, text in texts if text]
+
+
+def request_texts(request: WriteRequest) -> list[tuple[str, str]]:
+    """Every text field a write request gives, as ``memory_texts`` names them."""
+    texts = [
+        ("name", request.name),
+        ("description", request.description or ""),
+        ("body", request.body or ""),
+        *((f"tags[{i}]", tag) for i, tag in enumerate(request.tags or ())),
+        *((f"references[{i}]", ref) for i, ref in enumerate(request.references or ())),
+        ("source", request.source or ""),
+        ("subject", request.subject or ""),
+        ("thread", request.thread or ""),
     ]
     return [(name, text) for name, text in texts if text]
 
