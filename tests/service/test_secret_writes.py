@@ -5,6 +5,7 @@ events, nor anything logged."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from pathlib import Path
@@ -136,8 +137,11 @@ def test_an_edit_redacts_and_its_excerpt_shows_the_stored_body(service: MemorySe
 
 def test_a_name_holding_a_secret_is_refused_even_redacted(service: MemoryService) -> None:
     before = store_state(service)
-    error = refused(lambda: service.write(KEY_ID, description="a key", redact=True))
-    assert error.details["findings"][0]["field"] == "name"
+    for redacting in (False, True):
+        error = refused(
+            functools.partial(service.write, KEY_ID, description="a key", redact=redacting)
+        )
+        assert error.details["findings"][0]["field"] == "name"
     assert store_state(service) == before
 
 

@@ -153,8 +153,6 @@ KINDS = (
     "url_password",
 )
 
-_PEM_LABEL = r"-----(?:BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-
 
 @functools.cache
 def _built_in() -> tuple[Detector, ...]:
@@ -392,8 +390,7 @@ def redacted(memory: Memory, findings: Iterable[Finding]) -> Memory:
     found = list(findings)
     if not found:
         return memory
-    fixed = [f for f in found if f.field in UNREDACTABLE]
-    if fixed:
+    if any(f.field in UNREDACTABLE for f in found):
         raise refusal(
             found,
             remedy="a name or a predicate cannot hold a redaction marker: choose another",

@@ -102,7 +102,8 @@ def screened(
         return replace(clean, content_hash=content_hash(clean.body)), ()
     if hold and work.actor.kind is Kind.AGENT:
         return memory, (SECRET_DETECTED,)
-    raise secrets.refusal(found, id=memory.id, name=memory.name)
+    named = memory.name if all(f.field != "name" for f in found) else None
+    raise secrets.refusal(found, id=memory.id, name=named)  # a secret name is not said
 
 
 def admit_removal(work: Work, memory_id: str) -> None:
