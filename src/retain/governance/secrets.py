@@ -27,6 +27,7 @@ none costs a few substring tests.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -67,13 +68,15 @@ class Detector:
     """One kind of secret: its expressions (the span is the group ``secret`` when the
     expression has one, else the whole match), the literal hints a text must hold one
     of (lower case; none: always run), what the whole text must also hold (``needs``),
-    and a test a match must pass (``keep``)."""
+    and a test a match must pass (``keep``); or, for a shape an expression would find
+    slowly, a function finding its spans (``find``)."""
 
     kind: str
     patterns: tuple[re.Pattern[str], ...]
     hints: tuple[str, ...] = ()
     needs: re.Pattern[str] | None = None
     keep: Callable[[str], bool] | None = None
+    find: Callable[[str], Iterable[tuple[int, int]]] | None = None
 
     def might(self, lowered: str) -> bool:
         """Whether a text (case-folded) holds one of the hints, so may hold this kind."""
@@ -84,6 +87,8 @@ class Detector:
             return
         if self.needs is not None and not self.needs.search(text):
             return
+        if self.find is not None:
+            yield from self.find(text)
         for pattern in self.patterns:
             grouped = "secret" in pattern.groupindex
             for match in pattern.finditer(text):
@@ -154,11 +159,39 @@ KINDS = (
 )
 
 
+PEM_MAX = 16384  # the most characters a private key block spans to its END line
+
+
+@functools.cache
+def _pem() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    label = r"(?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+    # the lines of key material after a BEGIN line (escaped \n too, as in JSON)
+    lines = r"(?:(?:\r?\n|\\n)(?:[A-Za-z-]+:[^\n\\]*|[" + _B64 + r"=]{16,}))+"
+    return re.compile("-----BEGIN " + label), re.compile("-----END " + label), re.compile(lines)
+
+
+def _private_keys(text: str) -> Iterable[tuple[int, int]]:
+    """PEM and PGP private key blocks: from a BEGIN line to its END line, or, for a
+    block cut short, to the last line of key material after it. Found by searching for
+    the lines, not by one expression, which would take quadratic time over many BEGIN
+    lines without an END."""
+    begin, end, lines = _pem()
+    at, stop = 0, -1  # the next END line's place, looked for once past each
+    while (opening := begin.search(text, at)) is not None:
+        if stop < opening.end():
+            stop = text.find("-----END ", opening.end())
+            stop = len(text) if stop < 0 else stop
+        near = stop - opening.end() <= PEM_MAX
+        closing = end.match(text, stop) if near and stop < len(text) else None
+        cut = closing or lines.match(text, opening.end())
+        at = cut.end() if cut is not None else opening.end()
+        if cut is not None:
+            yield opening.start(), cut.end()
+
+
 @functools.cache
 def _built_in() -> tuple[Detector, ...]:
     """The built-in detectors, in ``KINDS`` order (compiled on the first scan)."""
-    begin = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-    end = r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
     detectors = (
         Detector(
             "gcp_service_account",
@@ -166,16 +199,7 @@ def _built_in() -> tuple[Detector, ...]:
             hints=('"private_key"',),
             needs=re.compile(r'"type"\s*:\s*"service_account"'),
         ),
-        Detector(
-            "private_key",
-            _compile(
-                # a whole block, to its END line (lines may be escaped \n, as in JSON)
-                begin + r"[\s\S]{0,16384}?" + end,
-                # a block cut short: its BEGIN line and the lines of key material after it
-                begin + r"(?:(?:\r?\n|\\n)(?:[A-Za-z-]+:[^\n\\]*|[" + _B64 + r"=]{16,}))+",
-            ),
-            hints=("private key",),
-        ),
+        Detector("private_key", (), hints=("private key",), find=_private_keys),
         Detector(
             "aws_access_key",
             _compile(
@@ -290,12 +314,14 @@ def _scan(text: str, field: str, detectors: Iterable[Detector]) -> list[Finding]
     if not text:
         return []
     lowered = text.lower()
-    claimed: list[tuple[int, int, str]] = []
+    claimed: list[tuple[int, int, str]] = []  # in order of place, none overlapping
     for detector in detectors:
         for start, end in detector.spans(text, lowered):
-            if all(end <= s or start >= e for s, e, _ in claimed):
-                claimed.append((start, end, detector.kind))
-    return [Finding(kind, field, start, end) for start, end, kind in sorted(claimed)]
+            at = bisect.bisect(claimed, (start,))
+            after = at == len(claimed) or claimed[at][0] >= end
+            if after and (at == 0 or claimed[at - 1][1] <= start):
+                claimed.insert(at, (start, end, detector.kind))
+    return [Finding(kind, field, start, end) for start, end, kind in claimed]
 
 
 def scan_fields(
