@@ -28,6 +28,10 @@ recall_failure_policy = "skip"       # skip: render without recall; fail: raise 
 
 [postgres]
 pool_size = 8                        # connections each process keeps to a PostgreSQL store
+
+[secrets]                            # what a write may not hold (retain.governance.secrets)
+patterns = {}                        # added kinds: name = "regular expression"
+disabled = []                        # kinds not looked for, built-in or added
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from retain.errors import ConfigInvalid
+from retain.governance.secrets import SecretSettings, configured
 from retain.search.embed import DEFAULT_STATIC_MODEL, EmbedderSettings, check_settings
 
 DEFAULT_INLINE_MAX_BYTES = 32 * 1024
@@ -73,6 +78,7 @@ class Settings:
     embedder: EmbedderSettings = EmbedderSettings()
     context: ContextSettings = ContextSettings()
     pool_size: int = DEFAULT_POOL_SIZE  # [postgres] pool_size
+    secrets: SecretSettings = SecretSettings()  # [secrets]: the kinds a write is scanned for
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
@@ -129,6 +135,7 @@ def load_settings(home: Path) -> Settings:
         embedder=_embedder(data, path),
         context=_context(data, path),
         pool_size=_pool_size(data, path),
+        secrets=_secrets(data, path),
     )
 
 
@@ -139,6 +146,7 @@ KNOWN: dict[str, tuple[str, ...]] = {
     "context": tuple(asdict(ContextSettings())),
     "postgres": ("pool_size",),
     "access": ("anonymous_writes",),
+    "secrets": ("patterns", "disabled"),
 }
 
 
@@ -206,6 +214,38 @@ def _pool_size(data: dict[str, Any], path: Path) -> int:
             value=size,
         )
     return size
+
+
+def _secrets(data: dict[str, Any], path: Path) -> SecretSettings:
+    """``[secrets]``: each added kind's expression compiled now, so a bad one is refused
+    when the file is read, naming its key (never when a write meets it)."""
+    section = _section(data, "secrets", path)
+    patterns: Any = section.get("patterns", {})
+    if not isinstance(patterns, dict) or not all(isinstance(v, str) for v in patterns.values()):
+        raise ConfigInvalid(
+            f"[secrets] patterns in {path} must be a table of names and regular expressions",
+            remedy='write it like patterns = { acme_token = "acme_[0-9a-f]{32}" }',
+            path=str(path),
+            key="secrets.patterns",
+        )
+    disabled: Any = section.get("disabled", [])
+    if not isinstance(disabled, list) or not all(isinstance(v, str) for v in disabled):
+        raise ConfigInvalid(
+            f"[secrets] disabled in {path} must be a list of kinds",
+            remedy='write it like disabled = ["jwt"]',
+            path=str(path),
+            key="secrets.disabled",
+        )
+    settings, problems = configured(patterns, disabled)
+    if problems:
+        key, problem = problems[0]
+        raise ConfigInvalid(
+            f"[secrets] {key} in {path}: {problem}",
+            remedy="fix or remove it",
+            path=str(path),
+            key=f"secrets.{key}",
+        )
+    return settings
 
 
 def _context(data: dict[str, Any], path: Path) -> ContextSettings:

@@ -33,6 +33,7 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   ├── EditNoMatch              edit_no_match
     │   └── EditAmbiguous            edit_ambiguous
     ├── StaleUpdate                  stale_update
+    ├── SecretDetected               secret_detected
     ├── AccessDenied                 access_denied
     │   ├── Unauthenticated          unauthenticated
     │   └── MemoryDisabled           memory_disabled
@@ -88,6 +89,7 @@ FIXES = frozenset(
         "update",  # write again as an update of the memory that exists
         "force_import",  # import again, replacing what exists by the snapshot's version
         "home",  # point the store's home at another directory
+        "redact",  # write again asking for each secret to be replaced by its marker
     }
 )
 
@@ -317,6 +319,14 @@ class StaleUpdate(RetainError):
     """The memory changed after the caller read it (compare-and-swap refused)."""
 
     code = "stale_update"
+
+
+class SecretDetected(RetainError):
+    """A write holds what looks like a credential (``retain.governance.secrets``): its
+    kinds, fields and positions are in ``details['findings']`` (``{kind, field, start,
+    end}`` each), never its value. Nothing was written."""
+
+    code = "secret_detected"
 
 
 # -- export / import ---------------------------------------------------------

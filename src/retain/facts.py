@@ -79,4 +79,5 @@ def _fact(
         status=version.status,
         supersedes=version.supersedes,
         superseded_by=successor,
+        ever_quarantined=version.ever_quarantined,
     )

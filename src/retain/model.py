@@ -321,6 +321,7 @@ class Fact:
     status: Status  # the row's status now
     supersedes: str | None
     superseded_by: str | None = None  # the later version that took over, as known then
+    ever_quarantined: bool = False  # its row was ever held for review (reviewer-only)
 
     @property
     def project(self) -> str | None:

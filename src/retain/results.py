@@ -119,6 +119,7 @@ class WriteRequest:
     expected_hash: str | None = None
     restore: Restore | None = None
     exact_tier: bool = False
+    redact: bool = False  # write each secret found as its marker instead of refusing it
 
 
 def exported_text(memory: Memory) -> str:

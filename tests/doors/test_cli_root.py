@@ -31,6 +31,7 @@ from tests.doors.cli_helpers import (
     LISTEN_FAILED,
     NOT_FOUND,
     RECALL_FAILED,
+    SECRET_DETECTED,
     STALE,
     STORE,
     TRANSFER,
@@ -65,6 +66,7 @@ def test_exit_statuses_are_the_documented_ones() -> None:
         errors.RecallFailed: RECALL_FAILED,
         errors.ExtraMissing: EXTRA_MISSING,
         errors.ListenFailed: LISTEN_FAILED,
+        errors.SecretDetected: SECRET_DETECTED,
     }
     assert documented == EXIT_CODES
     assert EXIT_BUG == BUG

@@ -597,6 +597,7 @@ HTTP_STATUS_OF = {
     "config_invalid": 500, "extra_missing": 500,
     "no_terminal": 400, "query_too_long": 400,
     "listen_failed": 500, "invalid_port": 500, "port_in_use": 500,
+    "secret_detected": 422,
 }  # fmt: skip
 
 

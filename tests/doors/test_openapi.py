@@ -55,7 +55,7 @@ BEYOND_SCHEMA: set[tuple[str, str | None]] = {
     ("invalid_time", "known_at"),
     ("query_too_long", "queries"),  # queries not blank, their characters, each one's words
 }
-STATE_STATUSES = {412, 422}  # stale_update; budget, edit and transfer refusals
+STATE_STATUSES = {412, 422}  # stale_update; budget, edit, transfer and secret refusals
 
 
 def schema_valid_request_accepted(ctx: Any, response: Any, case: schemathesis.Case) -> None:

@@ -158,16 +158,17 @@ class MemoryService:
 
     # -- the unit of work: every write runs through it -------------------------------------
 
-    def _write(self, fn: Callable[[Work], T]) -> T:
+    def _write(self, fn: Callable[[Work], T], *, redact: bool = False) -> T:
         """``fn`` over the unit of work of a write transaction (``Work``), whose instant
         (``_tx_now``) is taken inside the lock, so that a writer who waited for the lock
-        never stamps a time before its predecessor's. If the write saw what an earlier
-        writer left undone, it then heals it (``_heal``)."""
+        never stamps a time before its predecessor's. ``redact``: the call asks for the
+        secrets its rows hold to be written as markers (``admission``). If the write saw
+        what an earlier writer left undone, it then heals it (``_heal``)."""
         stale = False
 
         def run(tx: Transaction) -> T:
             nonlocal stale
-            work = self._work(tx)
+            work = self._work(tx, redact=redact)
             result = fn(work)
             work.finish()
             stale = tx.saw_stale_vectors()  # learnt with the lock: no query of its own
@@ -178,9 +179,9 @@ class MemoryService:
             self._heal()
         return result
 
-    def _work(self, tx: Transaction) -> Work:
+    def _work(self, tx: Transaction, *, redact: bool = False) -> Work:
         """The unit of work of a write transaction that holds the write lock."""
-        return Work(tx, self._tx_now(tx), self.actor, self.store)
+        return Work(tx, self._tx_now(tx), self.actor, self.store, redact=redact)
 
     def _tx_now(self, tx: Reads) -> datetime:
         """The instant of a write, read once its transaction holds the write lock: the

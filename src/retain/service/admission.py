@@ -17,7 +17,14 @@ The reasons a write is quarantined, each named in ``quarantine_reason``:
 * ``claimed`` — an anonymous caller's write (only where ``[access] anonymous_writes``
   lets one write at all): nobody vouches for it;
 * ``llm_writes`` — an agent's write while ``[memory] llm_writes = "quarantined"`` holds
-  every LLM-authored write for review.
+  every LLM-authored write for review;
+* ``secret_detected`` — an agent's write holding what looks like a credential
+  (``retain.governance.secrets``): a review can only tombstone it.
+
+Every row's text is screened for secrets, new or changed (``screened``). A write that
+asks for redaction (``redact``) is stored with each secret replaced by its marker and
+the kinds in ``metadata.redacted``; otherwise an agent's lands quarantined, and anyone
+else's is refused (``secret_detected``, naming kinds, fields and places, never a value).
 
 Applications, operators and the steward are never quarantined. A writer whose writes
 are quarantined may add rows but not change stored ones (``admit_change``,
@@ -31,6 +38,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from retain.errors import AccessDenied
+from retain.governance import secrets
 from retain.model import Memory, Status, Trust, lower_trust
 from retain.service.actor import Kind
 
@@ -39,6 +47,7 @@ if TYPE_CHECKING:
 
 CLAIMED = "claimed"
 LLM_WRITES = "llm_writes"
+SECRET_DETECTED = "secret_detected"
 
 
 def reasons(work: Work) -> tuple[str, ...]:
@@ -51,9 +60,10 @@ def reasons(work: Work) -> tuple[str, ...]:
     return ()
 
 
-def admit(work: Work, memory: Memory) -> Memory:
+def admit(work: Work, memory: Memory, *, redact: bool = False) -> Memory:
     """A new row as it will be stored (see the module docstring)."""
-    held = reasons(work)
+    memory, found = screened(work, memory, redact)
+    held = reasons(work) + found
     if held:
         memory = quarantined(memory, held)
     if work.actor.session is not None and memory.session is None:
@@ -61,14 +71,39 @@ def admit(work: Work, memory: Memory) -> Memory:
     return memory
 
 
-def admit_change(work: Work, memory: Memory, current: Memory) -> Memory:
+def admit_change(work: Work, memory: Memory, current: Memory, *, redact: bool = False) -> Memory:
     """A stored row's change, as it will be stored. A writer whose writes wait for
     review may change no row: an anonymous caller none (nobody would answer for the
-    change), an agent none of whose content (its change cannot wait with the row)."""
+    change), an agent none of whose content (its change cannot wait with the row). A
+    change of content is screened for secrets; a secret in it is refused (the stored
+    row cannot wait for review) unless it is redacted."""
     held = reasons(work)
-    if held and (work.actor.kind is Kind.ANONYMOUS or changes_content(memory, current)):
+    content = changes_content(memory, current)
+    if held and (work.actor.kind is Kind.ANONYMOUS or content):
         raise _waits(work, held, current.name or current.id, current.id)
+    if content:
+        memory, _ = screened(work, memory, redact, hold=False)
     return memory
+
+
+def screened(
+    work: Work, memory: Memory, redact: bool, *, hold: bool = True
+) -> tuple[Memory, tuple[str, ...]]:
+    """``memory`` with the secrets its text holds dealt with, and the reason to hold it
+    (``secret_detected``, for an agent's new row when ``hold``): redacted when the write
+    asks, else held or refused."""
+    found = secrets.findings_of(memory, work.store.settings.secrets)
+    if not found:
+        return memory, ()
+    if redact:
+        from retain.service.rows import content_hash  # rows imports the unit of work
+
+        clean = secrets.redacted(memory, found)
+        return replace(clean, content_hash=content_hash(clean.body)), ()
+    if hold and work.actor.kind is Kind.AGENT:
+        return memory, (SECRET_DETECTED,)
+    named = memory.name if all(f.field != "name" for f in found) else None
+    raise secrets.refusal(found, id=memory.id, name=named)  # a secret name is not said
 
 
 def admit_removal(work: Work, memory_id: str) -> None:

@@ -38,12 +38,14 @@ def remember(
     subject: str | None = None,
     thread: str | None = None,
     valid_from: str | None = None,
+    redact: bool = False,
 ) -> Memory:
     """Write a memory into the acting agent's own scope (``agent:<name>``).
 
     The agent is its author; it enters at ``observed`` trust, search-only (it
     reaches the agent through recall). Without a description, the text's first
-    line stands for one.
+    line stands for one. Text that looks like a credential lands quarantined for
+    review, unless ``redact`` writes each secret as its marker.
     """
     draft = draft_of(svc, text, description, tags, priority, subject, thread, valid_from)
 
@@ -52,7 +54,7 @@ def remember(
         agent = svc._agent(tx)
         return rows.record(work, draft(agent, now, None))
 
-    return svc._write(run)
+    return svc._write(run, redact=redact)
 
 
 def update(
@@ -66,6 +68,7 @@ def update(
     subject: str | None = None,
     thread: str | None = None,
     valid_from: str | None = None,
+    redact: bool = False,
 ) -> Memory:
     """Supersede one of the acting agent's own memories with a new one.
 
@@ -88,7 +91,7 @@ def update(
             work, new, old, retired, "updated", remedy="recall it again and retry"
         )
 
-    return svc._write(run)
+    return svc._write(run, redact=redact)
 
 
 def draft_of(

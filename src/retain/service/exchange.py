@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from retain import fields
 from retain.errors import InvalidInput, RetainError
+from retain.governance import secrets
 from retain.model import GLOBAL_SCOPE, Agent, Memory, agent_scope
 from retain.results import ExportResult, WriteResult
 from retain.service import agent, lookup, rows, tier
@@ -71,6 +72,9 @@ def import_(
             normalized = tier.normalized(svc, item)
         except InvalidInput as exc:
             raise transfer.refused(path, exc) from exc
+        found = secrets.scan_fields(secrets.request_texts(normalized), svc.settings.secrets)
+        if found:  # the whole import is refused, naming the file
+            raise secrets.refusal(found, what=str(path), file=str(path))
         requests.append(replace(normalized, create_only=not force, exact_tier=True))
     if not requests:
         return []
@@ -112,6 +116,9 @@ def import_legacy(svc: MemoryService, directory: Path) -> legacy.Report | None:
         drafts = []
         for record in records:
             try:
+                found = secrets.scan(record.text, "text", svc.settings.secrets)
+                if found:  # skipped and reported, as a malformed record is
+                    raise secrets.refusal(found, what="the record")
                 drafts.append(agent.draft_of(svc, record.text, None, None, None, None, None, None))
             except RetainError as exc:
                 problems.append(legacy.Problem(file, record.line, exc.message))

@@ -52,6 +52,7 @@ def fact_write(
     project: str | None = None,
     valid_from: str | None = None,
     reason: str = "",
+    redact: bool = False,
 ) -> FactChange:
     """Record that ``subject``'s ``predicate`` is ``value`` (from ``valid_from``, else
     from now), in the project's tier, the global one, or, for an agent, its own.
@@ -59,7 +60,9 @@ def fact_write(
     The version current in that tier is superseded: it stays in the history, holding
     until the new one starts. Writing the value already current (with no
     ``valid_from``, or its own) writes nothing. A new version must start after the
-    current one, and no later than now: a fact records what holds.
+    current one, and no later than now: a fact records what holds. A value that looks
+    like a credential is refused (an agent's lands quarantined), unless ``redact``
+    writes each secret as its marker.
     """
     from retain import facts
 
@@ -113,7 +116,7 @@ def fact_write(
         stored = rows.supersede(work, fact, current, ended, "written", reason=reason)
         return _change(stored, ended if stored.status is Status.ACTIVE else None, now)
 
-    return svc._write(run)
+    return svc._write(run, redact=redact)
 
 
 def fact_read(

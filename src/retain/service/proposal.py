@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from retain import fields
 from retain.errors import AccessDenied, InvalidValue
+from retain.governance import secrets
 from retain.model import GLOBAL_SCOPE, TEAM_PREFIX, Proposal
 from retain.service.view import View
 from retain.service.work import Work
@@ -23,10 +24,13 @@ def propose(
     target: str = GLOBAL_SCOPE,
     body: str = "",
     evidence: str = "",
+    redact: bool = False,
 ) -> Proposal:
     """Ask for a memory to be added to a shared scope — a team the agent belongs to, or
     the global tier. The proposal is stored ``open`` for a curator to decide; nothing
-    is written to the target until then."""
+    is written to the target until then. A proposal that looks like it holds a
+    credential is refused (it is no memory row to hold for review), unless ``redact``
+    writes each secret as its marker."""
     line = fields.description(summary)
     if not line:
         raise InvalidValue(
@@ -34,6 +38,7 @@ def propose(
         )
     fields.text(body, "body")
     fields.text(evidence, "evidence")
+    line, body, evidence = _screened(svc, line, body, evidence, redact)
     if not isinstance(target, str):
         raise InvalidValue("target must be text", remedy="pass global or team:NAME")
 
@@ -75,6 +80,23 @@ def propose(
         return proposal
 
     return svc._write(run)
+
+
+def _screened(
+    svc: MemoryService, summary: str, body: str, evidence: str, redact: bool
+) -> tuple[str, str, str]:
+    """A proposal's texts with no secret left in them: redacted, or refused."""
+    texts = {"summary": summary, "body": body, "evidence": evidence}
+    found = secrets.scan_fields(texts.items(), svc.settings.secrets)
+    if not found:
+        return summary, body, evidence
+    if not redact:
+        raise secrets.refusal(found, what="the proposal")
+    clean = {
+        name: secrets.redact(text, [f for f in found if f.field == name])
+        for name, text in texts.items()
+    }
+    return clean["summary"], clean["body"], clean["evidence"]
 
 
 def list_proposals(svc: MemoryService, *, status: str | None = None) -> list[Proposal]:

@@ -277,17 +277,18 @@ def _apply(
             existing, created=False, changed=False, notes=tuple(out_notes), previous=existing
         )
     if existing is None:
-        merged = work.admit(merged)
+        merged = work.admit(merged, redact=r.redact)
         staged.put(merged)
         kind = "create"
     elif staged.holds(existing.id):
+        merged = work.admit(merged, redact=r.redact)  # a row of this batch, not stored yet
         staged.put(merged)
         kind = "restore" if r.restore is not None else "update"
     else:
         # A restore takes the snapshot's version, created date included, in place.
         if existing.thread != merged.thread:
             rekey.leave(tx, existing.id)
-        stored = work.change(merged, existing, restore=r.restore is not None)
+        stored = work.change(merged, existing, restore=r.restore is not None, redact=r.redact)
         if stored is None:
             raise StaleUpdate(
                 f"memory {r.name!r} changed while this write was being made",
@@ -443,8 +444,10 @@ def edit(
     replace_all: bool = False,
     verified: bool = False,
     project: str | None = None,
+    redact: bool = False,
 ) -> EditResult:
-    """Replace ``old`` with ``new`` in a body; ``new`` empty deletes the text."""
+    """Replace ``old`` with ``new`` in a body; ``new`` empty deletes the text. A secret
+    the new body holds is refused, or written as its marker with ``redact``."""
     fields.text(old, "old text")
     fields.text(new, "new text")
     if old == "":
@@ -502,11 +505,11 @@ def edit(
         return EditResult(
             changed,
             replacements=found if replace_all else 1,
-            excerpt=_excerpt(body, start, len(new)),
+            excerpt=_excerpt(changed.body, start, len(new)),  # as stored: redacted
             previous=current,
         )
 
-    return svc._write(run)
+    return svc._write(run, redact=redact)
 
 
 def delete(svc: MemoryService, name: str, *, project: str | None = None) -> DeleteResult:

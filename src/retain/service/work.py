@@ -29,11 +29,14 @@ if TYPE_CHECKING:
 class Work:
     """One writing call's transaction, instant, actor and touched memories."""
 
-    def __init__(self, tx: Transaction, now: datetime, actor: Actor, store: Store) -> None:
+    def __init__(
+        self, tx: Transaction, now: datetime, actor: Actor, store: Store, *, redact: bool = False
+    ) -> None:
         self._tx = tx
         self.now = now
         self.actor = actor
         self.store = store
+        self.redact = redact  # the call asks for secrets to be written as their markers
         self.rekey = key.Rekey()  # the memories whose search keys are made again
         self._admitted: dict[str, Memory] = {}  # the new rows admission has answered for
 
@@ -48,11 +51,13 @@ class Work:
 
     # -- memories --------------------------------------------------------------------
 
-    def admit(self, memory: Memory) -> Memory:
+    def admit(self, memory: Memory, *, redact: bool | None = None) -> Memory:
         """A new row as admission lets it into the store (``retain.service.admission``):
-        as it is, quarantined, or refused. A verb that needs the outcome before it creates
-        the row asks here; ``create`` admits any row not asked for."""
-        admitted = admission.admit(self, memory)
+        as it is, redacted, quarantined, or refused. A verb that needs the outcome before
+        it creates the row asks here; ``create`` admits any row not asked for. ``redact``
+        is the row's own request's (a batch's), else the call's."""
+        redacting = self.redact if redact is None else redact
+        admitted = admission.admit(self, memory, redact=redacting)
         self._admitted[admitted.id] = admitted
         return admitted
 
@@ -65,12 +70,20 @@ class Work:
             self.rekey.touch(memory.id)
         return rows
 
-    def change(self, memory: Memory, current: Memory, *, restore: bool = False) -> Memory | None:
+    def change(
+        self,
+        memory: Memory,
+        current: Memory,
+        *,
+        restore: bool = False,
+        redact: bool | None = None,
+    ) -> Memory | None:
         """Replace ``current`` with ``memory`` if it is still what is stored: the row
         stored (a change of content passes admission first), or None when another write
         changed it first. A change of what a key holds (text, thread) touches ``rekey``
         itself."""
-        memory = admission.admit_change(self, memory, current)
+        redacting = self.redact if redact is None else redact
+        memory = admission.admit_change(self, memory, current, redact=redacting)
         return memory if self._tx.update_memory(memory, current, restore=restore) else None
 
     def remove(self, memory_id: str) -> None:

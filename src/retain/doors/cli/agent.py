@@ -42,6 +42,7 @@ from retain.doors.cli.root import (
 @click.option("--subject", help="Who or what it is about.")
 @click.option("--thread", help="The conversation it belongs to.")
 @click.option("--valid-from", help="When it began to hold: RFC 3339, or YYYY-MM-DD.")
+@click.option("--redact", is_flag=True, help="Write each secret found as [redacted:KIND].")
 @home_option
 @format_option
 def remember(
@@ -53,6 +54,7 @@ def remember(
     subject: str | None,
     thread: str | None,
     valid_from: str | None,
+    redact: bool,
     home: Path | None,
     fmt: str,
 ) -> None:
@@ -66,6 +68,7 @@ def remember(
             subject=subject,
             thread=thread,
             valid_from=valid_from,
+            redact=redact,
         )
         if fmt == "json":
             emit_json(memory.to_dict(moment(), body=True))

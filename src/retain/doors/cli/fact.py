@@ -81,6 +81,7 @@ def fact() -> None:
 @project_option("The project's tier (else the global one; an agent's go to its own).")
 @click.option("--valid-from", help="When it began to hold: RFC 3339, or YYYY-MM-DD.")
 @click.option("--reason", default="", help="Why, for the event log.")
+@click.option("--redact", is_flag=True, help="Write each secret found as [redacted:KIND].")
 @home_option
 @format_option
 def fact_write(
@@ -91,13 +92,20 @@ def fact_write(
     project: str | None,
     valid_from: str | None,
     reason: str,
+    redact: bool,
     home: Path | None,
     fmt: str,
 ) -> None:
     """Record that SUBJECT's PREDICATE is VALUE; the current value is superseded."""
     with opened(home, fmt, principal) as service:
         change = service.fact_write(
-            subject, predicate, value, project=project, valid_from=valid_from, reason=reason
+            subject,
+            predicate,
+            value,
+            project=project,
+            valid_from=valid_from,
+            reason=reason,
+            redact=redact,
         )
         _emit_change(fmt, change, "write")
 

@@ -110,6 +110,7 @@ def _memory_table(memories: list[Memory]) -> Table:
 @click.option(
     "--force", is_flag=True, help="Update the memory if NAME exists (keeps what is not given)."
 )
+@click.option("--redact", is_flag=True, help="Write each secret found as [redacted:KIND].")
 @home_option
 @format_option
 def add(
@@ -132,6 +133,7 @@ def add(
     no_references: bool,
     verified: bool,
     force: bool,
+    redact: bool,
     home: Path | None,
     fmt: str,
 ) -> None:
@@ -158,6 +160,7 @@ def add(
             tier=tier,
             verified=verified,
             create_only=not force,
+            redact=redact,
         )
         memory = result.memory
         if fmt == "json":
@@ -191,6 +194,7 @@ def add(
     metavar="COMMAND",
     help="The editor to run (default $VISUAL, else $EDITOR, else vi, which need a terminal).",
 )
+@click.option("--redact", is_flag=True, help="Write each secret found as [redacted:KIND].")
 @project_option("The project whose memory to edit.")
 @home_option
 @format_option
@@ -201,6 +205,7 @@ def edit(
     replace_all: bool,
     verified: bool,
     editor_command: str | None,
+    redact: bool,
     project: str | None,
     home: Path | None,
     fmt: str,
@@ -213,7 +218,13 @@ def edit(
     with opened(home, fmt) as service:
         if old is not None:
             result = service.edit(
-                name, old, new or "", replace_all=replace_all, verified=verified, project=project
+                name,
+                old,
+                new or "",
+                replace_all=replace_all,
+                verified=verified,
+                project=project,
+                redact=redact,
             )
             if fmt == "json":
                 record = result.memory.to_dict(moment())
@@ -241,6 +252,7 @@ def edit(
             project=current.project or "",
             verified=verified,
             expected_hash=current.content_hash,
+            redact=redact,
         )
         if fmt == "json":
             record = written.memory.to_dict(moment())

@@ -42,6 +42,7 @@ EXIT_CODES: dict[type[errors.RetainError], int] = {
     errors.RecallFailed: 16,
     errors.ExtraMissing: 17,
     errors.ListenFailed: 18,
+    errors.SecretDetected: 19,
 }
 EXIT_BUG = 70
 
@@ -95,4 +96,5 @@ HINTS: Mapping[str, errors.Hint] = {
     "update": "`retain add --force`",
     "force_import": "`retain import --force`",
     "home": "`--home` or `$RETAIN_HOME`",
+    "redact": "`--redact` writes each secret as its marker",
 }

@@ -28,6 +28,7 @@ HTTP_STATUS: dict[type[RetainError], int] = {
     errors.BudgetExceeded: 422,
     errors.EditFailed: 422,
     errors.TransferError: 422,
+    errors.SecretDetected: 422,
     errors.StoreBusy: 503,
     errors.EmbedderError: 503,
     errors.RecallFailed: 504,
@@ -65,6 +66,7 @@ HINTS: Mapping[str, errors.Hint] = {
     "reindex": "`retain reindex` where the store is",
     "verify": "`retain verify` where the store is",
     "rebuild": "`retain verify --rebuild` where the store is",
+    "redact": "the body field redact: true writes each secret as its marker",
 }
 
 

@@ -152,6 +152,7 @@ def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
             replace_all=body.replace_all,
             verified=body.verified,
             project=project,
+            redact=body.redact,
         )
         return result.to_dict(now())
 

@@ -100,6 +100,7 @@ class MemoryWrite(_Body):
     verified: bool = False
     create_only: bool = False
     expected_hash: Text | None = None
+    redact: bool = False  # each secret written as [redacted:KIND] instead of refused
 
 
 class EditBody(_Body):
@@ -107,6 +108,7 @@ class EditBody(_Body):
     new: Text
     replace_all: bool = False
     verified: bool = False
+    redact: bool = False
 
 
 # One query, or synonyms. Their limits (how many are not blank, their characters together,
@@ -141,6 +143,7 @@ class RememberBody(_Body):
     subject: Subject | None = None
     thread: Thread | None = None
     valid_from: Moment | None = None
+    redact: bool = False
 
 
 class FactWriteBody(_Body):
@@ -150,6 +153,7 @@ class FactWriteBody(_Body):
     project: ProjectArg | None = None
     valid_from: Moment | None = None
     reason: Text = ""
+    redact: bool = False
 
 
 class FactRetractBody(_Body):
@@ -169,6 +173,7 @@ class ProposeBody(_Body):
     target: Target = "global"
     body: Text = ""
     evidence: Text = ""
+    redact: bool = False
 
 
 class ContextBody(_Body):

@@ -35,6 +35,7 @@ HINTS: Mapping[str, Hint] = {
     "reindex": "an operator runs `retain reindex`",
     "verify": "an operator runs `retain verify`",
     "rebuild": "an operator runs `retain verify --rebuild`",
+    "redact": "the redact argument writes each secret as its marker",
 }
 
 

@@ -39,6 +39,13 @@ Description = Annotated[
 ]
 Subject = Annotated[str | None, Field(description="Who or what it is about (a person, a service).")]
 Reason = Annotated[str, Field(description="Why, in a line (kept in the history).")]
+Redact = Annotated[
+    bool,
+    Field(
+        description="Write each secret found (a key, a token, a password) as "
+        "[redacted:KIND] instead of being refused; store where a credential lives, not it."
+    ),
+]
 MemoryId = Annotated[str, Field(description="The memory's id, as recall returned it.")]
 FactSubject = Annotated[str, Field(description="Who or what the fact is about, e.g. Bob.")]
 Predicate = Annotated[str, Field(description="Which of its properties, e.g. employer.")]

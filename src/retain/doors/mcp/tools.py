@@ -34,6 +34,7 @@ from retain.doors.mcp.schema import (
     Queries,
     ReadOut,
     Reason,
+    Redact,
     SearchOut,
     Subject,
     Tags,
@@ -172,6 +173,7 @@ def create_server(
             str | None,
             Field(description="Write only if the body's content_hash is still this one."),
         ] = None,
+        redact: Redact = False,
     ) -> Annotated[CallToolResult, WriteOut]:
         """Create or update a shared memory by name; a field left out keeps what is there."""
 
@@ -186,6 +188,7 @@ def create_server(
                 project=project,
                 tier=tier,
                 expected_hash=expected_hash,
+                redact=redact,
             )
             return done.to_dict(s.clock.now())
 
@@ -200,13 +203,14 @@ def create_server(
             bool, Field(description="Replace every occurrence (else old must occur once).")
         ] = False,
         project: Project = None,
+        redact: Redact = False,
     ) -> Annotated[CallToolResult, EditOut]:
         """Replace ``old`` with ``new`` in a shared memory's body (once, unless replace_all)."""
 
         return call(
-            lambda s: s.edit(name, old, new, replace_all=replace_all, project=project).to_dict(
-                s.clock.now()
-            )
+            lambda s: s.edit(
+                name, old, new, replace_all=replace_all, project=project, redact=redact
+            ).to_dict(s.clock.now())
         )
 
     @server.verb_tool("delete", title="Delete a shared memory", annotations=CHANGES)
@@ -222,13 +226,19 @@ def create_server(
         tags: Tags = None,
         priority: Priority = None,
         subject: Subject = None,
+        redact: Redact = False,
     ) -> Annotated[CallToolResult, MemoryWithBody]:
         """Keep a durable fact, preference or decision in the acting agent's own memory."""
         return call(
             lambda s: record(
                 s,
                 s.remember(
-                    text, description=description, tags=tags, priority=priority, subject=subject
+                    text,
+                    description=description,
+                    tags=tags,
+                    priority=priority,
+                    subject=subject,
+                    redact=redact,
                 ),
             )
         )
@@ -251,12 +261,16 @@ def create_server(
         description: Description = None,
         tags: Tags = None,
         priority: Priority = None,
+        redact: Redact = False,
     ) -> Annotated[CallToolResult, MemoryWithBody]:
         """Rewrite one of the acting agent's own memories (by id): the new version
         supersedes it and gets its own id."""
         return call(
             lambda s: record(
-                s, s.update(id, text, description=description, tags=tags, priority=priority)
+                s,
+                s.update(
+                    id, text, description=description, tags=tags, priority=priority, redact=redact
+                ),
             )
         )
 
@@ -275,11 +289,14 @@ def create_server(
         ] = "global",
         body: Annotated[str, Field(description="The proposed memory's body.")] = "",
         evidence: Annotated[str, Field(description="Why it holds: where it was seen.")] = "",
+        redact: Redact = False,
     ) -> Annotated[CallToolResult, ProposalOut]:
         """Ask for a shared memory (global or a team's), for a curator to decide."""
 
         return call(
-            lambda s: record_of(s.propose(summary, target=target, body=body, evidence=evidence))
+            lambda s: record_of(
+                s.propose(summary, target=target, body=body, evidence=evidence, redact=redact)
+            )
         )
 
     @server.verb_tool("fact_write", title="Write a fact", annotations=SUPERSEDES)
@@ -294,13 +311,20 @@ def create_server(
             str | None, Field(description="When it began to hold: RFC 3339 or YYYY-MM-DD.")
         ] = None,
         reason: Reason = "",
+        redact: Redact = False,
     ) -> Annotated[CallToolResult, FactWriteOut]:
         """Record that a subject's predicate is a value (from valid_from, else now); the
         current value is superseded and kept in the history. An agent's facts go to its
         own memory."""
         return call(
             lambda s: s.fact_write(
-                subject, predicate, value, project=project, valid_from=valid_from, reason=reason
+                subject,
+                predicate,
+                value,
+                project=project,
+                valid_from=valid_from,
+                reason=reason,
+                redact=redact,
             ).to_dict("write")
         )
 

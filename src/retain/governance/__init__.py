@@ -1,0 +1,7 @@
+"""Governance: the pure rules that decide what the store may hold and how far it is
+trusted (secret detection today; content trust, tiers and tickets as they land).
+
+Its modules are domain modules: they import the nouns (``retain.model``) and the
+exception tree (``retain.errors``), never the service, storage or a door. The service
+applies them where a row is admitted (``retain.service.admission``).
+"""
