@@ -1039,9 +1039,11 @@ def test_a_recall_timeout_of_zero_never_starts_recall(
     calls: list[str] = []
     real = context_verb._turn_recall
 
-    def counting(svc: MemoryService, turn: str, project: str | None, now: datetime) -> list[Memory]:
+    def counting(
+        svc: MemoryService, turn: str, project: str | None, now: datetime, least: Trust | None
+    ) -> list[Memory]:
         calls.append(turn)
-        return real(svc, turn, project, now)
+        return real(svc, turn, project, now, least)
 
     monkeypatch.setattr(context_verb, "_turn_recall", counting)
     skipped = ada.context(turn="falcon", recall_timeout_ms=0)

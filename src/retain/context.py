@@ -111,12 +111,14 @@ def tag_histogram(memories: Iterable[Memory]) -> Counter[str]:
 
 
 def choose_band(inline: Sequence[Memory], budget: int) -> tuple[list[Memory], list[Memory]]:
-    """The inline bodies shown whole (each that still fits, in index order) and the rest."""
+    """The inline bodies shown whole (each that still fits, in index order) and the rest.
+    A ``claimed`` body is never placed inline: no one vouches for it, so it is listed by
+    its (quoted) description with the bodies over the budget."""
     shown: list[Memory] = []
     over: list[Memory] = []
     spent = 0
     for memory in inline:
-        if spent + memory.body_bytes <= budget:
+        if memory.trust is not Trust.CLAIMED and spent + memory.body_bytes <= budget:
             shown.append(memory)
             spent += memory.body_bytes
         else:
@@ -184,6 +186,10 @@ class Scene:
             f"{kib(self.inline_budget)} inline budget, so these are not shown whole: read one "
             "before relying on it, and shorten them or set load: index on one that is not a "
             "standing rule."
+        ) + (
+            " A claimed memory is never shown whole: no one vouches for it."
+            if any(m.trust is Trust.CLAIMED for m in self.listed)
+            else ""
         )
 
     def unlisted_line(self) -> str:
@@ -201,7 +207,8 @@ class Scene:
 def fingerprint(surface: str, memory: Memory) -> str:
     """What the agent saw of a memory on a surface: its body inline, else its entry."""
     seen = memory.body if surface == INLINE else memory.description
-    text = "\0".join((memory.scope, label(memory), seen))
+    quoted = () if vouched(memory) else ("quoted",)  # a retier changes how it is shown
+    text = "\0".join((memory.scope, label(memory), seen, *quoted))
     return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
 
 

@@ -26,7 +26,9 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   ├── AgentExists              agent_exists
     │   ├── TeamExists               team_exists
     │   ├── AmbiguousName            ambiguous_name
-    │   └── ProjectNotEmpty          project_not_empty
+    │   ├── ProjectNotEmpty          project_not_empty
+    │   ├── EvidenceMismatch         evidence_mismatch
+    │   └── TrustCapped              trust_capped
     ├── BudgetExceeded               budget_exceeded
     │   └── InlineBudgetExceeded     inline_budget_exceeded
     ├── EditFailed                   edit_failed
@@ -232,7 +234,8 @@ class TeamNotFound(NotFound):
 
 
 class Conflict(RetainError):
-    """The write would break a uniqueness or emptiness rule."""
+    """The write would break a uniqueness or emptiness rule, or claims what the store
+    does not bear out."""
 
     code = "conflict"
 
@@ -277,6 +280,22 @@ class ProjectNotEmpty(Conflict):
     """A project still holds memories and cannot be removed."""
 
     code = "project_not_empty"
+
+
+class EvidenceMismatch(Conflict):
+    """Evidence given for ``verified`` does not bear the claim out: the memory or fact it
+    names is not in the writer's view, not active, trusted below ``attested``, has no
+    field at the path, or holds another value (``reason`` says which; values are never
+    echoed)."""
+
+    code = "evidence_mismatch"
+
+
+class TrustCapped(Conflict):
+    """A memory that was ever quarantined is trusted at most ``observed``, forever: a
+    retier or write above that cap is refused."""
+
+    code = "trust_capped"
 
 
 # -- budgets -----------------------------------------------------------------

@@ -172,6 +172,7 @@ class Memory:
             "thread": self.thread,
             "valid_from": stamp(self.valid_from) if self.valid_from else None,
             "trust": self.trust.value,
+            "provenance": self.metadata.get("provenance"),  # a checked claim, if any
             "status": self.status.value,
             "ever_quarantined": self.ever_quarantined,
             "supersedes": self.supersedes,

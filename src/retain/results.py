@@ -9,13 +9,13 @@ says what happened and renders itself for a door (``to_dict``); ``before`` and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from retain.chrono import age_phrase
-from retain.model import Fact, Injection, Load, Memory
+from retain.model import Fact, Injection, Load, Memory, Trust
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +120,7 @@ class WriteRequest:
     restore: Restore | None = None
     exact_tier: bool = False
     redact: bool = False  # write each secret found as its marker instead of refusing it
+    evidence: Mapping[str, str] | None = None  # what bears the body out: {"ref", "path"?}
 
 
 def exported_text(memory: Memory) -> str:
@@ -169,6 +170,23 @@ class WriteResult(_Changed):
             "notes": list(self.notes),
             "before": self.before,
             "after": self.after,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RetierResult:
+    """What a retier did: the memory as it stands, the trust it had, and whether it moved
+    (asking for the trust it has changes nothing)."""
+
+    memory: Memory
+    previous: Trust
+    changed: bool
+
+    def to_dict(self, now: datetime) -> dict[str, Any]:
+        return {
+            **self.memory.to_dict(now),
+            "previous_trust": self.previous.value,
+            "changed": self.changed,
         }
 
 

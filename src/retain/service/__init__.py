@@ -50,6 +50,7 @@ from retain.service import (
     proposal,
     registry,
     tier,
+    trust,
 )
 from retain.service import context as section
 from retain.service import search as finding
@@ -399,6 +400,9 @@ class MemoryService:
     fact_read = fact.fact_read
     fact_history = fact.fact_history
     fact_retract = fact.fact_retract
+
+    # trust, reviewed
+    retier = trust.retier
 
     # the memory section of a context
     context = section.context

@@ -14,7 +14,7 @@ from retain.chrono import parse_optional_stamp, parse_valid_from
 from retain.errors import AccessDenied, InvalidValue, NotFound
 from retain.model import DEFAULT_PRIORITY, Agent, Memory, Status, agent_scope
 from retain.results import SearchResult
-from retain.service import rows, search
+from retain.service import rows, search, trust
 from retain.service.view import View
 from retain.service.work import Work
 from retain.storage.base import MemoryFilter, Reads
@@ -185,19 +185,23 @@ def recall(
     project: str | None = None,
     limit: int = 10,
     budget_tokens: int | None = None,
+    min_trust: str | None = None,
 ) -> SearchResult:
     """Search what the acting agent may see: global, the project (if one is given),
-    its teams' scopes and its own — nothing else."""
+    its teams' scopes and its own — nothing else; with ``min_trust``, only what is
+    trusted at least that."""
     queries = search.query_list(queries)
     search.check_limit(limit)
     search.check_budget(budget_tokens)
+    least = trust.minimum(min_trust)
     now = svc._now()
 
     if project:
         fields.name(project, what="project")
 
     def where_of(tx: Reads) -> MemoryFilter:
-        return MemoryFilter(realm=svc.realm, scopes=svc._reader(tx, project).scopes)
+        where = MemoryFilter(realm=svc.realm, scopes=svc._reader(tx, project).scopes)
+        return trust.narrowed(where, least)
 
     return search.ranked(
         svc,

@@ -16,9 +16,9 @@ from retain import fields
 from retain.chrono import stamp
 from retain.config import RECALL_POLICIES
 from retain.errors import InvalidValue, RecallFailed, RetainError
-from retain.model import Injection, Load, Memory
+from retain.model import Injection, Load, Memory, Trust
 from retain.results import ContextResult
-from retain.service import search
+from retain.service import search, trust
 from retain.service.work import Work
 from retain.storage.base import LoadCounts, MemoryFilter, Reads
 
@@ -111,6 +111,7 @@ def context(
     restate: bool = False,
     recall_timeout_ms: int | None = None,
     recall_failure_policy: str | None = None,
+    min_trust: str | None = None,
 ) -> ContextResult:
     """The memory section to place in front of the acting identity.
 
@@ -123,8 +124,13 @@ def context(
     so in the result, ``fail`` raises ``recall_failed``. Every memory rendered is
     written to the injection ledger. With memory turned off for the installation
     (``[memory] enabled = false``) the section is empty and nothing is recorded.
+    With ``min_trust``, the section (and turn recall) holds only memories trusted at
+    least that. Whatever is asked, quarantined memories are never shown, text below
+    ``attested`` is quoted, and a ``claimed`` body is never placed inline.
     """
     from retain import context as rendering
+
+    least = trust.minimum(min_trust)
 
     if project:
         fields.name(project, what="project")
@@ -175,7 +181,7 @@ def context(
     def look(tx: Reads) -> tuple[Scene, str | None, rendering.Shown | None, dict[str, Memory]]:
         """The scene, the session's last state (stored and read), and the rows of what
         left the section."""
-        scene = _scene(svc, tx, project, now)
+        scene = _scene(svc, tx, project, now, least)
         raw = tx.get_context_state(svc.realm, svc.principal, key) if session else None
         gone: dict[str, Memory] = {}
         shown = rendering.Shown.loads(raw)
@@ -190,7 +196,7 @@ def context(
     wanted = bool(turn_text.strip())
     started = time.monotonic()
     pending = (
-        _in_background(lambda: _turn_recall(svc, turn_text, project, now))
+        _in_background(lambda: _turn_recall(svc, turn_text, project, now, least))
         if wanted and timeout_ms > 0
         else None
     )
@@ -241,14 +247,17 @@ def context(
     )
 
 
-def _scene(svc: MemoryService, tx: Reads, project: str | None, now: datetime) -> Scene:
-    """What the view holds now, bounded by the inline budget and the index ceilings."""
+def _scene(
+    svc: MemoryService, tx: Reads, project: str | None, now: datetime, least: Trust | None
+) -> Scene:
+    """What the view holds now (trusted at least ``least``), bounded by the inline budget
+    and the index ceilings."""
     from retain import context as rendering
 
     heading = _heading(svc, tx, project)
     limits = svc.settings.context
     budget_bytes = svc.settings.inline_max_bytes
-    where = MemoryFilter(realm=svc.realm, scopes=heading.scopes)
+    where = trust.narrowed(MemoryFilter(realm=svc.realm, scopes=heading.scopes), least)
     live = replace(where, live_at=stamp(now))
     inline = tx.list_memories(replace(live, loads=(Load.INLINE.value,)))
     band, over = rendering.choose_band(inline, budget_bytes)
@@ -277,7 +286,7 @@ def _scene(svc: MemoryService, tx: Reads, project: str | None, now: datetime) ->
     if left_out:
         if tally.tags is None:
             tally = replace(tally, tags=tx.tag_counts(indexed))
-            svc.store.tallies[where.realm, where.scopes] = tally
+            svc.store.tallies[where.realm, where.scopes, where.trusts] = tally
         assert tally.tags is not None
         shown = rendering.tag_histogram(index)
         every = tally.tags
@@ -305,19 +314,21 @@ def _tally(svc: MemoryService, tx: Reads, where: MemoryFilter, now: str) -> _Tal
     """The view's counts: those of an earlier render while they still hold, else
     counted again (they are the part of a render that grows with the store)."""
     head = tx.chain_head()[0]
-    found: _Tally | None = svc.store.tallies.get((where.realm, where.scopes))
+    found: _Tally | None = svc.store.tallies.get((where.realm, where.scopes, where.trusts))
     if found is not None and found.holds(head, now):
         return found
     if len(svc.store.tallies) >= TALLIES_KEPT:
         svc.store.tallies.clear()
     tally = _Tally(head, now, tx.load_counts(where, now))
-    svc.store.tallies[where.realm, where.scopes] = tally
+    svc.store.tallies[where.realm, where.scopes, where.trusts] = tally
     return tally
 
 
-def _turn_recall(svc: MemoryService, turn: str, project: str | None, now: datetime) -> list[Memory]:
-    """The view's live memories that match a turn's content words, best first (the
-    hybrid search); none for a turn without content words."""
+def _turn_recall(
+    svc: MemoryService, turn: str, project: str | None, now: datetime, least: Trust | None
+) -> list[Memory]:
+    """The view's live memories (trusted at least ``least``) that match a turn's content
+    words, best first (the hybrid search); none for a turn without content words."""
     from retain.search import lexical
 
     query = lexical.turn_query(turn)
@@ -328,7 +339,9 @@ def _turn_recall(svc: MemoryService, turn: str, project: str | None, now: dateti
         svc,
         [query],
         now,
-        lambda tx: MemoryFilter(realm=svc.realm, scopes=svc._reader(tx, project).scopes),
+        lambda tx: trust.narrowed(
+            MemoryFilter(realm=svc.realm, scopes=svc._reader(tx, project).scopes), least
+        ),
         limit=limit,
         budget_tokens=None,
         live_only=True,

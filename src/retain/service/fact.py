@@ -8,7 +8,7 @@ the verbs that use them: opening a store, or a read of a note, does not load the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -18,7 +18,7 @@ from retain.chrono import parse_moment, parse_optional_stamp, parse_stamp, parse
 from retain.errors import AccessDenied, InvalidValue, NotFound
 from retain.model import GLOBAL_SCOPE, Fact, Memory, Status, agent_scope, project_scope
 from retain.results import FactChange
-from retain.service import rows
+from retain.service import rows, trust
 from retain.service.work import Work
 from retain.storage.base import Reads
 
@@ -53,16 +53,19 @@ def fact_write(
     valid_from: str | None = None,
     reason: str = "",
     redact: bool = False,
+    evidence: Mapping[str, str] | None = None,
 ) -> FactChange:
     """Record that ``subject``'s ``predicate`` is ``value`` (from ``valid_from``, else
     from now), in the project's tier, the global one, or, for an agent, its own.
 
     The version current in that tier is superseded: it stays in the history, holding
     until the new one starts. Writing the value already current (with no
-    ``valid_from``, or its own) writes nothing. A new version must start after the
-    current one, and no later than now: a fact records what holds. A value that looks
-    like a credential is refused (an agent's lands quarantined), unless ``redact``
-    writes each secret as its marker.
+    ``valid_from``, or its own, and no ``evidence``) writes nothing. A new version must
+    start after the current one, and no later than now: a fact records what holds. A
+    value that looks like a credential is refused (an agent's lands quarantined), unless
+    ``redact`` writes each secret as its marker. With ``evidence`` (a memory or fact
+    whose value equals this one, ``trust``), the version is ``verified``, or, written by
+    an agent, records the agent's claim.
     """
     from retain import facts
 
@@ -71,6 +74,7 @@ def fact_write(
     if not value:
         raise InvalidValue("a fact needs a value", remedy="give the value", field="value")
     fields.text(reason, "reason")
+    proof = trust.evidence_of(evidence)
     when = parse_optional_stamp(parse_valid_from(valid_from, svc.clock)) if valid_from else None
     if when is not None and when > svc._now():
         raise InvalidValue(
@@ -83,7 +87,12 @@ def fact_write(
         tx, now = work.reads, work.now
         scope = _scope(svc, tx, project, "write")
         current = _current(svc, tx, scope, subject, predicate)
-        if current is not None and current.body == value and when in (None, current.valid_from):
+        if (
+            current is not None
+            and current.body == value
+            and proof is None
+            and when in (None, current.valid_from)
+        ):
             return FactChange(facts.as_known([current], now)[0], None, changed=False)
         began = when or now
         if current is not None and began <= facts.start(current):
@@ -104,6 +113,9 @@ def fact_write(
             supersedes=current.id if current is not None else None,
             valid_from=when,
         )
+        if proof is not None:
+            record = trust.checked(svc, tx, proof, value, claimant=fact.id)
+            fact = trust.evidenced(svc, fact, record, now)
         if current is None:
             return _change(rows.record(work, fact, reason=reason), None, now)
         ended = replace(
@@ -127,13 +139,16 @@ def fact_read(
     project: str | None = None,
     valid_at: str | None = None,
     known_at: str | None = None,
+    min_trust: str | None = None,
 ) -> list[Fact]:
     """The values of ``subject``'s facts (of one ``predicate``, or all) that held at
     ``valid_at`` as the store knew at ``known_at`` (both default to now), in the tiers
-    the reader sees: global, the project's, and an agent's teams' and its own."""
+    the reader sees: global, the project's, and an agent's teams' and its own; with
+    ``min_trust``, only the values trusted at least that."""
     from retain import facts
 
     subject = _subject_of(subject)
+    least = trust.minimum(min_trust)
     chosen = fields.predicate(predicate) if predicate is not None else None
     valid_given = parse_stamp(parse_moment(valid_at, svc.clock, "valid_at")) if valid_at else None
     known_given = parse_stamp(parse_moment(known_at, svc.clock, "known_at")) if known_at else None
@@ -143,25 +158,38 @@ def fact_read(
         valid, known = valid_given or now, known_given or now
         scopes = svc._reader(tx, project).scopes
         versions = _versions(svc, tx, scopes, subject, chosen)
-        found = [f for f in facts.as_known(versions, known) if facts.holds(f, valid, known)]
+        found = [
+            f
+            for f in facts.as_known(versions, known)
+            if facts.holds(f, valid, known) and trust.meets(f.trust, least)
+        ]
         return sorted(found, key=lambda f: (f.predicate, scopes.index(f.scope)))
 
     return svc.backend.read(run)
 
 
 def fact_history(
-    svc: MemoryService, subject: str, predicate: str, *, project: str | None = None
+    svc: MemoryService,
+    subject: str,
+    predicate: str,
+    *,
+    project: str | None = None,
+    min_trust: str | None = None,
 ) -> list[Fact]:
     """Every version of ``subject``'s ``predicate`` in the tiers the reader sees, in
-    the order they were recorded, each with when it held and when it was believed."""
+    the order they were recorded, each with when it held and when it was believed;
+    with ``min_trust``, only the versions trusted at least that (each keeps the times
+    the whole history gives it)."""
     from retain import facts
 
     subject, chosen = _subject_of(subject), fields.predicate(predicate)
+    least = trust.minimum(min_trust)
 
     def run(tx: Reads) -> list[Fact]:
         scopes = svc._reader(tx, project).scopes
         versions = _versions(svc, tx, scopes, subject, chosen)
-        return facts.as_known(versions, svc._read_now(tx))
+        known = facts.as_known(versions, svc._read_now(tx))
+        return [f for f in known if trust.meets(f.trust, least)]
 
     return svc.backend.read(run)
 

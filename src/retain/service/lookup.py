@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 from retain import fields
 from retain.chrono import age_phrase, before, parse_duration, stamp
 from retain.errors import AmbiguousName, InvalidValue, NotFound
-from retain.model import GLOBAL_SCOPE, Memory, project_scope
+from retain.model import GLOBAL_SCOPE, Memory, Trust, project_scope
 from retain.results import ReadResult, Reference
-from retain.service import rows
+from retain.service import rows, trust
 from retain.service.work import Work
 from retain.storage.base import MemoryFilter, Reads
 
@@ -72,11 +72,25 @@ def locate(
     return found[0]
 
 
-def get(svc: MemoryService, name: str, *, project: str | None = None) -> Record:
-    """Every field of a memory and what references it; counts as no read."""
+def get(
+    svc: MemoryService, name: str, *, project: str | None = None, min_trust: str | None = None
+) -> Record:
+    """Every field of a memory and what references it; counts as no read. With
+    ``min_trust``, a memory trusted less is ``not_found``, as one outside the view."""
+    least = trust.minimum(min_trust)
 
     def run(tx: Reads) -> Record:
         memory = locate(svc, tx, name, project, unnamed=True)
+        if least is not None and not trust.meets(memory.trust, least):
+            raise NotFound(
+                f"no memory named {name!r} trusted {least.value} or above",
+                remedy="check the name by listing or searching the memories, or ask for "
+                "a lower trust",
+                fix="find",
+                name=name,
+                project=project,
+                min_trust=least.value,
+            )
         return Record(rows.linked(tx, [memory])[0], referenced_by(svc, tx, memory))
 
     return svc.backend.read(run)
@@ -164,9 +178,12 @@ def list_memories(
     expired: bool = False,
     limit: int | None = None,
     after: str | None = None,
+    min_trust: str | None = None,
 ) -> list[Memory]:
     """Memories in index order (priority, then newest first); ``after`` is a cursor
-    (``fields.cursor_of`` of the last memory of a page) to continue from."""
+    (``fields.cursor_of`` of the last memory of a page) to continue from; with
+    ``min_trust``, only those trusted at least that."""
+    least = trust.minimum(min_trust)
     position = fields.cursor(after) if after is not None else None
     if limit is not None:
         fields.page(limit)
@@ -174,8 +191,9 @@ def list_memories(
 
     def run(tx: Reads) -> list[Memory]:
         where = filter_of(
-            svc, tx, now, project, tag, referencing, unverified, expired, listing=True
-        )
+            svc, tx, now, project, tag, referencing, unverified, expired, listing=True,
+            min_trust=least,
+        )  # fmt: skip
         return rows.linked(tx, tx.list_memories(where, limit, position))
 
     return svc.backend.read(run)
@@ -193,6 +211,7 @@ def filter_of(
     *,
     listing: bool,
     tier: str | None = None,
+    min_trust: Trust | None = None,
 ) -> MemoryFilter:
     scopes: tuple[str, ...] | None
     if project is None:
@@ -228,4 +247,5 @@ def filter_of(
         referencing=targets,
         verified_before=verified_before,
         expired_at=stamp(now) if expired else None,
+        trusts=trust.at_least(min_trust),
     )

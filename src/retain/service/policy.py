@@ -32,6 +32,7 @@ OPERATOR = frozenset({Kind.OPERATOR})
 EVERYONE = frozenset(Kind)
 NOT_AGENTS = EVERYONE - AGENT
 KEEPERS = frozenset({Kind.OPERATOR, Kind.APP, Kind.STEWARD})
+REVIEWERS = frozenset({Kind.OPERATOR, Kind.STEWARD})
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +60,7 @@ _ADMIN = "realm administration is for operators and applications"
 _LOG = "the event log holds every scope's changes; an agent recalls what it sees instead"
 _UPKEEP = "it rebuilds or moves the whole store, which is an operator's work"
 _FACTS = "facts are written by agents, applications and operators"
+_REVIEW = "raising trust is a review, for operators and the steward"
 
 POLICY: Mapping[str, Rule] = MappingProxyType(
     {
@@ -89,6 +91,8 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "fact_retract": _write(AGENT | ADMINS, _FACTS, offered=True),
         "fact_read": _read(EVERYONE, offered=True),
         "fact_history": _read(EVERYONE, offered=True),
+        # trust, reviewed
+        "retier": _write(REVIEWERS, _REVIEW),
         # the realm's registry
         "add_project": _write(ADMINS, _ADMIN),
         "rename_project": _write(ADMINS, _ADMIN),

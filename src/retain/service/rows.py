@@ -18,6 +18,8 @@ from retain.storage.base import Reads
 if TYPE_CHECKING:
     from retain.service import MemoryService
 
+PROVENANCE = "provenance"  # the metadata key a checked claim is recorded under
+
 
 def content_hash(body: str) -> str:
     """The compare-and-swap token of a body."""
@@ -143,13 +145,27 @@ def swap(
 def changed(svc: MemoryService, memory: Memory, now: datetime) -> Memory:
     """A change of ``memory``'s content by the actor: stamped, its last writer
     recorded (the author stays who wrote it), and its trust the lower of its own and
-    the writer's. Trust never rises by a change: raising it is a review."""
+    the writer's. Trust never rises by a change: raising it is a review, or evidence
+    checked for the new content (``trust.evidenced``); a check of what it said before
+    is dropped with it."""
     return replace(
-        memory,
+        unproven(memory),
         updated_at=now,
         changed_by=svc.principal,
         trust=lower_trust(memory.trust, svc.actor.trust),
     )
+
+
+def unproven(memory: Memory, *, claims: bool = True) -> Memory:
+    """``memory`` without the record of a check: what a change of it leaves, since the
+    check was of what it said before (``claims`` False: an agent's claim stays, only a
+    record that made it ``verified`` goes, as when a retier takes that away)."""
+    recorded = memory.metadata.get(PROVENANCE)
+    if recorded is None:
+        return memory
+    if not claims and isinstance(recorded, dict) and recorded.get("epistemic") != "verified":
+        return memory
+    return replace(memory, metadata={k: v for k, v in memory.metadata.items() if k != PROVENANCE})
 
 
 def same(a: Memory, b: Memory) -> bool:

@@ -16,7 +16,7 @@ from retain.errors import InvalidValue, NoProject
 from retain.results import SearchHit, SearchResult
 from retain.search import key
 from retain.search.embed import Embedder, stored_mismatch
-from retain.service import lookup
+from retain.service import lookup, trust
 from retain.storage.base import MemoryFilter, NativeVectors, Reads, ReadsBeside
 
 if TYPE_CHECKING:
@@ -100,8 +100,10 @@ def search(
     unverified: str | None = None,
     expired: bool = False,
     budget_tokens: int | None = None,
+    min_trust: str | None = None,
 ) -> SearchResult:
     """Search by one query or a list of synonyms; without queries, a filtered listing.
+    With ``min_trust``, only memories trusted at least that are found.
 
     Expired memories are found like any other, ranked with the freshness they have
     and marked (``SearchHit.expired``); ``expired`` keeps only them. With
@@ -125,12 +127,14 @@ def search(
             remedy="pass a project, or search without a tier",
         )
     check_budget(budget_tokens)
+    least = trust.minimum(min_trust)
     now = svc._now()
 
     def where_of(tx: Reads) -> MemoryFilter:
         return lookup.filter_of(
-            svc, tx, now, project, tag, referencing, unverified, expired, listing=False, tier=tier
-        )
+            svc, tx, now, project, tag, referencing, unverified, expired, listing=False,
+            tier=tier, min_trust=least,
+        )  # fmt: skip
 
     return ranked(
         svc,

@@ -49,7 +49,7 @@ class Store:
         self._background: tuple[str, Matrix] | None = None
         self._lock = threading.Lock()
         # the memory section's counts, by realm and scopes (the service's to read)
-        self.tallies: dict[tuple[str, tuple[str, ...] | None], Any] = {}
+        self.tallies: dict[tuple[str, tuple[str, ...] | None, tuple[str, ...]], Any] = {}
 
     @property
     def embedder(self) -> LoadedEmbedder:

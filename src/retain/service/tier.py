@@ -25,7 +25,7 @@ from retain.errors import (
 from retain.model import DEFAULT_PRIORITY, GLOBAL_SCOPE, Load, Memory, Status, project_scope
 from retain.results import DeleteResult, EditResult, WriteRequest, WriteResult
 from retain.search import key
-from retain.service import lookup, rows
+from retain.service import lookup, rows, trust
 from retain.service.store import Progress
 from retain.service.work import Work
 from retain.storage.base import InlineEntry, MemoryFilter, Reads
@@ -163,6 +163,7 @@ def normalized(svc: MemoryService, r: WriteRequest) -> WriteRequest:
     fields.name(r.name)
     if r.expected_hash is not None:
         fields.text(r.expected_hash, "expected_hash")
+    trust.evidence_of(r.evidence)  # its shape, before any I/O
     if r.project:
         fields.name(r.project, what="project")
     if r.tier not in (None, "global", "project"):
@@ -243,6 +244,10 @@ def _apply(
     _check_name_free(named, r.name, scope, existing)
 
     merged = _merge(svc, r, existing, scope, now)
+    proof = trust.evidence_of(r.evidence)
+    if proof is not None:
+        record = trust.checked(svc, tx, proof, merged.body, claimant=merged.id)
+        merged = trust.evidenced(svc, merged, record, now)
     out_notes: list[str] = []
     if len(merged.description) > fields.DESCRIPTION_NOTE_AT:
         out_notes.append(

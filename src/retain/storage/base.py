@@ -57,6 +57,7 @@ class MemoryFilter:
     live_at: str | None = None  # keeps only memories not expired at that instant
     tiers_only: bool = False  # with ``scopes`` None: the tiers (global, projects), no identity
     loads: tuple[str, ...] = ()  # keeps only memories of these loads (empty: every load)
+    trusts: tuple[str, ...] = ()  # keeps only memories at these trusts (empty: every trust)
 
 
 ScannedRow = tuple[str, str, str, str]  # a plain-text scan's row: id, name, description, body

@@ -160,6 +160,9 @@ class PostgresTransaction(PostgresWords, PostgresVectors, SqlStatements):
         if where.loads:
             clauses.append(f"{alias}.load = ANY(%s)")
             args.append(list(where.loads))
+        if where.trusts:
+            clauses.append(f"{alias}.trust = ANY(%s)")
+            args.append(list(where.trusts))
         return " AND ".join(clauses), args
 
     # -- realms and projects --------------------------------------------------

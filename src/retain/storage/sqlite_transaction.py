@@ -168,6 +168,9 @@ class SqliteTransaction(SqlStatements):
         if where.loads:
             clauses.append(f"{alias}.load IN ({', '.join('?' * len(where.loads))})")
             args.extend(where.loads)
+        if where.trusts:
+            clauses.append(f"{alias}.trust IN ({', '.join('?' * len(where.trusts))})")
+            args.extend(where.trusts)
         return " AND ".join(clauses), args
 
     # -- realms and projects --------------------------------------------------

@@ -26,6 +26,7 @@ from retain.doors.cli.root import (
     cli,
     format_option,
     home_option,
+    min_trust_option,
     opened,
     project_option,
 )
@@ -82,6 +83,7 @@ def remember(
 @project_option("Recall as a session on this project (its tier besides the agent's own).")
 @click.option("--limit", "-n", type=int, default=10, show_default=True, help="At most this many.")
 @click.option("--budget", type=int, help="Tokens the results may fill.")
+@min_trust_option
 @home_option
 @format_option
 def recall(
@@ -90,12 +92,15 @@ def recall(
     project: str | None,
     limit: int,
     budget: int | None,
+    min_trust: str | None,
     home: Path | None,
     fmt: str,
 ) -> None:
     """Search what the acting agent sees: global, the project, its teams and its own."""
     with opened(home, fmt, principal) as service:
-        result = service.recall(list(queries), project=project, limit=limit, budget_tokens=budget)
+        result = service.recall(
+            list(queries), project=project, limit=limit, budget_tokens=budget, min_trust=min_trust
+        )
         now = moment()
         if fmt == "json":
             emit_json(result.to_dict(now))
@@ -148,6 +153,7 @@ def forget(memory_id: str, principal: str, reason: str, home: Path | None, fmt: 
     help="When recall is late or fails: skip it or fail; default [context] "
     "recall_failure_policy (skip).",
 )
+@min_trust_option
 @home_option
 @format_option
 def context(
@@ -158,6 +164,7 @@ def context(
     restate: bool,
     recall_timeout_ms: int | None,
     recall_failure: str | None,
+    min_trust: str | None,
     home: Path | None,
     fmt: str,
 ) -> None:
@@ -170,6 +177,7 @@ def context(
             restate=restate,
             recall_timeout_ms=recall_timeout_ms,
             recall_failure_policy=recall_failure,
+            min_trust=min_trust,
         )
         if fmt == "json":
             emit_json(result.to_dict())

@@ -12,8 +12,11 @@ from retain.doors.cli.output import Table, add_row, emit_json, out, say
 from retain.doors.cli.root import (
     acting_option,
     cli,
+    evidence_of,
+    evidence_options,
     format_option,
     home_option,
+    min_trust_option,
     opened,
     project_option,
 )
@@ -82,6 +85,7 @@ def fact() -> None:
 @click.option("--valid-from", help="When it began to hold: RFC 3339, or YYYY-MM-DD.")
 @click.option("--reason", default="", help="Why, for the event log.")
 @click.option("--redact", is_flag=True, help="Write each secret found as [redacted:KIND].")
+@evidence_options
 @home_option
 @format_option
 def fact_write(
@@ -93,6 +97,8 @@ def fact_write(
     valid_from: str | None,
     reason: str,
     redact: bool,
+    evidence: str | None,
+    evidence_path: str | None,
     home: Path | None,
     fmt: str,
 ) -> None:
@@ -106,6 +112,7 @@ def fact_write(
             valid_from=valid_from,
             reason=reason,
             redact=redact,
+            evidence=evidence_of(evidence, evidence_path),
         )
         _emit_change(fmt, change, "write")
 
@@ -117,6 +124,7 @@ def fact_write(
 @project_option("Read as a session on this project (its tier besides the global one).")
 @click.option("--valid-at", help="What held then (default now): RFC 3339, or YYYY-MM-DD.")
 @click.option("--known-at", help="As the store knew then (default now).")
+@min_trust_option
 @home_option
 @format_option
 def fact_read(
@@ -126,13 +134,19 @@ def fact_read(
     project: str | None,
     valid_at: str | None,
     known_at: str | None,
+    min_trust: str | None,
     home: Path | None,
     fmt: str,
 ) -> None:
     """SUBJECT's facts (of PREDICATE, or all) that held at --valid-at, as known at --known-at."""
     with opened(home, fmt, principal) as service:
         found = service.fact_read(
-            subject, predicate, project=project, valid_at=valid_at, known_at=known_at
+            subject,
+            predicate,
+            project=project,
+            valid_at=valid_at,
+            known_at=known_at,
+            min_trust=min_trust,
         )
         _emit_facts(fmt, found)
 
@@ -142,14 +156,22 @@ def fact_read(
 @click.argument("predicate")
 @acting_option
 @project_option("Read as a session on this project (its tier besides the global one).")
+@min_trust_option
 @home_option
 @format_option
 def fact_history(
-    subject: str, predicate: str, principal: str, project: str | None, home: Path | None, fmt: str
+    subject: str,
+    predicate: str,
+    principal: str,
+    project: str | None,
+    min_trust: str | None,
+    home: Path | None,
+    fmt: str,
 ) -> None:
     """Every version of SUBJECT's PREDICATE, in the order recorded."""
     with opened(home, fmt, principal) as service:
-        _emit_facts(fmt, service.fact_history(subject, predicate, project=project))
+        found = service.fact_history(subject, predicate, project=project, min_trust=min_trust)
+        _emit_facts(fmt, found)
 
 
 @fact.command("retract")

@@ -25,9 +25,12 @@ from retain.doors.cli.output import (
 )
 from retain.doors.cli.root import (
     cli,
+    evidence_of,
+    evidence_options,
     filter_options,
     format_option,
     home_option,
+    min_trust_option,
     opened,
     project_option,
 )
@@ -111,6 +114,7 @@ def _memory_table(memories: list[Memory]) -> Table:
     "--force", is_flag=True, help="Update the memory if NAME exists (keeps what is not given)."
 )
 @click.option("--redact", is_flag=True, help="Write each secret found as [redacted:KIND].")
+@evidence_options
 @home_option
 @format_option
 def add(
@@ -134,6 +138,8 @@ def add(
     verified: bool,
     force: bool,
     redact: bool,
+    evidence: str | None,
+    evidence_path: str | None,
     home: Path | None,
     fmt: str,
 ) -> None:
@@ -161,6 +167,7 @@ def add(
             verified=verified,
             create_only=not force,
             redact=redact,
+            evidence=evidence_of(evidence, evidence_path),
         )
         memory = result.memory
         if fmt == "json":
@@ -293,12 +300,13 @@ def remove(name: str, project: str | None, home: Path | None, fmt: str) -> None:
 @cli.command()
 @click.argument("name")
 @project_option("The project whose memory to get.")
+@min_trust_option
 @home_option
 @format_option
-def get(name: str, project: str | None, home: Path | None, fmt: str) -> None:
+def get(name: str, project: str | None, min_trust: str | None, home: Path | None, fmt: str) -> None:
     """Every stored field of NAME, and what references it."""
     with opened(home, fmt) as service:
-        record = service.get(name, project=project)
+        record = service.get(name, project=project, min_trust=min_trust)
         data = record.memory.to_dict(moment())
         data["referenced_by"] = list(record.referenced_by)
         if fmt == "json":
@@ -369,6 +377,7 @@ def read(name: str, offset: int, project: str | None, home: Path | None, fmt: st
 @filter_options
 @click.option("--limit", "-n", type=int, help="A page of at most this many (default: all).")
 @click.option("--cursor", help="Continue after the page that gave this cursor (its next_cursor).")
+@min_trust_option
 @home_option
 @format_option
 def list_(
@@ -379,6 +388,7 @@ def list_(
     expired: bool,
     limit: int | None,
     cursor: str | None,
+    min_trust: str | None,
     home: Path | None,
     fmt: str,
 ) -> None:
@@ -392,6 +402,7 @@ def list_(
             expired=expired,
             limit=limit,
             after=cursor,
+            min_trust=min_trust,
         )
         full = limit is not None and len(memories) == limit
         from retain import fields  # here: it loads retain.model, which --help need not
@@ -417,6 +428,7 @@ def list_(
     help="Tokens the results may fill: all relevant ones if they fit, else the best that fit.",
 )
 @filter_options
+@min_trust_option
 @home_option
 @format_option
 def search(
@@ -429,6 +441,7 @@ def search(
     referencing: str | None,
     unverified: str | None,
     expired: bool,
+    min_trust: str | None,
     home: Path | None,
     fmt: str,
 ) -> None:
@@ -444,6 +457,7 @@ def search(
             unverified=unverified,
             expired=expired,
             budget_tokens=budget,
+            min_trust=min_trust,
         )
         now = moment()
         if fmt == "json":

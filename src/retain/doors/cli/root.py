@@ -99,6 +99,38 @@ def filter_options(fn: F) -> F:
     return fn
 
 
+TRUST_TIERS = "claimed, observed, attested or verified"  # model.Trust, lowest first
+
+
+def min_trust_option(fn: F) -> F:
+    """``--min-trust``: leave out what is trusted less (the service checks the name)."""
+    return click.option(
+        "--min-trust", metavar="TRUST", help=f"Only what is trusted at least this: {TRUST_TIERS}."
+    )(fn)
+
+
+def evidence_options(fn: F) -> F:
+    """``--evidence`` and ``--evidence-path``: what bears a claim out, for ``verified``."""
+    fn = click.option(
+        "--evidence-path",
+        metavar="PATH",
+        help="The dotted path of the field in the evidence's JSON body (e.g. plan.tier).",
+    )(fn)
+    return click.option(
+        "--evidence",
+        metavar="ID",
+        help="A memory or fact (id or name) trusted attested or above whose value equals "
+        "this one: checked, it makes the write verified.",
+    )(fn)
+
+
+def evidence_of(ref: str | None, path: str | None) -> dict[str, str] | None:
+    """The service's ``evidence`` from the two options (a path alone is refused there)."""
+    if ref is None and path is None:
+        return None
+    return {"ref": ref or ""} | ({"path": path} if path is not None else {})
+
+
 def project_option(help_text: str) -> Callable[[F], F]:
     """``--project``/``-p``, its help said by the command."""
     return click.option("--project", "-p", default=None, help=help_text)

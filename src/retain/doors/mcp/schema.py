@@ -4,7 +4,7 @@ output schema)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -71,6 +71,11 @@ class MemoryRecord(BaseModel):
     thread: str | None
     valid_from: str | None
     trust: str
+    provenance: dict[str, Any] | None = Field(
+        default=None,
+        description="The evidence the store checked for it (epistemic verified, or an "
+        "agent's verified_claim), if any.",
+    )
     status: str
     ever_quarantined: bool = Field(
         description="Whether it was ever held for review (its trust stays at most observed)."
