@@ -77,7 +77,8 @@ def settings_of(column: str) -> Settings:
 # are written by operators and applications; an agent keeps its own memory and proposes;
 # anyone reads through their view; realm administration (projects, agents, teams,
 # membership) is for operators and apps; the event log and exports are not an agent's;
-# the steward reviews and verifies; only an operator rebuilds or moves the store;
+# the steward reviews and verifies; operators and the steward retier (raising trust is a
+# review); only an operator rebuilds or moves the store;
 # anonymous callers read only, unless the installation allows them to write ([access]
 # anonymous_writes), and then they write the shared tiers and facts, and no more.
 EXPECTED: dict[str, dict[str, str]] = {
@@ -105,6 +106,7 @@ EXPECTED: dict[str, dict[str, str]] = {
     "fact_retract":    row(OK,     OK,     OK,      DENIED, DENIED,   DENIED),
     "fact_read":       row(OK,     OK,     OK,      OK,     OK,       OK),
     "fact_history":    row(OK,     OK,     OK,      OK,     OK,       OK),
+    "retier":          row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
     "add_project":     row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
     "rename_project":  row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
     "remove_project":  row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
@@ -135,6 +137,7 @@ class Sample:
     kept: str  # an agent's own memory to update
     dropped: str  # an agent's own memory to forget
     others: str  # another agent's own memory
+    plan: str  # a shared memory, for a reviewer to retier
 
     @property
     def snapshot(self) -> str:
@@ -156,7 +159,7 @@ def set_up(operator: MemoryService, location: str, home: Path, scratch: Path) ->
     operator.add_agent("ada")
     operator.add_agent("bea")
     operator.add_team("blue")
-    operator.write("plan", description="the launch plan", body="ship on friday")
+    plan = operator.write("plan", description="the launch plan", body="ship on friday").memory
     operator.write("to-edit", description="a note to edit", body="entries live ten minutes")
     operator.write("to-delete", description="a note to delete", body="gone soon")
     operator.write("spec", description="the spec", body="a snapshot's memory", project="webdev")
@@ -168,7 +171,7 @@ def set_up(operator: MemoryService, location: str, home: Path, scratch: Path) ->
     kept = ada.remember("my locker is number twelve")
     dropped = ada.remember("the old locker code")
     others = operator.acting_as("agent:bea").remember("bea's own note")
-    return Sample(location, home, scratch, kept.id, dropped.id, others.id)
+    return Sample(location, home, scratch, kept.id, dropped.id, others.id, plan.id)
 
 
 # -- how each door reaches each verb ---------------------------------------------------------
@@ -327,6 +330,14 @@ DOORS: dict[str, Doors] = {
         rest=("get", "/v1/facts/history"),
         rest_args=lambda s: {"params": {"subject": "bob", "predicate": "employer"}},
         mcp="fact_history", mcp_args=lambda s: {"subject": "bob", "predicate": "employer"},
+    ),
+    "retier": Doors(  # lowered: the verbs after it read the plan at any trust
+        lambda svc, s: svc.retier(s.plan, "observed", reason="not checked"),
+        ("retier",), lambda s: [s.plan, "observed", "--reason", "not checked"], cli_as=True,
+        rest=("post", "/v1/memories/{memory_id}/retier"),
+        rest_args=lambda s: {
+            "memory_id": s.plan, "json": {"trust": "observed", "reason": "not checked"}
+        },
     ),
     "add_project": Doors(
         lambda svc, s: svc.add_project("mine"),

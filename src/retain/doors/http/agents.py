@@ -26,7 +26,11 @@ def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
     def recall(body: RecallBody, svc: MemoryService = acting) -> dict[str, Any]:
         """Search what the acting agent sees: global, the project, its teams and its own."""
         result = svc.recall(
-            body.queries, project=body.project, limit=body.limit, budget_tokens=body.budget_tokens
+            body.queries,
+            project=body.project,
+            limit=body.limit,
+            budget_tokens=body.budget_tokens,
+            min_trust=body.min_trust,
         )
         return result.to_dict(now())
 

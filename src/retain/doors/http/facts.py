@@ -16,6 +16,7 @@ from retain.doors.http.request import (
     FactWriteBody,
     MomentQuery,
     ProjectQuery,
+    TrustQuery,
     query_rule,
 )
 from retain.doors.records import facts_of
@@ -33,12 +34,20 @@ def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
         project: ProjectQuery = None,
         valid_at: MomentQuery = None,
         known_at: MomentQuery = None,
+        min_trust: TrustQuery = None,
         svc: MemoryService = acting,
     ) -> dict[str, Any]:
         """The subject's facts (of one predicate, or all) that held at ``valid_at`` as the
         store knew at ``known_at`` (both default to now), in the tiers the caller sees."""
         return facts_of(
-            svc.fact_read(subject, predicate, project=project, valid_at=valid_at, known_at=known_at)
+            svc.fact_read(
+                subject,
+                predicate,
+                project=project,
+                valid_at=valid_at,
+                known_at=known_at,
+                min_trust=min_trust,
+            )
         )
 
     @app.post(
@@ -57,10 +66,11 @@ def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
         subject: Annotated[str, query_rule(pattern=fields.FACT_SUBJECT_PATTERN)],
         predicate: Annotated[str, query_rule(pattern=fields.PREDICATE_PATTERN)],
         project: ProjectQuery = None,
+        min_trust: TrustQuery = None,
         svc: MemoryService = acting,
     ) -> dict[str, Any]:
         """Every version of a subject's predicate, in the order recorded."""
-        return facts_of(svc.fact_history(subject, predicate, project=project))
+        return facts_of(svc.fact_history(subject, predicate, project=project, min_trust=min_trust))
 
     @app.post(f"{API}/facts/retract", tags=["facts"])
     def fact_retract(body: FactRetractBody, svc: MemoryService = acting) -> dict[str, Any]:

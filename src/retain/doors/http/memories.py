@@ -1,6 +1,6 @@
 """The routes of the store and of its memories by name: the store's status and event log,
-and the listing, search, get, write, delete, edit and read of the shared tiers' memories
-(tags ``store`` and ``memories``).
+and the listing, search, get, write, delete, edit and read of the shared tiers' memories,
+and a memory's retier (tags ``store`` and ``memories``).
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import FastAPI
+from fastapi import Path as InPath
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -21,9 +22,11 @@ from retain.doors.http.request import (
     NamePath,
     PageQuery,
     ProjectQuery,
+    RetierBody,
     SearchBody,
     TagQuery,
     TextQuery,
+    TrustQuery,
     query_rule,
 )
 from retain.service import MemoryService
@@ -49,6 +52,7 @@ def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
         expired: bool = False,
         limit: PageQuery = PAGE,
         cursor: Annotated[str | None, query_rule(pattern=fields.CURSOR_PATTERN)] = None,
+        min_trust: TrustQuery = None,
         svc: MemoryService = acting,
     ) -> dict[str, Any]:
         """A page of the memories of the global tier and the project's, in index order;
@@ -61,6 +65,7 @@ def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
             expired=expired,
             limit=limit,
             after=cursor,
+            min_trust=min_trust,
         )
         moment = now()
         full = len(memories) == limit
@@ -103,15 +108,20 @@ def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
             unverified=body.unverified,
             expired=body.expired,
             budget_tokens=body.budget_tokens,
+            min_trust=body.min_trust,
         )
         return result.to_dict(now())
 
     @app.get(f"{API}/memories/{{name}}", tags=["memories"])
     def get(
-        name: NamePath, project: ProjectQuery = None, svc: MemoryService = acting
+        name: NamePath,
+        project: ProjectQuery = None,
+        min_trust: TrustQuery = None,
+        svc: MemoryService = acting,
     ) -> dict[str, Any]:
-        """Every field of a memory, its body whole, and what references it (not a read)."""
-        record = svc.get(name, project=project)
+        """Every field of a memory, its body whole, and what references it (not a read);
+        with ``min_trust``, a memory trusted less is not found."""
+        record = svc.get(name, project=project, min_trust=min_trust)
         return {
             **record.memory.to_dict(now(), body=True),
             "referenced_by": list(record.referenced_by),
@@ -165,3 +175,15 @@ def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
     ) -> dict[str, Any]:
         """A page of the body from ``offset``, with its caption; the first page is a read."""
         return svc.read(name, offset=offset, project=project).to_dict(now())
+
+    @app.post(f"{API}/memories/{{memory_id}}/retier", tags=["memories"])
+    def retier(
+        memory_id: Annotated[str, InPath(json_schema_extra={"pattern": fields.FILLED_PATTERN})],
+        body: RetierBody,
+        svc: MemoryService = acting,
+    ) -> dict[str, Any]:
+        """Set a memory's trust (a review, for operators and the steward): ``verified``
+        needs evidence; a memory that was ever quarantined stays at observed or below."""
+        evidence = body.evidence.model_dump() if body.evidence is not None else None
+        result = svc.retier(memory_id, body.trust, reason=body.reason, evidence=evidence)
+        return result.to_dict(now())

@@ -63,6 +63,8 @@ LoadName = Annotated[str, _rule(enum=["inline", "index", "search"])]
 TierName = Annotated[str, _rule(enum=["global", "project"])]
 Policy = Annotated[str, _rule(enum=["skip", "fail"])]
 Target = Annotated[str, _rule(pattern=f"^(?:global|team:{F.NAME_PATTERN[1:-1]})$")]
+TRUSTS = ["claimed", "observed", "attested", "verified"]  # model.Trust, lowest first
+TrustName = Annotated[str, _rule(enum=TRUSTS)]
 
 # The same rules for a path's or a query's parameters.
 NamePath = Annotated[
@@ -74,12 +76,21 @@ TagQuery = Annotated[str | None, query_rule(pattern=F.TAG_PATTERN)]
 DurationQuery = Annotated[str | None, query_rule(pattern=F.DURATION_PATTERN)]
 MomentQuery = Annotated[str | None, query_rule(pattern=F.TIME_PATTERN)]
 PageQuery = Annotated[int, Query(ge=1, le=MAX_PAGE)]
+TrustQuery = Annotated[str | None, query_rule(enum=TRUSTS)]
 
 
 class _Body(BaseModel):
     # strict: a JSON value of another type is refused, as the service refuses it (no "3"
     # for 3, no true for 1)
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+class Evidence(_Body):
+    """What bears a claim out: a memory or fact (its id, or a name) trusted attested or
+    above, and the dotted path of the field in its JSON body (none: the body itself)."""
+
+    ref: Filled
+    path: Text | None = None
 
 
 class MemoryWrite(_Body):
@@ -101,6 +112,7 @@ class MemoryWrite(_Body):
     create_only: bool = False
     expected_hash: Text | None = None
     redact: bool = False  # each secret written as [redacted:KIND] instead of refused
+    evidence: Evidence | None = None
 
 
 class EditBody(_Body):
@@ -126,6 +138,7 @@ class SearchBody(_Body):
     unverified: Duration | None = None
     expired: bool = False
     budget_tokens: Budget | None = None
+    min_trust: TrustName | None = None
 
 
 class RecallBody(_Body):
@@ -133,6 +146,7 @@ class RecallBody(_Body):
     project: ProjectArg | None = None
     limit: Limit = 10
     budget_tokens: Budget | None = None
+    min_trust: TrustName | None = None
 
 
 class RememberBody(_Body):
@@ -154,6 +168,7 @@ class FactWriteBody(_Body):
     valid_from: Moment | None = None
     reason: Text = ""
     redact: bool = False
+    evidence: Evidence | None = None
 
 
 class FactRetractBody(_Body):
@@ -185,6 +200,13 @@ class ContextBody(_Body):
         Annotated[int, _rule(minimum=0, maximum=F.RECALL_TIMEOUT_MAX_MS), Whole] | None
     ) = None
     recall_failure_policy: Policy | None = None
+    min_trust: TrustName | None = None
+
+
+class RetierBody(_Body):
+    trust: TrustName
+    reason: Filled
+    evidence: Evidence | None = None
 
 
 class NameBody(_Body):

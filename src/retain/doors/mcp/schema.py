@@ -48,6 +48,33 @@ Redact = Annotated[
 ]
 MemoryId = Annotated[str, Field(description="The memory's id, as recall returned it.")]
 FactSubject = Annotated[str, Field(description="Who or what the fact is about, e.g. Bob.")]
+TrustName = Literal["claimed", "observed", "attested", "verified"]  # model.Trust's values
+MinTrust = Annotated[
+    TrustName | None,
+    Field(
+        description="Only what is trusted at least this: claimed < observed < attested < "
+        "verified; default every tier."
+    ),
+]
+
+
+class EvidenceArg(BaseModel):
+    """What bears a value out: a memory or fact you can read, trusted attested or above,
+    whose body (or the field at path in its JSON body) equals it exactly."""
+
+    ref: str = Field(description="The id (or name) of the memory or fact.")
+    path: str | None = Field(
+        default=None, description="The dotted path of the field in its JSON body, e.g. plan.tier."
+    )
+
+
+Evidence = Annotated[
+    EvidenceArg | None,
+    Field(
+        description="Evidence the store checks; a mismatch is refused. An agent's checked "
+        "claim is recorded in provenance; it does not raise the agent's trust."
+    ),
+]
 Predicate = Annotated[str, Field(description="Which of its properties, e.g. employer.")]
 
 

@@ -18,6 +18,8 @@ from retain.doors.mcp.schema import (
     DeleteOut,
     Description,
     EditOut,
+    Evidence,
+    EvidenceArg,
     FactRetractOut,
     FactsOut,
     FactSubject,
@@ -26,6 +28,7 @@ from retain.doors.mcp.schema import (
     LoadName,
     MemoryId,
     MemoryWithBody,
+    MinTrust,
     Name,
     Predicate,
     Priority,
@@ -81,6 +84,13 @@ CHANGES = _hints(reads_only=False, destroys=True, repeatable=False)
 SUPERSEDES = _hints(reads_only=False, destroys=False, repeatable=True)  # history keeps the old
 
 
+def _evidence(evidence: EvidenceArg | None) -> dict[str, str] | None:
+    """A tool's evidence as the service takes it."""
+    if evidence is None:
+        return None
+    return {"ref": evidence.ref} | ({"path": evidence.path} if evidence.path is not None else {})
+
+
 def create_server(
     service_of: Callable[[str], MemoryService],
     *,
@@ -129,6 +139,7 @@ def create_server(
         limit: Limit = 10,
         tag: Annotated[str | None, Field(description="Only memories with this tag.")] = None,
         budget_tokens: Budget = None,
+        min_trust: MinTrust = None,
     ) -> Annotated[CallToolResult, SearchOut]:
         """Search the shared tiers (global and the project's) by words and meaning; an
         agent's search also covers its teams and its own memories."""
@@ -140,6 +151,7 @@ def create_server(
                 limit=limit,
                 tag=tag,
                 budget_tokens=budget_tokens,
+                min_trust=min_trust,
             ).to_dict(s.clock.now())
         )
 
@@ -174,6 +186,7 @@ def create_server(
             Field(description="Write only if the body's content_hash is still this one."),
         ] = None,
         redact: Redact = False,
+        evidence: Evidence = None,
     ) -> Annotated[CallToolResult, WriteOut]:
         """Create or update a shared memory by name; a field left out keeps what is there."""
 
@@ -189,6 +202,7 @@ def create_server(
                 tier=tier,
                 expected_hash=expected_hash,
                 redact=redact,
+                evidence=_evidence(evidence),
             )
             return done.to_dict(s.clock.now())
 
@@ -245,12 +259,20 @@ def create_server(
 
     @server.verb_tool("recall", title="Recall", annotations=READS)
     def memory_recall(
-        queries: Queries, project: Project = None, limit: Limit = 10, budget_tokens: Budget = None
+        queries: Queries,
+        project: Project = None,
+        limit: Limit = 10,
+        budget_tokens: Budget = None,
+        min_trust: MinTrust = None,
     ) -> Annotated[CallToolResult, SearchOut]:
         """Search what the acting agent sees: global, the project, its teams and its own."""
         return call(
             lambda s: s.recall(
-                queries, project=project, limit=limit, budget_tokens=budget_tokens
+                queries,
+                project=project,
+                limit=limit,
+                budget_tokens=budget_tokens,
+                min_trust=min_trust,
             ).to_dict(s.clock.now())
         )
 
@@ -312,6 +334,7 @@ def create_server(
         ] = None,
         reason: Reason = "",
         redact: Redact = False,
+        evidence: Evidence = None,
     ) -> Annotated[CallToolResult, FactWriteOut]:
         """Record that a subject's predicate is a value (from valid_from, else now); the
         current value is superseded and kept in the history. An agent's facts go to its
@@ -325,6 +348,7 @@ def create_server(
                 valid_from=valid_from,
                 reason=reason,
                 redact=redact,
+                evidence=_evidence(evidence),
             ).to_dict("write")
         )
 
@@ -341,24 +365,37 @@ def create_server(
         known_at: Annotated[
             str | None, Field(description="As known then: RFC 3339 or YYYY-MM-DD; default now.")
         ] = None,
+        min_trust: MinTrust = None,
     ) -> Annotated[CallToolResult, FactsOut]:
         """A subject's facts (of one predicate, or all) that held at valid_at, as known at
         known_at (RFC 3339 or YYYY-MM-DD; both default to now)."""
         return call(
             lambda s: facts_of(
                 s.fact_read(
-                    subject, predicate, project=project, valid_at=valid_at, known_at=known_at
+                    subject,
+                    predicate,
+                    project=project,
+                    valid_at=valid_at,
+                    known_at=known_at,
+                    min_trust=min_trust,
                 )
             )
         )
 
     @server.verb_tool("fact_history", title="A fact's history", annotations=READS)
     def fact_history(
-        subject: FactSubject, predicate: Predicate, project: Project = None
+        subject: FactSubject,
+        predicate: Predicate,
+        project: Project = None,
+        min_trust: MinTrust = None,
     ) -> Annotated[CallToolResult, FactsOut]:
         """Every version of a subject's predicate, in the order recorded, with when each
         held and when it was believed."""
-        return call(lambda s: facts_of(s.fact_history(subject, predicate, project=project)))
+        return call(
+            lambda s: facts_of(
+                s.fact_history(subject, predicate, project=project, min_trust=min_trust)
+            )
+        )
 
     @server.verb_tool("fact_retract", title="Retract a fact", annotations=CHANGES)
     def fact_retract(
