@@ -446,3 +446,23 @@ def test_a_retier_shows_in_a_sessions_next_delta(service: MemoryService) -> None
     service.retier(memory.id, "attested", reason="the team agreed")
     delta = service.context(session="s1")
     assert not delta.full and delta.changes
+
+
+def test_admission_holds_every_path_to_the_cap(service: MemoryService) -> None:
+    """The cap is admission's: a change of a row that was ever quarantined, by whatever
+    verb, is refused above ``observed``; so is a new row marked so."""
+    from dataclasses import replace
+
+    memory = service.write("m", description="m", body="x").memory
+    lowered(service, memory.id)
+    quarantined_once(service, memory.id)
+    stored = service.get("m").memory
+    assert stored.ever_quarantined
+    with pytest.raises(errors.TrustCapped):
+        service._write(lambda work: work.change(replace(stored, trust=Trust.ATTESTED), stored))
+    fresh = replace(
+        stored, id=service.store.ids.new(service.clock.now()), name=None, trust=Trust.VERIFIED
+    )
+    with pytest.raises(errors.TrustCapped):
+        service._write(lambda work: work.create([fresh]))
+    assert service.get("m").memory.trust is Trust.OBSERVED

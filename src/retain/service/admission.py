@@ -26,6 +26,10 @@ asks for redaction (``redact``) is stored with each secret replaced by its marke
 the kinds in ``metadata.redacted``; otherwise an agent's lands quarantined, and anyone
 else's is refused (``secret_detected``, naming kinds, fields and places, never a value).
 
+A row that was ever quarantined is capped at ``observed`` for good (``CAP``): admission
+refuses any new or changed row marked so and trusted above it (``trust_capped``), so no
+path (a write with evidence, a retier, an import) lifts it.
+
 Applications, operators and the steward are never quarantined. A writer whose writes
 are quarantined may add rows but not change stored ones (``admit_change``,
 ``admit_removal``): an anonymous caller changes or removes none, and an agent changes no
@@ -37,7 +41,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from retain.errors import AccessDenied
+from retain.errors import AccessDenied, TrustCapped
 from retain.governance import secrets
 from retain.model import Memory, Status, Trust, lower_trust
 from retain.service.actor import Kind
@@ -48,6 +52,7 @@ if TYPE_CHECKING:
 CLAIMED = "claimed"
 LLM_WRITES = "llm_writes"
 SECRET_DETECTED = "secret_detected"
+CAP = Trust.OBSERVED  # the most a row that was ever quarantined is trusted
 
 
 def reasons(work: Work) -> tuple[str, ...]:
@@ -66,6 +71,7 @@ def admit(work: Work, memory: Memory, *, redact: bool = False) -> Memory:
     held = reasons(work) + found
     if held:
         memory = quarantined(memory, held)
+    check_cap(memory, memory.trust)
     if work.actor.session is not None and memory.session is None:
         memory = replace(memory, session=work.actor.session)
     return memory
@@ -83,6 +89,7 @@ def admit_change(work: Work, memory: Memory, current: Memory, *, redact: bool = 
         raise _waits(work, held, current.name or current.id, current.id)
     if content:
         memory, _ = screened(work, memory, redact, hold=False)
+    check_cap(current if current.ever_quarantined else memory, memory.trust)
     return memory
 
 
@@ -104,6 +111,21 @@ def screened(
         return memory, (SECRET_DETECTED,)
     named = memory.name if all(f.field != "name" for f in found) else None
     raise secrets.refusal(found, id=memory.id, name=named)  # a secret name is not said
+
+
+def check_cap(memory: Memory, asked: Trust) -> None:
+    """Refuse ``asked`` for a row that was ever quarantined when it is above ``CAP``."""
+    order = list(Trust)
+    if memory.ever_quarantined and order.index(asked) > order.index(CAP):
+        raise TrustCapped(
+            f"memory {memory.id!r} was quarantined once, so it is trusted at most "
+            f"{CAP.value}, not {asked.value}",
+            remedy=f"keep it at {CAP.value} or below, or write the fact anew from a source "
+            "the store trusts",
+            id=memory.id,
+            cap=CAP.value,
+            asked=asked.value,
+        )
 
 
 def admit_removal(work: Work, memory_id: str) -> None:

@@ -18,7 +18,8 @@ only two things lift a row above that:
   reason; ``verified`` needs evidence here too.
 
 A memory that was ever quarantined is capped at ``observed`` for good: a retier or a
-write above it is ``trust_capped``.
+write above it is ``trust_capped`` (the check is admission's, ``admission.check_cap``,
+so every path is held to it; a retier and an evidenced write ask it first).
 """
 
 from __future__ import annotations
@@ -31,10 +32,11 @@ from typing import TYPE_CHECKING, Any
 
 from retain import fields
 from retain.chrono import stamp
-from retain.errors import EvidenceMismatch, InvalidValue, NotFound, TrustCapped
+from retain.errors import EvidenceMismatch, InvalidValue, NotFound
 from retain.model import Memory, Status, Trust
 from retain.results import RetierResult
 from retain.service import rows
+from retain.service.admission import check_cap
 from retain.service.rows import PROVENANCE, unproven
 from retain.service.work import Work
 from retain.storage.base import MemoryFilter, Reads
@@ -44,7 +46,6 @@ if TYPE_CHECKING:
 
 ORDER = tuple(Trust)
 NAMES = ", ".join(t.value for t in ORDER)
-CAP = Trust.OBSERVED  # the most a memory that was ever quarantined is trusted
 EVIDENCE_FLOOR = Trust.ATTESTED  # the least a memory is trusted to stand as evidence
 PATH_MAX_CHARS = 500
 
@@ -89,20 +90,6 @@ def narrowed(where: MemoryFilter, least: Trust | None) -> MemoryFilter:
 def meets(level: Trust, least: Trust | None) -> bool:
     """Whether ``level`` is at least ``least`` (None: anything is)."""
     return least is None or rank(level) >= rank(least)
-
-
-def check_cap(memory: Memory, asked: Trust) -> None:
-    """Refuse ``asked`` for a memory that was ever quarantined when it is above the cap."""
-    if memory.ever_quarantined and rank(asked) > rank(CAP):
-        raise TrustCapped(
-            f"memory {memory.id!r} was quarantined once, so it is trusted at most "
-            f"{CAP.value}, not {asked.value}",
-            remedy=f"keep it at {CAP.value} or below, or write the fact anew from a source "
-            "the store trusts",
-            id=memory.id,
-            cap=CAP.value,
-            asked=asked.value,
-        )
 
 
 # -- evidence ---------------------------------------------------------------------------

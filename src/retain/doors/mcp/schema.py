@@ -213,6 +213,9 @@ class FactOut(BaseModel):
     author: str
     trust: str
     status: str
+    ever_quarantined: bool = Field(
+        default=False, description="It was quarantined once: trusted at most observed, for good."
+    )
     supersedes: str | None = Field(description="The id of the version this one took over from.")
     superseded_by: str | None = Field(description="The id of the version that took over from it.")
 
