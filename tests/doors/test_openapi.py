@@ -54,6 +54,7 @@ BEYOND_SCHEMA: set[tuple[str, str | None]] = {
     ("invalid_time", "valid_at"),
     ("invalid_time", "known_at"),
     ("query_too_long", "queries"),  # queries not blank, their characters, each one's words
+    ("invalid_value", "evidence"),  # a retier's evidence is for verified, and verified needs it
 }
 STATE_STATUSES = {412, 422}  # stale_update; budget, edit, transfer and secret refusals
 

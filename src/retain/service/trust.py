@@ -25,6 +25,7 @@ so every path is held to it; a retier and an evidenced write ask it first).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -48,6 +49,9 @@ ORDER = tuple(Trust)
 NAMES = ", ".join(t.value for t in ORDER)
 EVIDENCE_FLOOR = Trust.ATTESTED  # the least a memory is trusted to stand as evidence
 PATH_MAX_CHARS = 500
+# An evidence path: dotted keys (or list indexes), none empty; a leading "$" key stands
+# for the root. The doors' schemas state it, the service checks it (``evidence_of``).
+PATH_PATTERN = r"^[^.\x00]+(?:\.[^.\x00]+)*$"
 
 
 def rank(trust: Trust) -> int:
@@ -139,16 +143,14 @@ def evidence_of(value: object) -> Evidence | None:
             remedy="pass the dotted path of the field, like plan.tier",
             field="evidence.path",
         )
-    parts = fields.text(path, "evidence.path").strip().split(".")
-    if parts and parts[0] == "$":
-        parts = parts[1:]
-    if not parts or any(not part for part in parts):
+    if not re.fullmatch(PATH_PATTERN, fields.text(path, "evidence.path")):
         raise InvalidValue(
             f"evidence.path {path!r} names no field",
             remedy="pass the dotted path of the field, like plan.tier or items.0",
             field="evidence.path",
         )
-    return Evidence(ref.strip(), tuple(parts))
+    parts = path.split(".")
+    return Evidence(ref.strip(), tuple(parts[1:] if parts[0] == "$" and parts[1:] else parts))
 
 
 def _refused(evidence: Evidence, reason: str, said: str, remedy: str) -> EvidenceMismatch:

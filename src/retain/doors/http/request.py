@@ -17,6 +17,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from retain import fields
 from retain.service import SEARCH_LIMIT_MAX
+from retain.service.trust import PATH_MAX_CHARS, PATH_PATTERN
 
 API = "/v1"
 PAGE = 100  # a listing's page unless the request asks for another size
@@ -90,7 +91,7 @@ class Evidence(_Body):
     above, and the dotted path of the field in its JSON body (none: the body itself)."""
 
     ref: Filled
-    path: Text | None = None
+    path: Annotated[str, _rule(pattern=PATH_PATTERN, maxLength=PATH_MAX_CHARS)] | None = None
 
 
 class MemoryWrite(_Body):

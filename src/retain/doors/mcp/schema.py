@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from retain.fields import MAX_PRIORITY, MIN_PRIORITY
 from retain.service import SEARCH_LIMIT_MAX
+from retain.service.trust import PATH_MAX_CHARS, PATH_PATTERN
 
 # -- arguments: every one described, bounded where the service bounds it ---------------
 
@@ -64,7 +65,10 @@ class EvidenceArg(BaseModel):
 
     ref: str = Field(description="The id (or name) of the memory or fact.")
     path: str | None = Field(
-        default=None, description="The dotted path of the field in its JSON body, e.g. plan.tier."
+        default=None,
+        pattern=PATH_PATTERN,
+        max_length=PATH_MAX_CHARS,
+        description="The dotted path of the field in its JSON body, e.g. plan.tier.",
     )
 
 
