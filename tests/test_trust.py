@@ -466,3 +466,21 @@ def test_admission_holds_every_path_to_the_cap(service: MemoryService) -> None:
     with pytest.raises(errors.TrustCapped):
         service._write(lambda work: work.create([fresh]))
     assert service.get("m").memory.trust is Trust.OBSERVED
+
+
+def test_an_agents_remembered_and_updated_claims_are_checked_and_stay_observed(
+    service: MemoryService,
+) -> None:
+    ref = source(service)
+    service.add_agent("ada")
+    ada = service.acting_as("agent:ada")
+    kept = ada.remember("enterprise", evidence={"ref": ref, "path": "plan.tier"})
+    assert kept.trust is Trust.OBSERVED
+    assert kept.metadata["provenance"]["epistemic"] == "verified_claim"
+    newer = ada.update(kept.id, "40", evidence={"ref": ref, "path": "plan.seats"})
+    assert newer.trust is Trust.OBSERVED and newer.supersedes == kept.id
+    assert newer.metadata["provenance"]["verification_evidence"]["path"] == "plan.seats"
+    before = store_state(service)
+    error = _refusal(lambda: ada.remember("free", evidence={"ref": ref, "path": "plan.tier"}))
+    assert error.details["reason"] == "value_differs"
+    assert store_state(service) == before

@@ -206,3 +206,23 @@ def test_mcp_an_agents_evidence_is_recorded_as_its_claim(service: MemoryService)
     )  # fmt: skip
     assert refused["error"]["code"] == "evidence_mismatch"
     assert "enterprise" not in json.dumps(refused)
+
+
+def test_cli_and_rest_remember_take_evidence(retain: Retain, service: MemoryService) -> None:
+    retain.ok("add", "crm", "-d", "the CRM record", "--body", CRM)
+    retain.ok("agent", "add", "ada")
+    kept = retain.json(
+        "remember", "enterprise", "--as", "agent:ada",
+        "--evidence", "crm", "--evidence-path", "plan.tier",
+    )  # fmt: skip
+    assert (kept["trust"], kept["provenance"]["epistemic"]) == ("observed", "verified_claim")
+    crm = service.write("crm", description="the CRM", body=CRM).memory
+    service.add_agent("bea")
+    client = TestClient(http.create_app(service, tokens={"t": "agent:bea"}))
+    answer = client.post(
+        "/v1/remember",
+        json={"text": "enterprise", "evidence": {"ref": crm.id, "path": "plan.tier"}},
+        headers={"Authorization": "Bearer t"},
+    )
+    assert answer.status_code == 201 and answer.json()["trust"] == "observed"
+    assert answer.json()["provenance"]["epistemic"] == "verified_claim"

@@ -4,7 +4,7 @@ supersede one of its memories, recall over what it may see, and forgetting.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -39,20 +39,24 @@ def remember(
     thread: str | None = None,
     valid_from: str | None = None,
     redact: bool = False,
+    evidence: Mapping[str, str] | None = None,
 ) -> Memory:
     """Write a memory into the acting agent's own scope (``agent:<name>``).
 
     The agent is its author; it enters at ``observed`` trust, search-only (it
     reaches the agent through recall). Without a description, the text's first
     line stands for one. Text that looks like a credential lands quarantined for
-    review, unless ``redact`` writes each secret as its marker.
+    review, unless ``redact`` writes each secret as its marker. ``evidence`` is checked
+    against the text and recorded as the agent's claim (``trust``); it never raises the
+    memory above ``observed``.
     """
     draft = draft_of(svc, text, description, tags, priority, subject, thread, valid_from)
+    proof = trust.evidence_of(evidence)
 
     def run(work: Work) -> Memory:
         tx, now = work.reads, work.now
         agent = svc._agent(tx)
-        return rows.record(work, draft(agent, now, None))
+        return rows.record(work, _claimed(svc, tx, draft(agent, now, None), proof, now))
 
     return svc._write(run, redact=redact)
 
@@ -69,8 +73,10 @@ def update(
     thread: str | None = None,
     valid_from: str | None = None,
     redact: bool = False,
+    evidence: Mapping[str, str] | None = None,
 ) -> Memory:
-    """Supersede one of the acting agent's own memories with a new one.
+    """Supersede one of the acting agent's own memories with a new one (``evidence`` as
+    for ``remember``).
 
     The new memory says what the old one should now say and names it in
     ``supersedes``; the old one becomes ``superseded`` (out of recall, kept in
@@ -80,18 +86,29 @@ def update(
     """
     fields.text(memory_id, "id")
     draft = draft_of(svc, text, description, tags, priority, subject, thread, valid_from)
+    proof = trust.evidence_of(evidence)
 
     def run(work: Work) -> Memory:
         tx, now = work.reads, work.now
         agent = svc._agent(tx)
         old = _own(svc, tx, agent, memory_id, "update")
-        new = draft(agent, now, old)
+        new = _claimed(svc, tx, draft(agent, now, old), proof, now)
         retired = replace(old, status=Status.SUPERSEDED, updated_at=now, superseded_by=new.id)
         return rows.supersede(
             work, new, old, retired, "updated", remedy="recall it again and retry"
         )
 
     return svc._write(run, redact=redact)
+
+
+def _claimed(
+    svc: MemoryService, tx: Reads, memory: Memory, proof: trust.Evidence | None, now: datetime
+) -> Memory:
+    """``memory`` with the agent's checked evidence recorded as its claim (if any)."""
+    if proof is None:
+        return memory
+    record = trust.checked(svc, tx, proof, memory.body, claimant=memory.id)
+    return trust.evidenced(svc, memory, record, now)
 
 
 def draft_of(

@@ -24,6 +24,8 @@ from retain.doors.cli.root import (
     acting_option,
     as_option,
     cli,
+    evidence_of,
+    evidence_options,
     format_option,
     home_option,
     min_trust_option,
@@ -44,6 +46,7 @@ from retain.doors.cli.root import (
 @click.option("--thread", help="The conversation it belongs to.")
 @click.option("--valid-from", help="When it began to hold: RFC 3339, or YYYY-MM-DD.")
 @click.option("--redact", is_flag=True, help="Write each secret found as [redacted:KIND].")
+@evidence_options
 @home_option
 @format_option
 def remember(
@@ -56,6 +59,8 @@ def remember(
     thread: str | None,
     valid_from: str | None,
     redact: bool,
+    evidence: str | None,
+    evidence_path: str | None,
     home: Path | None,
     fmt: str,
 ) -> None:
@@ -70,6 +75,7 @@ def remember(
             thread=thread,
             valid_from=valid_from,
             redact=redact,
+            evidence=evidence_of(evidence, evidence_path),
         )
         if fmt == "json":
             emit_json(memory.to_dict(moment(), body=True))

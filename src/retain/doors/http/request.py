@@ -159,6 +159,7 @@ class RememberBody(_Body):
     thread: Thread | None = None
     valid_from: Moment | None = None
     redact: bool = False
+    evidence: Evidence | None = None
 
 
 class FactWriteBody(_Body):

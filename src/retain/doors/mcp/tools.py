@@ -241,6 +241,7 @@ def create_server(
         priority: Priority = None,
         subject: Subject = None,
         redact: Redact = False,
+        evidence: Evidence = None,
     ) -> Annotated[CallToolResult, MemoryWithBody]:
         """Keep a durable fact, preference or decision in the acting agent's own memory."""
         return call(
@@ -253,6 +254,7 @@ def create_server(
                     priority=priority,
                     subject=subject,
                     redact=redact,
+                    evidence=_evidence(evidence),
                 ),
             )
         )
@@ -284,6 +286,7 @@ def create_server(
         tags: Tags = None,
         priority: Priority = None,
         redact: Redact = False,
+        evidence: Evidence = None,
     ) -> Annotated[CallToolResult, MemoryWithBody]:
         """Rewrite one of the acting agent's own memories (by id): the new version
         supersedes it and gets its own id."""
@@ -291,7 +294,13 @@ def create_server(
             lambda s: record(
                 s,
                 s.update(
-                    id, text, description=description, tags=tags, priority=priority, redact=redact
+                    id,
+                    text,
+                    description=description,
+                    tags=tags,
+                    priority=priority,
+                    redact=redact,
+                    evidence=_evidence(evidence),
                 ),
             )
         )
