@@ -9,6 +9,7 @@ import pytest
 import retain
 from retain import errors
 from retain.config import DEFAULT_INLINE_MAX_BYTES, load_settings, resolve_home
+from retain.governance.content_trust import ContentTrustSettings
 from retain.search.embed import EmbedderSettings
 
 
@@ -171,3 +172,37 @@ def test_memory_enabled_must_be_true_or_false(tmp_path: Path, value: str) -> Non
     (tmp_path / "config.toml").write_text(f"[memory]\nenabled = {value}\n")
     with pytest.raises(errors.ConfigInvalid, match="enabled"):
         load_settings(tmp_path)
+
+
+def test_content_trust_is_read_from_config(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text(
+        "[content_trust]\n"
+        'trusted_mcp_servers = ["github"]\n'
+        'trusted_tools = ["read_notes"]\n'
+        'untrusted_tools = ["WebFetch", "WebSearch"]\n'
+    )
+    rules = load_settings(tmp_path).content_trust
+    assert rules == ContentTrustSettings(("github",), ("read_notes",), ("WebFetch", "WebSearch"))
+    assert load_settings(tmp_path / "nothing-here").content_trust == ContentTrustSettings()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'trusted_tools = "read_notes"',
+        "untrusted_tools = [1]",
+        'trusted_mcp_servers = [""]',
+        'trusted_mcp_servers = [" github"]',
+    ],
+)
+def test_bad_content_trust_is_refused(tmp_path: Path, text: str) -> None:
+    (tmp_path / "config.toml").write_text(f"[content_trust]\n{text}\n")
+    with pytest.raises(errors.ConfigInvalid, match=r"\[content_trust\]"):
+        load_settings(tmp_path)
+
+
+def test_an_unknown_content_trust_key_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text('[content_trust]\ntrusted_servers = ["github"]\n')
+    with pytest.raises(errors.ConfigInvalid) as caught:
+        load_settings(tmp_path)
+    assert caught.value.details["did_you_mean"] == "trusted_mcp_servers"

@@ -45,6 +45,8 @@ def fill(service: MemoryService, clock: ManualClock) -> None:
     agent.update(kept.id, "Ada prefers the green dashboard")
     agent.propose("Share the dashboard colour", target="team:ops")
     agent.context(project="web", session="s1", turn="dashboard")
+    service.observe("web_fetch", identity="agent:ada", session="s1")
+    service.observe("calculator", identity="agent:ada", session="s2")
 
 
 def snapshot(service: MemoryService) -> tuple[object, ...]:
@@ -64,6 +66,7 @@ def snapshot(service: MemoryService) -> tuple[object, ...]:
             for i in service.list_injections()
         ],  # fmt: skip
         service.backend.read(lambda tx: tx.list_context_states(service.realm)),
+        service.backend.read(lambda tx: tx.list_sessions(service.realm)),
         service.backend.read(lambda tx: list(tx.iter_events())),
     )
 

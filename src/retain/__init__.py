@@ -117,11 +117,14 @@ def open(  # noqa: A001 - the natural verb, as in sqlite3 and shelve
     clock: Clock | None = None,
     realm: str = "default",
     principal: str = "operator:local",
+    session: str | None = None,
 ) -> MemoryService:
     """Open a store: a ``postgres://`` URL (or ``$RETAIN_DATABASE_URL`` when no location is
     given), a SQLite file path, or the default file under ``$RETAIN_HOME``.
 
-    Settings come from ``config.toml`` in the home directory.
+    Settings come from ``config.toml`` in the home directory. ``session`` is the key of
+    the agent context the principal acts in (the host's, never the model's): an agent's
+    writes are judged by that session's taint.
     """
     from retain.config import LEGACY_DIR, load_settings, resolve_home
     from retain.errors import StoreError
@@ -149,6 +152,7 @@ def open(  # noqa: A001 - the natural verb, as in sqlite3 and shelve
         clock=clock,
         realm=realm,
         principal=principal,
+        session=session,
         legacy_dir=legacy_dir,
     )
 

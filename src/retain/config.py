@@ -32,6 +32,10 @@ pool_size = 8                        # connections each process keeps to a Postg
 [secrets]                            # what a write may not hold (retain.governance.secrets)
 patterns = {}                        # added kinds: name = "regular expression"
 disabled = []                        # kinds not looked for, built-in or added
+[content_trust]                      # which tool results leave a session untainted
+trusted_mcp_servers = []             # MCP servers whose tools' results are trusted
+trusted_tools = []                   # tools whose results are trusted (not the web fetchers)
+untrusted_tools = []                 # tools whose results taint the session
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from retain.errors import ConfigInvalid
+from retain.governance.content_trust import ContentTrustSettings
 from retain.governance.secrets import SecretSettings, configured
 from retain.search.embed import DEFAULT_STATIC_MODEL, EmbedderSettings, check_settings
 
@@ -79,6 +84,7 @@ class Settings:
     context: ContextSettings = ContextSettings()
     pool_size: int = DEFAULT_POOL_SIZE  # [postgres] pool_size
     secrets: SecretSettings = SecretSettings()  # [secrets]: the kinds a write is scanned for
+    content_trust: ContentTrustSettings = ContentTrustSettings()  # [content_trust]
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
@@ -136,6 +142,7 @@ def load_settings(home: Path) -> Settings:
         context=_context(data, path),
         pool_size=_pool_size(data, path),
         secrets=_secrets(data, path),
+        content_trust=_content_trust(data, path),
     )
 
 
@@ -147,6 +154,7 @@ KNOWN: dict[str, tuple[str, ...]] = {
     "postgres": ("pool_size",),
     "access": ("anonymous_writes",),
     "secrets": ("patterns", "disabled"),
+    "content_trust": tuple(asdict(ContentTrustSettings())),
 }
 
 
@@ -301,3 +309,23 @@ def _embedder(data: dict[str, Any], path: Path) -> EmbedderSettings:
         raise ConfigInvalid(
             f"{exc.message} (in {path})", remedy=exc.remedy, path=str(path)
         ) from exc
+
+
+def _content_trust(data: dict[str, Any], path: Path) -> ContentTrustSettings:
+    """``[content_trust]``: each key a list of names (servers or tools), each non-empty text."""
+    section = _section(data, "content_trust", path)
+    values: dict[str, tuple[str, ...]] = {}
+    for key in asdict(ContentTrustSettings()):
+        value = section.get(key, [])
+        if not isinstance(value, list) or not all(
+            isinstance(item, str) and item.strip() == item and item for item in value
+        ):
+            raise ConfigInvalid(
+                f"[content_trust] {key} in {path} must be a list of names",
+                remedy=f'set it like {key} = ["name", ...], each name in quotes, no spaces '
+                "around it",
+                path=str(path),
+                value=value,
+            )
+        values[key] = tuple(value)
+    return ContentTrustSettings(**values)

@@ -18,7 +18,8 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     ├── NotFound                     not_found
     │   ├── ProjectNotFound          project_not_found
     │   ├── AgentNotFound            agent_not_found
-    │   └── TeamNotFound             team_not_found
+    │   ├── TeamNotFound             team_not_found
+    │   └── SessionNotFound          session_not_found
     ├── Conflict                     conflict
     │   ├── NameConflict             name_conflict
     │   ├── MemoryExists             memory_exists
@@ -228,6 +229,12 @@ class TeamNotFound(NotFound):
     """A team name no team row has."""
 
     code = "team_not_found"
+
+
+class SessionNotFound(NotFound):
+    """A session key no observation or boundary of that agent has named."""
+
+    code = "session_not_found"
 
 
 # -- conflicts ---------------------------------------------------------------

@@ -206,6 +206,18 @@ def _line(value: str, field: str, limit: int, remedy: str) -> str:
     return value
 
 
+def session(value: str) -> str:
+    """A session key, as the host gives it: 1 to 200 characters, on one line."""
+    text(value, "session")
+    if not value.strip() or "\n" in value or "\r" in value or len(value) > SESSION_MAX_CHARS:
+        raise InvalidValue(
+            f"a session key is 1 to {SESSION_MAX_CHARS} characters on one line",
+            remedy="pass the key your agent runtime gives the session",
+            field="session",
+        )
+    return value
+
+
 def subject(value: str) -> str:
     """Who or what a memory is about (a fact's subject; a speaker's name)."""
     return _line(value, "subject", SUBJECT_MAX_CHARS, "name who or what it is about in one line")

@@ -1,7 +1,8 @@
 """The nouns: frozen value types that cross every layer.
 
 The enums and scopes, and what a store holds: a memory, a project, an agent, a team,
-an event of the log, a proposal, a fact, an injection, a listing's position. What the
+an event of the log, a proposal, a fact, an injection, an agent's session, a listing's
+position. What the
 verbs take and give back (``WriteRequest``, ``WriteResult``, ``SearchResult``, ...)
 is in ``retain.results``, over these. Nothing here touches storage or enforces a
 rule; the service does that.
@@ -252,6 +253,32 @@ class Injection:
             "session": self.session,
             "surface": self.surface,
             "injected_at": stamp(self.injected_at),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSession:
+    """An agent context's durable session (its key is the host's, never the model's) and
+    its taint: whether it ingested untrusted content since its last fresh-context
+    boundary, when it first did, and why (``cause``: the tool, server and step)."""
+
+    identity: str  # the agent acting in it (agent:<name>)
+    key: str
+    tainted: bool
+    tainted_at: datetime | None
+    cause: dict[str, Any] | None
+    started_at: datetime  # its last fresh-context boundary (or its first observation)
+    updated_at: datetime  # its last observation or boundary
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "identity": self.identity,
+            "session": self.key,
+            "tainted": self.tainted,
+            "tainted_at": None if self.tainted_at is None else stamp(self.tainted_at),
+            "cause": self.cause,
+            "started_at": stamp(self.started_at),
+            "updated_at": stamp(self.updated_at),
         }
 
 

@@ -2,7 +2,8 @@
 
 A write's request (``WriteRequest``, and the ``Restore`` an import brings), and each
 verb's result: a write's, read's, edit's, delete's, search's, fact change's, context
-render's, export's, migration's, verification's and the store's status. Each result
+render's, export's, migration's, verification's, the store's status, and a
+session's observation and reset. Each result
 says what happened and renders itself for a door (``to_dict``); ``before`` and
 ``after`` of a change are the memory's exported text, drawn only when read.
 """
@@ -398,4 +399,54 @@ class StoreStatus:
             "embedder_configured": self.embedder_configured,
             "degraded": self.degraded,
             "vectors": self.vectors,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What ``observe`` made of a tool result a session ingested: the verdict (trusted,
+    and the step of the content-trust precedence that decided), the server it was
+    attributed to, whether the session is tainted now, and whether this observation
+    tainted it (False when it was tainted already, or the content was trusted)."""
+
+    identity: str
+    session: str
+    tool: str
+    server: str | None
+    trusted: bool
+    step: str
+    tainted: bool
+    changed: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "identity": self.identity,
+            "session": self.session,
+            "tool": self.tool,
+            "server": self.server,
+            "trusted": self.trusted,
+            "step": self.step,
+            "tainted": self.tainted,
+            "changed": self.changed,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SessionReset:
+    """What ``reset_session`` did at a boundary: whether it cleared the session's taint
+    (a ``compact`` boundary never does), and whether the session is tainted now."""
+
+    identity: str
+    session: str
+    boundary: str
+    cleared: bool
+    tainted: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "identity": self.identity,
+            "session": self.session,
+            "boundary": self.boundary,
+            "cleared": self.cleared,
+            "tainted": self.tainted,
         }

@@ -1,5 +1,5 @@
 """Governance: the pure rules that decide what the store may hold and how far it is
-trusted (secret detection today; content trust, tiers and tickets as they land).
+trusted (secret detection and content trust today; tiers and tickets as they land).
 
 Its modules are domain modules: they import the nouns (``retain.model``) and the
 exception tree (``retain.errors``), never the service, storage or a door. The service

@@ -27,7 +27,9 @@ picks that one tier.
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -54,6 +56,7 @@ from retain.service import (
 )
 from retain.service import context as section
 from retain.service import search as finding
+from retain.service import session as sessions
 from retain.service.actor import LOCAL_OPERATOR, Actor, Kind
 from retain.service.lookup import READ_PAGE_CHARS, Record
 from retain.service.rows import content_hash
@@ -98,6 +101,7 @@ class MemoryService:
         clock: Clock | None = None,
         realm: str = DEFAULT_REALM,
         principal: str = LOCAL_OPERATOR,
+        session: str | None = None,
         legacy_dir: Path | None = None,
         embedder: LoadedEmbedder | None = None,
     ) -> None:
@@ -105,7 +109,8 @@ class MemoryService:
             self.store = backend
         else:
             self.store = Store(backend, settings=settings, clock=clock, embedder=embedder)
-        self.actor = Actor(principal, fields.name(realm, what="realm"))
+        key = None if session is None else fields.session(session)
+        self.actor = Actor(principal, fields.name(realm, what="realm"), key)
         self._admitted = False  # whether the agent it names was found registered
         if not self.backend.read(lambda tx: tx.realm_exists(self.realm)):
             self._write(self._add_realm)
@@ -113,10 +118,21 @@ class MemoryService:
         if legacy_dir is not None and (legacy_dir / self.realm).is_dir():  # else none to do
             self.legacy_import = exchange.import_legacy(self, legacy_dir / self.realm)
 
-    def acting_as(self, principal: str, *, realm: str | None = None) -> MemoryService:
-        """A session of ``principal`` over this one's store (nothing is copied)."""
+    def acting_as(
+        self, principal: str, *, realm: str | None = None, session: str | None = None
+    ) -> MemoryService:
+        """A session of ``principal`` over this one's store (nothing is copied), in the
+        agent context ``session`` (the host's key; None: none named). The same principal
+        and realm in another context is this session with another key: no I/O."""
+        actor.parse(principal)
+        if principal == self.principal and (realm is None or realm == self.realm):
+            other = copy.copy(self)
+            other.actor = replace(
+                self.actor, session=None if session is None else fields.session(session)
+            )
+            return other
         return MemoryService(
-            self.store, principal=actor.parse(principal), realm=realm or self.realm
+            self.store, principal=principal, realm=realm or self.realm, session=session
         )
 
     def close(self) -> None:
@@ -394,6 +410,11 @@ class MemoryService:
     # proposals
     propose = proposal.propose
     list_proposals = proposal.list_proposals
+
+    # agent sessions and their taint
+    observe = sessions.observe
+    reset_session = sessions.reset_session
+    session_status = sessions.session_status
 
     # facts
     fact_write = fact.fact_write

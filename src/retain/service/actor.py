@@ -1,7 +1,9 @@
 """Who acts: the principals retain knows, their kinds, and the trust each may write at.
 
 A principal comes from authentication at the door (a token, ``--as``), never from a
-caller-supplied field. This module is the one registry of their forms that every door
+caller-supplied field; so does the session key an actor writes in (``--session``, the
+``Retain-Session`` header, ``retain.open(session=)``), which a model never chooses: a
+tainted agent would pick a clean one. This module is the one registry of their forms that every door
 parses with: ``agent:NAME`` (an LLM agent), ``app:NAME`` and ``operator:NAME`` (programs
 and people), ``steward`` (the automated reviewer) and ``anonymous``.
 """

@@ -61,6 +61,13 @@ _LOG = "the event log holds every scope's changes; an agent recalls what it sees
 _UPKEEP = "it rebuilds or moves the whole store, which is an operator's work"
 _FACTS = "facts are written by agents, applications and operators"
 _REVIEW = "raising trust is a review, for operators and the steward"
+_OBSERVE = (
+    "a session's host reports what it ingested: the agent itself, an operator or an application"  # noqa: E501
+)
+_RESET = (
+    "an agent must not clear its own session's taint; its host's operator or application resets it"  # noqa: E501
+)
+_STATUS = "a session's taint is for its host and reviewers to read, not the agent's"
 
 POLICY: Mapping[str, Rule] = MappingProxyType(
     {
@@ -86,6 +93,10 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "recall": _read(AGENT, _OWN, offered=True),
         "list_proposals": _read(EVERYONE),
         "list_injections": _read(EVERYONE),
+        # agent sessions and their taint: the host's verbs, never offered to a model
+        "observe": _write(AGENT | ADMINS, _OBSERVE),
+        "reset_session": _write(ADMINS, _RESET),
+        "session_status": _read(NOT_AGENTS, _STATUS),
         # facts on two time axes
         "fact_write": _write(AGENT | AUTHORS, _FACTS, offered=True),
         "fact_retract": _write(AGENT | ADMINS, _FACTS, offered=True),

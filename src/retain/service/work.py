@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from retain import ledger
 from retain.chrono import stamp
-from retain.model import Injection, Memory, Proposal
+from retain.model import AgentSession, Injection, Memory, Proposal
 from retain.search import key
 from retain.service import admission
 from retain.service.actor import Actor
@@ -129,6 +129,10 @@ class Work:
 
     def put_context_state(self, identity: str, session: str, state: str) -> None:
         self._tx.put_context_state(self.realm, identity, session, state, stamp(self.now))
+
+    def put_session(self, session: AgentSession) -> None:
+        """Store an agent session's taint and bookkeeping (its taint's changes are events)."""
+        self._tx.put_session(self.realm, session)
 
     def record_legacy_import(self, identity: str, sha256: str) -> None:
         self._tx.record_legacy_import(self.realm, identity, sha256, stamp(self.now))

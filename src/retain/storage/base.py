@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # vectors are numpy arrays; only a command that makes one loa
 
 from retain.model import (
     Agent,
+    AgentSession,
     Event,
     Injection,
     ListPosition,
@@ -246,6 +247,15 @@ class Reads(Protocol):
         """(identity, session, state, updated_at) of every context session of a realm."""
         ...
 
+    def get_session(self, realm: str, identity: str, key: str) -> AgentSession | None: ...
+    def latest_sessions(self, realm: str, identity: str) -> list[AgentSession]:
+        """The identity's sessions observed last (several when they share that instant)."""
+        ...
+
+    def list_sessions(self, realm: str) -> list[AgentSession]:
+        """Every agent session of a realm, by identity and key."""
+        ...
+
     def match_terms(
         self, where: MemoryFilter, terms: Sequence[str], *, prefix: bool, limit: int
     ) -> list[LexicalHit]:
@@ -385,6 +395,10 @@ class Transaction(Reads, Protocol):
     def put_context_state(
         self, realm: str, identity: str, session: str, state: str, now: str
     ) -> None: ...
+
+    def put_session(self, realm: str, session: AgentSession) -> None:
+        """Insert or replace the session (realm, identity, key)."""
+        ...
 
     def set_keys(self, keys: Sequence[SearchKey]) -> None: ...
     def set_ordered_from(self, seq: int) -> None:

@@ -332,6 +332,24 @@ CREATE UNIQUE INDEX memories_name ON memories(realm, name, scope)
     WHERE name IS NOT NULL AND status NOT IN ('quarantined', 'discarded');
 """
 
+# The durable sessions of agent contexts, each with its taint: whether it ingested
+# untrusted content since its last fresh-context boundary, when, and why (``cause``,
+# JSON text, as SQLite keeps it). Apart from ``context_sessions`` (what a render showed).
+_SESSIONS = """
+CREATE TABLE sessions (
+    realm TEXT NOT NULL,
+    identity TEXT NOT NULL,
+    key TEXT NOT NULL,
+    tainted BOOLEAN NOT NULL DEFAULT false,
+    tainted_at TEXT,
+    cause TEXT,
+    started_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (realm, identity, key)
+);
+CREATE INDEX sessions_latest ON sessions(realm, identity, updated_at);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "deferred vectors", _DEFERRED_VECTORS),
@@ -341,6 +359,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "changed by", _CHANGED_BY),
     Migration(7, "scan text", _SCAN_TEXT),
     Migration(8, "quarantine", _QUARANTINE),
+    Migration(9, "sessions", _SESSIONS),
 )
 
 

@@ -385,6 +385,29 @@ def _m008_quarantine(con: sqlite3.Connection) -> None:
     )
 
 
+def _m009_sessions(con: sqlite3.Connection) -> None:
+    """The durable sessions of agent contexts, each with its taint: whether it ingested
+    untrusted content since its last fresh-context boundary, when, and why (``cause``,
+    JSON). Apart from ``context_sessions``, which holds what a render last showed."""
+    run_script(
+        con,
+        """
+        CREATE TABLE sessions (
+            realm TEXT NOT NULL,
+            identity TEXT NOT NULL,
+            key TEXT NOT NULL,
+            tainted INTEGER NOT NULL DEFAULT 0 CHECK (tainted IN (0, 1)),
+            tainted_at TEXT,
+            cause TEXT,
+            started_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (realm, identity, key)
+        ) WITHOUT ROWID;
+        CREATE INDEX sessions_latest ON sessions(realm, identity, updated_at);
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", _m001_foundation),
     Migration(2, "retrieval", _m002_retrieval),
@@ -394,6 +417,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "ordered times", _m006_ordered_times),
     Migration(7, "changed by", _m007_changed_by),
     Migration(8, "quarantine", _m008_quarantine),
+    Migration(9, "sessions", _m009_sessions),
 )
 
 

@@ -8,6 +8,7 @@ differently (JSON text against ``jsonb``, arrays).
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -15,7 +16,16 @@ from typing import Any, TypeVar
 
 from retain.chrono import parse_stamp, stamp
 from retain.ledger import GENESIS
-from retain.model import COUNT_MAX, Agent, Injection, Memory, Project, Proposal, Team
+from retain.model import (
+    COUNT_MAX,
+    Agent,
+    AgentSession,
+    Injection,
+    Memory,
+    Project,
+    Proposal,
+    Team,
+)
 from retain.storage.base import InlineEntry, KeySource, Standing
 from retain.storage.rows import COLUMNS, KEY_COLUMNS, STANDING_COLUMNS, standing_of
 
@@ -287,6 +297,63 @@ class SqlStatements(ABC):
             "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (realm, identity, session) "
             "DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at",
             (realm, identity, session, state, now),
+        )
+
+    _SESSION = "identity, key, tainted, tainted_at, cause, started_at, updated_at"
+
+    @staticmethod
+    def _session(row: Sequence[Any]) -> AgentSession:
+        return AgentSession(
+            identity=row[0],
+            key=row[1],
+            tainted=bool(row[2]),
+            tainted_at=None if row[3] is None else parse_stamp(row[3]),
+            cause=None if row[4] is None else json.loads(row[4]),
+            started_at=parse_stamp(row[5]),
+            updated_at=parse_stamp(row[6]),
+        )
+
+    def get_session(self, realm: str, identity: str, key: str) -> AgentSession | None:
+        row = self._one(
+            f"SELECT {self._SESSION} FROM sessions WHERE realm = %s AND identity = %s AND key = %s",
+            (realm, identity, key),
+        )
+        return None if row is None else self._session(row)
+
+    def latest_sessions(self, realm: str, identity: str) -> list[AgentSession]:
+        rows = self._rows(
+            f"SELECT {self._SESSION} FROM sessions WHERE realm = %s AND identity = %s "
+            "AND updated_at = (SELECT max(updated_at) FROM sessions "
+            "WHERE realm = %s AND identity = %s) ORDER BY key",
+            (realm, identity, realm, identity),
+        )
+        return [self._session(r) for r in rows]
+
+    def list_sessions(self, realm: str) -> list[AgentSession]:
+        rows = self._rows(
+            f"SELECT {self._SESSION} FROM sessions WHERE realm = %s ORDER BY identity, key",
+            (realm,),
+        )
+        return [self._session(r) for r in rows]
+
+    def put_session(self, realm: str, session: AgentSession) -> None:
+        cause = None if session.cause is None else json.dumps(session.cause, sort_keys=True)
+        self._execute(
+            f"INSERT INTO sessions(realm, {self._SESSION}) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (realm, identity, key) "
+            "DO UPDATE SET tainted = excluded.tainted, tainted_at = excluded.tainted_at, "
+            "cause = excluded.cause, started_at = excluded.started_at, "
+            "updated_at = excluded.updated_at",
+            (
+                realm,
+                session.identity,
+                session.key,
+                session.tainted,
+                None if session.tainted_at is None else stamp(session.tainted_at),
+                cause,
+                stamp(session.started_at),
+                stamp(session.updated_at),
+            ),
         )
 
     def thread_neighbours(
