@@ -321,6 +321,7 @@ PATTERNS: dict[str, tuple[str, Callable[[str], object], int]] = {
     "fact subject": (fields.FACT_SUBJECT_PATTERN, _fact_subject, 250),
     "thread": (fields.THREAD_PATTERN, fields.thread, 250),
     "predicate": (fields.PREDICATE_PATTERN, fields.predicate, 150),
+    "tool": (fields.TOOL_PATTERN, fields.tool_name, 250),
     "duration": (fields.DURATION_PATTERN, lambda v: parse_duration(v) if v else v, 20),
     "time": (fields.TIME_PATTERN, _time, 40),
 }

@@ -148,7 +148,7 @@ def test_an_agent_cannot_clear_or_read_its_own_taint(operator: MemoryService) ->
          "invalid_value"),
         (lambda s: s.observe("x", identity=ADA, session="s1", provenance="builtin",
                              server="gh"), "invalid_value"),
-        (lambda s: s.observe("x", identity=ADA, session="a\nb"), "invalid_value"),
+        (lambda s: s.observe("a\nb", identity=ADA, session="s1"), "invalid_value"),
         (lambda s: s.observe("x", identity=ADA, session="k" * 201), "invalid_value"),
         (lambda s: s.reset_session(ADA, "s1", boundary="reboot"), "invalid_value"),
         (lambda s: s.session_status("agent:eve", "s1"), "agent_not_found"),

@@ -207,15 +207,28 @@ def _line(value: str, field: str, limit: int, remedy: str) -> str:
 
 
 def session(value: str) -> str:
-    """A session key, as the host gives it: 1 to 200 characters, on one line."""
+    """A session key, as the host gives it: 1 to 200 characters, not all whitespace."""
     text(value, "session")
-    if not value.strip() or "\n" in value or "\r" in value or len(value) > SESSION_MAX_CHARS:
+    if not value.strip() or len(value) > SESSION_MAX_CHARS:
         raise InvalidValue(
-            f"a session key is 1 to {SESSION_MAX_CHARS} characters on one line",
+            f"a session key is 1 to {SESSION_MAX_CHARS} characters",
             remedy="pass the key your agent runtime gives the session",
             field="session",
         )
     return value
+
+
+TOOL_MAX_CHARS = 200
+
+
+def tool_name(value: str, field: str = "tool") -> str:
+    """A tool's, a server's or a provenance's name as a host reports it: one line of 1
+    to 200 characters, whitespace around it stripped."""
+    remedy = f"give the {field}'s name as the host reports it"
+    name = _line(value, field, TOOL_MAX_CHARS, remedy)
+    if not name:
+        raise InvalidValue(f"the {field} needs a name", remedy=remedy, field=field)
+    return name
 
 
 def subject(value: str) -> str:
@@ -522,6 +535,7 @@ SUBJECT_PATTERN = _line_pattern(SUBJECT_MAX_CHARS, filled=False)
 FACT_SUBJECT_PATTERN = _line_pattern(SUBJECT_MAX_CHARS, filled=True)
 THREAD_PATTERN = _line_pattern(THREAD_MAX_CHARS, filled=False)
 PREDICATE_PATTERN = _line_pattern(PREDICATE_MAX_CHARS, filled=True)
+TOOL_PATTERN = _line_pattern(TOOL_MAX_CHARS, filled=True)
 DURATION_PATTERN = rf"^(?:{_BLANK}*[0-9]{{1,5}}{_BLANK}*[smhdw]{_BLANK}*)?$"
 """A period such as ``90d``, or "" (none); up to five digits, so that every such period
 counts back from now to a day after year 1."""

@@ -102,6 +102,9 @@ EXPECTED: dict[str, dict[str, str]] = {
     "recall":          row(OK,     DENIED, DENIED,  DENIED, DENIED,   DENIED),
     "list_proposals":  row(OK,     OK,     OK,      OK,     OK,       OK),
     "list_injections": row(OK,     OK,     OK,      OK,     OK,       OK),
+    "observe":         row(OK,     OK,     OK,      DENIED, DENIED,   DENIED),
+    "reset_session":   row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
+    "session_status":  row(DENIED, OK,     OK,      OK,     OK,       OK),
     "fact_write":      row(OK,     OK,     OK,      DENIED, DENIED,   OK),
     "fact_retract":    row(OK,     OK,     OK,      DENIED, DENIED,   DENIED),
     "fact_read":       row(OK,     OK,     OK,      OK,     OK,       OK),
@@ -171,6 +174,7 @@ def set_up(operator: MemoryService, location: str, home: Path, scratch: Path) ->
     kept = ada.remember("my locker is number twelve")
     dropped = ada.remember("the old locker code")
     others = operator.acting_as("agent:bea").remember("bea's own note")
+    operator.observe("calculator", identity="agent:ada", session="s1")
     return Sample(location, home, scratch, kept.id, dropped.id, others.id, plan.id)
 
 
@@ -300,6 +304,28 @@ DOORS: dict[str, Doors] = {
         lambda svc, s: svc.list_injections(),
         ("injections",), cli_as=True,
         rest=("get", "/v1/injections"),
+    ),
+    "observe": Doors(  # a trusted tool: the session stays clean for the verbs after it
+        lambda svc, s: svc.observe("calculator", identity="agent:ada", session="s1"),
+        ("session", "observe"),
+        lambda s: ["calculator", "--identity", "agent:ada", "--session", "s1"], cli_as=True,
+        rest=("post", "/v1/sessions/{key}/observations"),
+        rest_args=lambda s: {"key": "s1", "json": {"tool": "calculator", "identity": "agent:ada"}},
+    ),
+    "reset_session": Doors(
+        lambda svc, s: svc.reset_session("agent:ada", "s1", boundary="clear"),
+        ("session", "reset"),
+        lambda s: ["--identity", "agent:ada", "--session", "s1", "--boundary", "clear"],
+        cli_as=True,
+        rest=("post", "/v1/sessions/{key}/reset"),
+        rest_args=lambda s: {"key": "s1", "json": {"identity": "agent:ada", "boundary": "clear"}},
+    ),
+    "session_status": Doors(
+        lambda svc, s: svc.session_status("agent:ada", "s1"),
+        ("session", "show"), lambda s: ["--identity", "agent:ada", "--session", "s1"],
+        cli_as=True,
+        rest=("get", "/v1/sessions/{key}"),
+        rest_args=lambda s: {"key": "s1", "params": {"identity": "agent:ada"}},
     ),
     "fact_write": Doors(
         lambda svc, s: svc.fact_write("dana", "employer", "globex"),

@@ -580,7 +580,7 @@ HTTP_STATUS_OF = {
     "description_required": 400, "too_many_references": 400, "no_project": 400,
     "request_too_large": 413,
     "not_found": 404, "project_not_found": 404, "agent_not_found": 404,
-    "team_not_found": 404,
+    "team_not_found": 404, "session_not_found": 404,
     "conflict": 409, "name_conflict": 409, "memory_exists": 409, "project_exists": 409,
     "agent_exists": 409, "team_exists": 409, "ambiguous_name": 409,
     "evidence_mismatch": 409, "trust_capped": 409,

@@ -65,13 +65,13 @@ def observe(
     tool's kind as the host's catalog gives it (``"mcp"``, with ``server`` the MCP
     server's id; a ``server`` alone means ``"mcp"``), ``native`` marks provider-native
     server-tool content. An agent observes its own sessions (its actor's by default)."""
-    name = _tool(tool)
+    name = fields.tool_name(tool)
     if server is not None:
-        server = _one_line(server, "server")
+        server = fields.tool_name(server, "server")
         if provenance is None:
             provenance = content_trust.MCP
     if provenance is not None:
-        provenance = _one_line(provenance, "provenance")
+        provenance = fields.tool_name(provenance, "provenance")
         if provenance == content_trust.MCP and server is None:
             raise InvalidValue(
                 "MCP provenance names the server the tool came from",
@@ -179,21 +179,6 @@ def judged(tx: Reads, realm: str, identity: str, key: str | None) -> AgentSessio
 
 
 # -- what the verbs share ------------------------------------------------------------------
-
-
-def _tool(tool: str) -> str:
-    return _one_line(tool, "tool")
-
-
-def _one_line(value: str, field: str) -> str:
-    fields.text(value, field)
-    if not value.strip() or value != value.strip() or "\n" in value or len(value) > 200:
-        raise InvalidValue(
-            f"the {field} is a name of 1 to 200 characters on one line",
-            remedy=f"give the {field}'s name as the host reports it",
-            field=field,
-        )
-    return value
 
 
 def _target(svc: MemoryService, identity: str | None, session: str | None) -> tuple[str, str]:

@@ -7,7 +7,7 @@ The package is the command, one module a concern: ``root`` (the group, the share
 options, the store a command opens), ``output`` (what is printed, and how),
 ``refusal`` (exit statuses and hints), ``editor``, and one module a group of commands
 (``memory``, ``agent``, ``fact``, ``registry``, ``transfer``, ``admin``, ``server``,
-``trust``),
+``session``, ``trust``),
 each leaving rich and the service unimported until a command runs them. ``main`` is
 the console script.
 """
@@ -24,6 +24,7 @@ from retain.doors.cli import (  # noqa: F401
     memory,
     registry,
     server,
+    session,
     transfer,
     trust,
 )

@@ -28,12 +28,23 @@ F = TypeVar("F", bound=Callable[..., Any])
 # The type of every ``--home``, made once: each ``click.Path`` made asks gettext for its
 # name, and ~40 commands asking cost ``retain --help`` over a millisecond.
 HOME_DIRECTORY = click.Path(file_okay=False, path_type=Path)
+SESSION_ENV = "RETAIN_SESSION"
+SESSION_META = "retain.session"  # the session key the group's --session gave
 
 # -- the command group -----------------------------------------------------------------
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(retain.__version__, prog_name="retain")
+@click.option(
+    "--session",
+    envvar=SESSION_ENV,
+    metavar="KEY",
+    expose_value=False,
+    callback=lambda ctx, param, value: ctx.meta.__setitem__(SESSION_META, value or None),
+    help="The key of the agent context the command acts in, as its host names it "
+    f"(default ${SESSION_ENV}): an agent's writes are judged by that session's taint.",
+)
 def cli() -> None:
     """retain: governed long-term memory for AI agents.
 
@@ -169,15 +180,19 @@ def opened(
     fmt: str = "table",
     principal: str = "operator:local",
     location: str | None = None,
+    session: str | None = None,
 ) -> Iterator[MemoryService]:
-    """Open the store, run the verb, and turn a refusal into its exit status."""
+    """Open the store, run the verb, and turn a refusal into its exit status. The session
+    acts in the agent context ``session`` names, else the one ``retain --session`` does."""
     service: MemoryService | None = None
     try:
         with refusals(fmt):
             from retain.service import actor  # the one registry of principals' forms
 
-            url = location or click.get_current_context().meta.get("retain.database_url")
-            service = retain.open(url, home=home, principal=actor.parse(principal))
+            meta = click.get_current_context().meta
+            url = location or meta.get("retain.database_url")
+            key = session or meta.get(SESSION_META)
+            service = retain.open(url, home=home, principal=actor.parse(principal), session=key)
             if service.legacy_import is not None:
                 _report_legacy(service.legacy_import)
             yield service

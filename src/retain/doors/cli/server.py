@@ -13,7 +13,7 @@ import click
 
 from retain.doors.cli.output import warn
 from retain.doors.cli.refusal import refusals
-from retain.doors.cli.root import cli, home_option, opened
+from retain.doors.cli.root import SESSION_ENV, cli, home_option, opened
 from retain.extras import needed
 
 
@@ -86,9 +86,17 @@ def serve(
     show_default=True,
     help="Who the client acts as: agent:NAME (a registered agent) for an agent's memory.",
 )
+@click.option(
+    "--session",
+    envvar=SESSION_ENV,
+    metavar="KEY",
+    help="The key of the agent context the client acts in, as its host names it (default "
+    f"${SESSION_ENV}); without one, an agent's writes are judged by its latest observed "
+    "session.",
+)
 @home_option
 @click.pass_context
-def mcp_(ctx: click.Context, principal: str, home: Path | None) -> None:
+def mcp_(ctx: click.Context, principal: str, session: str | None, home: Path | None) -> None:
     """Serve the MCP server over stdio, for a desktop client that starts it.
 
     `retain mcp config` prints what a client's configuration needs to start it."""
@@ -99,7 +107,7 @@ def mcp_(ctx: click.Context, principal: str, home: Path | None) -> None:
         from retain.doors import mcp
     from retain.doors.principals import Services
 
-    with opened(home, principal=principal) as service:
+    with opened(home, principal=principal, session=session) as service:
         service.check_principal()  # an agent that is not registered is refused now
         services = Services(service)
         mcp.create_server(services.of, local_principal=principal).run("stdio")

@@ -13,7 +13,7 @@ Its modules: ``app`` (the app factory, the body limit, the MCP mount and the API
 ``access`` (tokens, the binding check, who a request acts as), ``error`` (error
 responses and the status of each error class), ``request`` (the parameters and bodies a
 request may hold) and the routes of each capability: ``memories``, ``agents``, ``facts``,
-``context`` and ``realm``.
+``context``, ``sessions`` and ``realm``.
 """
 
 from __future__ import annotations

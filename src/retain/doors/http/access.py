@@ -20,6 +20,7 @@ from retain.doors.principals import Services, principal_of
 from retain.service import MemoryService, actor
 
 TOKENS_ENV = "RETAIN_TOKENS"
+SESSION_HEADER = "Retain-Session"  # the key of the agent context a request acts in
 LOCAL_PRINCIPAL = actor.LOCAL_OPERATOR
 
 
@@ -92,9 +93,16 @@ def acting_of(
     services: Services, known: Mapping[str, str]
 ) -> Callable[[Request], Awaitable[MemoryService]]:
     """The dependency giving a request the session of its bearer token's principal (the
-    root's, when the server has no tokens)."""
+    root's, when the server has no tokens), in the agent context its ``Retain-Session``
+    header names (the host's key: no field of a body names it)."""
 
     async def acting(request: Request) -> MemoryService:
+        service = await _principal(request)
+        key = request.headers.get(SESSION_HEADER)
+        # the same principal in another context: no I/O
+        return service if key is None else service.acting_as(service.principal, session=key)
+
+    async def _principal(request: Request) -> MemoryService:
         # async, on the event loop (a sync dependency costs a thread hop)
         if not known:
             return services.root

@@ -66,11 +66,19 @@ Policy = Annotated[str, _rule(enum=["skip", "fail"])]
 Target = Annotated[str, _rule(pattern=f"^(?:global|team:{F.NAME_PATTERN[1:-1]})$")]
 TRUSTS = ["claimed", "observed", "attested", "verified"]  # model.Trust, lowest first
 TrustName = Annotated[str, _rule(enum=TRUSTS)]
+AgentIdentity = Annotated[str, _rule(pattern=f"^agent:{F.NAME_PATTERN[1:-1]}$")]
+ToolName = Annotated[str, _rule(pattern=F.TOOL_PATTERN)]
+Boundary = Annotated[str, _rule(enum=["reset", "respawn", "clear", "new", "compact"])]
 
 # The same rules for a path's or a query's parameters.
 NamePath = Annotated[
     str, InPath(json_schema_extra={"pattern": F.NAME_PATTERN, "maxLength": F.NAME_MAX})
 ]
+SessionPath = Annotated[
+    str,
+    InPath(json_schema_extra={"pattern": F.FILLED_PATTERN, "maxLength": F.SESSION_MAX_CHARS}),
+]
+IdentityQuery = Annotated[str, query_rule(pattern=f"^agent:{F.NAME_PATTERN[1:-1]}$")]
 ProjectQuery = Annotated[str | None, query_rule(pattern=F.PROJECT_PATTERN, maxLength=F.NAME_MAX)]
 TextQuery = Annotated[str | None, query_rule(pattern=F.TEXT_PATTERN)]
 TagQuery = Annotated[str | None, query_rule(pattern=F.TAG_PATTERN)]
@@ -213,3 +221,19 @@ class RetierBody(_Body):
 
 class NameBody(_Body):
     name: Name
+
+
+class ObserveBody(_Body):
+    """What a session ingested: the tool, and where it came from (an agent's token names
+    no identity: its own)."""
+
+    tool: ToolName
+    identity: AgentIdentity | None = None
+    server: ToolName | None = None
+    provenance: ToolName | None = None
+    native: bool = False
+
+
+class ResetBody(_Body):
+    identity: AgentIdentity
+    boundary: Boundary = "reset"
