@@ -1,0 +1,190 @@
+"""The Claude Code recipe of docs/hosts.md, run as written: the hooks' commands from its
+settings block, through a shell as Claude Code starts them, with Claude Code's own hook
+events (``tests/fixtures/claude_code/``) on their standard input."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from tests.doors.cli_helpers import RETAIN, run_script
+
+from retain.doors import hooks
+from retain.doors.cli import cli
+from retain.errors import InvalidValue
+
+ROOT = Path(__file__).resolve().parents[2]
+HOSTS = (ROOT / "docs" / "hosts.md").read_text(encoding="utf-8")
+EVENTS = ROOT / "tests" / "fixtures" / "claude_code"
+KEY = "4f7c2b1e-9d3a-4c61-8e0f-2a5b6c7d8e9f"  # the fixtures' session_id
+AGENT = "agent:coder"
+
+
+def block(language: str) -> str:
+    """The first fenced ``language`` block of docs/hosts.md."""
+    found = re.search(rf"^```{language}\n(.*?)^```", HOSTS, re.M | re.S)
+    assert found is not None, language
+    return found.group(1)
+
+
+SETTINGS = json.loads(block("json"))
+
+
+def command_of(event: str) -> str:
+    (entry,) = SETTINGS["hooks"][event]
+    (hook,) = entry["hooks"]
+    assert hook["type"] == "command"
+    return str(hook["command"])
+
+
+def event(name: str) -> bytes:
+    return (EVENTS / f"{name}.json").read_bytes()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(block("toml"))
+    assert run_script(home, "agent", "add", "coder").returncode == 0
+    return home
+
+
+def hook(home: Path, hook_event: str, fixture: str) -> dict[str, Any]:
+    """Run the recipe's hook command for ``hook_event`` as Claude Code does: through a
+    shell, the event's JSON on its standard input, ``retain`` found on the PATH."""
+    environment = dict(os.environ)
+    environment.update(
+        {"RETAIN_HOME": str(home), "PATH": f"{RETAIN.parent}{os.pathsep}{os.environ['PATH']}"}
+    )
+    environment.pop("RETAIN_SESSION", None)
+    done = subprocess.run(
+        command_of(hook_event),
+        shell=True,
+        input=event(fixture),
+        capture_output=True,
+        env=environment,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    answer: dict[str, Any] = json.loads(done.stdout)
+    return answer
+
+
+def tainted(home: Path) -> bool:
+    shown = run_script(
+        home, "session", "show", "--identity", AGENT, "--session", KEY, "--format", "json"
+    )
+    assert shown.returncode == 0, shown.stderr.decode()
+    return bool(json.loads(shown.stdout)["tainted"])
+
+
+def test_the_recipe_taints_on_a_web_read_and_clears_on_clear(home: Path) -> None:
+    started = hook(home, "SessionStart", "session_start_startup")
+    assert (started["boundary"], started["tainted"]) == ("new", False)
+    for quiet in ("post_tool_use_read", "post_tool_use_bash", "post_tool_use_mcp_github",
+                  "post_tool_use_mcp_retain"):  # fmt: skip
+        seen = hook(home, "PostToolUse", quiet)
+        assert (seen["trusted"], seen["tainted"]) == (True, False), quiet
+    assert not tainted(home)
+    fetched = hook(home, "PostToolUse", "post_tool_use_web_fetch")
+    assert fetched == {
+        "identity": AGENT,
+        "session": KEY,
+        "tool": "web_fetch",
+        "server": None,
+        "trusted": False,
+        "step": "always_untrusted",
+        "tainted": True,
+        "changed": True,
+    }
+    searched = hook(home, "PostToolUse", "post_tool_use_web_search")
+    assert (searched["tool"], searched["tainted"], searched["changed"]) == (
+        "web_search", True, False)  # fmt: skip
+    compacted = hook(home, "SessionStart", "session_start_compact")
+    assert (compacted["boundary"], compacted["cleared"], compacted["tainted"]) == (
+        "compact", False, True)  # fmt: skip
+    resumed = hook(home, "SessionStart", "session_start_resume")
+    assert resumed == {"session": KEY, "boundary": None}
+    assert tainted(home)
+    cleared = hook(home, "SessionStart", "session_start_clear")
+    assert (cleared["boundary"], cleared["cleared"]) == ("clear", True)
+    assert not tainted(home)
+    browsed = hook(home, "PostToolUse", "post_tool_use_mcp_unlisted")
+    assert (browsed["server"], browsed["step"], browsed["tainted"]) == (
+        "browser", "mcp_name", True)  # fmt: skip
+
+
+# Each PostToolUse event of the fixtures, with the recipe's configuration: (tool as
+# read, trusted, step).
+VERDICTS = {
+    "post_tool_use_web_fetch": ("web_fetch", False, "always_untrusted"),
+    "post_tool_use_web_search": ("web_search", False, "always_untrusted"),
+    "post_tool_use_bash": ("Bash", True, "default"),
+    "post_tool_use_read": ("Read", True, "default"),
+    "post_tool_use_mcp_github": ("mcp__github__get_issue", True, "mcp_name"),
+    "post_tool_use_mcp_retain": ("mcp__retain__memory_recall", True, "mcp_name"),
+    "post_tool_use_mcp_unlisted": ("mcp__browser__navigate", False, "mcp_name"),
+}
+
+
+@pytest.mark.parametrize("fixture", sorted(VERDICTS))
+def test_each_tool_event_is_classified_by_the_recipe(tmp_path: Path, fixture: str) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(block("toml"))
+    runner = CliRunner()
+    env = {"RETAIN_HOME": str(home), "RETAIN_DATABASE_URL": None, "RETAIN_SESSION": None}
+    assert runner.invoke(cli, ["agent", "add", "coder"], env=env).exit_code == 0
+    args = ["session", "observe", "--from-hook", "--identity", AGENT, "--format", "json"]
+    result = runner.invoke(cli, args, input=event(fixture), env=env)
+    assert result.exit_code == 0, result.output
+    seen = json.loads(result.stdout)
+    tool, trusted, step = VERDICTS[fixture]
+    assert (seen["tool"], seen["trusted"], seen["step"]) == (tool, trusted, step)
+    assert (seen["session"], seen["tainted"]) == (KEY, not trusted)
+
+
+def test_every_fixture_is_read_as_its_event() -> None:
+    for path in sorted(EVENTS.glob("*.json")):
+        read = hooks.read_event(path.read_text(encoding="utf-8"))
+        assert read.session == KEY
+        assert read.event == ("PostToolUse" if path.name.startswith("post") else "SessionStart")
+    assert {p.stem for p in EVENTS.glob("post_tool_use_*.json")} == set(VERDICTS)
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        ("not json", "input"),
+        ("[]", "input"),
+        ('{"hook_event_name": "PostToolUse", "tool_name": "Bash"}', "session_id"),
+        ('{"session_id": "k", "hook_event_name": "PostToolUse"}', "tool_name"),
+        ('{"session_id": "k", "hook_event_name": "SessionStart", "source": "boot"}', "source"),
+        ('{"session_id": "k", "hook_event_name": "Stop"}', "event"),
+    ],
+)
+def test_a_malformed_hook_event_is_refused(text: str, field: str) -> None:
+    with pytest.raises(InvalidValue) as caught:
+        hooks.read_event(text)
+    assert caught.value.details["field"] == field
+
+
+def test_the_other_hooks_event_is_refused_and_changes_nothing(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    runner = CliRunner()
+    env = {"RETAIN_HOME": str(home), "RETAIN_DATABASE_URL": None, "RETAIN_SESSION": None}
+    assert runner.invoke(cli, ["agent", "add", "coder"], env=env).exit_code == 0
+    args = ["session", "reset", "--from-hook", "--identity", AGENT, "--format", "json"]
+    result = runner.invoke(cli, args, input=event("post_tool_use_web_fetch"), env=env)
+    assert result.exit_code == 9
+    assert json.loads(result.stderr)["error"]["details"]["field"] == "event"
+    shown = runner.invoke(cli, ["session", "show", "--identity", AGENT, "--session", KEY], env=env)
+    assert shown.exit_code == 3  # nothing was observed of it
