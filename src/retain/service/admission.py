@@ -18,6 +18,11 @@ The reasons a write is quarantined, each named in ``quarantine_reason``:
   lets one write at all): nobody vouches for it;
 * ``llm_writes`` — an agent's write while ``[memory] llm_writes = "quarantined"`` holds
   every LLM-authored write for review;
+* ``tainted_session`` — an agent's write from a session that ingested untrusted content
+  since its last fresh-context boundary (``retain.service.session``): the write's own
+  session, or, when it names none, the agent's most recently observed one (fails
+  closed). The taint is read in the write's own transaction, so an observation
+  committed before it is seen;
 * ``secret_detected`` — an agent's write holding what looks like a credential
   (``retain.governance.secrets``): a review can only tombstone it.
 
@@ -30,10 +35,11 @@ A row that was ever quarantined is capped at ``observed`` for good (``CAP``): ad
 refuses any new or changed row marked so and trusted above it (``trust_capped``), so no
 path (a write with evidence, a retier, an import) lifts it.
 
-Applications, operators and the steward are never quarantined. A writer whose writes
-are quarantined may add rows but not change stored ones (``admit_change``,
-``admit_removal``): an anonymous caller changes or removes none, and an agent changes no
-row's content in place (its own memory changes by a successor, admitted as any new row).
+Every reason that applies is recorded. Applications, operators and the steward are
+never quarantined. A writer whose writes are quarantined may add rows but not change
+stored ones (``admit_change``, ``admit_removal``): an anonymous caller changes or removes
+none, and an agent changes no row's content in place (its own memory changes by a
+successor, admitted as any new row).
 """
 
 from __future__ import annotations
@@ -44,6 +50,7 @@ from typing import TYPE_CHECKING
 from retain.errors import AccessDenied, TrustCapped
 from retain.governance import secrets
 from retain.model import Memory, Status, Trust, lower_trust
+from retain.service import session
 from retain.service.actor import Kind
 
 if TYPE_CHECKING:
@@ -53,6 +60,7 @@ CLAIMED = "claimed"
 LLM_WRITES = "llm_writes"
 SECRET_DETECTED = "secret_detected"
 CAP = Trust.OBSERVED  # the most a row that was ever quarantined is trusted
+TAINTED_SESSION = "tainted_session"
 
 
 def reasons(work: Work) -> tuple[str, ...]:
@@ -60,9 +68,16 @@ def reasons(work: Work) -> tuple[str, ...]:
     kind = work.actor.kind
     if kind is Kind.ANONYMOUS:
         return (CLAIMED,)
-    if kind is Kind.AGENT and work.store.settings.llm_writes == "quarantined":
-        return (LLM_WRITES,)
-    return ()
+    if kind is not Kind.AGENT:
+        return ()
+    held = []
+    if work.store.settings.llm_writes == "quarantined":
+        held.append(LLM_WRITES)
+    actor = work.actor
+    judged = session.judged(work.reads, actor.realm, actor.principal, actor.session)
+    if judged is not None and judged.tainted:
+        held.append(TAINTED_SESSION)
+    return tuple(held)
 
 
 def admit(work: Work, memory: Memory, *, redact: bool = False) -> Memory:

@@ -37,11 +37,11 @@ from retain.governance import content_trust
 from retain.model import AGENT_PREFIX, AgentSession
 from retain.results import Observation, SessionReset
 from retain.service.actor import Kind, kind_of
-from retain.service.work import Work
 from retain.storage.base import Reads
 
 if TYPE_CHECKING:
     from retain.service import MemoryService
+    from retain.service.work import Work
 
 CLEAN, TAINTED = "clean", "tainted"
 COMPACT = "compact"
