@@ -75,7 +75,7 @@ def test_the_check_finds_a_change_made_past_the_work() -> None:
 
 
 # The doors (each a package) and the imports of one door by another that are allowed,
-# each with its reason; the doors' shared helpers (principals, records, terminal,
+# each with its reason; the doors' shared helpers (principals, records, terminal, hooks,
 # deferred, serving, launch) are no door.
 DOORS = ("cli", "http", "mcp")
 DOOR_IMPORTS = {
