@@ -131,6 +131,18 @@ def test_get_makes_no_vector_and_loads_no_numpy(home: Path) -> None:
     assert loaded & set(UNUSED_BY_GET) == set()
 
 
+def test_a_hooks_observation_loads_no_numpy_and_no_server(home: Path) -> None:
+    """``retain session observe`` runs after every tool call of an agent's host: it opens
+    the store and writes a row, and loads nothing a search or a server needs."""
+    added, _ = retain(home, "agent", "add", "ada")
+    assert added.returncode == 0, added.stderr
+    args = ("session", "observe", "web_fetch", "--identity", "agent:ada", "--session", "s1")
+    result, loaded = retain(home, *args, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["tainted"] is True
+    assert heavy(loaded) <= {"rich", "retain.service"} and "numpy" not in loaded
+
+
 def test_add_makes_its_vector_without_numpy_and_prints_without_rich(home: Path) -> None:
     result, loaded = retain(home, "add", "tz", "-d", "Alice is in UTC+8")
     assert result.returncode == 0, result.stderr

@@ -2,10 +2,9 @@
 
 The enums and scopes, and what a store holds: a memory, a project, an agent, a team,
 an event of the log, a proposal, a fact, an injection, an agent's session, a listing's
-position. What the
-verbs take and give back (``WriteRequest``, ``WriteResult``, ``SearchResult``, ...)
-is in ``retain.results``, over these. Nothing here touches storage or enforces a
-rule; the service does that.
+position. What the verbs take and give back (``WriteRequest``, ``WriteResult``,
+``SearchResult``, ...) is in ``retain.results``, over these. Nothing here touches
+storage or enforces a rule; the service does that.
 """
 
 from __future__ import annotations

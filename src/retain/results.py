@@ -2,10 +2,10 @@
 
 A write's request (``WriteRequest``, and the ``Restore`` an import brings), and each
 verb's result: a write's, read's, edit's, delete's, search's, fact change's, context
-render's, export's, migration's, verification's, the store's status, and a
-session's observation and reset. Each result
-says what happened and renders itself for a door (``to_dict``); ``before`` and
-``after`` of a change are the memory's exported text, drawn only when read.
+render's, export's, migration's, verification's, the store's status, and a session's
+observation and reset. Each result says what happened and renders itself for a door
+(``to_dict``); ``before`` and ``after`` of a change are the memory's exported text,
+drawn only when read.
 """
 
 from __future__ import annotations
