@@ -66,6 +66,19 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
     "forget": (True, ("01ID",), {"reason": "wrong"}),
     "propose": (True, ("Add a rule",), {"target": "global", "body": "b", "evidence": "e"}),
     "list_proposals": (False, (), {"status": "open"}),
+    "observe": (
+        False,
+        ("get_issue",),
+        {
+            "identity": "agent:ada",
+            "session": "s1",
+            "server": "gh",
+            "provenance": "mcp",
+            "native": False,
+        },
+    ),  # fmt: skip
+    "reset_session": (False, ("agent:ada", "s1"), {"boundary": "clear"}),
+    "session_status": (False, ("agent:ada", "s1"), {}),
     "fact_write": (
         False,
         ("ada", "employer", "Acme"),

@@ -55,6 +55,8 @@ BEYOND_SCHEMA: set[tuple[str, str | None]] = {
     ("invalid_time", "known_at"),
     ("query_too_long", "queries"),  # queries not blank, their characters, each one's words
     ("invalid_value", "evidence"),  # a retier's evidence is for verified, and verified needs it
+    ("invalid_value", "server"),  # a server is MCP provenance's: the two fields together
+    ("invalid_value", "identity"),  # an operator names the agent; an agent's token need not
 }
 STATE_STATUSES = {412, 422}  # stale_update; budget, edit, transfer and secret refusals
 
