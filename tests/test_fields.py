@@ -62,7 +62,16 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
             "valid_from": "2020-01-01",
         },
     ),  # fmt: skip
-    "recall": (True, ("staging",), {"project": "web", "limit": 5, "budget_tokens": 100}),
+    "recall": (
+        True,
+        ("staging",),
+        {"project": "web", "limit": 5, "budget_tokens": 100, "min_trust": "observed"},
+    ),
+    "retier": (
+        False,
+        ("01ID", "verified"),
+        {"reason": "checked", "evidence": {"ref": "01EV", "path": "a"}},
+    ),
     "forget": (True, ("01ID",), {"reason": "wrong"}),
     "propose": (True, ("Add a rule",), {"target": "global", "body": "b", "evidence": "e"}),
     "list_proposals": (False, (), {"status": "open"}),
@@ -89,7 +98,7 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
         ("ada", "employer"),
         {"project": "web", "valid_at": "2020-01-01", "known_at": "2020-01-01"},
     ),
-    "fact_history": (False, ("ada", "employer"), {"project": "web"}),
+    "fact_history": (False, ("ada", "employer"), {"project": "web", "min_trust": "observed"}),
     "fact_retract": (False, ("ada", "employer"), {"project": "web", "reason": "wrong"}),
     "context": (
         True,
@@ -247,7 +256,7 @@ def test_an_unknown_argument_is_refused_naming_the_verbs_own(service: MemoryServ
     with pytest.raises(errors.InvalidValue) as caught:
         service.get("x", bogus=1)  # type: ignore[call-arg]
     assert caught.value.message == "get takes no argument 'bogus'"
-    assert caught.value.remedy == "pass get's arguments once each: name, project"
+    assert caught.value.remedy == "pass get's arguments once each: name, project, min_trust"
 
 
 @pytest.mark.parametrize(
