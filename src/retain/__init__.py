@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the public names, loaded on first use (PEP 562: ``__getattr
     from retain.errors import RetainError
     from retain.model import (
         Agent,
+        Approval,
         Fact,
         Injection,
         Load,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # the public names, loaded on first use (PEP 562: ``__getattr
         Proposal,
         Status,
         Team,
+        TicketStatus,
         Trust,
     )
     from retain.results import (
@@ -57,6 +59,7 @@ _LAZY = {
     **dict.fromkeys(
         (
             "Agent",
+            "Approval",
             "Fact",
             "Injection",
             "Load",
@@ -65,6 +68,7 @@ _LAZY = {
             "Proposal",
             "Status",
             "Team",
+            "TicketStatus",
             "Trust",
         ),
         "retain.model",
@@ -199,6 +203,7 @@ def _postgres(url: str, pool_size: int) -> Backend:
 
 __all__ = [
     "Agent",
+    "Approval",
     "Clock",
     "ContextResult",
     "DeleteResult",
@@ -224,6 +229,7 @@ __all__ = [
     "StoreStatus",
     "SystemClock",
     "Team",
+    "TicketStatus",
     "Trust",
     "VerifyReport",
     "WriteRequest",

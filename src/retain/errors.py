@@ -26,7 +26,9 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   ├── AgentExists              agent_exists
     │   ├── TeamExists               team_exists
     │   ├── AmbiguousName            ambiguous_name
-    │   └── ProjectNotEmpty          project_not_empty
+    │   ├── ProjectNotEmpty          project_not_empty
+    │   ├── TicketClosed             ticket_closed
+    │   └── GatePending              gate_pending
     ├── BudgetExceeded               budget_exceeded
     │   └── InlineBudgetExceeded     inline_budget_exceeded
     ├── EditFailed                   edit_failed
@@ -275,6 +277,20 @@ class ProjectNotEmpty(Conflict):
     """A project still holds memories and cannot be removed."""
 
     code = "project_not_empty"
+
+
+class TicketClosed(Conflict):
+    """A ticket (a proposal) was decided already, or expired: it takes no decision
+    (``details['status']`` says how it closed)."""
+
+    code = "ticket_closed"
+
+
+class GatePending(Conflict):
+    """A ticket waits at the policy gate for a second approver (``details``: the
+    ``ticket`` and its ``expires_at``); an approval that moved it there is recorded."""
+
+    code = "gate_pending"
 
 
 # -- budgets -----------------------------------------------------------------

@@ -49,6 +49,7 @@ from retain.service import (
     policy,
     proposal,
     registry,
+    ticket,
     tier,
 )
 from retain.service import context as section
@@ -392,6 +393,13 @@ class MemoryService:
     # proposals
     propose = proposal.propose
     list_proposals = proposal.list_proposals
+
+    # tickets: the curator's decisions and the policy gate
+    list_tickets = ticket.list_tickets
+    get_ticket = ticket.get_ticket
+    approve = ticket.approve
+    reject = ticket.reject
+    expire_tickets = ticket.expire_tickets
 
     # facts
     fact_write = fact.fact_write

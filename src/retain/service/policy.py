@@ -32,6 +32,7 @@ OPERATOR = frozenset({Kind.OPERATOR})
 EVERYONE = frozenset(Kind)
 NOT_AGENTS = EVERYONE - AGENT
 KEEPERS = frozenset({Kind.OPERATOR, Kind.APP, Kind.STEWARD})
+CURATORS = frozenset({Kind.OPERATOR, Kind.STEWARD})  # who decides tickets
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +60,9 @@ _ADMIN = "realm administration is for operators and applications"
 _LOG = "the event log holds every scope's changes; an agent recalls what it sees instead"
 _UPKEEP = "it rebuilds or moves the whole store, which is an operator's work"
 _FACTS = "facts are written by agents, applications and operators"
+_QUEUE = "the ticket queue is the curators'; an agent lists the proposals it made"
+_DECIDE = "tickets are decided by operators and the steward, never by an agent"
+_SWEEP = "expiring tickets is upkeep for operators, applications and the steward"
 
 POLICY: Mapping[str, Rule] = MappingProxyType(
     {
@@ -83,6 +87,12 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "propose": _write(AGENT, _OWN, offered=True),
         "recall": _read(AGENT, _OWN, offered=True),
         "list_proposals": _read(EVERYONE),
+        # tickets: the curator's queue and decisions (never a model acting as an agent)
+        "list_tickets": _read(NOT_AGENTS, _QUEUE, offered=True),
+        "get_ticket": _read(NOT_AGENTS, _QUEUE, offered=True),
+        "approve": _write(CURATORS, _DECIDE, offered=True),
+        "reject": _write(CURATORS, _DECIDE, offered=True),
+        "expire_tickets": _write(KEEPERS, _SWEEP, offered=True),
         "list_injections": _read(EVERYONE),
         # facts on two time axes
         "fact_write": _write(AGENT | AUTHORS, _FACTS, offered=True),
