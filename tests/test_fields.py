@@ -66,6 +66,10 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
     "forget": (True, ("01ID",), {"reason": "wrong"}),
     "propose": (True, ("Add a rule",), {"target": "global", "body": "b", "evidence": "e"}),
     "list_proposals": (False, (), {"status": "open"}),
+    "list_tickets": (False, (), {"status": "open", "target": "global", "record": "01ID"}),
+    "get_ticket": (False, ("01T",), {}),
+    "approve": (False, ("01T",), {"reason": "agreed"}),
+    "reject": (False, ("01T",), {"reason": "not so"}),
     "fact_write": (
         False,
         ("ada", "employer", "Acme"),
@@ -148,7 +152,7 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
 # Verbs without an argument to get wrong.
 NO_ARGUMENTS = {
     "close", "list_agents", "list_teams", "list_projects", "status", "offered_verbs",
-    "check_principal",
+    "check_principal", "expire_tickets",
 }  # fmt: skip
 # An argument whose type is structural (a ``Backend`` is a Protocol): its methods tell.
 UNCHECKED = {("migrate_to", "target")}

@@ -33,7 +33,8 @@ pool_size = 8                        # connections each process keeps to a Postg
 expire_after = "7d"                  # an undecided ticket (proposal) expires after this long
 
 [gate]                               # the policy gate: a scope pattern -> none | second_approver
-"team:*" = "none"                    # global, team:* or team:NAME; the most specific wins
+                                     # (global, "team:*", "team:NAME"; the most specific wins),
+                                     # e.g. global = "second_approver"; none is gated by default
 """
 
 from __future__ import annotations
