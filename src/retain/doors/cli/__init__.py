@@ -6,9 +6,9 @@ to an exit status through ``EXIT_CODES``; anything unmapped is a bug (70).
 The package is the command, one module a concern: ``root`` (the group, the shared
 options, the store a command opens), ``output`` (what is printed, and how),
 ``refusal`` (exit statuses and hints), ``editor``, and one module a group of commands
-(``memory``, ``agent``, ``fact``, ``registry``, ``transfer``, ``admin``, ``server``),
-each leaving rich and the service unimported until a command runs them. ``main`` is
-the console script.
+(``memory``, ``agent``, ``fact``, ``registry``, ``ticket``, ``transfer``, ``admin``,
+``server``), each leaving rich and the service unimported until a command runs them.
+``main`` is the console script.
 """
 
 from __future__ import annotations
@@ -16,7 +16,16 @@ from __future__ import annotations
 import sys
 
 # Each command module adds its commands to ``cli`` as it is imported.
-from retain.doors.cli import admin, agent, fact, memory, registry, server, transfer  # noqa: F401
+from retain.doors.cli import (  # noqa: F401
+    admin,
+    agent,
+    fact,
+    memory,
+    registry,
+    server,
+    ticket,
+    transfer,
+)
 from retain.doors.cli.output import warn
 from retain.doors.cli.refusal import EXIT_BUG, EXIT_CODES, HINTS, exit_code
 from retain.doors.cli.root import cli

@@ -169,6 +169,11 @@ class ProposeBody(_Body):
     target: Target = "global"
     body: Text = ""
     evidence: Text = ""
+    record: Text | None = None
+
+
+class DecideBody(_Body):
+    reason: Text = ""
 
 
 class ContextBody(_Body):
