@@ -16,7 +16,7 @@ from tests.conftest import ServiceFactory, raw_sql, store_state
 from retain import errors
 from retain.chrono import ManualClock
 from retain.config import Settings, load_settings
-from retain.model import Proposal, Trust
+from retain.model import Memory, Proposal, Trust
 from retain.service import MemoryService, ticket
 
 GATED_GLOBAL = Settings(gate=(("global", "second_approver"),))
@@ -121,6 +121,7 @@ def test_an_approval_lands_one_memory_by_the_proposer_at_the_tickets_trust(
         "team:ops", "agent:ada", Trust.OBSERVED, "active",
     )  # fmt: skip
     assert (landed.description, landed.body) == ("Freeze on Fridays", "No deploys on Fridays.")
+    assert landed.derived_from == made.id
     assert landed.metadata == {"ticket": made.id, "proposer_tainted": False}
     assert operator.get_ticket(made.id) == approved
     assert kinds(operator)[-3:] == ["propose", "create", "ticket_approve"]
@@ -167,6 +168,50 @@ def test_a_promotion_names_an_own_active_memory(team: dict[str, MemoryService]) 
     with pytest.raises(errors.NotFound):
         ada.propose("promote it", record=gone.id)
     assert team["operator"].list_tickets() == []
+
+
+def test_a_landing_passes_admission_and_a_refusal_leaves_the_ticket_to_reject(
+    team: dict[str, MemoryService], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Admission refuses a landing holding a secret (the secrets slice's reason); any
+    refusal of it rolls the approval back, and the ticket can then only be rejected."""
+    from retain.service import admission
+
+    operator = team["operator"]
+    made = team["ada"].propose("The key", body="AKIA-looking text")
+    seen: list[str] = []
+
+    def refuse(work: object, memory: Memory) -> Memory:
+        seen.append(memory.derived_from or "")
+        raise errors.InvalidValue("held back", remedy="remove it", field="body")
+
+    monkeypatch.setattr(admission, "admit", refuse)
+    before = store_state(operator)
+    with pytest.raises(errors.InvalidValue):
+        operator.approve(made.id)
+    assert seen == [made.id] and store_state(operator) == before
+    assert operator.get_ticket(made.id).status == "open"
+    assert operator.reject(made.id, reason="it holds a secret").status == "rejected"
+
+
+def test_an_approved_landing_is_not_held_by_the_agents_write_posture(
+    make_service: ServiceFactory,
+) -> None:
+    """Under ``llm_writes = "quarantined"`` an agent's own writes wait for review; the
+    memory an operator's approval lands does not (the approval is that review), and a
+    held record is no promotion's to name."""
+    held = Settings(llm_writes="quarantined")
+    operator = make_service(settings=held)
+    operator.add_agent("ada")
+    ada = make_service(settings=held, principal="agent:ada")
+    own = ada.remember("the staging host is stg-3")
+    assert own.status.value == "quarantined"
+    with pytest.raises(errors.NotFound):
+        ada.propose("Staging host", record=own.id)
+    made = ada.propose("Staging host", body="stg-3")
+    landed = operator.approve(made.id).landed
+    (memory,) = [m for m in operator.list_memories() if m.id == landed]
+    assert (memory.status.value, memory.ever_quarantined) == ("active", False)
 
 
 # -- rejecting and closed tickets ----------------------------------------------------------

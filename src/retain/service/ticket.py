@@ -318,6 +318,7 @@ def _landing(svc: MemoryService, work: Work, ticket: Proposal) -> Memory:
     return replace(
         made,
         author=ticket.source,
+        derived_from=ticket.id,
         trust=trust,
         ever_quarantined=any(m.ever_quarantined for m in promoted),
         metadata=metadata,
