@@ -593,7 +593,7 @@ HTTP_STATUS_OF = {
     "team_not_found": 404,
     "conflict": 409, "name_conflict": 409, "memory_exists": 409, "project_exists": 409,
     "agent_exists": 409, "team_exists": 409, "ambiguous_name": 409,
-    "project_not_empty": 409,
+    "project_not_empty": 409, "ticket_closed": 409, "gate_pending": 409,
     "budget_exceeded": 422, "inline_budget_exceeded": 422,
     "edit_failed": 422, "edit_no_match": 422, "edit_ambiguous": 422,
     "stale_update": 412,
