@@ -11,7 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from tests.conftest import ServiceFactory, raw_sql, store_state
+from tests.conftest import ServiceFactory, open_backend, raw_sql, store_state
 
 from retain import errors
 from retain.chrono import ManualClock
@@ -306,6 +306,38 @@ def test_a_ticket_from_before_expiry_expires_after_its_timestamp(
     assert team["operator"].get_ticket(made.id).expires_at == made.expires_at
     clock.advance(days=8)
     assert [t.id for t in team["operator"].expire_tickets()] == [made.id]
+
+
+def test_a_store_from_before_tickets_keeps_its_proposals_open(
+    store_url: str, clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Migration 10 on a store holding proposals: each reads as an open ticket with no
+    record, untainted, undecided, expiring ``expire_after`` after its timestamp."""
+    from retain.storage import postgres, postgres_schema, sqlite, sqlite_schema
+
+    for module, schema in ((sqlite, sqlite_schema), (postgres, postgres_schema)):
+        before = tuple(m for m in schema.MIGRATIONS if m.version < 10)
+        monkeypatch.setattr(schema, "MIGRATIONS", before)
+        monkeypatch.setattr(module, "MIGRATIONS", before)
+    old = MemoryService(open_backend(store_url), clock=clock)
+    raw_sql(
+        old,
+        "INSERT INTO proposals(id, realm, source, target, trust, summary, body, evidence, "
+        "action, status, created_at) VALUES ('t-old', 'default', 'agent:ada', 'global', "
+        "'observed', 'Use tabs', '', '', 'add', 'open', '2026-03-01T12:00:00.000000Z')",
+    )
+    old.close()
+    monkeypatch.undo()
+    service = MemoryService(open_backend(store_url), clock=clock)
+    try:
+        (kept,) = service.list_tickets()
+        assert (kept.id, kept.status, kept.record, kept.tainted, kept.approvals) == (
+            "t-old", "open", None, False, (),
+        )  # fmt: skip
+        assert kept.expires_at == kept.created_at + timedelta(days=7)
+        assert service.acting_as("steward").reject("t-old").status == "rejected"
+    finally:
+        service.close()
 
 
 # -- the policy gate ------------------------------------------------------------------------
