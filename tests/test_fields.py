@@ -88,6 +88,10 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
     ),  # fmt: skip
     "reset_session": (False, ("agent:ada", "s1"), {"boundary": "clear"}),
     "session_status": (False, ("agent:ada", "s1"), {}),
+    "list_tickets": (False, (), {"status": "open", "target": "global", "record": "01ID"}),
+    "get_ticket": (False, ("01T",), {}),
+    "approve": (False, ("01T",), {"reason": "agreed"}),
+    "reject": (False, ("01T",), {"reason": "not so"}),
     "fact_write": (
         False,
         ("ada", "employer", "Acme"),
@@ -170,7 +174,7 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
 # Verbs without an argument to get wrong.
 NO_ARGUMENTS = {
     "close", "list_agents", "list_teams", "list_projects", "status", "offered_verbs",
-    "check_principal",
+    "check_principal", "expire_tickets",
 }  # fmt: skip
 # An argument whose type is structural (a ``Backend`` is a Protocol): its methods tell.
 UNCHECKED = {("migrate_to", "target")}

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the public names, loaded on first use (PEP 562: ``__getattr
     from retain.errors import RetainError
     from retain.model import (
         Agent,
+        Approval,
         Fact,
         Injection,
         Load,
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # the public names, loaded on first use (PEP 562: ``__getattr
         Proposal,
         Status,
         Team,
+        TicketStatus,
         Trust,
     )
     from retain.results import (
@@ -58,6 +60,7 @@ _LAZY = {
     **dict.fromkeys(
         (
             "Agent",
+            "Approval",
             "Fact",
             "Injection",
             "Load",
@@ -66,6 +69,7 @@ _LAZY = {
             "Proposal",
             "Status",
             "Team",
+            "TicketStatus",
             "Trust",
         ),
         "retain.model",
@@ -205,6 +209,7 @@ def _postgres(url: str, pool_size: int) -> Backend:
 
 __all__ = [
     "Agent",
+    "Approval",
     "Clock",
     "ContextResult",
     "DeleteResult",
@@ -231,6 +236,7 @@ __all__ = [
     "StoreStatus",
     "SystemClock",
     "Team",
+    "TicketStatus",
     "Trust",
     "VerifyReport",
     "WriteRequest",

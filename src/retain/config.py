@@ -36,6 +36,12 @@ disabled = []                        # kinds not looked for, built-in or added
 trusted_mcp_servers = []             # MCP servers whose tools' results are trusted
 trusted_tools = []                   # tools whose results are trusted (not the web fetchers)
 untrusted_tools = []                 # tools whose results taint the session
+[tickets]
+expire_after = "7d"                  # an undecided ticket (proposal) expires after this long
+
+[gate]                               # the policy gate: a scope pattern -> none | second_approver
+                                     # (global, "team:*", "team:NAME"; the most specific wins),
+                                     # e.g. global = "second_approver"; none is gated by default
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -60,6 +67,8 @@ LEGACY_DIR = "agent-memory"  # legacy per-identity markdown, imported once (reta
 
 RECALL_POLICIES = ("skip", "fail")
 LLM_WRITES = ("observed", "quarantined")  # [memory] llm_writes: an agent's write posture
+TICKET_EXPIRE_AFTER = timedelta(days=7)  # the seed's: a promotion waits seven days at most
+GATE_MODES = ("none", "second_approver")
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +94,9 @@ class Settings:
     pool_size: int = DEFAULT_POOL_SIZE  # [postgres] pool_size
     secrets: SecretSettings = SecretSettings()  # [secrets]: the kinds a write is scanned for
     content_trust: ContentTrustSettings = ContentTrustSettings()  # [content_trust]
+    ticket_expire_after: timedelta = TICKET_EXPIRE_AFTER  # [tickets] expire_after
+    # [gate]: (scope pattern, mode) pairs; a scope no pattern matches is not gated
+    gate: tuple[tuple[str, str], ...] = ()
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
@@ -143,6 +155,8 @@ def load_settings(home: Path) -> Settings:
         pool_size=_pool_size(data, path),
         secrets=_secrets(data, path),
         content_trust=_content_trust(data, path),
+        ticket_expire_after=_expire_after(data, path),
+        gate=_gate(data, path),
     )
 
 
@@ -155,7 +169,10 @@ KNOWN: dict[str, tuple[str, ...]] = {
     "access": ("anonymous_writes",),
     "secrets": ("patterns", "disabled"),
     "content_trust": tuple(asdict(ContentTrustSettings())),
+    "tickets": ("expire_after",),
+    "gate": (),  # its keys are scope patterns, each checked by _gate
 }
+FREE_KEYS = frozenset({"gate"})  # tables whose keys are the user's, not settings' names
 
 
 def _switch(section: dict[str, Any], table: str, key: str, default: bool, path: Path) -> bool:
@@ -179,7 +196,7 @@ def _refuse_unknown(data: dict[str, Any], path: Path) -> None:
             _unknown(f"[{table}]" if isinstance(section, dict) else table, table, KNOWN, path)
         if isinstance(section, dict):  # not a table: _section refuses it by name
             for key in section:
-                if key not in KNOWN[table]:
+                if table not in FREE_KEYS and key not in KNOWN[table]:
                     _unknown(f"[{table}] {key}", key, KNOWN[table], path, table=table)
 
 
@@ -254,6 +271,58 @@ def _secrets(data: dict[str, Any], path: Path) -> SecretSettings:
             key=f"secrets.{key}",
         )
     return settings
+
+
+def _expire_after(data: dict[str, Any], path: Path) -> timedelta:
+    from retain.chrono import parse_duration
+    from retain.errors import InvalidTime
+
+    value = _section(data, "tickets", path).get("expire_after", "7d")
+    try:
+        if not isinstance(value, str):
+            raise InvalidTime("not text")
+        period = parse_duration(value)
+    except InvalidTime as exc:
+        raise ConfigInvalid(
+            f"[tickets] expire_after in {path} must be a period such as 7d, 48h or 2w",
+            remedy='set it like expire_after = "7d"',
+            path=str(path),
+            value=value,
+        ) from exc
+    if period <= timedelta(0):
+        raise ConfigInvalid(
+            f"[tickets] expire_after in {path} must be longer than nothing",
+            remedy='set it like expire_after = "7d"',
+            path=str(path),
+            value=value,
+        )
+    return period
+
+
+def _gate(data: dict[str, Any], path: Path) -> tuple[tuple[str, str], ...]:
+    """The ``[gate]`` table: each key a scope pattern (``global``, ``team:*`` or
+    ``team:NAME``), each value a mode (``none`` or ``second_approver``)."""
+    from retain.fields import is_name
+
+    rules = []
+    for pattern, mode in _section(data, "gate", path).items():
+        team = pattern.removeprefix("team:") if pattern.startswith("team:") else None
+        if pattern != "global" and team != "*" and (team is None or not is_name(team)):
+            raise ConfigInvalid(
+                f"[gate] {pattern!r} in {path} is not a scope pattern",
+                remedy='name global, "team:*" or "team:NAME" (in quotes)',
+                path=str(path),
+                key=f"gate.{pattern}",
+            )
+        if mode not in GATE_MODES:
+            raise ConfigInvalid(
+                f"[gate] {pattern!r} in {path} must be one of {', '.join(GATE_MODES)}",
+                remedy=f'set it like "{pattern}" = "second_approver"',
+                path=str(path),
+                value=mode,
+            )
+        rules.append((pattern, mode))
+    return tuple(rules)
 
 
 def _context(data: dict[str, Any], path: Path) -> ContextSettings:

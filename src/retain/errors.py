@@ -29,7 +29,9 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   ├── AmbiguousName            ambiguous_name
     │   ├── ProjectNotEmpty          project_not_empty
     │   ├── EvidenceMismatch         evidence_mismatch
-    │   └── TrustCapped              trust_capped
+    │   ├── TrustCapped              trust_capped
+    │   ├── TicketClosed             ticket_closed
+    │   └── GatePending              gate_pending
     ├── BudgetExceeded               budget_exceeded
     │   └── InlineBudgetExceeded     inline_budget_exceeded
     ├── EditFailed                   edit_failed
@@ -303,6 +305,20 @@ class TrustCapped(Conflict):
     retier or write above that cap is refused."""
 
     code = "trust_capped"
+
+
+class TicketClosed(Conflict):
+    """A ticket (a proposal) was decided already, or expired: it takes no decision
+    (``details['status']`` says how it closed)."""
+
+    code = "ticket_closed"
+
+
+class GatePending(Conflict):
+    """A ticket waits at the policy gate for a second approver (``details``: the
+    ``ticket`` and its ``expires_at``); an approval that moved it there is recorded."""
+
+    code = "gate_pending"
 
 
 # -- budgets -----------------------------------------------------------------

@@ -199,9 +199,44 @@ class Project:
     memories: int = 0  # how many it holds: one name for this count at every door
 
 
+class TicketStatus(StrEnum):
+    """Where a ticket (a proposal) stands: ``open`` until a curator decides it, then
+    ``pending_gate`` while the policy gate waits for a second approver, and at last one
+    of the closed ones."""
+
+    OPEN = "open"
+    PENDING_GATE = "pending_gate"
+    APPROVED = "approved"  # its memory landed in the target scope
+    REJECTED = "rejected"
+    EXPIRED = "expired"  # undecided past its expires_at
+    INVALIDATED = "invalidated"  # the record it promotes was tombstoned by a review
+
+
+PENDING_TICKETS = (TicketStatus.OPEN, TicketStatus.PENDING_GATE)
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """One approval of a ticket: who gave it, when, and why."""
+
+    by: str
+    at: datetime
+    reason: str = ""
+
+
 @dataclass(frozen=True, slots=True)
 class Proposal:
-    """An agent's request to write beyond its own scope, for a curator to decide."""
+    """A ticket: an agent's request to write beyond its own scope, for a curator to
+    decide (the seeds' memory ticket: id, timestamp, source agent, scope, trust label,
+    summary, evidence, action, status).
+
+    ``created_at`` is its timestamp, ``source`` the proposing principal, ``target`` its
+    scope and ``trust`` its label (the most its memory may be trusted: approval never
+    raises it). ``record`` is the memory it promotes (``action`` ``promote``), if any;
+    ``tainted`` whether the proposer's session was tainted when it proposed. Deciding
+    fills ``approvals`` (the first of two, where the policy gate asks for a second),
+    ``decided_by``/``decided_at``/``decision_reason`` and, once approved, ``landed``:
+    the memory it wrote."""
 
     id: str
     source: str  # the proposing principal
@@ -210,9 +245,51 @@ class Proposal:
     summary: str
     body: str
     evidence: str
-    action: str  # what the curator would do: "add"
-    status: str  # "open" until decided
+    action: str  # what approving does: "add" a memory, or "promote" the record
+    status: str  # a TicketStatus: "open" until decided
     created_at: datetime
+    record: str | None = None
+    tainted: bool = False
+    expires_at: datetime | None = None
+    approvals: tuple[Approval, ...] = ()
+    decided_by: str | None = None
+    decided_at: datetime | None = None
+    decision_reason: str = ""
+    landed: str | None = None
+
+    @property
+    def pending(self) -> bool:
+        """Waiting for a decision (open, or at the gate), whatever the clock says."""
+        return self.status in PENDING_TICKETS
+
+    def is_expired(self, now: datetime) -> bool:
+        """Pending past its expiry: it reads as ``expired`` until a sweep stores it so."""
+        return self.pending and self.expires_at is not None and self.expires_at <= now
+
+    def to_dict(self) -> dict[str, Any]:
+        """The public record: what the doors print and the ticket's events carry."""
+        return {
+            "id": self.id,
+            "source": self.source,
+            "target": self.target,
+            "trust": self.trust.value,
+            "summary": self.summary,
+            "body": self.body,
+            "evidence": self.evidence,
+            "action": self.action,
+            "status": str(self.status),
+            "created_at": stamp(self.created_at),
+            "record": self.record,
+            "tainted": self.tainted,
+            "expires_at": stamp(self.expires_at) if self.expires_at else None,
+            "approvals": [
+                {"by": a.by, "at": stamp(a.at), "reason": a.reason} for a in self.approvals
+            ],
+            "decided_by": self.decided_by,
+            "decided_at": stamp(self.decided_at) if self.decided_at else None,
+            "decision_reason": self.decision_reason,
+            "landed": self.landed,
+        }
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ import json
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -69,7 +69,8 @@ def row(*outcomes: str) -> dict[str, str]:
 
 
 def settings_of(column: str) -> Settings:
-    return Settings(anonymous_writes=column == OPEN)
+    # the set-up's clock is in the past of the CLI's (the system's): its tickets wait long
+    return Settings(anonymous_writes=column == OPEN, ticket_expire_after=timedelta(days=36500))
 
 
 # fmt: off
@@ -78,7 +79,9 @@ def settings_of(column: str) -> Settings:
 # anyone reads through their view; realm administration (projects, agents, teams,
 # membership) is for operators and apps; the event log and exports are not an agent's;
 # the steward reviews and verifies; operators and the steward retier (raising trust is a
-# review); only an operator rebuilds or moves the store;
+# review); tickets (the proposals) are read by anyone but an agent (which lists the ones
+# it made), decided by operators and the steward, and swept by them and applications;
+# only an operator rebuilds or moves the store;
 # anonymous callers read only, unless the installation allows them to write ([access]
 # anonymous_writes), and then they write the shared tiers and facts, and no more.
 EXPECTED: dict[str, dict[str, str]] = {
@@ -101,6 +104,11 @@ EXPECTED: dict[str, dict[str, str]] = {
     "propose":         row(OK,     DENIED, DENIED,  DENIED, DENIED,   DENIED),
     "recall":          row(OK,     DENIED, DENIED,  DENIED, DENIED,   DENIED),
     "list_proposals":  row(OK,     OK,     OK,      OK,     OK,       OK),
+    "list_tickets":    row(DENIED, OK,     OK,      OK,     OK,       OK),
+    "get_ticket":      row(DENIED, OK,     OK,      OK,     OK,       OK),
+    "approve":         row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
+    "reject":          row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
+    "expire_tickets":  row(DENIED, OK,     OK,      OK,     DENIED,   DENIED),
     "list_injections": row(OK,     OK,     OK,      OK,     OK,       OK),
     "observe":         row(OK,     OK,     OK,      DENIED, DENIED,   DENIED),
     "reset_session":   row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
@@ -141,6 +149,8 @@ class Sample:
     dropped: str  # an agent's own memory to forget
     others: str  # another agent's own memory
     plan: str  # a shared memory, for a reviewer to retier
+    to_approve: str  # a ticket ada proposed
+    to_reject: str  # another
 
     @property
     def snapshot(self) -> str:
@@ -175,7 +185,19 @@ def set_up(operator: MemoryService, location: str, home: Path, scratch: Path) ->
     dropped = ada.remember("the old locker code")
     others = operator.acting_as("agent:bea").remember("bea's own note")
     operator.observe("calculator", identity="agent:ada", session="s1")
-    return Sample(location, home, scratch, kept.id, dropped.id, others.id, plan.id)
+    to_approve = ada.propose("lockers are numbered by desk")
+    to_reject = ada.propose("lockers need no key")
+    return Sample(
+        location,
+        home,
+        scratch,
+        kept.id,
+        dropped.id,
+        others.id,
+        plan.id,
+        to_approve.id,
+        to_reject.id,
+    )
 
 
 # -- how each door reaches each verb ---------------------------------------------------------
@@ -299,6 +321,38 @@ DOORS: dict[str, Doors] = {
     "list_proposals": Doors(
         lambda svc, s: svc.list_proposals(),
         rest=("get", "/v1/proposals"),
+    ),
+    "list_tickets": Doors(
+        lambda svc, s: svc.list_tickets(),
+        ("ticket", "list"), cli_as=True,
+        rest=("get", "/v1/tickets"),
+        mcp="ticket_list",
+    ),
+    "get_ticket": Doors(
+        lambda svc, s: svc.get_ticket(s.to_approve),
+        ("ticket", "show"), lambda s: [s.to_approve], cli_as=True,
+        rest=("get", "/v1/tickets/{ticket_id}"), rest_args=lambda s: {"ticket_id": s.to_approve},
+        mcp="ticket_show", mcp_args=lambda s: {"ticket_id": s.to_approve},
+    ),
+    "approve": Doors(
+        lambda svc, s: svc.approve(s.to_approve),
+        ("ticket", "approve"), lambda s: [s.to_approve], cli_as=True,
+        rest=("post", "/v1/tickets/{ticket_id}/approve"),
+        rest_args=lambda s: {"ticket_id": s.to_approve},
+        mcp="ticket_approve", mcp_args=lambda s: {"ticket_id": s.to_approve},
+    ),
+    "reject": Doors(
+        lambda svc, s: svc.reject(s.to_reject, reason="no"),
+        ("ticket", "reject"), lambda s: [s.to_reject, "--reason", "no"], cli_as=True,
+        rest=("post", "/v1/tickets/{ticket_id}/reject"),
+        rest_args=lambda s: {"ticket_id": s.to_reject, "json": {"reason": "no"}},
+        mcp="ticket_reject", mcp_args=lambda s: {"ticket_id": s.to_reject, "reason": "no"},
+    ),
+    "expire_tickets": Doors(
+        lambda svc, s: svc.expire_tickets(),
+        ("ticket", "expire"), cli_as=True,
+        rest=("post", "/v1/tickets/expire"),
+        mcp="ticket_expire",
     ),
     "list_injections": Doors(
         lambda svc, s: svc.list_injections(),

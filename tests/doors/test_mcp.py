@@ -94,6 +94,7 @@ ALL_TOOLS = {
     "memory_search", "memory_read", "memory_write", "memory_edit", "memory_delete",
     "memory_remember", "memory_recall", "memory_update", "memory_forget", "memory_propose",
     "fact_write", "fact_read", "fact_history", "fact_retract",
+    "ticket_list", "ticket_show", "ticket_approve", "ticket_reject", "ticket_expire",
 }  # fmt: skip
 
 
@@ -114,7 +115,10 @@ def test_every_tool_says_truthfully_what_it_does(service: MemoryService) -> None
         name for name, t in tools.items() if t.annotations and t.annotations.read_only_hint
     }
     # a read records itself; a fact write keeps the value it supersedes in the history
-    assert read_only == {"memory_search", "memory_recall", "fact_read", "fact_history"}
+    assert read_only == {
+        "memory_search", "memory_recall", "fact_read", "fact_history", "ticket_list",
+        "ticket_show",
+    }  # fmt: skip
     destructive = {n for n, t in tools.items() if t.annotations and t.annotations.destructive_hint}
     assert destructive == {
         "memory_write", "memory_edit", "memory_delete", "memory_update", "memory_forget",
@@ -173,6 +177,11 @@ SAMPLE_CALLS: dict[str, dict[str, Any]] = {
     "fact_read": {"subject": "Bob"},
     "fact_history": {"subject": "Bob", "predicate": "drink"},
     "fact_retract": {"subject": "Nobody", "predicate": "drink"},
+    "ticket_list": {},
+    "ticket_show": {"ticket_id": "01NOSUCHTICKET"},
+    "ticket_approve": {"ticket_id": "01NOSUCHTICKET"},
+    "ticket_reject": {"ticket_id": "01NOSUCHTICKET"},
+    "ticket_expire": {},
 }
 
 
@@ -205,7 +214,7 @@ def test_each_principal_is_shown_exactly_the_tools_the_service_lets_it_use(
         assert not shown & {"memory_remember", "memory_recall", "memory_update"}
 
 
-@pytest.mark.parametrize("principal", ["agent:coder", "operator:local"])
+@pytest.mark.parametrize("principal", ["agent:coder", "operator:local", "app:ci"])
 def test_the_instructions_name_only_tools_the_principal_is_shown(
     service: MemoryService, principal: str
 ) -> None:
@@ -214,11 +223,12 @@ def test_the_instructions_name_only_tools_the_principal_is_shown(
     service.add_agent("coder")
     server = operator_server(service, principal)
     text = instructions(server)
-    named = set(re.findall(r"\b(?:memory|fact)_[a-z]+", text))
+    named = set(re.findall(r"\b(?:memory|fact|ticket)_[a-z]+", text))
     assert named and named <= set(listed(server)), named - set(listed(server))
     assert principal in text
     lead = "memory_remember" if principal.startswith("agent:") else "memory_write"
     assert lead in named
+    assert ("ticket_approve" in named) == principal.startswith("operator:")
 
 
 @pytest.mark.parametrize(
@@ -584,7 +594,7 @@ HTTP_STATUS_OF = {
     "conflict": 409, "name_conflict": 409, "memory_exists": 409, "project_exists": 409,
     "agent_exists": 409, "team_exists": 409, "ambiguous_name": 409,
     "evidence_mismatch": 409, "trust_capped": 409,
-    "project_not_empty": 409,
+    "project_not_empty": 409, "ticket_closed": 409, "gate_pending": 409,
     "budget_exceeded": 422, "inline_budget_exceeded": 422,
     "edit_failed": 422, "edit_no_match": 422, "edit_ambiguous": 422,
     "stale_update": 412,

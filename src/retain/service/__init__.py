@@ -51,6 +51,7 @@ from retain.service import (
     policy,
     proposal,
     registry,
+    ticket,
     tier,
     trust,
 )
@@ -415,6 +416,12 @@ class MemoryService:
     observe = sessions.observe
     reset_session = sessions.reset_session
     session_status = sessions.session_status
+    # tickets: the curator's decisions and the policy gate
+    list_tickets = ticket.list_tickets
+    get_ticket = ticket.get_ticket
+    approve = ticket.approve
+    reject = ticket.reject
+    expire_tickets = ticket.expire_tickets
 
     # facts
     fact_write = fact.fact_write

@@ -32,7 +32,8 @@ OPERATOR = frozenset({Kind.OPERATOR})
 EVERYONE = frozenset(Kind)
 NOT_AGENTS = EVERYONE - AGENT
 KEEPERS = frozenset({Kind.OPERATOR, Kind.APP, Kind.STEWARD})
-REVIEWERS = frozenset({Kind.OPERATOR, Kind.STEWARD})
+REVIEWERS = frozenset({Kind.OPERATOR, Kind.STEWARD})  # who raises trust and decides tickets
+CURATORS = REVIEWERS
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +69,9 @@ _RESET = (
     "an agent must not clear its own session's taint; its host's operator or application resets it"  # noqa: E501
 )
 _STATUS = "a session's taint is for its host and reviewers to read, not the agent's"
+_QUEUE = "the ticket queue is the curators'; an agent lists the proposals it made"
+_DECIDE = "tickets are decided by operators and the steward, never by an agent"
+_SWEEP = "expiring tickets is upkeep for operators, applications and the steward"
 
 POLICY: Mapping[str, Rule] = MappingProxyType(
     {
@@ -92,6 +96,12 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "propose": _write(AGENT, _OWN, offered=True),
         "recall": _read(AGENT, _OWN, offered=True),
         "list_proposals": _read(EVERYONE),
+        # tickets: the curator's queue and decisions (never a model acting as an agent)
+        "list_tickets": _read(NOT_AGENTS, _QUEUE, offered=True),
+        "get_ticket": _read(NOT_AGENTS, _QUEUE, offered=True),
+        "approve": _write(CURATORS, _DECIDE, offered=True),
+        "reject": _write(CURATORS, _DECIDE, offered=True),
+        "expire_tickets": _write(KEEPERS, _SWEEP, offered=True),
         "list_injections": _read(EVERYONE),
         # agent sessions and their taint: the host's verbs, never offered to a model
         "observe": _write(AGENT | ADMINS, _OBSERVE),

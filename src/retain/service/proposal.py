@@ -1,5 +1,6 @@
 """Proposals: an agent asks for a memory to be added to a shared scope (a team it
-is in, or the global tier); a curator decides.
+is in, or the global tier), or for one of its own memories to be promoted there; the
+proposal is a ticket a curator decides (``retain.service.ticket``).
 """
 
 from __future__ import annotations
@@ -7,14 +8,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from retain import fields
-from retain.errors import AccessDenied, InvalidValue
+from retain.errors import AccessDenied, InvalidValue, NotFound
 from retain.governance import secrets
-from retain.model import GLOBAL_SCOPE, TEAM_PREFIX, Proposal
+from retain.model import GLOBAL_SCOPE, TEAM_PREFIX, Agent, Proposal, Status, agent_scope
+from retain.service import ticket
 from retain.service.view import View
 from retain.service.work import Work
 
 if TYPE_CHECKING:
+    from retain.model import Memory
     from retain.service import MemoryService
+    from retain.storage.base import Reads
 
 
 def propose(
@@ -24,13 +28,16 @@ def propose(
     target: str = GLOBAL_SCOPE,
     body: str = "",
     evidence: str = "",
+    record: str | None = None,
     redact: bool = False,
 ) -> Proposal:
     """Ask for a memory to be added to a shared scope — a team the agent belongs to, or
-    the global tier. The proposal is stored ``open`` for a curator to decide; nothing
-    is written to the target until then. A proposal that looks like it holds a
-    credential is refused (it is no memory row to hold for review), unless ``redact``
-    writes each secret as its marker."""
+    the global tier — or, with ``record``, for one of the agent's own memories to be
+    promoted there (its body is the record's unless one is given). The proposal is a
+    ticket, stored ``open`` for a curator to decide until it expires (``[tickets]
+    expire_after``); nothing is written to the target until it is approved. A proposal
+    that looks like it holds a credential is refused (it is no memory row to hold for
+    review), unless ``redact`` writes each secret as its marker."""
     line = fields.description(summary)
     if not line:
         raise InvalidValue(
@@ -39,6 +46,8 @@ def propose(
     fields.text(body, "body")
     fields.text(evidence, "evidence")
     line, body, evidence = _screened(svc, line, body, evidence, redact)
+    if record is not None:
+        fields.text(record, "record")
     if not isinstance(target, str):
         raise InvalidValue("target must be text", remedy="pass global or team:NAME")
 
@@ -60,22 +69,26 @@ def propose(
                     remedy="propose to a team the agent belongs to, or to global",
                     team=team,
                 )
+        promoted = None if record is None else _own_record(svc, tx, agent, record)
         proposal = Proposal(
             id=svc.store.ids.new(now),
             source=svc.principal,
             target=target,
             trust=svc.actor.trust,
             summary=line,
-            body=body,
+            body=body or (promoted.body if promoted else ""),
             evidence=evidence,
-            action="add",
+            action="add" if promoted is None else "promote",
             status="open",
             created_at=now,
+            record=record,
+            expires_at=now + svc.settings.ticket_expire_after,
         )
         work.add_proposal(proposal)
         work.event("propose",
-            {"id": proposal.id, "target": target, "summary": line, "body": body,
-             "evidence": evidence},
+            {"id": proposal.id, "target": target, "summary": line, "body": proposal.body,
+             "evidence": evidence, "record": record,
+             "expires_at": proposal.to_dict()["expires_at"]},
         )  # fmt: skip
         return proposal
 
@@ -100,10 +113,28 @@ def _screened(
 
 
 def list_proposals(svc: MemoryService, *, status: str | None = None) -> list[Proposal]:
-    """The realm's proposals, oldest first; ``status`` keeps one status ("open"). An
-    agent sees only the proposals it made."""
-    if status is not None:
-        fields.text(status, "status")
-    listed = svc.backend.read(lambda tx: tx.list_proposals(svc.realm, status))
+    """The realm's proposals (tickets), oldest first; ``status`` keeps one status
+    ("open"; one past its expiry reads as "expired"). An agent sees only the proposals
+    it made."""
+    ticket.check_status(status)
+    listed = svc.backend.read(lambda tx: ticket.read_tickets(svc, tx, svc._read_now(tx), status))
     view = View(svc.actor)
     return [p for p in listed if view.sees_proposal(p)]
+
+
+def _own_record(svc: MemoryService, tx: Reads, agent: Agent, record: str) -> Memory:
+    """The agent's own active memory a promotion names, else ``not_found`` (another's
+    is not disclosed; a shared memory is not the agent's to promote)."""
+    view = View(svc.actor, agent)
+    found = [
+        m
+        for m in tx.get_many([record])
+        if view.sees(m.realm, m.scope) and m.scope == agent_scope(agent.name)
+    ]
+    if not found or found[0].status is not Status.ACTIVE:
+        raise NotFound(
+            f"no memory {record!r} of the agent's own to promote",
+            remedy="recall it first to find its id",
+            id=record,
+        )
+    return found[0]

@@ -122,6 +122,10 @@ class Work:
     def add_proposal(self, proposal: Proposal) -> None:
         self._tx.insert_proposal(self.realm, proposal)
 
+    def decide_proposal(self, proposal: Proposal, status_was: str) -> bool:
+        """Store a ticket's decision if it still stands at ``status_was`` (else False)."""
+        return self._tx.update_proposal(self.realm, proposal, status_was)
+
     # -- what the doors rendered, and legacy imports ---------------------------------------
 
     def record_injections(self, rows: Sequence[Injection]) -> None:

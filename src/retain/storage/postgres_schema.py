@@ -350,6 +350,22 @@ CREATE TABLE sessions (
 CREATE INDEX sessions_latest ON sessions(realm, identity, updated_at);
 """
 
+# What deciding a proposal (a ticket) needs: the record it promotes, whether its
+# proposer's session was tainted, its expiry, the approvals given (JSON text, as the
+# SQLite store keeps them), who decided it when and why, and the memory it landed. A
+# review finds the pending promotions waiting on a record by ``proposals_record``.
+_TICKETS = """
+ALTER TABLE proposals ADD COLUMN record TEXT;
+ALTER TABLE proposals ADD COLUMN tainted BOOLEAN NOT NULL DEFAULT false;
+ALTER TABLE proposals ADD COLUMN expires_at TEXT;
+ALTER TABLE proposals ADD COLUMN approvals TEXT NOT NULL DEFAULT '[]';
+ALTER TABLE proposals ADD COLUMN decided_by TEXT;
+ALTER TABLE proposals ADD COLUMN decided_at TEXT;
+ALTER TABLE proposals ADD COLUMN decision_reason TEXT NOT NULL DEFAULT '';
+ALTER TABLE proposals ADD COLUMN landed TEXT;
+CREATE INDEX proposals_record ON proposals(realm, record, status) WHERE record IS NOT NULL;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "deferred vectors", _DEFERRED_VECTORS),
@@ -360,6 +376,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "scan text", _SCAN_TEXT),
     Migration(8, "quarantine", _QUARANTINE),
     Migration(9, "sessions", _SESSIONS),
+    Migration(10, "tickets", _TICKETS),
 )
 
 

@@ -20,7 +20,7 @@ from psycopg.types.json import Jsonb
 
 from retain.chrono import parse_stamp, stamp
 from retain.errors import MemoryExists
-from retain.model import Agent, Event, Injection, ListPosition, Memory, Proposal, Team, Trust
+from retain.model import Agent, Event, Injection, ListPosition, Memory, Proposal, Team
 from retain.storage.base import KeySource, LoadCounts, MemoryFilter
 from retain.storage.postgres_vectors import PendingVectors, PostgresVectors
 from retain.storage.postgres_words import PostgresWords
@@ -39,7 +39,7 @@ from retain.storage.rows import (
     memory_of,
     params_of,
 )
-from retain.storage.statements import SqlStatements
+from retain.storage.statements import PROPOSAL_COLUMNS, SqlStatements, proposal_of
 
 # What a write leaves to store after it commits, recorded by its last statement, so
 # that ``since`` is (within that statement) the moment it committed: a row recorded
@@ -189,17 +189,16 @@ class PostgresTransaction(PostgresWords, PostgresVectors, SqlStatements):
         )
         return [Team(r[0], parse_stamp(r[1]), tuple(r[2])) for r in rows]
 
-    def list_proposals(self, realm: str, status: str | None) -> list[Proposal]:
+    def list_proposals(
+        self, realm: str, status: str | None, record: str | None = None
+    ) -> list[Proposal]:
         rows = self._rows(
-            "SELECT id, source, target, trust, summary, body, evidence, action, status, "
-            "created_at FROM proposals WHERE realm = %s AND (%s::text IS NULL OR status = %s) "
+            f"SELECT {PROPOSAL_COLUMNS} FROM proposals WHERE realm = %s "
+            "AND (%s::text IS NULL OR status = %s) AND (%s::text IS NULL OR record = %s) "
             "ORDER BY seq",  # the order they were made in
-            (realm, status, status),
+            (realm, status, status, record, record),
         )
-        return [
-            Proposal(r[0], r[1], r[2], Trust(r[3]), r[4], r[5], r[6], r[7], r[8], parse_stamp(r[9]))
-            for r in rows
-        ]
+        return [proposal_of(r) for r in rows]
 
     # -- memories -------------------------------------------------------------
 

@@ -408,6 +408,28 @@ def _m009_sessions(con: sqlite3.Connection) -> None:
     )
 
 
+def _m010_tickets(con: sqlite3.Connection) -> None:
+    """What deciding a proposal (a ticket) needs: the record it promotes, whether its
+    proposer's session was tainted, its expiry, the approvals given, who decided it when
+    and why, and the memory it landed. A review finds the pending promotions waiting on
+    a record by ``proposals_record``."""
+    run_script(
+        con,
+        """
+        ALTER TABLE proposals ADD COLUMN record TEXT;
+        ALTER TABLE proposals ADD COLUMN tainted INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE proposals ADD COLUMN expires_at TEXT;
+        ALTER TABLE proposals ADD COLUMN approvals TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE proposals ADD COLUMN decided_by TEXT;
+        ALTER TABLE proposals ADD COLUMN decided_at TEXT;
+        ALTER TABLE proposals ADD COLUMN decision_reason TEXT NOT NULL DEFAULT '';
+        ALTER TABLE proposals ADD COLUMN landed TEXT;
+        CREATE INDEX proposals_record ON proposals(realm, record, status)
+            WHERE record IS NOT NULL;
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", _m001_foundation),
     Migration(2, "retrieval", _m002_retrieval),
@@ -418,6 +440,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "changed by", _m007_changed_by),
     Migration(8, "quarantine", _m008_quarantine),
     Migration(9, "sessions", _m009_sessions),
+    Migration(10, "tickets", _m010_tickets),
 )
 
 

@@ -26,7 +26,6 @@ from retain.model import (
     Memory,
     Proposal,
     Team,
-    Trust,
 )
 from retain.storage.base import (
     KeySource,
@@ -54,7 +53,7 @@ from retain.storage.rows import (
     params_of,
 )
 from retain.storage.sqlite_fts import FtsSearch
-from retain.storage.statements import SqlStatements
+from retain.storage.statements import PROPOSAL_COLUMNS, SqlStatements, proposal_of
 from retain.storage.words import scan_hits
 
 
@@ -197,17 +196,16 @@ class SqliteTransaction(SqlStatements):
         )
         return [Team(r[0], parse_stamp(r[1]), tuple(json.loads(r[2]))) for r in rows]
 
-    def list_proposals(self, realm: str, status: str | None) -> list[Proposal]:
+    def list_proposals(
+        self, realm: str, status: str | None, record: str | None = None
+    ) -> list[Proposal]:
         rows = self.con.execute(
-            "SELECT id, source, target, trust, summary, body, evidence, action, status, "
-            "created_at FROM proposals WHERE realm = ? AND (? IS NULL OR status = ?) "
+            f"SELECT {PROPOSAL_COLUMNS} FROM proposals WHERE realm = ? "
+            "AND (? IS NULL OR status = ?) AND (? IS NULL OR record = ?) "
             "ORDER BY rowid",  # the order they were made in
-            (realm, status, status),
+            (realm, status, status, record, record),
         )
-        return [
-            Proposal(r[0], r[1], r[2], Trust(r[3]), r[4], r[5], r[6], r[7], r[8], parse_stamp(r[9]))
-            for r in rows
-        ]
+        return [proposal_of(r) for r in rows]
 
     # -- memories -------------------------------------------------------------
 

@@ -14,22 +14,59 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
-from retain.chrono import parse_stamp, stamp
+from retain.chrono import parse_optional_stamp, parse_stamp, stamp
 from retain.ledger import GENESIS
 from retain.model import (
     COUNT_MAX,
     Agent,
     AgentSession,
+    Approval,
     Injection,
     Memory,
     Project,
     Proposal,
     Team,
+    Trust,
 )
 from retain.storage.base import InlineEntry, KeySource, Standing
 from retain.storage.rows import COLUMNS, KEY_COLUMNS, STANDING_COLUMNS, standing_of
 
 R = TypeVar("R")
+
+# A proposal's (a ticket's) columns, as ``proposal_of`` reads them.
+PROPOSAL_COLUMNS = (
+    "id, source, target, trust, summary, body, evidence, action, status, created_at, "
+    "record, tainted, expires_at, approvals, decided_by, decided_at, decision_reason, landed"
+)
+
+
+def proposal_of(row: Sequence[Any]) -> Proposal:
+    """The proposal of a row selected as ``PROPOSAL_COLUMNS``."""
+    approvals = tuple(
+        Approval(a["by"], parse_stamp(a["at"]), a.get("reason", "")) for a in json.loads(row[13])
+    )
+    return Proposal(
+        id=row[0], source=row[1], target=row[2], trust=Trust(row[3]), summary=row[4],
+        body=row[5], evidence=row[6], action=row[7], status=row[8],
+        created_at=parse_stamp(row[9]), record=row[10], tainted=bool(row[11]),
+        expires_at=parse_optional_stamp(row[12]), approvals=approvals, decided_by=row[14],
+        decided_at=parse_optional_stamp(row[15]), decision_reason=row[16], landed=row[17],
+    )  # fmt: skip
+
+
+def _approvals_text(approvals: Sequence[Approval]) -> str:
+    return json.dumps([{"by": a.by, "at": stamp(a.at), "reason": a.reason} for a in approvals])
+
+
+def _proposal_values(p: Proposal) -> tuple[Any, ...]:
+    """A proposal's values in the order of ``PROPOSAL_COLUMNS``."""
+    return (
+        p.id, p.source, p.target, p.trust.value, p.summary, p.body, p.evidence, p.action,
+        p.status, stamp(p.created_at), p.record, p.tainted,
+        stamp(p.expires_at) if p.expires_at else None, _approvals_text(p.approvals),
+        p.decided_by, stamp(p.decided_at) if p.decided_at else None, p.decision_reason,
+        p.landed,
+    )  # fmt: skip
 
 
 class SqlStatements(ABC):
@@ -208,13 +245,33 @@ class SqlStatements(ABC):
     def insert_proposal(self, realm: str, proposal: Proposal) -> None:
         p = proposal
         self._execute(
-            "INSERT INTO proposals(id, realm, source, target, trust, summary, body, evidence, "
-            "action, status, created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            f"INSERT INTO proposals(realm, {PROPOSAL_COLUMNS}) VALUES "
+            "(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (realm, *_proposal_values(p)),
+        )
+
+    def update_proposal(self, realm: str, proposal: Proposal, status_was: str) -> bool:
+        """Store a decided ``proposal`` if it still stands at ``status_was`` (else False:
+        another decision came first)."""
+        p = proposal
+        cursor = self._execute(
+            "UPDATE proposals SET status = %s, approvals = %s, decided_by = %s, "
+            "decided_at = %s, decision_reason = %s, landed = %s "
+            "WHERE realm = %s AND id = %s AND status = %s",
             (
-                p.id, realm, p.source, p.target, p.trust.value, p.summary, p.body,
-                p.evidence, p.action, p.status, stamp(p.created_at),
+                p.status, _approvals_text(p.approvals), p.decided_by,
+                stamp(p.decided_at) if p.decided_at else None, p.decision_reason, p.landed,
+                realm, p.id, status_was,
             ),
         )  # fmt: skip
+        return bool(cursor.rowcount)
+
+    def get_proposal(self, realm: str, proposal_id: str) -> Proposal | None:
+        row = self._one(
+            f"SELECT {PROPOSAL_COLUMNS} FROM proposals WHERE realm = %s AND id = %s",
+            (realm, proposal_id),
+        )
+        return None if row is None else proposal_of(row)
 
     def delete_memory(self, memory_id: str) -> None:
         self._execute("DELETE FROM memories WHERE id = %s", (memory_id,))

@@ -10,6 +10,9 @@ options, the store a command opens), ``output`` (what is printed, and how),
 ``session``, ``trust``),
 each leaving rich and the service unimported until a command runs them. ``main`` is
 the console script.
+(``memory``, ``agent``, ``fact``, ``registry``, ``ticket``, ``transfer``, ``admin``,
+``server``), each leaving rich and the service unimported until a command runs them.
+``main`` is the console script.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from retain.doors.cli import (  # noqa: F401
     registry,
     server,
     session,
+    ticket,
     transfer,
     trust,
 )

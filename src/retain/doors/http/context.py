@@ -10,7 +10,6 @@ from typing import Annotated, Any
 from fastapi import FastAPI
 
 from retain.doors.http.request import API, ContextBody, ProposeBody, TextQuery, query_rule
-from retain.doors.records import plain, record_of
 from retain.service import SEARCH_LIMIT_MAX, MemoryService
 
 
@@ -21,11 +20,12 @@ def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
     @app.post(f"{API}/proposals", tags=["agents"], status_code=201)
     def propose(body: ProposeBody, svc: MemoryService = acting) -> dict[str, Any]:
         """Ask for a write beyond the agent's own scope, for a curator to decide."""
-        return record_of(svc.propose(**body.model_dump()))
+        return svc.propose(**body.model_dump()).to_dict()
 
     @app.get(f"{API}/proposals", tags=["agents"])
     def proposals(status: TextQuery = None, svc: MemoryService = acting) -> dict[str, Any]:
-        return {"proposals": plain(svc.list_proposals(status=status))}
+        """The proposals (tickets) the caller may see: an agent, the ones it made."""
+        return {"proposals": [p.to_dict() for p in svc.list_proposals(status=status)]}
 
     @app.post(f"{API}/context", tags=["agents"])
     def context(body: ContextBody, svc: MemoryService = acting) -> dict[str, Any]:

@@ -199,6 +199,11 @@ class ProposeBody(_Body):
     body: Text = ""
     evidence: Text = ""
     redact: bool = False
+    record: Text | None = None
+
+
+class DecideBody(_Body):
+    reason: Text = ""
 
 
 class ContextBody(_Body):

@@ -190,7 +190,16 @@ class SearchOut(BaseModel):
     memories: list[Hit]
 
 
+class ApprovalOut(BaseModel):
+    by: str
+    at: str
+    reason: str
+
+
 class ProposalOut(BaseModel):
+    """A ticket: the seed's fields (id, timestamp, source agent, scope, trust label,
+    summary, evidence, action, status) and where its decision stands."""
+
     id: str
     source: str
     target: str
@@ -201,6 +210,18 @@ class ProposalOut(BaseModel):
     action: str
     status: str
     created_at: str
+    record: str | None = Field(description="The memory it promotes, if any.")
+    tainted: bool = Field(description="Whether the proposer's session was tainted.")
+    expires_at: str | None
+    approvals: list[ApprovalOut]
+    decided_by: str | None
+    decided_at: str | None
+    decision_reason: str
+    landed: str | None = Field(description="The memory an approval landed.")
+
+
+class TicketsOut(BaseModel):
+    tickets: list[ProposalOut]
 
 
 class FactOut(BaseModel):

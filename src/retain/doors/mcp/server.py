@@ -54,6 +54,12 @@ INSTRUCTIONS: Mapping[str, str] = {
         "Agents' own memories are theirs: an agent connects as agent:NAME. " + _NOT_STORED
     ),
 }
+# Told to a principal offered the decisions (an operator, the steward).
+CURATOR = (
+    "What agents propose for the shared tiers is a ticket: ticket_list and ticket_show "
+    "show them, ticket_approve lands one (or records a first approval where the policy "
+    "gate asks a second approver) and ticket_reject declines one."
+)
 MEMORY_OFF = (
     "Memory is turned off for this installation ([memory] enabled = false in its "
     "config.toml): no memory tools are offered and the memory section is empty."
@@ -62,10 +68,12 @@ MEMORY_OFF = (
 
 def instructions_for(service: MemoryService) -> str:
     """The server instructions for the principal a service acts as."""
-    if not service.offered_verbs():
+    offered = service.offered_verbs()
+    if not offered:
         return MEMORY_OFF
     told = AGENT_KIND if service.kind is Kind.AGENT else TIERS_KIND
-    return INSTRUCTIONS[told].format(principal=service.principal)
+    text = INSTRUCTIONS[told].format(principal=service.principal)
+    return f"{text} {CURATOR}" if "approve" in offered else text
 
 
 # -- who acts ------------------------------------------------------------------------------
@@ -107,10 +115,10 @@ class Server(MCPServer):
         self.middleware.append(self._instruct)
 
     def verb_tool(
-        self, verb: str, *, title: str, annotations: ToolAnnotations
+        self, verb: str, *, title: str, annotations: ToolAnnotations, name: str | None = None
     ) -> Callable[[Callable[..., CallToolResult]], Callable[..., CallToolResult]]:
-        """Register a tool calling ``verb``, named after it."""
-        name = verb if verb.startswith("fact_") else f"memory_{verb}"
+        """Register a tool calling ``verb``, named after it unless ``name`` is given."""
+        name = name or (verb if verb.startswith("fact_") else f"memory_{verb}")
         self.verbs[name] = verb
         return self.tool(name=name, title=title, annotations=annotations)
 

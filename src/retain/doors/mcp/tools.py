@@ -12,6 +12,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import AnyHttpUrl, Field
 
 import retain
+from retain.doors.mcp import tickets
 from retain.doors.mcp.error import refusal
 from retain.doors.mcp.schema import (
     Budget,
@@ -52,7 +53,7 @@ from retain.doors.mcp.server import (
     Server,
     StaticTokens,
 )
-from retain.doors.records import facts_of, record_of
+from retain.doors.records import facts_of
 from retain.errors import RetainError
 from retain.model import Memory
 from retain.service import MemoryService
@@ -321,13 +322,18 @@ def create_server(
         body: Annotated[str, Field(description="The proposed memory's body.")] = "",
         evidence: Annotated[str, Field(description="Why it holds: where it was seen.")] = "",
         redact: Redact = False,
+        record: Annotated[
+            str | None,
+            Field(description="The id of one of your own memories to promote (its body)."),
+        ] = None,
     ) -> Annotated[CallToolResult, ProposalOut]:
-        """Ask for a shared memory (global or a team's), for a curator to decide."""
+        """Ask for a shared memory (global or a team's), or for one of your own to be
+        promoted there, for a curator to decide."""
 
         return call(
-            lambda s: record_of(
-                s.propose(summary, target=target, body=body, evidence=evidence, redact=redact)
-            )
+            lambda s: s.propose(
+                summary, target=target, body=body, evidence=evidence, record=record, redact=redact
+            ).to_dict()
         )
 
     @server.verb_tool("fact_write", title="Write a fact", annotations=SUPERSEDES)
@@ -417,6 +423,8 @@ def create_server(
                 "retract"
             )
         )
+
+    tickets.add(server, call)
 
     @server.resource(
         CONTEXT_URI,
