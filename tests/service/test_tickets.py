@@ -16,7 +16,7 @@ from tests.conftest import ServiceFactory, open_backend, raw_sql, store_state
 from retain import errors
 from retain.chrono import ManualClock
 from retain.config import Settings, load_settings
-from retain.model import Memory, Proposal, Trust
+from retain.model import Proposal, Trust
 from retain.service import MemoryService, ticket
 
 GATED_GLOBAL = Settings(gate=(("global", "second_approver"),))
@@ -171,25 +171,22 @@ def test_a_promotion_names_an_own_active_memory(team: dict[str, MemoryService]) 
 
 
 def test_a_landing_passes_admission_and_a_refusal_leaves_the_ticket_to_reject(
-    team: dict[str, MemoryService], monkeypatch: pytest.MonkeyPatch
+    team: dict[str, MemoryService], make_service: ServiceFactory
 ) -> None:
-    """Admission refuses a landing holding a secret (the secrets slice's reason); any
-    refusal of it rolls the approval back, and the ticket can then only be rejected."""
-    from retain.service import admission
+    """Admission screens a landing as any row: a ticket whose text a detector added
+    since it was proposed now finds is refused (``secret_detected``), the approval rolls
+    back, and the ticket can then only be rejected."""
+    from retain.governance import secrets
 
-    operator = team["operator"]
-    made = team["ada"].propose("The key", body="AKIA-looking text")
-    seen: list[str] = []
-
-    def refuse(work: object, memory: Memory) -> Memory:
-        seen.append(memory.derived_from or "")
-        raise errors.InvalidValue("held back", remedy="remove it", field="body")
-
-    monkeypatch.setattr(admission, "admit", refuse)
+    made = team["ada"].propose("The vault key", body="the vault key is vk_live_0123456789abcdef")
+    added, problems = secrets.configured({"vault_key": r"vk_live_[0-9a-f]{16}"}, [])
+    assert not problems
+    operator = make_service(settings=Settings(secrets=added))
     before = store_state(operator)
-    with pytest.raises(errors.InvalidValue):
+    with pytest.raises(errors.SecretDetected) as refused:
         operator.approve(made.id)
-    assert seen == [made.id] and store_state(operator) == before
+    assert [f["kind"] for f in refused.value.details["findings"]] == ["vault_key"]
+    assert store_state(operator) == before
     assert operator.get_ticket(made.id).status == "open"
     assert operator.reject(made.id, reason="it holds a secret").status == "rejected"
 
