@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from retain.config import Settings
 from retain.errors import AccessDenied
 from retain.service.actor import Actor, Kind
+from retain.service.view import REVIEWERS  # who decides quarantined records
 
 AGENT = frozenset({Kind.AGENT})
 ADMINS = frozenset({Kind.OPERATOR, Kind.APP})
@@ -32,7 +33,6 @@ OPERATOR = frozenset({Kind.OPERATOR})
 EVERYONE = frozenset(Kind)
 NOT_AGENTS = EVERYONE - AGENT
 KEEPERS = frozenset({Kind.OPERATOR, Kind.APP, Kind.STEWARD})
-REVIEWERS = frozenset({Kind.OPERATOR, Kind.STEWARD})
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +61,7 @@ _LOG = "the event log holds every scope's changes; an agent recalls what it sees
 _UPKEEP = "it rebuilds or moves the whole store, which is an operator's work"
 _FACTS = "facts are written by agents, applications and operators"
 _REVIEW = "raising trust is a review, for operators and the steward"
+_QUARANTINE = "quarantined records are reviewed by an operator or the steward"
 
 POLICY: Mapping[str, Rule] = MappingProxyType(
     {
@@ -103,6 +104,9 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "list_projects": _read(EVERYONE),
         "list_agents": _read(EVERYONE),
         "list_teams": _read(EVERYONE),
+        # quarantine review (offered to a reviewer's model session, never an agent's)
+        "list_quarantine": _read(REVIEWERS, _QUARANTINE, offered=True),
+        "review": _write(REVIEWERS, _QUARANTINE, offered=True),
         # audit and upkeep
         "events": _read(NOT_AGENTS, _LOG),
         "verify": _read(KEEPERS, "verifying reads every scope's rows"),
