@@ -116,6 +116,8 @@ EXPECTED: dict[str, dict[str, str]] = {
     "list_projects":   row(OK,     OK,     OK,      OK,     OK,       OK),
     "list_agents":     row(OK,     OK,     OK,      OK,     OK,       OK),
     "list_teams":      row(OK,     OK,     OK,      OK,     OK,       OK),
+    "list_quarantine": row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
+    "review":          row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
     "events":          row(DENIED, OK,     OK,      OK,     OK,       OK),
     "verify":          row(DENIED, OK,     OK,      OK,     DENIED,   DENIED),
     "reindex":         row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
@@ -138,6 +140,8 @@ class Sample:
     dropped: str  # an agent's own memory to forget
     others: str  # another agent's own memory
     plan: str  # a shared memory, for a reviewer to retier
+    held: str  # an agent's memory held for review (quarantined)
+    held_hash: str  # its content_hash, which a review is bound to
 
     @property
     def snapshot(self) -> str:
@@ -171,7 +175,23 @@ def set_up(operator: MemoryService, location: str, home: Path, scratch: Path) ->
     kept = ada.remember("my locker is number twelve")
     dropped = ada.remember("the old locker code")
     others = operator.acting_as("agent:bea").remember("bea's own note")
-    return Sample(location, home, scratch, kept.id, dropped.id, others.id, plan.id)
+    posture = Settings(
+        anonymous_writes=operator.settings.anonymous_writes, llm_writes="quarantined"
+    )
+    held = MemoryService(  # the same store, under the posture that holds every agent write
+        operator.backend, settings=posture, clock=operator.clock, principal="agent:ada"
+    ).remember("the deploy key rotates weekly")
+    return Sample(
+        location,
+        home,
+        scratch,
+        kept.id,
+        dropped.id,
+        others.id,
+        plan.id,
+        held.id,
+        held.content_hash,
+    )
 
 
 # -- how each door reaches each verb ---------------------------------------------------------
@@ -379,6 +399,24 @@ DOORS: dict[str, Doors] = {
     ),
     "list_teams": Doors(
         lambda svc, s: svc.list_teams(), ("team", "list"), rest=("get", "/v1/teams")
+    ),
+    "list_quarantine": Doors(
+        lambda svc, s: svc.list_quarantine(),
+        ("quarantine", "list"), cli_as=True,
+        rest=("get", "/v1/quarantine"),
+        mcp="memory_list_quarantine",
+    ),
+    "review": Doors(
+        lambda svc, s: svc.review(s.held, "release", s.held_hash),
+        ("review",), lambda s: [s.held, "--release", "--hash", s.held_hash], cli_as=True,
+        rest=("post", "/v1/memories/{id}/review"),
+        rest_args=lambda s: {
+            "id": s.held, "json": {"verdict": "release", "expected_content_hash": s.held_hash}
+        },
+        mcp="memory_review",
+        mcp_args=lambda s: {
+            "id": s.held, "verdict": "release", "expected_content_hash": s.held_hash
+        },
     ),
     "events": Doors(lambda svc, s: svc.events(), rest=("get", "/v1/events")),
     "verify": Doors(lambda svc, s: svc.verify(), ("verify",)),

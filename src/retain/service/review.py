@@ -132,6 +132,8 @@ def review(
                 expected=expected_content_hash,
                 actual=origin.content_hash,
             )
+        # A release of content matching a secret pattern is refused secret_detected here
+        # (tombstone is its only exit), once the detector (retain.governance.secrets) is in.
         # Gated promotions (checks 8-9c of the review's table) join here with the tickets:
         # a pending promotion past its expiry is expired and listed, a release one waits
         # on is refused gate_pending, an operator's tombstone invalidates and lists them.

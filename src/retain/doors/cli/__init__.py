@@ -6,8 +6,8 @@ to an exit status through ``EXIT_CODES``; anything unmapped is a bug (70).
 The package is the command, one module a concern: ``root`` (the group, the shared
 options, the store a command opens), ``output`` (what is printed, and how),
 ``refusal`` (exit statuses and hints), ``editor``, and one module a group of commands
-(``memory``, ``agent``, ``fact``, ``registry``, ``transfer``, ``admin``, ``server``,
-``trust``),
+(``memory``, ``agent``, ``fact``, ``registry``, ``review``, ``transfer``, ``admin``,
+``server``, ``trust``),
 each leaving rich and the service unimported until a command runs them. ``main`` is
 the console script.
 """
@@ -23,6 +23,7 @@ from retain.doors.cli import (  # noqa: F401
     fact,
     memory,
     registry,
+    review,
     server,
     transfer,
     trust,

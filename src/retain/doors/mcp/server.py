@@ -54,6 +54,11 @@ INSTRUCTIONS: Mapping[str, str] = {
         "Agents' own memories are theirs: an agent connects as agent:NAME. " + _NOT_STORED
     ),
 }
+REVIEWING = (  # told to a reviewer (an operator, the steward) besides its kind's text
+    "As a reviewer, memory_list_quarantine shows the records held for review, with the "
+    "content_hash of each, and memory_review releases one into memory (at observed trust) "
+    "or tombstones it, bound to the content_hash of what you read."
+)
 MEMORY_OFF = (
     "Memory is turned off for this installation ([memory] enabled = false in its "
     "config.toml): no memory tools are offered and the memory section is empty."
@@ -65,7 +70,8 @@ def instructions_for(service: MemoryService) -> str:
     if not service.offered_verbs():
         return MEMORY_OFF
     told = AGENT_KIND if service.kind is Kind.AGENT else TIERS_KIND
-    return INSTRUCTIONS[told].format(principal=service.principal)
+    text = INSTRUCTIONS[told].format(principal=service.principal)
+    return text + " " + REVIEWING if "review" in service.offered_verbs() else text
 
 
 # -- who acts ------------------------------------------------------------------------------
