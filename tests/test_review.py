@@ -295,3 +295,31 @@ def test_review_leaves_admission_to_the_next_write(realm: ServiceFactory) -> Non
     origin = held_note(realm)
     realm().review(origin.id, "release", origin.content_hash)
     assert held_note(realm, "again").status is Status.QUARANTINED  # the posture still holds
+
+
+@pytest.mark.parametrize("writer", ["anonymous", "agent:ada"])
+def test_a_held_write_is_out_of_sight_until_a_reviewer_releases_it(
+    realm: ServiceFactory, writer: str
+) -> None:
+    if writer == "anonymous":
+        realm(principal=writer, settings=OPEN_DOOR).write(
+            "zebra-care", description="zebra feeding", body="feed the zebra at noon"
+        )
+    else:
+        realm(principal=writer, settings=HELD).remember("feed the zebra at noon")
+    ada, app = realm(principal="agent:ada"), realm(principal="app:ci")
+    assert ada.recall(["zebra noon"]).hits == ()
+    assert app.search(["zebra noon"]).hits == () and app.list_memories() == []
+    assert "noon" not in ada.context(turn="when is the zebra fed at noon?").text
+    operator = realm()
+    (row,) = operator.list_quarantine()
+    operator.review(row.id, "release", row.content_hash, rationale="the keeper confirmed")
+    (hit,) = ada.recall(["zebra noon"]).hits
+    memory = hit.memory
+    assert (memory.id, memory.trust, memory.ever_quarantined, memory.derived_from) == (
+        f"{row.id}-released",
+        Trust.OBSERVED,
+        True,
+        row.id,
+    )
+    assert "noon" in ada.context(turn="when is the zebra fed at noon?").text
