@@ -4,9 +4,7 @@ its refusals write nothing."""
 
 from __future__ import annotations
 
-from tests.doors.cli_helpers import ACCESS_DENIED, USAGE, Retain
-
-REVIEW_REFUSED = 19
+from tests.doors.cli_helpers import ACCESS_DENIED, REVIEW_REFUSED, USAGE, Retain
 
 
 def held(retain: Retain) -> dict[str, object]:

@@ -836,6 +836,19 @@ VIEW_CASES: dict[str, tuple[str, str, Doors, str]] = {
         lambda svc, s: svc.update(s.others, "mine now"),
         mcp="memory_update", mcp_args=lambda s: {"id": s.others, "text": "mine now"},
     ), NOT_FOUND),
+    "an app gets a quarantined memory by id": ("get", "app", Doors(
+        lambda svc, s: svc.get(s.held),
+        rest=("get", "/v1/memories/{name}"), rest_args=lambda s: {"name": s.held},
+    ), NOT_FOUND),
+    "its author reads its quarantined memory by id": ("read", "agent", Doors(
+        lambda svc, s: svc.read(s.held),
+        rest=_READ_ROUTE, rest_args=lambda s: {"name": s.held},
+        mcp="memory_read", mcp_args=lambda s: {"name": s.held},
+    ), NOT_FOUND),
+    "an app reads a quarantined memory in the log": ("events", "app", Doors(
+        lambda svc, s: _withheld(svc.events(memory_id=s.held)),
+        rest=("get", "/v1/events"), rest_args=lambda s: {"params": {"memory_id": s.held}},
+    ), OK),
     "an app reads another agent's memory in the log": ("events", "app", Doors(
         lambda svc, s: _withheld(svc.events(memory_id=s.others)),
         rest=("get", "/v1/events"), rest_args=lambda s: {"params": {"memory_id": s.others}},
