@@ -323,3 +323,18 @@ def test_a_held_write_is_out_of_sight_until_a_reviewer_releases_it(
         row.id,
     )
     assert "noon" in ada.context(turn="when is the zebra fed at noon?").text
+
+
+def test_a_release_past_the_inline_budget_is_refused(realm: ServiceFactory) -> None:
+    from retain.errors import InlineBudgetExceeded
+
+    origin = (
+        realm(principal="anonymous", settings=OPEN_DOOR)
+        .write("rules", description="house rules", body="x" * 400, load="inline")
+        .memory
+    )  # held, it spends no inline budget
+    tight = realm(settings=Settings(inline_max_bytes=100))
+    with pytest.raises(InlineBudgetExceeded):
+        tight.review(origin.id, "release", origin.content_hash)
+    assert stored(tight, origin.id).status is Status.QUARANTINED
+    assert realm().review(origin.id, "release", origin.content_hash).outcome == "released"
