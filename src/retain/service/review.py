@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from retain import budget, fields
 from retain.chrono import stamp
@@ -149,18 +149,13 @@ def review(
             "rationale": rationale,
         }
         discarded = replace(origin, status=Status.DISCARDED, updated_at=work.now)
-        if verdict == RELEASE:
-            successor, superseded = _release(svc, work, origin)
-            rows.swap(work, discarded, origin, "reviewed")
-            payload: dict[str, Any] = {
-                "review": decided,
-                "successor": rows.payload_of(successor, work.now),
-                "superseded": superseded,
-            }
-        else:
-            successor = None
-            rows.swap(work, discarded, origin, "reviewed")
-            payload = {"review": decided, "successor": None, "superseded": None}
+        successor, superseded = _release(svc, work, origin) if verdict == RELEASE else (None, None)
+        discarded = rows.swap(work, discarded, origin, "reviewed")
+        payload = {
+            "review": decided,
+            "successor": rows.payload_of(successor, work.now) if successor else None,
+            "superseded": superseded,
+        }
         event = work.event(EVENT, payload, memory_id=origin.id)
         return ReviewResult(
             DONE[verdict],
