@@ -940,3 +940,28 @@ def test_the_config_block_carries_a_postgres_stores_url(postgres_url: str, where
     assert shown.exit_code == 0, shown.output
     block = json.loads(shown.stdout)["mcpServers"]["retain"]
     assert block["env"]["RETAIN_DATABASE_URL"] == url
+
+
+def test_a_reviewer_releases_over_mcp_what_an_agent_wrote_held(service: MemoryService) -> None:
+    agent = as_agent(service)
+    posture = Settings(llm_writes="quarantined")  # the same store: the agent's writes held
+    MemoryService(service.backend, settings=posture, principal="agent:coder").remember(
+        "tea is served at five"
+    )
+    recalled = call(agent, "memory_recall", {"queries": ["tea five"]}).structured_content
+    assert recalled is not None and recalled["memories"] == []
+    reviewer = operator_server(service, "steward")
+    queue = call(reviewer, "memory_list_quarantine", {}).structured_content
+    assert queue is not None
+    (row,) = queue["quarantine"]
+    decision = {"id": row["id"], "verdict": "release", "expected_content_hash": row["content_hash"]}
+    done = call(reviewer, "memory_review", decision).structured_content
+    assert done is not None and done["outcome"] == "released"
+    assert done["decision"]["review"]["reviewer"] == "steward"
+    found = call(agent, "memory_recall", {"queries": ["tea five"]}).structured_content
+    assert found is not None
+    assert [(m["id"], m["trust"], m["ever_quarantined"]) for m in found["memories"]] == [
+        (f"{row['id']}-released", "observed", True)
+    ]
+    refused = call(agent, "memory_review", decision).structured_content
+    assert refused is not None and refused["error"]["code"] == "access_denied"
