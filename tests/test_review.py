@@ -338,3 +338,19 @@ def test_a_release_past_the_inline_budget_is_refused(realm: ServiceFactory) -> N
         tight.review(origin.id, "release", origin.content_hash)
     assert stored(tight, origin.id).status is Status.QUARANTINED
     assert realm().review(origin.id, "release", origin.content_hash).outcome == "released"
+
+
+def test_content_holding_a_secret_is_never_released(realm: ServiceFactory) -> None:
+    from retain.errors import SecretDetected
+
+    token = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    origin = realm(principal="agent:ada").remember(f"the deploy token is {token}")
+    assert origin.quarantine_reason == ("secret_detected",)
+    operator = realm()
+    before = operator.status()
+    with pytest.raises(SecretDetected) as refused:
+        operator.review(origin.id, "release", origin.content_hash)
+    assert refused.value.details["kinds"] == ["github_token"]
+    assert token not in str(refused.value) and token not in json.dumps(refused.value.details)
+    assert operator.status().chain_head == before.chain_head
+    assert operator.review(origin.id, "tombstone", origin.content_hash).outcome == "tombstoned"

@@ -25,6 +25,8 @@ order (``docs/concepts.md``, "Quarantine"):
    ``successor_conflict``; otherwise (a plain forget, never quarantined)
    ``not_quarantined``;
 4. the content is what the reviewer read — else ``content_mismatch``;
+4b. a release of content matching a secret pattern — ``secret_detected`` (tombstone is
+   its only exit);
 5. (gated promotions that wait on the record join here with the tickets);
 6. a release of an update whose target is no longer active — ``stale_update``;
 7. a release of a named record whose name is taken now — ``name_conflict``; an inline
@@ -48,6 +50,7 @@ from retain.errors import (
     StaleUpdate,
     SuccessorConflict,
 )
+from retain.governance import secrets
 from retain.model import GLOBAL_SCOPE, Memory, Status, Trust
 from retain.results import Decision, Receipt, ReviewResult
 from retain.service import rows
@@ -132,8 +135,15 @@ def review(
                 expected=expected_content_hash,
                 actual=origin.content_hash,
             )
-        # A release of content matching a secret pattern is refused secret_detected here
-        # (tombstone is its only exit), once the detector (retain.governance.secrets) is in.
+        if verdict == RELEASE:  # a secret is never released: tombstone is its only exit
+            held = secrets.findings_of(origin, svc.settings.secrets)
+            if held:
+                raise secrets.refusal(
+                    held,
+                    what=f"record {origin.id!r}",
+                    remedy="tombstone it: content holding a secret is never released",
+                    id=origin.id,
+                )
         # Gated promotions (checks 8-9c of the review's table) join here with the tickets:
         # a pending promotion past its expiry is expired and listed, a release one waits
         # on is refused gate_pending, an operator's tombstone invalidates and lists them.
