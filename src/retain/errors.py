@@ -39,6 +39,10 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   └── EditAmbiguous            edit_ambiguous
     ├── StaleUpdate                  stale_update
     ├── SecretDetected               secret_detected
+    ├── ReviewRefused                review_refused
+    │   ├── ContentMismatch          content_mismatch
+    │   ├── NotQuarantined           not_quarantined
+    │   └── SuccessorConflict        successor_conflict
     ├── AccessDenied                 access_denied
     │   ├── Unauthenticated          unauthenticated
     │   └── MemoryDisabled           memory_disabled
@@ -95,6 +99,7 @@ FIXES = frozenset(
         "force_import",  # import again, replacing what exists by the snapshot's version
         "home",  # point the store's home at another directory
         "redact",  # write again asking for each secret to be replaced by its marker
+        "quarantine",  # read the quarantine queue (the record and its content_hash)
     }
 )
 
@@ -369,6 +374,33 @@ class SecretDetected(RetainError):
     end}`` each), never its value. Nothing was written."""
 
     code = "secret_detected"
+
+
+# -- reviews -----------------------------------------------------------------
+
+
+class ReviewRefused(RetainError):
+    """A review of a quarantined record was refused; nothing was decided."""
+
+    code = "review_refused"
+
+
+class ContentMismatch(ReviewRefused):
+    """The record's content is not the content the reviewer read (its hash differs)."""
+
+    code = "content_mismatch"
+
+
+class NotQuarantined(ReviewRefused):
+    """The record is not waiting for review (never was, or was decided otherwise)."""
+
+    code = "not_quarantined"
+
+
+class SuccessorConflict(ReviewRefused):
+    """A row holds the successor's id with no review of the record behind it."""
+
+    code = "successor_conflict"
 
 
 # -- export / import ---------------------------------------------------------

@@ -2,10 +2,10 @@
 
 A write's request (``WriteRequest``, and the ``Restore`` an import brings), and each
 verb's result: a write's, read's, edit's, delete's, search's, fact change's, context
-render's, export's, migration's, verification's, the store's status, and a session's
-observation and reset. Each result says what happened and renders itself for a door
-(``to_dict``); ``before`` and ``after`` of a change are the memory's exported text,
-drawn only when read.
+render's, export's, migration's, verification's, review's, the store's status, and a
+session's observation and reset. Each result says what happened and renders itself for a
+door (``to_dict``); ``before`` and ``after`` of a change are the memory's exported
+text, drawn only when read.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from retain.chrono import age_phrase
+from retain.chrono import age_phrase, stamp
 from retain.model import Fact, Injection, Load, Memory, Trust
 
 
@@ -329,6 +329,92 @@ class FactChange:
             "fact": self.fact.to_dict(),
             other: self.other.to_dict() if self.other else None,
             "changed": self.changed,
+        }
+
+
+def held_record(memory: Memory, now: datetime) -> dict[str, Any]:
+    """A quarantined memory as the quarantine queue shows it to a reviewer: its record
+    and body, why it waits (``quarantine_reason``), the session it was written in, and
+    the ``content_hash`` a review binds its decision to."""
+    return memory.to_dict(now, body=True) | {
+        "quarantine_reason": list(memory.quarantine_reason),
+        "session": memory.session,
+        "content_hash": memory.content_hash,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """A record a review decided or made, as it stands now."""
+
+    id: str
+    status: str
+    trust: str
+    ever_quarantined: bool
+    content_hash: str
+    supersedes: str | None
+    derived_from: str | None
+
+    @classmethod
+    def of(cls, memory: Memory) -> Receipt:
+        return cls(
+            memory.id,
+            memory.status.value,
+            memory.trust.value,
+            memory.ever_quarantined,
+            memory.content_hash,
+            memory.supersedes,
+            memory.derived_from,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "status": self.status,
+            "trust": self.trust,
+            "ever_quarantined": self.ever_quarantined,
+            "content_hash": self.content_hash,
+            "supersedes": self.supersedes,
+            "derived_from": self.derived_from,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """A committed review: its event (the audit token), when, and the review itself
+    (verdict, reviewer, origin, successor, bound_hash, quarantine_reason,
+    expired_promotions, invalidated_promotions, rationale)."""
+
+    event_id: str
+    at: datetime
+    review: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"event_id": self.event_id, "at": stamp(self.at), "review": self.review}
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewResult:
+    """What a review did: ``outcome`` (``released``, ``tombstoned``, or, for a decision
+    already made, ``already_released`` / ``already_tombstoned``, which wrote nothing),
+    the origin and the successor as they stand now, and the decision."""
+
+    outcome: str
+    origin: Receipt
+    successor: Receipt | None
+    decision: Decision
+
+    @property
+    def applied(self) -> bool:
+        """Whether this call decided the record (else it was decided before)."""
+        return not self.outcome.startswith("already_")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "origin": self.origin.to_dict(),
+            "successor": self.successor.to_dict() if self.successor else None,
+            "decision": self.decision.to_dict(),
         }
 
 

@@ -31,6 +31,7 @@ from tests.doors.cli_helpers import (
     LISTEN_FAILED,
     NOT_FOUND,
     RECALL_FAILED,
+    REVIEW_REFUSED,
     SECRET_DETECTED,
     STALE,
     STORE,
@@ -67,6 +68,7 @@ def test_exit_statuses_are_the_documented_ones() -> None:
         errors.ExtraMissing: EXTRA_MISSING,
         errors.ListenFailed: LISTEN_FAILED,
         errors.SecretDetected: SECRET_DETECTED,
+        errors.ReviewRefused: REVIEW_REFUSED,
     }
     assert documented == EXIT_CODES
     assert EXIT_BUG == BUG

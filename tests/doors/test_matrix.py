@@ -127,6 +127,8 @@ EXPECTED: dict[str, dict[str, str]] = {
     "list_projects":   row(OK,     OK,     OK,      OK,     OK,       OK),
     "list_agents":     row(OK,     OK,     OK,      OK,     OK,       OK),
     "list_teams":      row(OK,     OK,     OK,      OK,     OK,       OK),
+    "list_quarantine": row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
+    "review":          row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
     "events":          row(DENIED, OK,     OK,      OK,     OK,       OK),
     "verify":          row(DENIED, OK,     OK,      OK,     DENIED,   DENIED),
     "reindex":         row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
@@ -151,6 +153,8 @@ class Sample:
     plan: str  # a shared memory, for a reviewer to retier
     to_approve: str  # a ticket ada proposed
     to_reject: str  # another
+    held: str  # an agent's memory held for review (quarantined)
+    held_hash: str  # its content_hash, which a review is bound to
 
     @property
     def snapshot(self) -> str:
@@ -187,6 +191,12 @@ def set_up(operator: MemoryService, location: str, home: Path, scratch: Path) ->
     operator.observe("calculator", identity="agent:ada", session="s1")
     to_approve = ada.propose("lockers are numbered by desk")
     to_reject = ada.propose("lockers need no key")
+    posture = Settings(
+        anonymous_writes=operator.settings.anonymous_writes, llm_writes="quarantined"
+    )
+    held = MemoryService(  # the same store, under the posture that holds every agent write
+        operator.backend, settings=posture, clock=operator.clock, principal="agent:ada"
+    ).remember("the deploy key rotates weekly")
     return Sample(
         location,
         home,
@@ -197,6 +207,8 @@ def set_up(operator: MemoryService, location: str, home: Path, scratch: Path) ->
         plan.id,
         to_approve.id,
         to_reject.id,
+        held.id,
+        held.content_hash,
     )
 
 
@@ -459,6 +471,24 @@ DOORS: dict[str, Doors] = {
     ),
     "list_teams": Doors(
         lambda svc, s: svc.list_teams(), ("team", "list"), rest=("get", "/v1/teams")
+    ),
+    "list_quarantine": Doors(
+        lambda svc, s: svc.list_quarantine(),
+        ("quarantine", "list"), cli_as=True,
+        rest=("get", "/v1/quarantine"),
+        mcp="memory_list_quarantine",
+    ),
+    "review": Doors(
+        lambda svc, s: svc.review(s.held, "release", s.held_hash),
+        ("review",), lambda s: [s.held, "--release", "--hash", s.held_hash], cli_as=True,
+        rest=("post", "/v1/memories/{id}/review"),
+        rest_args=lambda s: {
+            "id": s.held, "json": {"verdict": "release", "expected_content_hash": s.held_hash}
+        },
+        mcp="memory_review",
+        mcp_args=lambda s: {
+            "id": s.held, "verdict": "release", "expected_content_hash": s.held_hash
+        },
     ),
     "events": Doors(lambda svc, s: svc.events(), rest=("get", "/v1/events")),
     "verify": Doors(lambda svc, s: svc.verify(), ("verify",)),
@@ -878,6 +908,19 @@ VIEW_CASES: dict[str, tuple[str, str, Doors, str]] = {
         lambda svc, s: svc.update(s.others, "mine now"),
         mcp="memory_update", mcp_args=lambda s: {"id": s.others, "text": "mine now"},
     ), NOT_FOUND),
+    "an app gets a quarantined memory by id": ("get", "app", Doors(
+        lambda svc, s: svc.get(s.held),
+        rest=("get", "/v1/memories/{name}"), rest_args=lambda s: {"name": s.held},
+    ), NOT_FOUND),
+    "its author reads its quarantined memory by id": ("read", "agent", Doors(
+        lambda svc, s: svc.read(s.held),
+        rest=_READ_ROUTE, rest_args=lambda s: {"name": s.held},
+        mcp="memory_read", mcp_args=lambda s: {"name": s.held},
+    ), NOT_FOUND),
+    "an app reads a quarantined memory in the log": ("events", "app", Doors(
+        lambda svc, s: _withheld(svc.events(memory_id=s.held)),
+        rest=("get", "/v1/events"), rest_args=lambda s: {"params": {"memory_id": s.held}},
+    ), OK),
     "an app reads another agent's memory in the log": ("events", "app", Doors(
         lambda svc, s: _withheld(svc.events(memory_id=s.others)),
         rest=("get", "/v1/events"), rest_args=lambda s: {"params": {"memory_id": s.others}},

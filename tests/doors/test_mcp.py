@@ -95,6 +95,7 @@ ALL_TOOLS = {
     "memory_remember", "memory_recall", "memory_update", "memory_forget", "memory_propose",
     "fact_write", "fact_read", "fact_history", "fact_retract",
     "ticket_list", "ticket_show", "ticket_approve", "ticket_reject", "ticket_expire",
+    "memory_list_quarantine", "memory_review",
 }  # fmt: skip
 
 
@@ -117,12 +118,12 @@ def test_every_tool_says_truthfully_what_it_does(service: MemoryService) -> None
     # a read records itself; a fact write keeps the value it supersedes in the history
     assert read_only == {
         "memory_search", "memory_recall", "fact_read", "fact_history", "ticket_list",
-        "ticket_show",
+        "ticket_show", "memory_list_quarantine",
     }  # fmt: skip
     destructive = {n for n, t in tools.items() if t.annotations and t.annotations.destructive_hint}
     assert destructive == {
         "memory_write", "memory_edit", "memory_delete", "memory_update", "memory_forget",
-        "fact_retract",
+        "fact_retract", "memory_review",
     }  # fmt: skip
     assert tools["fact_write"].annotations and tools["fact_write"].annotations.idempotent_hint
 
@@ -182,6 +183,8 @@ SAMPLE_CALLS: dict[str, dict[str, Any]] = {
     "ticket_approve": {"ticket_id": "01NOSUCHTICKET"},
     "ticket_reject": {"ticket_id": "01NOSUCHTICKET"},
     "ticket_expire": {},
+    "memory_list_quarantine": {},
+    "memory_review": {"id": "01NOSUCHMEMORY", "verdict": "tombstone", "expected_content_hash": "x"},
 }
 
 
@@ -209,7 +212,12 @@ def test_each_principal_is_shown_exactly_the_tools_the_service_lets_it_use(
     if actor.kind is Kind.AGENT:
         assert {"memory_remember", "memory_recall", "memory_propose"} <= shown
         assert not shown & {"memory_write", "memory_edit", "memory_delete"}
+        assert not shown & {"memory_list_quarantine", "memory_review"}  # no reviewer's tool
+    elif actor.kind is Kind.APP:
+        assert not shown & {"memory_list_quarantine", "memory_review"}
     else:
+        assert {"memory_list_quarantine", "memory_review"} <= shown
+    if actor.kind is not Kind.AGENT:
         assert {"memory_write", "memory_edit", "memory_delete"} <= shown
         assert not shown & {"memory_remember", "memory_recall", "memory_update"}
 
@@ -224,6 +232,7 @@ def test_the_instructions_name_only_tools_the_principal_is_shown(
     server = operator_server(service, principal)
     text = instructions(server)
     named = set(re.findall(r"\b(?:memory|fact|ticket)_[a-z]+", text))
+    named = set(re.findall(r"\b(?:memory|fact)_[a-z_]+[a-z]", text))
     assert named and named <= set(listed(server)), named - set(listed(server))
     assert principal in text
     lead = "memory_remember" if principal.startswith("agent:") else "memory_write"
@@ -283,6 +292,11 @@ def test_every_result_has_exactly_the_fields_its_output_schema_declares(
     kept = call(agent, "memory_remember", {"text": "likes tea", "tags": ["drink"]})
     assert kept.structured_content is not None
     own = kept.structured_content["id"]
+    posture = Settings(llm_writes="quarantined")  # the same store: the agent's writes held
+    held = MemoryService(service.backend, settings=posture, principal="agent:coder").remember(
+        "tea is at five"
+    )
+    hashed = held.content_hash
     steps = [
         (op, "memory_search", {"queries": ["tea"]}),
         (op, "memory_search", {"queries": []}),
@@ -297,6 +311,12 @@ def test_every_result_has_exactly_the_fields_its_output_schema_declares(
         (op, "fact_history", fact),
         (op, "fact_retract", fact),
         (op, "memory_delete", {"name": "tea"}),
+        (op, "memory_list_quarantine", {}),
+        (
+            op,
+            "memory_review",
+            {"id": held.id, "verdict": "release", "expected_content_hash": hashed},
+        ),
         (agent, "memory_update", {"id": own, "text": "tea!"}),
     ]
     results = [("memory_remember", kept)] + [(t, call(s, t, a)) for s, t, a in steps]
@@ -609,6 +629,8 @@ HTTP_STATUS_OF = {
     "no_terminal": 400, "query_too_long": 400,
     "listen_failed": 500, "invalid_port": 500, "port_in_use": 500,
     "secret_detected": 422,
+    "review_refused": 409, "content_mismatch": 409, "not_quarantined": 409,
+    "successor_conflict": 409,
 }  # fmt: skip
 
 
@@ -927,3 +949,28 @@ def test_the_config_block_carries_a_postgres_stores_url(postgres_url: str, where
     assert shown.exit_code == 0, shown.output
     block = json.loads(shown.stdout)["mcpServers"]["retain"]
     assert block["env"]["RETAIN_DATABASE_URL"] == url
+
+
+def test_a_reviewer_releases_over_mcp_what_an_agent_wrote_held(service: MemoryService) -> None:
+    agent = as_agent(service)
+    posture = Settings(llm_writes="quarantined")  # the same store: the agent's writes held
+    MemoryService(service.backend, settings=posture, principal="agent:coder").remember(
+        "tea is served at five"
+    )
+    recalled = call(agent, "memory_recall", {"queries": ["tea five"]}).structured_content
+    assert recalled is not None and recalled["memories"] == []
+    reviewer = operator_server(service, "steward")
+    queue = call(reviewer, "memory_list_quarantine", {}).structured_content
+    assert queue is not None
+    (row,) = queue["quarantine"]
+    decision = {"id": row["id"], "verdict": "release", "expected_content_hash": row["content_hash"]}
+    done = call(reviewer, "memory_review", decision).structured_content
+    assert done is not None and done["outcome"] == "released"
+    assert done["decision"]["review"]["reviewer"] == "steward"
+    found = call(agent, "memory_recall", {"queries": ["tea five"]}).structured_content
+    assert found is not None
+    assert [(m["id"], m["trust"], m["ever_quarantined"]) for m in found["memories"]] == [
+        (f"{row['id']}-released", "observed", True)
+    ]
+    refused = call(agent, "memory_review", decision).structured_content
+    assert refused is not None and refused["error"]["code"] == "access_denied"

@@ -56,6 +56,7 @@ from retain.service import (
     trust,
 )
 from retain.service import context as section
+from retain.service import review as reviewing
 from retain.service import search as finding
 from retain.service import session as sessions
 from retain.service.actor import LOCAL_OPERATOR, Actor, Kind
@@ -431,6 +432,10 @@ class MemoryService:
 
     # trust, reviewed
     retier = trust.retier
+
+    # quarantine review
+    list_quarantine = reviewing.list_quarantine
+    review = reviewing.review
 
     # the memory section of a context
     context = section.context

@@ -171,7 +171,7 @@ def _own(svc: MemoryService, tx: Reads, agent: Agent, memory_id: str, verb: str)
     one outside its view (another agent's is not disclosed), ``access_denied`` for
     one it sees but did not remember (a global or a team memory)."""
     view = View(svc.actor, agent)
-    found = [m for m in tx.get_many([memory_id]) if view.sees(m.realm, m.scope)]
+    found = [m for m in tx.get_many([memory_id]) if view.sees(m)]
     if not found or found[0].status is not Status.ACTIVE:
         raise NotFound(
             f"no memory {memory_id!r} to {verb}",

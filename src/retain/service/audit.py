@@ -14,14 +14,13 @@ from retain.storage.base import Reads
 
 def events(tx: Reads, view: View, *, after: int, limit: int, memory_id: str | None) -> list[Event]:
     """A page of the realm's log as ``view`` shows it: an event about a memory outside
-    the view keeps its place (the chain stays whole) without its payload; a memory no
-    longer stored (deleted) has no scope, so only an operator sees its events whole."""
+    the view (a reviewer-only one included) keeps its place (the chain stays whole)
+    without its payload; a memory no longer stored (deleted) has no scope, so only an
+    operator sees its events whole."""
     listed = tx.list_events(view.actor.realm, after, limit, memory_id)
     about = {e.memory_id for e in listed if e.memory_id is not None}
-    scopes = {m.id: m.scope for m in tx.get_many(sorted(about))}
-    return [
-        view.event(e, None if e.memory_id is None else scopes.get(e.memory_id, "")) for e in listed
-    ]
+    stored = {m.id: m for m in tx.get_many(sorted(about))}
+    return [view.event(e, stored.get(e.memory_id or "")) for e in listed]
 
 
 def injections(
@@ -34,7 +33,13 @@ def injections(
     limit: int,
 ) -> list[Injection]:
     """Injection ledger rows, newest first, of ``identity`` as the view resolved it
-    (``View.injections_of``: an operator's any identity, anyone else's its own)."""
-    return tx.list_injections(
+    (``View.injections_of``: an operator's any identity, anyone else's its own), less
+    those of a reviewer-only memory the view does not see (none is ever injected: the
+    ledger is held to it all the same)."""
+    listed = tx.list_injections(
         view.actor.realm, memory_id=memory_id, identity=identity, session=session, limit=limit
     )
+    if view.reviews or not listed:
+        return listed
+    hidden = {m.id for m in tx.get_many(sorted({i.memory_id for i in listed})) if view.hides(m)}
+    return [i for i in listed if i.memory_id not in hidden]

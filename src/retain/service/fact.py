@@ -156,8 +156,9 @@ def fact_read(
     def run(tx: Reads) -> list[Fact]:
         now = svc._read_now(tx)
         valid, known = valid_given or now, known_given or now
-        scopes = svc._reader(tx, project).scopes
-        versions = _versions(svc, tx, scopes, subject, chosen)
+        view = svc._reader(tx, project)
+        scopes = view.scopes
+        versions = [v for v in _versions(svc, tx, scopes, subject, chosen) if view.sees(v)]
         found = [
             f
             for f in facts.as_known(versions, known)
@@ -186,8 +187,8 @@ def fact_history(
     least = trust.minimum(min_trust)
 
     def run(tx: Reads) -> list[Fact]:
-        scopes = svc._reader(tx, project).scopes
-        versions = _versions(svc, tx, scopes, subject, chosen)
+        view = svc._reader(tx, project)
+        versions = [v for v in _versions(svc, tx, view.scopes, subject, chosen) if view.sees(v)]
         known = facts.as_known(versions, svc._read_now(tx))
         return [f for f in known if trust.meets(f.trust, least)]
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from retain import fields
 from retain.chrono import age_phrase, before, parse_duration, stamp
 from retain.errors import AmbiguousName, InvalidValue, NotFound
-from retain.model import GLOBAL_SCOPE, Memory, Trust, project_scope
+from retain.model import GLOBAL_SCOPE, Memory, Status, Trust, project_scope
 from retain.results import ReadResult, Reference
 from retain.service import rows, trust
 from retain.service.work import Work
@@ -40,13 +40,9 @@ def locate(
     a fact's version) in the view. Outside the view is ``not_found``."""
     fields.name(name)
     view = svc._reader(tx, project)
-    found = [
-        m
-        for m in tx.find_by_name(svc.realm, name, view.lookup_scopes())
-        if view.sees(m.realm, m.scope)
-    ]
+    found = [m for m in tx.find_by_name(svc.realm, name, view.lookup_scopes()) if view.sees(m)]
     if not found and unnamed and project is None:
-        found = [m for m in tx.get_many([name]) if m.name is None and view.sees(m.realm, m.scope)]
+        found = [m for m in tx.get_many([name]) if _by_id(m) and view.sees(m)]
     if not found:
         where = (
             "any tier"
@@ -70,6 +66,12 @@ def locate(
             projects=tiers,
         )
     return found[0]
+
+
+def _by_id(memory: Memory) -> bool:
+    """Whether ``memory`` is found by its id: it holds no name (it has none, or it is
+    quarantined or discarded: a row waiting for review, or reviewed, holds none)."""
+    return memory.name is None or memory.status in (Status.QUARANTINED, Status.DISCARDED)
 
 
 def get(
@@ -100,10 +102,12 @@ def referenced_by(svc: MemoryService, tx: Reads, memory: Memory) -> tuple[str, .
     """What cites ``memory``: by its id from anywhere, by its name from where that
     name resolves to it (its own tier, or anywhere for a global memory)."""
     targets = [memory.id] + ([memory.name] if memory.name else [])
+    view = svc._reader(tx)
     return tuple(
         rows.label(m)
         for m in tx.referencing(svc.realm, targets)
         if m.id != memory.id
+        and not view.hides(m)
         and (memory.id in m.references or memory.scope == GLOBAL_SCOPE or m.scope == memory.scope)
     )
 

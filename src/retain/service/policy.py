@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from retain.config import Settings
 from retain.errors import AccessDenied
 from retain.service.actor import Actor, Kind
+from retain.service.view import REVIEWERS  # who decides quarantined records
 
 AGENT = frozenset({Kind.AGENT})
 ADMINS = frozenset({Kind.OPERATOR, Kind.APP})
@@ -32,8 +33,7 @@ OPERATOR = frozenset({Kind.OPERATOR})
 EVERYONE = frozenset(Kind)
 NOT_AGENTS = EVERYONE - AGENT
 KEEPERS = frozenset({Kind.OPERATOR, Kind.APP, Kind.STEWARD})
-REVIEWERS = frozenset({Kind.OPERATOR, Kind.STEWARD})  # who raises trust and decides tickets
-CURATORS = REVIEWERS
+CURATORS = REVIEWERS  # who decides tickets and raises trust: who reviews
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +72,7 @@ _STATUS = "a session's taint is for its host and reviewers to read, not the agen
 _QUEUE = "the ticket queue is the curators'; an agent lists the proposals it made"
 _DECIDE = "tickets are decided by operators and the steward, never by an agent"
 _SWEEP = "expiring tickets is upkeep for operators, applications and the steward"
+_QUARANTINE = "quarantined records are reviewed by an operator or the steward"
 
 POLICY: Mapping[str, Rule] = MappingProxyType(
     {
@@ -124,6 +125,9 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "list_projects": _read(EVERYONE),
         "list_agents": _read(EVERYONE),
         "list_teams": _read(EVERYONE),
+        # quarantine review (offered to a reviewer's model session, never an agent's)
+        "list_quarantine": _read(REVIEWERS, _QUARANTINE, offered=True),
+        "review": _write(REVIEWERS, _QUARANTINE, offered=True),
         # audit and upkeep
         "events": _read(NOT_AGENTS, _LOG),
         "verify": _read(KEEPERS, "verifying reads every scope's rows"),

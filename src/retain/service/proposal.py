@@ -129,7 +129,7 @@ def _own_record(svc: MemoryService, tx: Reads, agent: Agent, record: str) -> Mem
     found = [
         m
         for m in tx.get_many([record])
-        if view.sees(m.realm, m.scope) and m.scope == agent_scope(agent.name)
+        if view.sees(m) and m.scope == agent_scope(agent.name)
     ]
     if not found or found[0].status is not Status.ACTIVE:
         raise NotFound(

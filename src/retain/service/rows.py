@@ -174,13 +174,15 @@ def same(a: Memory, b: Memory) -> bool:
 
 def linked(tx: Reads, memories: Sequence[Memory]) -> list[Memory]:
     """``memories``, each superseded one with ``superseded_by``: the latest memory
-    that took over from it and was not retracted (a retracted version was never
-    so; the one it ended is active again)."""
+    that took over from it and was not retracted or discarded (a retracted version
+    was never so, the one it ended is active again; a discarded one, a quarantined
+    update a review tombstoned or released, never took over)."""
     retired = [m.id for m in memories if m.status is Status.SUPERSEDED]
     if not retired:
         return list(memories)
     latest: dict[str, str] = {}
     for old, new, status in tx.successors(retired):
-        if status != Status.RETRACTED.value and new > latest.get(old, ""):
+        taken = status not in (Status.RETRACTED.value, Status.DISCARDED.value)
+        if taken and new > latest.get(old, ""):
             latest[old] = new  # ids sort by creation
     return [replace(m, superseded_by=latest[m.id]) if m.id in latest else m for m in memories]

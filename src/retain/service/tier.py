@@ -429,9 +429,10 @@ def _similar(svc: MemoryService, tx: Reads, memory: Memory) -> Memory | None:
     where = MemoryFilter(realm=svc.realm, scopes=scopes, tiers_only=True)
     ids = tx.lookup_words(where, sorted(mine), field="description", limit=8)
     candidates = tx.get_many(ids)
+    view = svc._reader(tx)
     best: tuple[float, Memory] | None = None
     for other in candidates:
-        if other.id == memory.id or other.name == memory.name:
+        if other.id == memory.id or other.name == memory.name or not view.sees(other):
             continue
         theirs = _words(other.description)
         similarity = len(mine & theirs) / len(mine | theirs) if theirs else 0.0

@@ -166,15 +166,13 @@ def _found(svc: MemoryService, tx: Reads, evidence: Evidence) -> Memory | None:
     """The memory or fact the evidence names, as the writer's view finds it: by id, or
     by a name that one memory of the view holds."""
     view = svc._reader(tx)
-    by_id = [m for m in tx.get_many([evidence.ref]) if view.sees(m.realm, m.scope)]
+    by_id = [m for m in tx.get_many([evidence.ref]) if view.sees(m)]
     if by_id:
         return by_id[0]
     if not fields.is_name(evidence.ref):
         return None
     named_ = [
-        m
-        for m in tx.find_by_name(svc.realm, evidence.ref, view.lookup_scopes())
-        if view.sees(m.realm, m.scope)
+        m for m in tx.find_by_name(svc.realm, evidence.ref, view.lookup_scopes()) if view.sees(m)
     ]
     return named_[0] if len(named_) == 1 else None
 
@@ -358,7 +356,7 @@ def _target(svc: MemoryService, tx: Reads, memory_id: str) -> Memory:
     from retain.service import lookup
 
     view = svc._reader(tx)
-    found = [m for m in tx.get_many([memory_id]) if view.sees(m.realm, m.scope)]
+    found = [m for m in tx.get_many([memory_id]) if view.sees(m)]
     memory = found[0] if found else None
     if memory is None and fields.is_name(memory_id):
         memory = lookup.locate(svc, tx, memory_id, None)

@@ -6,6 +6,15 @@ on the project). Any other principal (an application, the steward, an anonymous 
 sees the shared tiers: the global one and every project's. A memory outside the view is
 not disclosed: a lookup answers ``not_found`` as if it did not exist, and an event
 about it keeps its place in the log (the chain stays whole) without its payload.
+
+A row written quarantined (it has a ``quarantine_reason``) is **reviewer-only**, whatever
+it became since (waiting, released, tombstoned): only a reviewer's view sees it (an
+operator or the steward, in any scope of the realm, since reviewing is what they see it
+for), and every other view is as blind to it as to a row outside its scopes. A released
+successor is a new row, written by the review, and ordinary memory. Listings and
+searches keep to active rows (``MemoryFilter.statuses``), and no active row was written
+quarantined, so they need no more; every read of a row by id, name or event asks
+``sees``.
 """
 
 from __future__ import annotations
@@ -18,12 +27,16 @@ from retain.model import (
     PROJECT_PREFIX,
     Agent,
     Event,
+    Memory,
     Proposal,
     agent_scope,
     project_scope,
     team_scope,
 )
 from retain.service.actor import Actor, Kind
+
+# Who sees reviewer-only rows (and reviews them), until access grants refine it.
+REVIEWERS = frozenset({Kind.OPERATOR, Kind.STEWARD})
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +86,24 @@ class View:
             return None, True
         return selected, False
 
-    def sees(self, realm: str, scope: str) -> bool:
-        """Whether a memory of ``realm`` in ``scope`` is in this view."""
+    @property
+    def reviews(self) -> bool:
+        """Whether this is a reviewer's view: it sees reviewer-only rows."""
+        return self.actor.kind in REVIEWERS
+
+    def sees(self, memory: Memory) -> bool:
+        """Whether ``memory`` is in this view: its realm and scope are (``covers``),
+        and it is no reviewer-only row hidden from this view (``hides``)."""
+        if memory.quarantine_reason:
+            return memory.realm == self.actor.realm and self.reviews
+        return self.covers(memory.realm, memory.scope)
+
+    def hides(self, memory: Memory) -> bool:
+        """Whether ``memory`` is reviewer-only and this view no reviewer's."""
+        return bool(memory.quarantine_reason) and not self.reviews
+
+    def covers(self, realm: str, scope: str) -> bool:
+        """Whether a memory of ``realm`` in ``scope`` is in this view's scopes."""
         if realm != self.actor.realm:
             return False
         kind = self.actor.kind
@@ -105,9 +134,13 @@ class View:
         """An agent sees the proposals it made; the others see every proposal."""
         return self.actor.kind is not Kind.AGENT or proposal.source == self.actor.principal
 
-    def event(self, event: Event, scope: str | None) -> Event:
+    def event(self, event: Event, memory: Memory | None) -> Event:
         """``event`` as this view shows it: whole, or, when it is about a memory the view
-        does not see (``scope`` is that memory's), without its payload."""
-        if event.memory_id is None or scope is None or self.sees(event.realm, scope):
+        does not see (``memory``: that memory as stored; None when it is no longer
+        stored, which only an operator's view then sees), without its payload."""
+        if event.memory_id is None:
+            return event
+        shown = self.sees(memory) if memory is not None else self.covers(event.realm, "")
+        if shown:
             return event
         return replace(event, payload=None, withheld=True)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from retain import ledger
 from retain.chrono import stamp
-from retain.model import AgentSession, Injection, Memory, Proposal
+from retain.model import AgentSession, Event, Injection, Memory, Proposal
 from retain.search import key
 from retain.service import admission
 from retain.service.actor import Actor
@@ -151,24 +151,24 @@ class Work:
         memory_id: str | None = None,
         reason: str = "",
         principal: str | None = None,
-    ) -> None:
+    ) -> Event:
         """Append the event of a change, stamped with the work's instant, by its actor
-        unless the change is the system's own (``principal``)."""
+        unless the change is the system's own (``principal``); the event appended."""
         seq, head = self._tx.chain_head()
-        self._tx.append_event(
-            ledger.seal(
-                prev_seq=seq,
-                prev_hash=head,
-                event_id=self.store.ids.new(self.now),
-                realm=self.realm,
-                memory_id=memory_id,
-                kind=kind,
-                tx_time=self.now,
-                principal=principal or self.actor.principal,
-                reason=reason,
-                payload=payload,
-            )
+        sealed = ledger.seal(
+            prev_seq=seq,
+            prev_hash=head,
+            event_id=self.store.ids.new(self.now),
+            realm=self.realm,
+            memory_id=memory_id,
+            kind=kind,
+            tx_time=self.now,
+            principal=principal or self.actor.principal,
+            reason=reason,
+            payload=payload,
         )
+        self._tx.append_event(sealed)
+        return sealed
 
     def finish(self) -> None:
         """What every write does before it commits: the search keys of what it touched."""

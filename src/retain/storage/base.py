@@ -198,6 +198,11 @@ class Reads(Protocol):
         ...
 
     def get_many(self, ids: Sequence[str]) -> list[Memory]: ...
+    def quarantined(self, realm: str, after: str | None, limit: int) -> list[Memory]:
+        """A realm's quarantined memories, oldest first (by creation, then id), after
+        the memory of id ``after`` (None: from the first), at most ``limit``."""
+        ...
+
     def successors(self, ids: Sequence[str]) -> list[tuple[str, str, str]]:
         """(the id it supersedes, id, status) of every memory whose ``supersedes`` is
         one of ``ids``, in no order."""

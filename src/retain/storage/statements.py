@@ -107,6 +107,15 @@ class SqlStatements(ABC):
     def get_many(self, ids: Sequence[str]) -> list[Memory]:
         return self._in_order(ids, COLUMNS, self._memory)
 
+    def quarantined(self, realm: str, after: str | None, limit: int) -> list[Memory]:
+        sql = f"SELECT {COLUMNS} FROM memories WHERE realm = %s AND status = 'quarantined'"
+        args: list[Any] = [realm]
+        if after is not None:  # the rows after that one, in the same order
+            sql += " AND (created_at, id) > (SELECT created_at, id FROM memories WHERE id = %s)"
+            args.append(after)
+        rows = self._rows(sql + " ORDER BY created_at, id LIMIT %s", [*args, limit])
+        return [self._memory(row) for row in rows]
+
     def successors(self, ids: Sequence[str]) -> list[tuple[str, str, str]]:
         found: list[tuple[str, str, str]] = []
         for start in range(0, len(ids), 500):

@@ -6,13 +6,9 @@ to an exit status through ``EXIT_CODES``; anything unmapped is a bug (70).
 The package is the command, one module a concern: ``root`` (the group, the shared
 options, the store a command opens), ``output`` (what is printed, and how),
 ``refusal`` (exit statuses and hints), ``editor``, and one module a group of commands
-(``memory``, ``agent``, ``fact``, ``registry``, ``transfer``, ``admin``, ``server``,
-``session``, ``trust``),
-each leaving rich and the service unimported until a command runs them. ``main`` is
-the console script.
-(``memory``, ``agent``, ``fact``, ``registry``, ``ticket``, ``transfer``, ``admin``,
-``server``), each leaving rich and the service unimported until a command runs them.
-``main`` is the console script.
+(``memory``, ``agent``, ``fact``, ``registry``, ``review``, ``session``, ``ticket``,
+``transfer``, ``trust``, ``admin``, ``server``), each leaving rich and the service
+unimported until a command runs them. ``main`` is the console script.
 """
 
 from __future__ import annotations
@@ -26,6 +22,7 @@ from retain.doors.cli import (  # noqa: F401
     fact,
     memory,
     registry,
+    review,
     server,
     session,
     ticket,

@@ -43,6 +43,7 @@ EXIT_CODES: dict[type[errors.RetainError], int] = {
     errors.ExtraMissing: 17,
     errors.ListenFailed: 18,
     errors.SecretDetected: 19,
+    errors.ReviewRefused: 20,
 }
 EXIT_BUG = 70
 
@@ -97,4 +98,5 @@ HINTS: Mapping[str, errors.Hint] = {
     "force_import": "`retain import --force`",
     "home": "`--home` or `$RETAIN_HOME`",
     "redact": "`--redact` writes each secret as its marker",
+    "quarantine": "`retain quarantine list` shows it with its content_hash",
 }

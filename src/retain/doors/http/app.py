@@ -25,7 +25,16 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 import retain
 from retain import errors
 from retain.doors import mcp
-from retain.doors.http import agents, context, facts, memories, realm, sessions, tickets
+from retain.doors.http import (
+    agents,
+    context,
+    facts,
+    memories,
+    realm,
+    review,
+    sessions,
+    tickets,
+)
 from retain.doors.http.access import acting_of, load_tokens
 from retain.doors.http.error import ERROR_RESPONSES, error_response, invalid_request
 from retain.doors.principals import Services
@@ -222,4 +231,5 @@ def create_app(
     sessions.add(app, service, acting)
     tickets.add(app, service, acting)
     realm.add(app, service, acting)
+    review.add(app, service, acting)
     return app

@@ -25,6 +25,7 @@ HTTP_STATUS: dict[type[RetainError], int] = {
     errors.NotFound: 404,
     errors.Conflict: 409,
     errors.StaleUpdate: 412,
+    errors.ReviewRefused: 409,
     errors.BudgetExceeded: 422,
     errors.EditFailed: 422,
     errors.TransferError: 422,
@@ -67,6 +68,7 @@ HINTS: Mapping[str, errors.Hint] = {
     "verify": "`retain verify` where the store is",
     "rebuild": "`retain verify --rebuild` where the store is",
     "redact": "the body field redact: true writes each secret as its marker",
+    "quarantine": f"GET {API}/quarantine shows it with its content_hash",
 }
 
 

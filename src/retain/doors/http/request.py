@@ -188,6 +188,14 @@ class FactRetractBody(_Body):
     reason: Text = ""
 
 
+class ReviewBody(_Body):
+    """A review's decision, bound to the content read (its ``content_hash``)."""
+
+    verdict: Annotated[str, _rule(enum=["release", "tombstone"])]
+    expected_content_hash: Text
+    rationale: Text = ""
+
+
 class ForgetBody(_Body):
     id: Text
     reason: Text = ""

@@ -36,6 +36,7 @@ HINTS: Mapping[str, Hint] = {
     "verify": "an operator runs `retain verify`",
     "rebuild": "an operator runs `retain verify --rebuild`",
     "redact": "the redact argument writes each secret as its marker",
+    "quarantine": "memory_list_quarantine shows it with its content_hash",
 }
 
 

@@ -259,3 +259,42 @@ class FactRetractOut(BaseModel):
 
 class FactsOut(BaseModel):
     facts: list[FactOut]
+
+
+class HeldOut(MemoryWithBody):
+    """A quarantined record as a reviewer reads it."""
+
+    quarantine_reason: list[str] = Field(description="Why it waits for review.")
+    session: str | None = Field(description="The session it was written in.")
+    content_hash: str = Field(description="What a review binds its decision to.")
+
+
+class QuarantineOut(BaseModel):
+    quarantine: list[HeldOut]
+    next_cursor: str | None = Field(description="Pass as cursor for the next page.")
+
+
+class ReceiptOut(BaseModel):
+    id: str
+    status: str
+    trust: str
+    ever_quarantined: bool
+    content_hash: str
+    supersedes: str | None
+    derived_from: str | None
+
+
+class DecisionOut(BaseModel):
+    event_id: str
+    at: str
+    review: dict[str, Any] = Field(
+        description="verdict, reviewer, origin, successor, bound_hash, quarantine_reason, "
+        "expired_promotions, invalidated_promotions, rationale."
+    )
+
+
+class ReviewOut(BaseModel):
+    outcome: Literal["released", "tombstoned", "already_released", "already_tombstoned"]
+    origin: ReceiptOut
+    successor: ReceiptOut | None
+    decision: DecisionOut

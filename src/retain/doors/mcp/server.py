@@ -60,6 +60,11 @@ CURATOR = (
     "show them, ticket_approve lands one (or records a first approval where the policy "
     "gate asks a second approver) and ticket_reject declines one."
 )
+REVIEWING = (  # told to a reviewer (an operator, the steward) besides its kind's text
+    "As a reviewer, memory_list_quarantine shows the records held for review, with the "
+    "content_hash of each, and memory_review releases one into memory (at observed trust) "
+    "or tombstones it, bound to the content_hash of what you read."
+)
 MEMORY_OFF = (
     "Memory is turned off for this installation ([memory] enabled = false in its "
     "config.toml): no memory tools are offered and the memory section is empty."
@@ -73,7 +78,11 @@ def instructions_for(service: MemoryService) -> str:
         return MEMORY_OFF
     told = AGENT_KIND if service.kind is Kind.AGENT else TIERS_KIND
     text = INSTRUCTIONS[told].format(principal=service.principal)
-    return f"{text} {CURATOR}" if "approve" in offered else text
+    told_more = [
+        *([REVIEWING] if "review" in offered else []),
+        *([CURATOR] if "approve" in offered else []),
+    ]
+    return " ".join([text, *told_more])
 
 
 # -- who acts ------------------------------------------------------------------------------

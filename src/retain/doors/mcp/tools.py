@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from mcp.server.auth.settings import AuthSettings
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
@@ -35,10 +35,12 @@ from retain.doors.mcp.schema import (
     Priority,
     Project,
     ProposalOut,
+    QuarantineOut,
     Queries,
     ReadOut,
     Reason,
     Redact,
+    ReviewOut,
     SearchOut,
     Subject,
     Tags,
@@ -53,8 +55,9 @@ from retain.doors.mcp.server import (
     Server,
     StaticTokens,
 )
-from retain.doors.records import facts_of
+from retain.doors.records import facts_of, quarantine_of
 from retain.errors import RetainError
+from retain.fields import PAGE_MAX
 from retain.model import Memory
 from retain.service import MemoryService
 
@@ -425,6 +428,39 @@ def create_server(
         )
 
     tickets.add(server, call)
+
+    @server.verb_tool("list_quarantine", title="List the quarantine queue", annotations=READS)
+    def memory_list_quarantine(
+        limit: Annotated[int, Field(ge=1, le=PAGE_MAX, description="The most records.")] = 100,
+        cursor: Annotated[
+            str | None, Field(description="The next_cursor of the page before.")
+        ] = None,
+    ) -> Annotated[CallToolResult, QuarantineOut]:
+        """The records waiting for review, oldest first, each with its body, reasons and
+        the content_hash a review is bound to."""
+        return call(
+            lambda s: quarantine_of(
+                s.list_quarantine(limit=limit, after=cursor), s.clock.now(), limit
+            )
+        )
+
+    @server.verb_tool("review", title="Review a quarantined record", annotations=CHANGES)
+    def memory_review(
+        id: Annotated[str, Field(description="The quarantined record's id.")],
+        verdict: Annotated[
+            Literal["release", "tombstone"],
+            Field(description="release: into memory, at observed; tombstone: discard it."),
+        ],
+        expected_content_hash: Annotated[
+            str, Field(description="The content_hash of the record as it was read.")
+        ],
+        rationale: Annotated[str, Field(description="Why, kept with the review.")] = "",
+    ) -> Annotated[CallToolResult, ReviewOut]:
+        """Release or tombstone a quarantined record, bound to the content read; a repeated
+        decision answers already_released or already_tombstoned and changes nothing."""
+        return call(
+            lambda s: s.review(id, verdict, expected_content_hash, rationale=rationale).to_dict()
+        )
 
     @server.resource(
         CONTEXT_URI,
