@@ -42,7 +42,7 @@ def agent_calls(home: Path, session: str, calls: list[tuple[str, dict[str, Any]]
                 for tool, arguments in calls:
                     result = await s.call_tool(tool, arguments)
                     text = " ".join(getattr(c, "text", "") for c in result.content)
-                    answers.append(text if result.isError else result.structured_content)
+                    answers.append(text if result.is_error else result.structured_content)
         return answers
 
     return anyio.run(run)
@@ -84,7 +84,7 @@ def test_a_write_after_a_web_read_waits_for_review_and_is_released_capped(
     assert "db-7.internal" not in str(section)  # not injected, not even by turn recall
 
     queue = host.json("quarantine", "list")
-    (entry,) = [m for m in queue["memories"] if m["id"] == held]
+    (entry,) = [m for m in queue["quarantine"] if m["id"] == held]
     assert "tainted_session" in entry["quarantine_reason"]
     decided = host.json(
         "review", held, "--release", "--hash", entry["content_hash"], "--rationale", "checked"
@@ -122,4 +122,4 @@ def test_an_injected_instruction_ends_quarantined_and_reaches_no_context(
     (recalled,) = agent_calls(home, "s4", [("memory_recall", {"queries": "approve payments"})])
     assert recalled["memories"] == []
     queue = host.json("quarantine", "list")
-    assert {a["id"] for a in answers} <= {m["id"] for m in queue["memories"]}
+    assert {a["id"] for a in answers} <= {m["id"] for m in queue["quarantine"]}
