@@ -29,7 +29,8 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   ├── AmbiguousName            ambiguous_name
     │   ├── ProjectNotEmpty          project_not_empty
     │   ├── EvidenceMismatch         evidence_mismatch
-    │   └── TrustCapped              trust_capped
+    │   ├── TrustCapped              trust_capped
+    │   └── GrantReadOnly            grant_read_only
     ├── BudgetExceeded               budget_exceeded
     │   └── InlineBudgetExceeded     inline_budget_exceeded
     ├── EditFailed                   edit_failed
@@ -78,6 +79,7 @@ Hint = str | Callable[[Mapping[str, Any]], str]  # a door's phrase for a fix
 FIXES = frozenset(
     {
         "act_as",  # act as a principal of a kind the verb allows (``allowed``)
+        "grant",  # ask for a grant of ``action`` on ``on`` for ``principal``
         "add_project",  # create the project (``project``)
         "add_agent",  # register the agent (``agent``)
         "add_team",  # create the team (``team``)
@@ -303,6 +305,12 @@ class TrustCapped(Conflict):
     retier or write above that cap is refused."""
 
     code = "trust_capped"
+
+
+class GrantReadOnly(Conflict):
+    """A grant of ``config.toml`` cannot be revoked by a verb: it is the file's."""
+
+    code = "grant_read_only"
 
 
 # -- budgets -----------------------------------------------------------------

@@ -7,7 +7,7 @@ read them at all is the policy table's (the event log is not an agent's).
 
 from __future__ import annotations
 
-from retain.model import Event, Injection
+from retain.model import AGENT_PREFIX, Event, Injection
 from retain.service.view import View
 from retain.storage.base import Reads
 
@@ -34,7 +34,20 @@ def injections(
     limit: int,
 ) -> list[Injection]:
     """Injection ledger rows, newest first, of ``identity`` as the view resolved it
-    (``View.injections_of``: an operator's any identity, anyone else's its own)."""
-    return tx.list_injections(
+    (``View.injections_of``: an operator's any identity, anyone else's its own). Under
+    access control a row is kept only when the reader may read both its memory and the
+    agent it went into (``limit`` counts the rows before that cut)."""
+    listed = tx.list_injections(
         view.actor.realm, memory_id=memory_id, identity=identity, session=session, limit=limit
     )
+    grants = view.grants
+    if grants is None:
+        return listed
+    about = sorted({i.memory_id for i in listed})
+    seen = {m.id for m in tx.get_many(about) if view.sees(m.realm, m.scope)}
+    return [
+        i
+        for i in listed
+        if i.memory_id in seen
+        and (not i.identity.startswith(AGENT_PREFIX) or grants.reads(i.identity))
+    ]

@@ -10,6 +10,9 @@ anonymous caller needs the installation to allow it too (``[access]
 anonymous_writes``). Realm administration (projects, agents, teams, membership) is for
 operators and applications; an agent keeps its own memory through its own verbs and
 joins a team only when an operator or an application adds it.
+
+Under ``[access] control = true`` a permitted kind is not enough: the call needs a
+grant as well (``retain.service.access``), checked by the same gate.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any, TypeVar
 
 from retain.config import Settings
 from retain.errors import AccessDenied
+from retain.service import access
 from retain.service.actor import Actor, Kind
 
 AGENT = frozenset({Kind.AGENT})
@@ -68,6 +72,8 @@ _RESET = (
     "an agent must not clear its own session's taint; its host's operator or application resets it"  # noqa: E501
 )
 _STATUS = "a session's taint is for its host and reviewers to read, not the agent's"
+_GRANTS = "grants are kept by operators"
+_WHO = "who may do what is the realm's administration, not an agent's"
 
 POLICY: Mapping[str, Rule] = MappingProxyType(
     {
@@ -119,6 +125,10 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "verify": _read(KEEPERS, "verifying reads every scope's rows"),
         "reindex": _write(OPERATOR, _UPKEEP),
         "migrate_to": _write(OPERATOR, _UPKEEP),
+        # access grants (checked only under [access] control = true)
+        "grant": _write(OPERATOR, _GRANTS, offered=True),
+        "revoke": _write(OPERATOR, _GRANTS, offered=True),
+        "list_grants": _read(NOT_AGENTS, _WHO, offered=True),
     }
 )
 
@@ -186,10 +196,19 @@ def gated(cls: C) -> C:
 
 
 def _guarded(method: Callable[..., R], verb: str) -> Callable[..., R]:
+    """``method`` behind the gate: the policy row, the principal's admission, then,
+    under ``[access] control = true``, the grants (``retain.service.access``), read once
+    and current while the verb runs so that its view and its writes are judged by them."""
+
     @functools.wraps(method)
     def guarded(self: Any, *args: Any, **kwargs: Any) -> R:
         check(self.actor, verb, self.settings)
         self.check_principal()
-        return method(self, *args, **kwargs)
+        call = access.bind(self.store, self.actor, verb)  # None (no I/O) with control off
+        if call is None:
+            return method(self, *args, **kwargs)
+        access.require(call)
+        with access.calling(call):
+            return method(self, *args, **kwargs)
 
     return guarded

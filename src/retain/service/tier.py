@@ -27,6 +27,7 @@ from retain.results import DeleteResult, EditResult, WriteRequest, WriteResult
 from retain.search import key
 from retain.service import lookup, rows, trust
 from retain.service.store import Progress
+from retain.service.view import View
 from retain.service.work import Work
 from retain.storage.base import InlineEntry, MemoryFilter, Reads
 
@@ -429,10 +430,13 @@ def _similar(svc: MemoryService, tx: Reads, memory: Memory) -> Memory | None:
     where = MemoryFilter(realm=svc.realm, scopes=scopes, tiers_only=True)
     ids = tx.lookup_words(where, sorted(mine), field="description", limit=8)
     candidates = tx.get_many(ids)
+    view = View(svc.actor)
     best: tuple[float, Memory] | None = None
     for other in candidates:
         if other.id == memory.id or other.name == memory.name:
             continue
+        if view.grants is not None and not view.sees(other.realm, other.scope):
+            continue  # a row the caller's grants do not let it read says nothing
         theirs = _words(other.description)
         similarity = len(mine & theirs) / len(mine | theirs) if theirs else 0.0
         if similarity >= SIMILAR_DESCRIPTION and (best is None or similarity > best[0]):

@@ -6,11 +6,16 @@ on the project). Any other principal (an application, the steward, an anonymous 
 sees the shared tiers: the global one and every project's. A memory outside the view is
 not disclosed: a lookup answers ``not_found`` as if it did not exist, and an event
 about it keeps its place in the log (the chain stays whole) without its payload.
+
+Under ``[access] control = true`` the view also holds the call's grants (the gate makes
+them current: ``retain.service.access``) and keeps, of what the rules above let it see,
+only the rows they let the actor read; a listing or search that covers every scope
+covers the realm's readable ones, so its pages are cut from readable rows.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from retain.errors import AccessDenied
 from retain.model import (
@@ -23,6 +28,7 @@ from retain.model import (
     project_scope,
     team_scope,
 )
+from retain.service import access
 from retain.service.actor import Actor, Kind
 
 
@@ -34,6 +40,9 @@ class View:
     actor: Actor
     agent: Agent | None = None
     project: str | None = None
+    # the call's grants under [access] control = true (None: off); a row is then seen
+    # only where they let the actor read it, too
+    grants: access.Call | None = field(default_factory=access.current)
 
     @property
     def own(self) -> tuple[str, ...]:
@@ -48,7 +57,8 @@ class View:
         """The scopes of a session in this view, in the order the memory section groups
         them: global, the project's, then an agent's teams' and its own."""
         project = (project_scope(self.project),) if self.project else ()
-        return (GLOBAL_SCOPE, *project, *self.own)
+        scopes = (GLOBAL_SCOPE, *project, *self.own)
+        return scopes if self.grants is None else self.grants.readable(scopes)
 
     def lookup_scopes(self) -> list[str] | None:
         """The scopes a lookup by name covers (None: every scope the reader sees)."""
@@ -66,6 +76,20 @@ class View:
         of those). An agent reads what it selects (global when it selects none) and,
         ``with_own``, its teams' and its own; an operator reads every scope; anyone else
         the shared tiers."""
+        narrowed, tiers_only = self._narrow(selected, with_own=with_own)
+        if self.grants is None:
+            return narrowed, tiers_only
+        if narrowed is None:  # every scope: the realm's, cut to what may be read
+            narrowed = tuple(
+                s
+                for s in self.grants.known
+                if not tiers_only or s == GLOBAL_SCOPE or s.startswith(PROJECT_PREFIX)
+            )
+        return self.grants.readable(narrowed), False
+
+    def _narrow(
+        self, selected: tuple[str, ...] | None, *, with_own: bool
+    ) -> tuple[tuple[str, ...] | None, bool]:
         if self.actor.kind is Kind.AGENT:
             scopes = selected or (GLOBAL_SCOPE,)
             return ((*scopes, *self.own) if with_own else scopes), False
@@ -74,7 +98,11 @@ class View:
         return selected, False
 
     def sees(self, realm: str, scope: str) -> bool:
-        """Whether a memory of ``realm`` in ``scope`` is in this view."""
+        """Whether a memory of ``realm`` in ``scope`` is in this view (and, under access
+        control, the call's grants let the actor read it)."""
+        return self._sees(realm, scope) and (self.grants is None or self.grants.reads(scope))
+
+    def _sees(self, realm: str, scope: str) -> bool:
         if realm != self.actor.realm:
             return False
         kind = self.actor.kind
@@ -102,7 +130,10 @@ class View:
         return self.actor.principal
 
     def sees_proposal(self, proposal: Proposal) -> bool:
-        """An agent sees the proposals it made; the others see every proposal."""
+        """An agent sees the proposals it made; the others see every proposal (under
+        access control, only those whose target scope the grants let it read)."""
+        if self.grants is not None and not self.grants.reads(proposal.target):
+            return False
         return self.actor.kind is not Kind.AGENT or proposal.source == self.actor.principal
 
     def event(self, event: Event, scope: str | None) -> Event:

@@ -348,6 +348,21 @@ CREATE TABLE sessions (
     PRIMARY KEY (realm, identity, key)
 );
 CREATE INDEX sessions_latest ON sessions(realm, identity, updated_at);
+
+# The access grants kept by the ``grant`` and ``revoke`` verbs (config.toml's are read
+# from the file): who may, or may not, do what on which part of a realm.
+_GRANTS = """
+CREATE TABLE grants (
+    id TEXT PRIMARY KEY,
+    realm TEXT NOT NULL REFERENCES realms(name),
+    subject TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL,
+    effect TEXT NOT NULL CHECK (effect IN ('allow', 'deny')),
+    created_at TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    UNIQUE (realm, subject, action, target, effect)
+);
 """
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -360,6 +375,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "scan text", _SCAN_TEXT),
     Migration(8, "quarantine", _QUARANTINE),
     Migration(9, "sessions", _SESSIONS),
+    Migration(11, "grants", _GRANTS),
 )
 
 

@@ -404,6 +404,25 @@ def _m009_sessions(con: sqlite3.Connection) -> None:
             PRIMARY KEY (realm, identity, key)
         ) WITHOUT ROWID;
         CREATE INDEX sessions_latest ON sessions(realm, identity, updated_at);
+
+
+def _m011_grants(con: sqlite3.Connection) -> None:
+    """The access grants kept by the ``grant`` and ``revoke`` verbs (config.toml's are
+    read from the file): who may, or may not, do what on which part of a realm."""
+    run_script(
+        con,
+        """
+        CREATE TABLE grants (
+            id TEXT PRIMARY KEY,
+            realm TEXT NOT NULL REFERENCES realms(name),
+            subject TEXT NOT NULL,
+            action TEXT NOT NULL,
+            target TEXT NOT NULL,
+            effect TEXT NOT NULL CHECK (effect IN ('allow', 'deny')),
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            UNIQUE (realm, subject, action, target, effect)
+        ) WITHOUT ROWID;
         """,
     )
 
@@ -418,6 +437,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "changed by", _m007_changed_by),
     Migration(8, "quarantine", _m008_quarantine),
     Migration(9, "sessions", _m009_sessions),
+    Migration(11, "grants", _m011_grants),
 )
 
 
