@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 import retain
 from retain import errors
 from retain.doors import mcp
-from retain.doors.http import agents, context, facts, memories, realm, sessions
+from retain.doors.http import agents, context, facts, grants, memories, realm, sessions
 from retain.doors.http.access import acting_of, load_tokens
 from retain.doors.http.error import ERROR_RESPONSES, error_response, invalid_request
 from retain.doors.principals import Services
@@ -221,4 +221,5 @@ def create_app(
     context.add(app, service, acting)
     sessions.add(app, service, acting)
     realm.add(app, service, acting)
+    grants.add(app, service, acting)
     return app

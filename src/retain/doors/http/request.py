@@ -237,3 +237,16 @@ class ObserveBody(_Body):
 class ResetBody(_Body):
     identity: AgentIdentity
     boundary: Boundary = "reset"
+
+
+Effect = Annotated[str, _rule(enum=["allow", "deny"])]
+
+
+class GrantBody(_Body):
+    """A grant: a subject (a principal, a pattern such as agent:*, or role:NAME), one of
+    the actions, what it is on (realm:R, scope:S, identity:agent:N), allow or deny."""
+
+    subject: Text
+    action: Text
+    on: Text
+    effect: Effect = "allow"

@@ -107,10 +107,10 @@ class Server(MCPServer):
         self.middleware.append(self._instruct)
 
     def verb_tool(
-        self, verb: str, *, title: str, annotations: ToolAnnotations
+        self, verb: str, *, title: str, annotations: ToolAnnotations, name: str | None = None
     ) -> Callable[[Callable[..., CallToolResult]], Callable[..., CallToolResult]]:
-        """Register a tool calling ``verb``, named after it."""
-        name = verb if verb.startswith("fact_") else f"memory_{verb}"
+        """Register a tool calling ``verb``, named after it (or ``name``)."""
+        name = name or (verb if verb.startswith("fact_") else f"memory_{verb}")
         self.verbs[name] = verb
         return self.tool(name=name, title=title, annotations=annotations)
 
