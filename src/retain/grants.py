@@ -26,9 +26,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
-from retain.chrono import stamp
 from retain.errors import InvalidValue
-from retain.model import AGENT_PREFIX
 
 # Every action a grant may name, and what it lets its subject do.
 ACTIONS: Mapping[str, str] = MappingProxyType(
@@ -50,6 +48,7 @@ REALM_ONLY = frozenset({"realm.admin"})  # granted on a realm, never on a part o
 EFFECTS = ("allow", "deny")
 ON_KINDS = ("realm", "scope", "identity")
 OPERATOR_SCOPE = "operator"  # DESIGN.md's operator scope: retain stores none yet
+AGENT_PREFIX = "agent:"  # model's (not imported: config.toml is read before any model)
 
 _WORD = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 _PRINCIPAL = re.compile(rf"(agent|app|operator):{_WORD}|steward|anonymous")
@@ -85,6 +84,8 @@ class Grant:
         return self.realm is None or self.realm == realm
 
     def to_dict(self) -> dict[str, Any]:
+        from retain.chrono import stamp
+
         return {
             "id": self.id,
             "subject": self.subject,

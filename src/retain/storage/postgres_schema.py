@@ -348,6 +348,7 @@ CREATE TABLE sessions (
     PRIMARY KEY (realm, identity, key)
 );
 CREATE INDEX sessions_latest ON sessions(realm, identity, updated_at);
+"""
 
 # The access grants kept by the ``grant`` and ``revoke`` verbs (config.toml's are read
 # from the file): who may, or may not, do what on which part of a realm.

@@ -404,6 +404,8 @@ def _m009_sessions(con: sqlite3.Connection) -> None:
             PRIMARY KEY (realm, identity, key)
         ) WITHOUT ROWID;
         CREATE INDEX sessions_latest ON sessions(realm, identity, updated_at);
+        """,
+    )
 
 
 def _m011_grants(con: sqlite3.Connection) -> None:
