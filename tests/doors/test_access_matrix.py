@@ -178,3 +178,59 @@ def test_the_states_cover_every_action_a_verb_needs() -> None:
 
     needed = {a for verb in VERBS for a in access.NEEDS[verb]}
     assert needed <= set(ACTIONS)  # else a state's allow would not be the whole allow
+
+
+def test_every_door_refuses_to_revoke_a_config_grant(tmp_path: Path) -> None:
+    """A grant of config.toml is read-only at every door: ``grant_read_only``, the same
+    code, nothing written."""
+    import json
+
+    import anyio
+    from click.testing import CliRunner
+    from fastapi.testclient import TestClient
+    from mcp import Client
+
+    from retain.config import load_settings
+    from retain.doors import http, mcp
+    from retain.doors.cli import cli
+    from retain.storage.sqlite import SqliteBackend
+
+    home = tmp_path / "home"
+    home.mkdir()
+    filed = (SETUP, "memory.read", "realm:default")
+    (home / "config.toml").write_text(config_toml("operator", "allow"))
+    service = MemoryService(
+        SqliteBackend(home / "retain.db"), settings=load_settings(home), principal=SETUP
+    )
+    try:
+        before = store_state(service)
+        outcomes = {}
+        result = CliRunner().invoke(
+            cli,
+            ["access", "revoke", *filed, "--home", str(home), "--format", "json"],
+            env={"RETAIN_HOME": None, "RETAIN_DATABASE_URL": None},
+        )
+        outcomes["cli"] = (result.exit_code, json.loads(result.stderr)["error"]["code"])
+        with TestClient(http.create_app(service)) as client:
+            answer = client.delete(
+                "/v1/access/grants",
+                params=dict(zip(("subject", "action", "on"), filed, strict=True)),
+            )
+            outcomes["rest"] = (answer.status_code, answer.json()["error"]["code"])
+        server = mcp.create_server(http.Services(service).of, local_principal=SETUP)
+
+        async def run() -> tuple[bool, str]:
+            async with Client(server, mode="legacy") as client:
+                args = dict(zip(("subject", "action", "on"), filed, strict=True))
+                called = await client.call_tool("access_revoke", args)
+            return called.is_error, (called.structured_content or {})["error"]["code"]
+
+        outcomes["mcp"] = anyio.run(run)
+        assert outcomes == {
+            "cli": (4, "grant_read_only"),
+            "rest": (409, "grant_read_only"),
+            "mcp": (True, "grant_read_only"),
+        }
+        assert store_state(service) == before
+    finally:
+        service.close()

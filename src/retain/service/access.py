@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
@@ -95,13 +95,34 @@ ROW_WRITES = ("memory.write", "memory.delete")  # the actions a written row is j
 @dataclass(frozen=True, slots=True)
 class Call:
     """One call as the grants judge it: the actor, the verb, the grants that name the
-    actor in its realm (``config.toml``'s and the stored ones), and the realm's scopes
-    (global, the projects', teams' and agents'), for listings that cover every scope."""
+    actor in its realm (``config.toml``'s and the stored ones), and, read by the call's
+    first view (``prime``), the realm's scopes (global, the projects', teams' and
+    agents'), which a listing over every scope cuts to the readable ones."""
 
     actor: Actor
     verb: str
     grants: tuple[Grant, ...]
-    known: tuple[str, ...]
+    _known: list[tuple[str, ...]] = field(default_factory=list)
+
+    @property
+    def known(self) -> tuple[str, ...]:
+        assert self._known, "the view that lists primed its call (MemoryService._reader)"
+        return self._known[0]
+
+    def prime(self, tx: Reads) -> None:
+        """Read the realm's scopes in ``tx``, once a call (a listing over every scope
+        cuts them to the readable ones)."""
+        if self._known:
+            return
+        realm = self.actor.realm
+        self._known.append(
+            (
+                GLOBAL_SCOPE,
+                *(project_scope(p.name) for p in tx.list_projects(realm)),
+                *(team_scope(t.name) for t in tx.list_teams(realm)),
+                *(agent_scope(a.name) for a in tx.list_agents(realm)),
+            )
+        )
 
     def allows(self, action: str, scope: str | None) -> bool:
         """Whether a grant allows ``action`` on ``scope`` (None: the realm itself) and
@@ -166,22 +187,13 @@ def bind(store: Store, actor: Actor, verb: str) -> Call | None:
         return None
     realm = actor.realm
 
-    def run(tx: Reads) -> tuple[list[Grant], tuple[str, ...]]:
-        known = (
-            GLOBAL_SCOPE,
-            *(project_scope(p.name) for p in tx.list_projects(realm)),
-            *(team_scope(t.name) for t in tx.list_teams(realm)),
-            *(agent_scope(a.name) for a in tx.list_agents(realm)),
-        )
-        return tx.list_grants(realm), known
-
-    stored, known = store.backend.read(run)
+    stored = store.backend.read(lambda tx: tx.list_grants(realm))
     mine = tuple(
         g
         for g in (*settings.grants, *stored)
         if g.applies_in(realm) and subject_holds(g.subject, actor.principal, settings.roles)
     )
-    return Call(actor, verb, mine, known)
+    return Call(actor, verb, mine)
 
 
 def require(call: Call) -> None:

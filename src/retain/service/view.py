@@ -30,6 +30,7 @@ from retain.model import (
 )
 from retain.service import access
 from retain.service.actor import Actor, Kind
+from retain.storage.base import Reads
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +70,7 @@ class View:
         return list(self.scopes)
 
     def narrow(
-        self, selected: tuple[str, ...] | None, *, with_own: bool
+        self, selected: tuple[str, ...] | None, *, with_own: bool, reads: Reads | None = None
     ) -> tuple[tuple[str, ...] | None, bool]:
         """What a listing or search of the scopes ``selected`` (None: every one) covers
         in this view: (the scopes, or None for every one; whether only the shared tiers
@@ -79,7 +80,9 @@ class View:
         narrowed, tiers_only = self._narrow(selected, with_own=with_own)
         if self.grants is None:
             return narrowed, tiers_only
-        if narrowed is None:  # every scope: the realm's, cut to what may be read
+        if narrowed is None:  # every scope: the realm's (read in ``reads``), cut to the readable
+            assert reads is not None, "a listing under access control names its transaction"
+            self.grants.prime(reads)
             narrowed = tuple(
                 s
                 for s in self.grants.known
