@@ -51,12 +51,20 @@ OPERATOR_SCOPE = "operator"  # DESIGN.md's operator scope: retain stores none ye
 AGENT_PREFIX = "agent:"  # model's (not imported: config.toml is read before any model)
 
 _WORD = r"[A-Za-z0-9][A-Za-z0-9._-]*"
-_PRINCIPAL = re.compile(rf"(agent|app|operator):{_WORD}|steward|anonymous")
-_PATTERN = re.compile(rf"(\*|(agent|app|operator):({_WORD})?\*)")
-_ROLE = re.compile(rf"role:{_WORD}")
-_SCOPE = re.compile(rf"global|operator|(project|team|agent):{_WORD}")
-_SCOPE_PATTERN = re.compile(rf"\*|(project|team|agent):({_WORD})?\*")
-_REALM = re.compile(rf"{_WORD}|\*")
+_PRINCIPAL = rf"(?:agent|app|operator):{_WORD}|steward|anonymous"
+_PATTERN = rf"\*|(?:agent|app|operator):(?:{_WORD})?\*"
+_ROLE = rf"role:{_WORD}"
+_SCOPE = rf"global|operator|(?:project|team|agent):{_WORD}"
+_SCOPE_PATTERN = rf"\*|(?:project|team|agent):(?:{_WORD})?\*"
+_IDENTITY = rf"agent:{_WORD}|agent:(?:{_WORD})?\*"
+_REALM = rf"{_WORD}|\*"
+# The forms as whole-string patterns, for the doors' schemas (each part is also checked
+# here: the patterns only state the rules).
+SUBJECT_PATTERN = rf"^(?:{_ROLE}|{_PRINCIPAL}|{_PATTERN})$"
+PRINCIPAL_PATTERN = rf"^(?:{_PRINCIPAL}|{_PATTERN})$"
+ON_PATTERN = (
+    rf"^(?:realm:(?:{_REALM})|scope:(?:{_SCOPE}|{_SCOPE_PATTERN})|identity:(?:{_IDENTITY}))$"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,7 +153,7 @@ def _refused(what: str, value: object, remedy: str) -> InvalidValue:
 
 def check_principal_pattern(value: object, what: str = "a grant's subject") -> str:
     """A principal, or a pattern of principals ending in ``*``."""
-    if isinstance(value, str) and (_PRINCIPAL.fullmatch(value) or _PATTERN.fullmatch(value)):
+    if isinstance(value, str) and re.fullmatch(PRINCIPAL_PATTERN, value):
         return value
     raise _refused(
         what,
@@ -156,7 +164,7 @@ def check_principal_pattern(value: object, what: str = "a grant's subject") -> s
 
 
 def check_subject(value: object) -> str:
-    if isinstance(value, str) and _ROLE.fullmatch(value):
+    if isinstance(value, str) and re.fullmatch(rf"^{_ROLE}$", value):
         return value
     return check_principal_pattern(value, "a grant's subject")
 
@@ -179,20 +187,9 @@ def check_on(value: object, action: str) -> str:
         "write realm:NAME, scope:SCOPE (global, project:NAME, team:NAME, agent:NAME, "
         "or a pattern such as scope:team:*) or identity:agent:NAME"
     )
-    if not isinstance(value, str):
+    if not isinstance(value, str) or not re.fullmatch(ON_PATTERN, value):
         raise _refused("a grant's on", value, remedy)
-    kind, _, target = value.partition(":")
-    good = (
-        (kind == "realm" and bool(_REALM.fullmatch(target)))
-        or (kind == "scope" and bool(_SCOPE.fullmatch(target) or _SCOPE_PATTERN.fullmatch(target)))
-        or (
-            kind == "identity"
-            and target.startswith(AGENT_PREFIX)
-            and bool(_SCOPE.fullmatch(target) or _SCOPE_PATTERN.fullmatch(target))
-        )
-    )
-    if not good:
-        raise _refused("a grant's on", value, remedy)
+    kind = value.partition(":")[0]
     if action in REALM_ONLY and kind != "realm":
         raise InvalidValue(
             f"{action} is granted on a realm, not on {value!r}",

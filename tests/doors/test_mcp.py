@@ -94,6 +94,7 @@ ALL_TOOLS = {
     "memory_search", "memory_read", "memory_write", "memory_edit", "memory_delete",
     "memory_remember", "memory_recall", "memory_update", "memory_forget", "memory_propose",
     "fact_write", "fact_read", "fact_history", "fact_retract",
+    "access_list", "access_grant", "access_revoke",
 }  # fmt: skip
 
 
@@ -114,11 +115,13 @@ def test_every_tool_says_truthfully_what_it_does(service: MemoryService) -> None
         name for name, t in tools.items() if t.annotations and t.annotations.read_only_hint
     }
     # a read records itself; a fact write keeps the value it supersedes in the history
-    assert read_only == {"memory_search", "memory_recall", "fact_read", "fact_history"}
+    assert read_only == {
+        "memory_search", "memory_recall", "fact_read", "fact_history", "access_list",
+    }  # fmt: skip
     destructive = {n for n, t in tools.items() if t.annotations and t.annotations.destructive_hint}
     assert destructive == {
         "memory_write", "memory_edit", "memory_delete", "memory_update", "memory_forget",
-        "fact_retract",
+        "fact_retract", "access_revoke",
     }  # fmt: skip
     assert tools["fact_write"].annotations and tools["fact_write"].annotations.idempotent_hint
 
@@ -173,6 +176,9 @@ SAMPLE_CALLS: dict[str, dict[str, Any]] = {
     "fact_read": {"subject": "Bob"},
     "fact_history": {"subject": "Bob", "predicate": "drink"},
     "fact_retract": {"subject": "Nobody", "predicate": "drink"},
+    "access_list": {},
+    "access_grant": {"subject": "agent:coder", "action": "memory.read", "on": "scope:global"},
+    "access_revoke": {"subject": "agent:nobody", "action": "memory.read", "on": "scope:global"},
 }
 
 
@@ -584,7 +590,7 @@ HTTP_STATUS_OF = {
     "conflict": 409, "name_conflict": 409, "memory_exists": 409, "project_exists": 409,
     "agent_exists": 409, "team_exists": 409, "ambiguous_name": 409,
     "evidence_mismatch": 409, "trust_capped": 409,
-    "project_not_empty": 409,
+    "project_not_empty": 409, "grant_read_only": 409,
     "budget_exceeded": 422, "inline_budget_exceeded": 422,
     "edit_failed": 422, "edit_no_match": 422, "edit_ambiguous": 422,
     "stale_update": 412,

@@ -8,10 +8,14 @@ from typing import Annotated, Any
 
 from fastapi import FastAPI
 
+from retain import grants
 from retain.doors.http.request import API, GrantBody, query_rule
 from retain.service import MemoryService
 
-_EFFECT = Annotated[str, query_rule(enum=["allow", "deny"])]
+_SUBJECT = Annotated[str, query_rule(pattern=grants.SUBJECT_PATTERN)]
+_ACTION = Annotated[str, query_rule(enum=list(grants.ACTIONS))]
+_ON = Annotated[str, query_rule(pattern=grants.ON_PATTERN)]
+_EFFECT = Annotated[str, query_rule(enum=list(grants.EFFECTS))]
 
 
 def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
@@ -30,9 +34,9 @@ def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
 
     @app.delete(f"{API}/access/grants", tags=["access"])
     def revoke(
-        subject: str,
-        action: str,
-        on: str,
+        subject: _SUBJECT,
+        action: _ACTION,
+        on: _ON,
         effect: _EFFECT = "allow",
         svc: MemoryService = acting,
     ) -> dict[str, Any]:
