@@ -4,8 +4,8 @@ CLI and REST doors.
 
 The grants a column's principal holds, on the whole realm, for every action a verb may
 need (``memory.read``, ``memory.write``, ``memory.delete``, ``team.memory.read``,
-``memory.retier``, ``realm.admin``), are one of ``STATES``: none, an allow, a deny, or an
-allow and a deny.
+``memory.retier``, ``session.observe``, ``realm.admin``), are one of ``STATES``: none,
+an allow, a deny, or an allow and a deny.
 The outcome is written from the rule, not read from the code: the policy table's kinds
 answer first (``test_matrix.EXPECTED``, by hand); a call its kind may make then needs
 the allow, and a deny beats it, so only ``allow`` gives the table's outcome and every
@@ -45,7 +45,7 @@ from retain.service import MemoryService
 STATES = ("none", "allow", "deny", "allow+deny")
 ACTIONS = (
     "memory.read", "memory.write", "memory.delete", "team.memory.read", "memory.retier",
-    "realm.admin",
+    "session.observe", "realm.admin",
 )  # fmt: skip
 SETUP = "operator:set-up"
 LOCAL = "operator:local"  # a CLI command without --as
