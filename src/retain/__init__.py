@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the public names, loaded on first use (PEP 562: ``__getattr
     from retain.chrono import Clock, ManualClock, SystemClock
     from retain.config import Settings
     from retain.errors import RetainError
+    from retain.grants import Grant
     from retain.model import (
         Agent,
         Approval,
@@ -57,6 +58,7 @@ _LAZY = {
     **dict.fromkeys(("Clock", "ManualClock", "SystemClock"), "retain.chrono"),
     "Settings": "retain.config",
     "RetainError": "retain.errors",
+    "Grant": "retain.grants",
     **dict.fromkeys(
         (
             "Agent",
@@ -217,6 +219,7 @@ __all__ = [
     "ExportResult",
     "Fact",
     "FactChange",
+    "Grant",
     "Injection",
     "Load",
     "ManualClock",

@@ -32,6 +32,7 @@ pool_size = 8                        # connections each process keeps to a Postg
 [secrets]                            # what a write may not hold (retain.governance.secrets)
 patterns = {}                        # added kinds: name = "regular expression"
 disabled = []                        # kinds not looked for, built-in or added
+
 [content_trust]                      # which tool results leave a session untainted
 trusted_mcp_servers = []             # MCP servers whose tools' results are trusted
 trusted_tools = []                   # tools whose results are trusted (not the web fetchers)
@@ -42,20 +43,30 @@ expire_after = "7d"                  # an undecided ticket (proposal) expires af
 [gate]                               # the policy gate: a scope pattern -> none | second_approver
                                      # (global, "team:*", "team:NAME"; the most specific wins),
                                      # e.g. global = "second_approver"; none is gated by default
+
+[access]
+anonymous_writes = false             # may anonymous callers write (their writes wait for review)
+control = false                      # true: every call needs a grant too (deny by default)
+# [access.roles]                     # a role's principals or patterns: readers = ["agent:*"]
+# [[access.grant]]                   # read-only grants: subject ("role:NAME", a principal or
+#                                    # a pattern), action, on, effect ("allow" or "deny");
+#                                    # see docs/concepts.md, "Access grants"
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, NoReturn
 
-from retain.errors import ConfigInvalid
+from retain import grants
+from retain.errors import ConfigInvalid, InvalidValue
 from retain.governance.content_trust import ContentTrustSettings
 from retain.governance.secrets import SecretSettings, configured
+from retain.grants import Grant
 from retain.search.embed import DEFAULT_STATIC_MODEL, EmbedderSettings, check_settings
 
 DEFAULT_INLINE_MAX_BYTES = 32 * 1024
@@ -84,11 +95,36 @@ class ContextSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class AccessSettings:
+    """``[access]``: whether grants are checked, the roles, and the grants of the file.
+
+    With ``control`` on, some grant of the file must allow ``realm.admin`` (a store is
+    never locked out: ``realm.admin`` is granted in the file alone)."""
+
+    control: bool = False
+    roles: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    grants: tuple[Grant, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.control and not any(
+            g.action == "realm.admin" and g.effect == "allow" for g in self.grants
+        ):
+            raise ConfigInvalid(
+                "access control is on but no grant of config.toml allows realm.admin, "
+                "so nobody could administer the store",
+                remedy='add an [[access.grant]] with action = "realm.admin" and '
+                'effect = "allow" for the operator, or set control = false under [access]',
+                key="access.control",
+            )
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     inline_max_bytes: int = DEFAULT_INLINE_MAX_BYTES
     memory_enabled: bool = True  # [memory] enabled: whether agents are offered memory at all
     llm_writes: str = "observed"  # [memory] llm_writes: "quarantined" holds every agent write
     anonymous_writes: bool = False  # [access] anonymous_writes: may anonymous callers write
+    access: AccessSettings = AccessSettings()  # [access] control, [access.roles], grants
     embedder: EmbedderSettings = EmbedderSettings()
     context: ContextSettings = ContextSettings()
     pool_size: int = DEFAULT_POOL_SIZE  # [postgres] pool_size
@@ -150,6 +186,7 @@ def load_settings(home: Path) -> Settings:
         anonymous_writes=_switch(
             _section(data, "access", path), "access", "anonymous_writes", False, path
         ),
+        access=_access(_section(data, "access", path), path),
         embedder=_embedder(data, path),
         context=_context(data, path),
         pool_size=_pool_size(data, path),
@@ -166,7 +203,7 @@ KNOWN: dict[str, tuple[str, ...]] = {
     "search": ("embedder", "model", "url", "api_key_env"),
     "context": tuple(asdict(ContextSettings())),
     "postgres": ("pool_size",),
-    "access": ("anonymous_writes",),
+    "access": ("anonymous_writes", "control", "roles", "grant"),
     "secrets": ("patterns", "disabled"),
     "content_trust": tuple(asdict(ContentTrustSettings())),
     "tickets": ("expire_after",),
@@ -226,6 +263,55 @@ def _section(data: dict[str, Any], name: str, path: Path) -> dict[str, Any]:
             f"[{name}] in {path} is not a table", remedy=f"write it as a [{name}] section"
         )
     return section
+
+
+def _access(section: dict[str, Any], path: Path) -> AccessSettings:
+    """``[access]``'s control, roles and grants, each checked (``config_invalid``)."""
+    control = _switch(section, "access", "control", False, path)
+    roles: dict[str, tuple[str, ...]] = {}
+    table = section.get("roles", {})
+    if not isinstance(table, dict):
+        raise ConfigInvalid(
+            f"[access.roles] in {path} is not a table",
+            remedy='write it as [access.roles] with lines like readers = ["agent:*"]',
+            path=str(path),
+        )
+    listed = section.get("grant", [])
+    if not isinstance(listed, list) or not all(isinstance(g, dict) for g in listed):
+        raise ConfigInvalid(
+            f"access.grant in {path} is not a list of tables",
+            remedy="write each grant as an [[access.grant]] table",
+            path=str(path),
+        )
+    made: list[Grant] = []
+    try:
+        for name, members in table.items():
+            grants.check_subject(f"role:{name}")
+            if not isinstance(members, list):
+                raise InvalidValue(
+                    f"role {name!r} is not a list of principals",
+                    remedy='write it like readers = ["agent:*"]',
+                    field="roles",
+                )
+            roles[name] = tuple(
+                grants.check_principal_pattern(m, "a role's member") for m in members
+            )
+        for place, entry in enumerate(listed, start=1):
+            unknown = set(entry) - {"subject", "action", "on", "effect"}
+            if unknown:
+                key = sorted(unknown)[0]
+                fields = ("subject", "action", "on", "effect")
+                _unknown(f"access.grant {key}", key, fields, path, table="access.grant")
+            grant = grants.parse(
+                entry.get("subject"), entry.get("action"), entry.get("on"),
+                entry.get("effect", "allow"),
+            )  # fmt: skip
+            made.append(replace(grant, source="config", id=f"config:{place}"))
+        return AccessSettings(control=control, roles=roles, grants=tuple(made))
+    except InvalidValue as exc:
+        raise ConfigInvalid(
+            f"[access] in {path}: {exc.message}", remedy=exc.remedy, path=str(path)
+        ) from exc
 
 
 def _pool_size(data: dict[str, Any], path: Path) -> int:

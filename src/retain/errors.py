@@ -32,6 +32,7 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   ├── TrustCapped              trust_capped
     │   ├── TicketClosed             ticket_closed
     │   └── GatePending              gate_pending
+    │   └── GrantReadOnly            grant_read_only
     ├── BudgetExceeded               budget_exceeded
     │   └── InlineBudgetExceeded     inline_budget_exceeded
     ├── EditFailed                   edit_failed
@@ -84,6 +85,7 @@ Hint = str | Callable[[Mapping[str, Any]], str]  # a door's phrase for a fix
 FIXES = frozenset(
     {
         "act_as",  # act as a principal of a kind the verb allows (``allowed``)
+        "grant",  # ask for a grant of ``action`` on ``on`` for ``principal``
         "add_project",  # create the project (``project``)
         "add_agent",  # register the agent (``agent``)
         "add_team",  # create the team (``team``)
@@ -324,6 +326,12 @@ class GatePending(Conflict):
     ``ticket`` and its ``expires_at``); an approval that moved it there is recorded."""
 
     code = "gate_pending"
+
+
+class GrantReadOnly(Conflict):
+    """A grant of ``config.toml`` cannot be revoked by a verb: it is the file's."""
+
+    code = "grant_read_only"
 
 
 # -- budgets -----------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Copying a whole store to another backend, its history included.
 
 Everything a store holds is copied row for row — realms, projects, agents, teams and
-their members, proposals, memories (in the order they were made, which is their order
+their members, proposals, stored grants, memories (in the order they were made, which is their order
 in a thread), the event log verbatim (so the copy's chain head is the source's), the
 injection ledger, context sessions, agent sessions and legacy import records — from one snapshot of
 the source into one transaction of the target: the copy lands whole or not at all.
@@ -86,6 +86,8 @@ def _copy(src: Transaction, dst: Transaction, expected: Counts, progress: Progre
                 dst.add_member(realm, team.name, member, stamp(joined))
         for proposal in src.list_proposals(realm, None):
             dst.insert_proposal(realm, proposal)
+        for grant in src.list_grants(realm):
+            dst.insert_grant(grant)
         ledger = src.list_injections(realm, limit=EVERY_LEDGER_ROW)
         dst.insert_injections(realm, [replace(i, seq=0) for i in reversed(ledger)])
         for identity, session, state, updated in src.list_context_states(realm):

@@ -82,6 +82,8 @@ def settings_of(column: str) -> Settings:
 # review); tickets (the proposals) are read by anyone but an agent (which lists the ones
 # it made), decided by operators and the steward, and swept by them and applications;
 # only an operator rebuilds or moves the store;
+# review); only an operator rebuilds or moves the store, or grants and revokes access
+# (which anyone but an agent may list);
 # anonymous callers read only, unless the installation allows them to write ([access]
 # anonymous_writes), and then they write the shared tiers and facts, and no more.
 EXPECTED: dict[str, dict[str, str]] = {
@@ -133,6 +135,9 @@ EXPECTED: dict[str, dict[str, str]] = {
     "verify":          row(DENIED, OK,     OK,      OK,     DENIED,   DENIED),
     "reindex":         row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
     "migrate_to":      row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
+    "grant":           row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
+    "revoke":          row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
+    "list_grants":     row(DENIED, OK,     OK,      OK,     OK,       OK),
 }
 # fmt: on
 
@@ -232,6 +237,10 @@ class Doors:
     rest_args: RestCall = lambda s: {}  # noqa: E731
     mcp: str | None = None  # the tool, or the resource (its URI) read for the verb
     mcp_args: McpCall = lambda s: {}  # noqa: E731
+
+
+_GRANT = ("agent:bea", "memory.read", "scope:global")  # a grant stored, then revoked
+_GRANT_ARGS = dict(zip(("subject", "action", "on"), _GRANT, strict=True))
 
 
 def _note(name: str) -> dict[str, Any]:
@@ -496,6 +505,24 @@ DOORS: dict[str, Doors] = {
     "migrate_to": Doors(
         lambda svc, s: svc.migrate_to(SqliteBackend(s.copy)),
         ("migrate",), lambda s: ["--from", s.location, "--to", s.copy],
+    ),
+    "grant": Doors(
+        lambda svc, s: svc.grant(*_GRANT),
+        ("access", "grant"), lambda s: list(_GRANT),
+        rest=("post", "/v1/access/grants"),
+        rest_args=lambda s: {"json": dict(_GRANT_ARGS)},
+        mcp="access_grant", mcp_args=lambda s: dict(_GRANT_ARGS),
+    ),
+    "revoke": Doors(  # the grant the same actor stored just before (VERBS order)
+        lambda svc, s: svc.revoke(*_GRANT),
+        ("access", "revoke"), lambda s: list(_GRANT),
+        rest=("delete", "/v1/access/grants"),
+        rest_args=lambda s: {"params": dict(_GRANT_ARGS)},
+        mcp="access_revoke", mcp_args=lambda s: dict(_GRANT_ARGS),
+    ),
+    "list_grants": Doors(
+        lambda svc, s: svc.list_grants(),
+        ("access", "list"), rest=("get", "/v1/access/grants"), mcp="access_list",
     ),
 }  # fmt: skip
 VERBS = tuple(DOORS)  # the order each (column, door) runs them in

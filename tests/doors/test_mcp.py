@@ -96,6 +96,7 @@ ALL_TOOLS = {
     "fact_write", "fact_read", "fact_history", "fact_retract",
     "ticket_list", "ticket_show", "ticket_approve", "ticket_reject", "ticket_expire",
     "memory_list_quarantine", "memory_review",
+    "access_list", "access_grant", "access_revoke",
 }  # fmt: skip
 
 
@@ -118,12 +119,12 @@ def test_every_tool_says_truthfully_what_it_does(service: MemoryService) -> None
     # a read records itself; a fact write keeps the value it supersedes in the history
     assert read_only == {
         "memory_search", "memory_recall", "fact_read", "fact_history", "ticket_list",
-        "ticket_show", "memory_list_quarantine",
+        "ticket_show", "memory_list_quarantine", "access_list",
     }  # fmt: skip
     destructive = {n for n, t in tools.items() if t.annotations and t.annotations.destructive_hint}
     assert destructive == {
         "memory_write", "memory_edit", "memory_delete", "memory_update", "memory_forget",
-        "fact_retract", "memory_review",
+        "fact_retract", "memory_review", "access_revoke",
     }  # fmt: skip
     assert tools["fact_write"].annotations and tools["fact_write"].annotations.idempotent_hint
 
@@ -185,6 +186,9 @@ SAMPLE_CALLS: dict[str, dict[str, Any]] = {
     "ticket_expire": {},
     "memory_list_quarantine": {},
     "memory_review": {"id": "01NOSUCHMEMORY", "verdict": "tombstone", "expected_content_hash": "x"},
+    "access_list": {},
+    "access_grant": {"subject": "agent:coder", "action": "memory.read", "on": "scope:global"},
+    "access_revoke": {"subject": "agent:nobody", "action": "memory.read", "on": "scope:global"},
 }
 
 
@@ -615,6 +619,7 @@ HTTP_STATUS_OF = {
     "agent_exists": 409, "team_exists": 409, "ambiguous_name": 409,
     "evidence_mismatch": 409, "trust_capped": 409,
     "project_not_empty": 409, "ticket_closed": 409, "gate_pending": 409,
+    "grant_read_only": 409,
     "budget_exceeded": 422, "inline_budget_exceeded": 422,
     "edit_failed": 422, "edit_no_match": 422, "edit_ambiguous": 422,
     "stale_update": 412,

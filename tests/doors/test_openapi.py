@@ -57,6 +57,7 @@ BEYOND_SCHEMA: set[tuple[str, str | None]] = {
     ("invalid_value", "evidence"),  # a retier's evidence is for verified, and verified needs it
     ("invalid_value", "server"),  # a server is MCP provenance's: the two fields together
     ("invalid_value", "identity"),  # an operator names the agent; an agent's token need not
+    ("invalid_value", "on"),  # a grant's on with its action (realm.admin), or another realm
 }
 STATE_STATUSES = {412, 422}  # stale_update; budget, edit, transfer and secret refusals
 

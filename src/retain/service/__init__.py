@@ -41,6 +41,7 @@ from retain.errors import MemoryDisabled, RetainError
 from retain.model import DEFAULT_REALM, Agent, Event, Injection, Project, Team
 from retain.search.embed import LoadedEmbedder
 from retain.service import (
+    access,
     actor,
     admin,
     agent,
@@ -443,6 +444,11 @@ class MemoryService:
     # snapshots
     export = exchange.export
     import_ = exchange.import_
+
+    # access grants
+    grant = access.grant
+    revoke = access.revoke
+    list_grants = access.list_grants
 
     # health and upkeep
     verify = admin.verify

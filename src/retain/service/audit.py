@@ -7,7 +7,7 @@ read them at all is the policy table's (the event log is not an agent's).
 
 from __future__ import annotations
 
-from retain.model import Event, Injection
+from retain.model import AGENT_PREFIX, Event, Injection
 from retain.service.view import View
 from retain.storage.base import Reads
 
@@ -35,11 +35,22 @@ def injections(
     """Injection ledger rows, newest first, of ``identity`` as the view resolved it
     (``View.injections_of``: an operator's any identity, anyone else's its own), less
     those of a reviewer-only memory the view does not see (none is ever injected: the
-    ledger is held to it all the same)."""
+    ledger is held to it all the same). Under access control a row is kept only when the
+    reader may read both its memory and the agent it went into (``limit`` counts the rows
+    before that cut)."""
     listed = tx.list_injections(
         view.actor.realm, memory_id=memory_id, identity=identity, session=session, limit=limit
     )
-    if view.reviews or not listed:
+    grants = view.grants
+    if not listed or (grants is None and view.reviews):
         return listed
-    hidden = {m.id for m in tx.get_many(sorted({i.memory_id for i in listed})) if view.hides(m)}
-    return [i for i in listed if i.memory_id not in hidden]
+    stored = {m.id: m for m in tx.get_many(sorted({i.memory_id for i in listed}))}
+
+    def shown(row: Injection) -> bool:
+        memory = stored.get(row.memory_id)
+        if grants is None:
+            return memory is None or not view.hides(memory)
+        agent = not row.identity.startswith(AGENT_PREFIX) or grants.reads(row.identity)
+        return memory is not None and view.sees(memory) and agent
+
+    return [i for i in listed if shown(i)]

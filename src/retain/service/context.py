@@ -5,6 +5,7 @@ the memories a turn recalls (bounded by a timeout), and the injection ledger's r
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -86,7 +87,8 @@ def _in_background(fn: Callable[[], T]) -> Future[T]:
             except BaseException as exc:  # handed to whoever waits for the result
                 future.set_exception(exc)
 
-    threading.Thread(target=run, name="retain-recall", daemon=True).start()
+    called = contextvars.copy_context()  # the call's grants go with it (service.access)
+    threading.Thread(target=called.run, args=(run,), name="retain-recall", daemon=True).start()
     return future
 
 

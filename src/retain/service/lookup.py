@@ -231,7 +231,7 @@ def filter_of(
         else:
             scopes = (GLOBAL_SCOPE, project_scope(project))
     with_own = tier is None and (not listing or project is None)
-    scopes, tiers_only = svc._reader(tx).narrow(scopes, with_own=with_own)
+    scopes, tiers_only = svc._reader(tx).narrow(scopes, with_own=with_own, reads=tx)
     for value, field in ((referencing, "referencing"), (unverified, "unverified")):
         if value is not None:
             fields.text(value, field)

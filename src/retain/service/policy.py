@@ -10,6 +10,9 @@ anonymous caller needs the installation to allow it too (``[access]
 anonymous_writes``). Realm administration (projects, agents, teams, membership) is for
 operators and applications; an agent keeps its own memory through its own verbs and
 joins a team only when an operator or an application adds it.
+
+Under ``[access] control = true`` a permitted kind is not enough: the call needs a
+grant as well (``retain.service.access``), checked by the same gate.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any, TypeVar
 
 from retain.config import Settings
 from retain.errors import AccessDenied
+from retain.service import access
 from retain.service.actor import Actor, Kind
 from retain.service.view import REVIEWERS  # who decides quarantined records
 
@@ -73,6 +77,8 @@ _QUEUE = "the ticket queue is the curators'; an agent lists the proposals it mad
 _DECIDE = "tickets are decided by operators and the steward, never by an agent"
 _SWEEP = "expiring tickets is upkeep for operators, applications and the steward"
 _QUARANTINE = "quarantined records are reviewed by an operator or the steward"
+_GRANTS = "grants are kept by operators"
+_WHO = "who may do what is the realm's administration, not an agent's"
 
 POLICY: Mapping[str, Rule] = MappingProxyType(
     {
@@ -133,6 +139,10 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "verify": _read(KEEPERS, "verifying reads every scope's rows"),
         "reindex": _write(OPERATOR, _UPKEEP),
         "migrate_to": _write(OPERATOR, _UPKEEP),
+        # access grants (checked only under [access] control = true)
+        "grant": _write(OPERATOR, _GRANTS, offered=True),
+        "revoke": _write(OPERATOR, _GRANTS, offered=True),
+        "list_grants": _read(NOT_AGENTS, _WHO, offered=True),
     }
 )
 
@@ -200,10 +210,19 @@ def gated(cls: C) -> C:
 
 
 def _guarded(method: Callable[..., R], verb: str) -> Callable[..., R]:
+    """``method`` behind the gate: the policy row, the principal's admission, then,
+    under ``[access] control = true``, the grants (``retain.service.access``), read once
+    and current while the verb runs so that its view and its writes are judged by them."""
+
     @functools.wraps(method)
     def guarded(self: Any, *args: Any, **kwargs: Any) -> R:
         check(self.actor, verb, self.settings)
         self.check_principal()
-        return method(self, *args, **kwargs)
+        call = access.bind(self.store, self.actor, verb)  # None (no I/O) with control off
+        if call is None:
+            return method(self, *args, **kwargs)
+        access.require(call)
+        with access.calling(call):
+            return method(self, *args, **kwargs)
 
     return guarded

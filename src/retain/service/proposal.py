@@ -127,9 +127,7 @@ def _own_record(svc: MemoryService, tx: Reads, agent: Agent, record: str) -> Mem
     is not disclosed; a shared memory is not the agent's to promote)."""
     view = View(svc.actor, agent)
     found = [
-        m
-        for m in tx.get_many([record])
-        if view.sees(m) and m.scope == agent_scope(agent.name)
+        m for m in tx.get_many([record]) if view.sees(m) and m.scope == agent_scope(agent.name)
     ]
     if not found or found[0].status is not Status.ACTIVE:
         raise NotFound(

@@ -429,7 +429,7 @@ def _similar(svc: MemoryService, tx: Reads, memory: Memory) -> Memory | None:
     where = MemoryFilter(realm=svc.realm, scopes=scopes, tiers_only=True)
     ids = tx.lookup_words(where, sorted(mine), field="description", limit=8)
     candidates = tx.get_many(ids)
-    view = svc._reader(tx)
+    view = svc._reader(tx)  # under access control, it reads only what the grants allow
     best: tuple[float, Memory] | None = None
     for other in candidates:
         if other.id == memory.id or other.name == memory.name or not view.sees(other):

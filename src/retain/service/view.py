@@ -15,11 +15,15 @@ successor is a new row, written by the review, and ordinary memory. Listings and
 searches keep to active rows (``MemoryFilter.statuses``), and no active row was written
 quarantined, so they need no more; every read of a row by id, name or event asks
 ``sees``.
+Under ``[access] control = true`` the view also holds the call's grants (the gate makes
+them current: ``retain.service.access``) and keeps, of what the rules above let it see,
+only the rows they let the actor read; a listing or search that covers every scope
+covers the realm's readable ones, so its pages are cut from readable rows.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from retain.errors import AccessDenied
 from retain.model import (
@@ -33,7 +37,9 @@ from retain.model import (
     project_scope,
     team_scope,
 )
+from retain.service import access
 from retain.service.actor import Actor, Kind
+from retain.storage.base import Reads
 
 # Who sees reviewer-only rows (and reviews them), until access grants refine it.
 REVIEWERS = frozenset({Kind.OPERATOR, Kind.STEWARD})
@@ -47,6 +53,9 @@ class View:
     actor: Actor
     agent: Agent | None = None
     project: str | None = None
+    # the call's grants under [access] control = true (None: off); a row is then seen
+    # only where they let the actor read it, too
+    grants: access.Call | None = field(default_factory=access.current)
 
     @property
     def own(self) -> tuple[str, ...]:
@@ -61,7 +70,8 @@ class View:
         """The scopes of a session in this view, in the order the memory section groups
         them: global, the project's, then an agent's teams' and its own."""
         project = (project_scope(self.project),) if self.project else ()
-        return (GLOBAL_SCOPE, *project, *self.own)
+        scopes = (GLOBAL_SCOPE, *project, *self.own)
+        return scopes if self.grants is None else self.grants.readable(scopes)
 
     def lookup_scopes(self) -> list[str] | None:
         """The scopes a lookup by name covers (None: every scope the reader sees)."""
@@ -72,13 +82,29 @@ class View:
         return list(self.scopes)
 
     def narrow(
-        self, selected: tuple[str, ...] | None, *, with_own: bool
+        self, selected: tuple[str, ...] | None, *, with_own: bool, reads: Reads | None = None
     ) -> tuple[tuple[str, ...] | None, bool]:
         """What a listing or search of the scopes ``selected`` (None: every one) covers
         in this view: (the scopes, or None for every one; whether only the shared tiers
         of those). An agent reads what it selects (global when it selects none) and,
         ``with_own``, its teams' and its own; an operator reads every scope; anyone else
         the shared tiers."""
+        narrowed, tiers_only = self._narrow(selected, with_own=with_own)
+        if self.grants is None:
+            return narrowed, tiers_only
+        if narrowed is None:  # every scope: the realm's (read in ``reads``), cut to the readable
+            assert reads is not None, "a listing under access control names its transaction"
+            self.grants.prime(reads)
+            narrowed = tuple(
+                s
+                for s in self.grants.known
+                if not tiers_only or s == GLOBAL_SCOPE or s.startswith(PROJECT_PREFIX)
+            )
+        return self.grants.readable(narrowed), False
+
+    def _narrow(
+        self, selected: tuple[str, ...] | None, *, with_own: bool
+    ) -> tuple[tuple[str, ...] | None, bool]:
         if self.actor.kind is Kind.AGENT:
             scopes = selected or (GLOBAL_SCOPE,)
             return ((*scopes, *self.own) if with_own else scopes), False
@@ -93,9 +119,17 @@ class View:
 
     def sees(self, memory: Memory) -> bool:
         """Whether ``memory`` is in this view: its realm and scope are (``covers``),
-        and it is no reviewer-only row hidden from this view (``hides``)."""
+        and it is no reviewer-only row hidden from this view (``hides``; under access
+        control a reviewer also needs ``memory.quarantine.review`` on its scope)."""
         if memory.quarantine_reason:
-            return memory.realm == self.actor.realm and self.reviews
+            return (
+                memory.realm == self.actor.realm
+                and self.reviews
+                and (
+                    self.grants is None
+                    or self.grants.allows("memory.quarantine.review", memory.scope)
+                )
+            )
         return self.covers(memory.realm, memory.scope)
 
     def hides(self, memory: Memory) -> bool:
@@ -103,7 +137,11 @@ class View:
         return bool(memory.quarantine_reason) and not self.reviews
 
     def covers(self, realm: str, scope: str) -> bool:
-        """Whether a memory of ``realm`` in ``scope`` is in this view's scopes."""
+        """Whether a memory of ``realm`` in ``scope`` is in this view's scopes (and, under
+        access control, the call's grants let the actor read it)."""
+        return self._covers(realm, scope) and (self.grants is None or self.grants.reads(scope))
+
+    def _covers(self, realm: str, scope: str) -> bool:
         if realm != self.actor.realm:
             return False
         kind = self.actor.kind
@@ -131,7 +169,10 @@ class View:
         return self.actor.principal
 
     def sees_proposal(self, proposal: Proposal) -> bool:
-        """An agent sees the proposals it made; the others see every proposal."""
+        """An agent sees the proposals it made; the others see every proposal (under
+        access control, only those whose target scope the grants let it read)."""
+        if self.grants is not None and not self.grants.reads(proposal.target):
+            return False
         return self.actor.kind is not Kind.AGENT or proposal.source == self.actor.principal
 
     def event(self, event: Event, memory: Memory | None) -> Event:

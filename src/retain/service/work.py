@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from retain import ledger
 from retain.chrono import stamp
+from retain.grants import Grant
 from retain.model import AgentSession, Event, Injection, Memory, Proposal
 from retain.search import key
-from retain.service import admission
+from retain.service import access, admission
 from retain.service.actor import Actor
 from retain.storage.base import Reads, Transaction
 
@@ -65,6 +66,8 @@ class Work:
         """Insert new memories, each as admission lets it in (the rows stored, in
         order); their search keys are made when the work finishes."""
         rows = [m if self._admitted.get(m.id) is m else self.admit(m) for m in memories]
+        for memory in rows:  # where the caller's grants let it write (access control on)
+            access.admits(access.current(), memory.scope)
         self._tx.insert_memories(rows)
         for memory in rows:
             self.rekey.touch(memory.id)
@@ -83,12 +86,18 @@ class Work:
         changed it first. A change of what a key holds (text, thread) touches ``rekey``
         itself."""
         redacting = self.redact if redact is None else redact
+        access.admits(access.current(), current.scope)
+        access.admits(access.current(), memory.scope)
         memory = admission.admit_change(self, memory, current, redact=redacting)
         return memory if self._tx.update_memory(memory, current, restore=restore) else None
 
     def remove(self, memory_id: str) -> None:
         """Delete a memory (if admission lets this writer); the neighbours whose context
         it was are re-keyed."""
+        call = access.current()
+        if call is not None:
+            for gone in self._tx.get_many([memory_id]):
+                access.admits(call, gone.scope, removing=True)
         admission.admit_removal(self, memory_id)
         self.rekey.leave(self._tx, memory_id)
         self._tx.delete_memory(memory_id)
@@ -125,6 +134,12 @@ class Work:
     def decide_proposal(self, proposal: Proposal, status_was: str) -> bool:
         """Store a ticket's decision if it still stands at ``status_was`` (else False)."""
         return self._tx.update_proposal(self.realm, proposal, status_was)
+
+    def add_grant(self, grant: Grant) -> None:
+        self._tx.insert_grant(grant)
+
+    def remove_grant(self, grant: Grant) -> None:
+        self._tx.delete_grant(grant.id)
 
     # -- what the doors rendered, and legacy imports ---------------------------------------
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # vectors are numpy arrays; only a command that makes one loa
     # a vector made by numpy, or a write's few made without it (float32 values alike)
     Vector = npt.NDArray[np.float32] | array[float]
 
+from retain.grants import Grant
 from retain.model import (
     Agent,
     AgentSession,
@@ -187,6 +188,10 @@ class Reads(Protocol):
         ...
 
     def get_proposal(self, realm: str, proposal_id: str) -> Proposal | None: ...
+    def list_grants(self, realm: str) -> list[Grant]:
+        """The realm's stored grants, oldest first."""
+        ...
+
     def count_memories(self, realm: str | None, scope: str | None = None) -> int:
         """Memories of a realm (the active ones of one scope), or of every realm with
         ``realm`` None."""
@@ -390,6 +395,8 @@ class Transaction(Reads, Protocol):
         """Store a decided proposal if it still stands at ``status_was`` (else False)."""
         ...
 
+    def insert_grant(self, grant: Grant) -> None: ...
+    def delete_grant(self, grant_id: str) -> None: ...
     def add_member(self, realm: str, team: str, agent: str, now: str) -> bool:
         """Put ``agent`` in ``team``; False when it was a member already."""
         ...

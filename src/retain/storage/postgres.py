@@ -29,6 +29,7 @@ the schema's migrations are ``postgres_schema``'s.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
 import re
 import threading
@@ -290,7 +291,8 @@ class PostgresBackend:
                     con.rollback()  # it only read
                 pool.putconn(con)
 
-        return beside.submit(run)
+        # the caller's context goes with it (a verb's access grants: ``service.access``)
+        return beside.submit(contextvars.copy_context().run, run)
 
     # -- schema -----------------------------------------------------------------------
 

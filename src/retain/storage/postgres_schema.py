@@ -366,6 +366,22 @@ ALTER TABLE proposals ADD COLUMN landed TEXT;
 CREATE INDEX proposals_record ON proposals(realm, record, status) WHERE record IS NOT NULL;
 """
 
+# The access grants kept by the ``grant`` and ``revoke`` verbs (config.toml's are read
+# from the file): who may, or may not, do what on which part of a realm.
+_GRANTS = """
+CREATE TABLE grants (
+    id TEXT PRIMARY KEY,
+    realm TEXT NOT NULL REFERENCES realms(name),
+    subject TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL,
+    effect TEXT NOT NULL CHECK (effect IN ('allow', 'deny')),
+    created_at TEXT NOT NULL,
+    created_by TEXT NOT NULL,
+    UNIQUE (realm, subject, action, target, effect)
+);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "deferred vectors", _DEFERRED_VECTORS),
@@ -377,6 +393,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "quarantine", _QUARANTINE),
     Migration(9, "sessions", _SESSIONS),
     Migration(10, "tickets", _TICKETS),
+    Migration(11, "grants", _GRANTS),
 )
 
 

@@ -430,6 +430,27 @@ def _m010_tickets(con: sqlite3.Connection) -> None:
     )
 
 
+def _m011_grants(con: sqlite3.Connection) -> None:
+    """The access grants kept by the ``grant`` and ``revoke`` verbs (config.toml's are
+    read from the file): who may, or may not, do what on which part of a realm."""
+    run_script(
+        con,
+        """
+        CREATE TABLE grants (
+            id TEXT PRIMARY KEY,
+            realm TEXT NOT NULL REFERENCES realms(name),
+            subject TEXT NOT NULL,
+            action TEXT NOT NULL,
+            target TEXT NOT NULL,
+            effect TEXT NOT NULL CHECK (effect IN ('allow', 'deny')),
+            created_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            UNIQUE (realm, subject, action, target, effect)
+        ) WITHOUT ROWID;
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", _m001_foundation),
     Migration(2, "retrieval", _m002_retrieval),
@@ -441,6 +462,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "quarantine", _m008_quarantine),
     Migration(9, "sessions", _m009_sessions),
     Migration(10, "tickets", _m010_tickets),
+    Migration(11, "grants", _m011_grants),
 )
 
 

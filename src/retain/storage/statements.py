@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from retain.chrono import parse_optional_stamp, parse_stamp, stamp
+from retain.grants import Grant
 from retain.ledger import GENESIS
 from retain.model import (
     COUNT_MAX,
@@ -281,6 +282,29 @@ class SqlStatements(ABC):
             (realm, proposal_id),
         )
         return None if row is None else proposal_of(row)
+
+    def list_grants(self, realm: str) -> list[Grant]:
+        rows = self._rows(
+            "SELECT id, subject, action, target, effect, created_at, created_by FROM grants "
+            "WHERE realm = %s ORDER BY created_at, id",
+            (realm,),
+        )
+        return [
+            Grant(r[1], r[2], r[3], r[4], "stored", r[0], realm, parse_stamp(r[5]), r[6])
+            for r in rows
+        ]
+
+    def insert_grant(self, grant: Grant) -> None:
+        g = grant
+        self._execute(
+            "INSERT INTO grants(id, realm, subject, action, target, effect, created_at, "
+            "created_by) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            (g.id, g.realm, g.subject, g.action, g.on, g.effect,
+             stamp(g.created_at) if g.created_at else "", g.created_by or ""),
+        )  # fmt: skip
+
+    def delete_grant(self, grant_id: str) -> None:
+        self._execute("DELETE FROM grants WHERE id = %s", (grant_id,))
 
     def delete_memory(self, memory_id: str) -> None:
         self._execute("DELETE FROM memories WHERE id = %s", (memory_id,))

@@ -17,6 +17,7 @@ import sys
 
 # Each command module adds its commands to ``cli`` as it is imported.
 from retain.doors.cli import (  # noqa: F401
+    access,
     admin,
     agent,
     fact,

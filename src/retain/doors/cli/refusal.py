@@ -83,6 +83,7 @@ def _act_as(details: Mapping[str, Any]) -> str:
 # How this door does the fix a refusal names (``RetainError.hinted``).
 HINTS: Mapping[str, errors.Hint] = {
     "act_as": _act_as,
+    "grant": "`retain access grant {principal} {action} {on}`",
     "add_project": "`retain project add {project}`",
     "add_agent": "`retain agent add {agent}`",
     "add_team": "`retain team add {team}`",

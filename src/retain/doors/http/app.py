@@ -29,6 +29,7 @@ from retain.doors.http import (
     agents,
     context,
     facts,
+    grants,
     memories,
     realm,
     review,
@@ -232,4 +233,5 @@ def create_app(
     tickets.add(app, service, acting)
     realm.add(app, service, acting)
     review.add(app, service, acting)
+    grants.add(app, service, acting)
     return app

@@ -56,6 +56,7 @@ def _act_as(details: Mapping[str, Any]) -> str:
 # How this door does the fix a refusal names (``RetainError.hinted``).
 HINTS: Mapping[str, errors.Hint] = {
     "act_as": _act_as,
+    "grant": f"an operator's POST {API}/access/grants",
     "add_project": f"POST {API}/projects",
     "add_agent": f"POST {API}/agents",
     "add_team": f"POST {API}/teams",

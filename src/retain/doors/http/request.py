@@ -15,7 +15,7 @@ from fastapi import Path as InPath
 from fastapi import Query
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from retain import fields
+from retain import fields, grants
 from retain.service import SEARCH_LIMIT_MAX
 from retain.service.trust import PATH_MAX_CHARS, PATH_PATTERN
 
@@ -250,3 +250,20 @@ class ObserveBody(_Body):
 class ResetBody(_Body):
     identity: AgentIdentity
     boundary: Boundary = "reset"
+
+
+Effect = Annotated[str, _rule(enum=list(grants.EFFECTS))]
+GrantSubject = Annotated[str, _rule(pattern=grants.SUBJECT_PATTERN)]
+GrantOn = Annotated[str, _rule(pattern=grants.ON_PATTERN)]
+# realm.admin is granted in config.toml alone: no body may store it
+StoredAction = Annotated[str, _rule(enum=[a for a in grants.ACTIONS if a not in grants.REALM_ONLY])]
+
+
+class GrantBody(_Body):
+    """A grant: a subject (a principal, a pattern such as agent:*, or role:NAME), one of
+    the actions, what it is on (realm:R, scope:S, identity:agent:N), allow or deny."""
+
+    subject: GrantSubject
+    action: StoredAction
+    on: GrantOn
+    effect: Effect = "allow"

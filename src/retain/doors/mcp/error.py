@@ -25,6 +25,7 @@ def _act_as(details: Mapping[str, Any]) -> str:
 # do itself names a tool or an argument; the rest is the operator's.
 HINTS: Mapping[str, Hint] = {
     "act_as": _act_as,
+    "grant": "an operator grants it: `retain access grant {principal} {action} {on}`",
     "add_project": "an operator creates it: `retain project add {project}`",
     "add_agent": "an operator registers it: `retain agent add {agent}`",
     "add_team": "an operator creates it: `retain team add {team}`",

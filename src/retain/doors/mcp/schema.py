@@ -298,3 +298,23 @@ class ReviewOut(BaseModel):
     origin: ReceiptOut
     successor: ReceiptOut | None
     decision: DecisionOut
+
+
+class GrantOut(BaseModel):
+    id: str
+    subject: str
+    action: str
+    on: str
+    effect: str
+    source: str = Field(description="config (config.toml's, read-only) or stored.")
+    realm: str | None
+    created_at: str | None
+    created_by: str | None
+
+
+class GrantsOut(BaseModel):
+    grants: list[GrantOut]
+
+
+class RevokeOut(BaseModel):
+    revoked: GrantOut

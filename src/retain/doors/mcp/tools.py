@@ -25,6 +25,8 @@ from retain.doors.mcp.schema import (
     FactsOut,
     FactSubject,
     FactWriteOut,
+    GrantOut,
+    GrantsOut,
     Limit,
     LoadName,
     MemoryId,
@@ -41,6 +43,7 @@ from retain.doors.mcp.schema import (
     Reason,
     Redact,
     ReviewOut,
+    RevokeOut,
     SearchOut,
     Subject,
     Tags,
@@ -62,6 +65,17 @@ from retain.model import Memory
 from retain.service import MemoryService
 
 CONTEXT_URI = "memory://context"
+
+GrantSubject = Annotated[
+    str, Field(description="A principal, a pattern such as agent:*, or role:NAME.")
+]
+GrantAction = Annotated[str, Field(description="An action, e.g. memory.read.")]
+GrantOn = Annotated[
+    str, Field(description="realm:R, scope:S (or a pattern: scope:team:*), identity:agent:N.")
+]
+GrantEffect = Annotated[
+    Literal["allow", "deny"], Field(description="allow, or deny (a deny beats an allow).")
+]
 
 
 def _answer(data: dict[str, Any]) -> CallToolResult:
@@ -461,6 +475,27 @@ def create_server(
         return call(
             lambda s: s.review(id, verdict, expected_content_hash, rationale=rationale).to_dict()
         )
+
+    # access grants: an operator's tools (never offered to an agent: the policy table)
+    @server.verb_tool("list_grants", title="List access grants", annotations=READS,
+                      name="access_list")  # fmt: skip
+    def access_list() -> Annotated[CallToolResult, GrantsOut]:
+        """Every grant that counts in the realm: config.toml's, then the stored ones."""
+        return call(lambda s: {"grants": [g.to_dict() for g in s.list_grants()]})
+
+    @server.verb_tool("grant", title="Grant access", annotations=RECORDS, name="access_grant")
+    def access_grant(
+        subject: GrantSubject, action: GrantAction, on: GrantOn, effect: GrantEffect = "allow"
+    ) -> Annotated[CallToolResult, GrantOut]:
+        """Store a grant (a grant stored already is returned as it is)."""
+        return call(lambda s: s.grant(subject, action, on, effect=effect).to_dict())
+
+    @server.verb_tool("revoke", title="Revoke access", annotations=CHANGES, name="access_revoke")
+    def access_revoke(
+        subject: GrantSubject, action: GrantAction, on: GrantOn, effect: GrantEffect = "allow"
+    ) -> Annotated[CallToolResult, RevokeOut]:
+        """Remove a stored grant (config.toml's are read-only)."""
+        return call(lambda s: {"revoked": s.revoke(subject, action, on, effect=effect).to_dict()})
 
     @server.resource(
         CONTEXT_URI,

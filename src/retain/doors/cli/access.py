@@ -1,0 +1,74 @@
+"""The access commands: ``retain access list``, ``grant`` and ``revoke`` (the grants
+checked under ``[access] control = true``; ``config.toml``'s are listed, never revoked)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from retain.doors.cli.output import emit_json, emit_rows, say
+from retain.doors.cli.root import cli, format_option, home_option, opened
+
+_COLUMNS = {
+    "Subject": "subject",
+    "Action": "action",
+    "On": "on",
+    "Effect": "effect",
+    "Source": "source",
+    "Id": "id",
+}
+
+
+@cli.group()
+def access() -> None:
+    """List, grant and revoke access grants (checked when [access] control = true)."""
+
+
+@access.command("list")
+@home_option
+@format_option
+def access_list(home: Path | None, fmt: str) -> None:
+    """List the grants that count in the realm: config.toml's, then the stored ones."""
+    with opened(home, fmt) as service:
+        rows = [g.to_dict() for g in service.list_grants()]
+        emit_rows(fmt, "grants", rows, _COLUMNS)
+
+
+@access.command("grant")
+@click.argument("subject")
+@click.argument("action")
+@click.argument("on")
+@click.option("--deny", is_flag=True, help="A deny (it beats every allow).")
+@home_option
+@format_option
+def access_grant(
+    subject: str, action: str, on: str, deny: bool, home: Path | None, fmt: str
+) -> None:
+    """Let SUBJECT (a principal, a pattern such as agent:*, or role:NAME) do ACTION on ON
+    (realm:R, scope:S, identity:agent:N); with --deny, forbid it."""
+    with opened(home, fmt) as service:
+        made = service.grant(subject, action, on, effect="deny" if deny else "allow")
+        if fmt == "json":
+            emit_json(made.to_dict())
+        else:
+            say(f"Granted: {made.effect} {made.subject} {made.action} on {made.on} ({made.id}).")
+
+
+@access.command("revoke")
+@click.argument("subject")
+@click.argument("action")
+@click.argument("on")
+@click.option("--deny", is_flag=True, help="A deny (it beats every allow).")
+@home_option
+@format_option
+def access_revoke(
+    subject: str, action: str, on: str, deny: bool, home: Path | None, fmt: str
+) -> None:
+    """Remove the stored grant of SUBJECT, ACTION and ON (with --deny, the deny)."""
+    with opened(home, fmt) as service:
+        gone = service.revoke(subject, action, on, effect="deny" if deny else "allow")
+        if fmt == "json":
+            emit_json({"revoked": gone.to_dict()})
+        else:
+            say(f"Revoked: {gone.effect} {gone.subject} {gone.action} on {gone.on} ({gone.id}).")
