@@ -89,6 +89,10 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
     "reset_session": (False, ("agent:ada", "s1"), {"boundary": "clear"}),
     "session_status": (False, ("agent:ada", "s1"), {}),
     "list_tickets": (False, (), {"status": "open", "target": "global", "record": "01ID"}),
+    "list_quarantine": (False, (), {"limit": 5, "after": "01ID"}),
+    "review": (False, ("01ID", "release", "abc"), {"rationale": "read it"}),
+    "grant": (False, ("app:ci", "memory.read", "realm:default"), {"effect": "allow"}),
+    "revoke": (False, ("app:ci", "memory.read", "realm:default"), {"effect": "allow"}),
     "get_ticket": (False, ("01T",), {}),
     "approve": (False, ("01T",), {"reason": "agreed"}),
     "reject": (False, ("01T",), {"reason": "not so"}),
@@ -174,7 +178,7 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
 # Verbs without an argument to get wrong.
 NO_ARGUMENTS = {
     "close", "list_agents", "list_teams", "list_projects", "status", "offered_verbs",
-    "check_principal", "expire_tickets",
+    "check_principal", "expire_tickets", "list_grants",
 }  # fmt: skip
 # An argument whose type is structural (a ``Backend`` is a Protocol): its methods tell.
 UNCHECKED = {("migrate_to", "target")}

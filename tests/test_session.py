@@ -174,7 +174,8 @@ def test_a_keyless_write_is_judged_by_the_latest_session(
 
     assert not judge(None)  # nothing observed: nothing taints
     operator.observe("web_fetch", identity=ADA, session="old")
-    assert judge(None) and judge("old") and not judge("new")
+    # a key nothing was reported of opens no clean session: the latest judges it too
+    assert judge(None) and judge("old") and judge("new")
     clock.advance(minutes=1)
     operator.observe("calculator", identity=ADA, session="new")
     assert not judge(None)  # the latest observed session is clean

@@ -11,10 +11,9 @@ read today is Claude Code (``hooks`` in its settings), whose events carry
   ``startup`` → ``new``, ``compact`` → ``compact`` (accepted, nothing changes); ``resume``
   continues a context and is no boundary at all.
 
-Claude Code's own fetchers are read as the built-in fetchers they are: ``WebFetch`` as
-``web_fetch`` and ``WebSearch`` as ``web_search``, which no content-trust rule can make
-trusted. Every other name is passed as the host reports it (``mcp__<server>__<tool>``
-is attributed to its server by the classifier).
+Every tool name is passed as the host reports it: the classifier reads Claude Code's own
+fetchers, ``WebFetch`` and ``WebSearch``, as the built-in fetchers they are, and
+attributes ``mcp__<server>__<tool>`` to its server (``retain.governance.content_trust``).
 """
 
 from __future__ import annotations
@@ -25,8 +24,6 @@ from typing import Any
 
 from retain.errors import InvalidValue
 
-# The host's names for the built-in fetchers (retain.governance.content_trust).
-HOST_FETCHERS = {"WebFetch": "web_fetch", "WebSearch": "web_search"}
 POST_TOOL_USE = "PostToolUse"
 SESSION_START = "SessionStart"
 SOURCE_BOUNDARY: dict[str, str | None] = {
@@ -63,7 +60,7 @@ def read_event(text: str) -> HookEvent:
         tool = data.get("tool_name")
         if not isinstance(tool, str) or not tool:
             raise _bad("the PostToolUse event has no tool_name", "tool_name")
-        return HookEvent(event, session, tool=HOST_FETCHERS.get(tool, tool))
+        return HookEvent(event, session, tool=tool)
     if event == SESSION_START:
         source = data.get("source")
         if source not in SOURCE_BOUNDARY:

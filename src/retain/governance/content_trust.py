@@ -36,6 +36,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 ALWAYS_UNTRUSTED = frozenset({"web_search", "web_fetch", "fetch", "http_request"})
+# Agent hosts' own names for those fetchers (Claude Code's), read as the built-in fetchers
+# they are at every door: no rule makes them trusted either.
+HOST_FETCHERS = {"WebFetch": "web_fetch", "WebSearch": "web_search"}
 MCP = "mcp"  # the provenance kind of a tool an MCP server provides
 _QUALIFIED = "mcp__"
 _SEPARATOR = "__"
@@ -102,7 +105,7 @@ def classify(
     def verdict(trusted: bool, step: Step) -> Verdict:
         return Verdict(trusted, step, tool, attributed)
 
-    names = {tool}
+    names = {tool, HOST_FETCHERS.get(tool, tool)}
     if typed is not None and parsed is None:
         names.add(f"{_QUALIFIED}{typed}{_SEPARATOR}{tool}")
     widened = names | ({parsed[1]} if parsed else set())

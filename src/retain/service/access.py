@@ -60,7 +60,7 @@ NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
             ("search", "read", "get", "list_memories", "context", "status", "export",
              "recall", "list_proposals", "list_injections", "fact_read", "fact_history",
              "list_projects", "list_agents", "list_teams", "events", "session_status",
-             "list_tickets"),
+             "list_tickets", "get_ticket"),
             _READ,
         ),
         # writing and changing memories, facts and proposals

@@ -104,8 +104,8 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "recall": _read(AGENT, _OWN, offered=True),
         "list_proposals": _read(EVERYONE),
         # tickets: the curator's queue and decisions (never a model acting as an agent)
-        "list_tickets": _read(NOT_AGENTS, _QUEUE, offered=True),
-        "get_ticket": _read(NOT_AGENTS, _QUEUE, offered=True),
+        "list_tickets": _read(CURATORS, _QUEUE, offered=True),
+        "get_ticket": _read(CURATORS, _QUEUE, offered=True),
         "approve": _write(CURATORS, _DECIDE, offered=True),
         "reject": _write(CURATORS, _DECIDE, offered=True),
         "expire_tickets": _write(KEEPERS, _SWEEP, offered=True),

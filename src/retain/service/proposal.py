@@ -11,7 +11,7 @@ from retain import fields
 from retain.errors import AccessDenied, InvalidValue, NotFound
 from retain.governance import secrets
 from retain.model import GLOBAL_SCOPE, TEAM_PREFIX, Agent, Proposal, Status, agent_scope
-from retain.service import ticket
+from retain.service import session, ticket
 from retain.service.view import View
 from retain.service.work import Work
 
@@ -70,6 +70,7 @@ def propose(
                     team=team,
                 )
         promoted = None if record is None else _own_record(svc, tx, agent, record)
+        judged = session.judged(tx, svc.realm, svc.principal, svc.actor.session)
         proposal = Proposal(
             id=svc.store.ids.new(now),
             source=svc.principal,
@@ -82,12 +83,16 @@ def propose(
             status="open",
             created_at=now,
             record=record,
+            tainted=judged is not None and judged.tainted,
             expires_at=now + svc.settings.ticket_expire_after,
         )
         work.add_proposal(proposal)
         work.event("propose",
-            {"id": proposal.id, "target": target, "summary": line, "body": proposal.body,
-             "evidence": evidence, "record": record,
+            # a promotion's body is its record's, private to the agent: the log names
+            # the record, and the ticket (the curators') holds the body
+            {"id": proposal.id, "target": target, "summary": line,
+             "body": proposal.body if record is None else None,
+             "evidence": evidence, "record": record, "tainted": proposal.tainted,
              "expires_at": proposal.to_dict()["expires_at"]},
         )  # fmt: skip
         return proposal

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from retain.errors import StaleUpdate
-from retain.model import DEFAULT_PRIORITY, Load, Memory, Status, lower_trust
+from retain.model import DEFAULT_PRIORITY, Load, Memory, Status, Trust, lower_trust
 from retain.service.work import Work
 from retain.storage.base import Reads
 
@@ -121,7 +121,10 @@ def supersede(
     """Record ``new``, which takes over from ``old``: ``old`` becomes ``retired`` (with
     its ``supersede`` event) only when ``new`` was admitted active. A successor held for
     review leaves ``old`` in force, so that one version stays active until a review
-    releases it."""
+    releases it. A row that was ever quarantined passes the mark to its successor, and
+    with it the cap on its trust."""
+    if old.ever_quarantined and not new.ever_quarantined:
+        new = replace(new, ever_quarantined=True, trust=lower_trust(new.trust, Trust.OBSERVED))
     stored = record(work, new, reason=reason)
     if stored.status is Status.ACTIVE:
         swap(work, retired, old, verb, remedy=remedy)

@@ -170,10 +170,14 @@ def session_status(svc: MemoryService, identity: str, session: str) -> AgentSess
 
 def judged(tx: Reads, realm: str, identity: str, key: str | None) -> AgentSession | None:
     """The session an agent's write in session ``key`` is judged by: that key's, or, with
-    no key, the identity's most recently observed session (the first tainted one when
-    several share that instant); None when there is none."""
+    no key or a key nothing was reported of, the identity's most recently observed
+    session (the first tainted one when several share that instant); None when there is
+    none. A key alone opens no clean session (a model that can set its environment could
+    name a fresh one): its host reports it first (a ``new`` boundary, or an observation)."""
     if key is not None:
-        return tx.get_session(realm, identity, key)
+        found = tx.get_session(realm, identity, key)
+        if found is not None:
+            return found
     latest = tx.latest_sessions(realm, identity)
     return next((s for s in latest if s.tainted), latest[0] if latest else None)
 

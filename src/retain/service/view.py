@@ -134,7 +134,7 @@ class View:
 
     def hides(self, memory: Memory) -> bool:
         """Whether ``memory`` is reviewer-only and this view no reviewer's."""
-        return bool(memory.quarantine_reason) and not self.reviews
+        return bool(memory.quarantine_reason) and not self.sees(memory)
 
     def covers(self, realm: str, scope: str) -> bool:
         """Whether a memory of ``realm`` in ``scope`` is in this view's scopes (and, under
