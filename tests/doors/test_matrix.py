@@ -79,8 +79,8 @@ def settings_of(column: str) -> Settings:
 # anyone reads through their view; realm administration (projects, agents, teams,
 # membership) is for operators and apps; the event log and exports are not an agent's;
 # the steward reviews and verifies; operators and the steward retier (raising trust is a
-# review); tickets (the proposals) are read by anyone but an agent (which lists the ones
-# it made), decided by operators and the steward, and swept by them and applications;
+# review); tickets (the proposals) are the curators' (operators and the steward) to read
+# and decide (an agent lists the ones it made), and swept by them and applications;
 # only an operator rebuilds or moves the store;
 # review); only an operator rebuilds or moves the store, or grants and revokes access
 # (which anyone but an agent may list);
@@ -106,8 +106,8 @@ EXPECTED: dict[str, dict[str, str]] = {
     "propose":         row(OK,     DENIED, DENIED,  DENIED, DENIED,   DENIED),
     "recall":          row(OK,     DENIED, DENIED,  DENIED, DENIED,   DENIED),
     "list_proposals":  row(OK,     OK,     OK,      OK,     OK,       OK),
-    "list_tickets":    row(DENIED, OK,     OK,      OK,     OK,       OK),
-    "get_ticket":      row(DENIED, OK,     OK,      OK,     OK,       OK),
+    "list_tickets":    row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
+    "get_ticket":      row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
     "approve":         row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
     "reject":          row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
     "expire_tickets":  row(DENIED, OK,     OK,      OK,     DENIED,   DENIED),

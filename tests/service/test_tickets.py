@@ -451,13 +451,17 @@ def test_an_agent_cannot_decide_or_read_the_queue(team: dict[str, MemoryService]
     assert team["operator"].get_ticket(made.id).status == "open"
 
 
-def test_an_app_sweeps_but_does_not_decide(team: dict[str, MemoryService]) -> None:
+def test_an_app_sweeps_but_neither_reads_nor_decides(team: dict[str, MemoryService]) -> None:
     app = team["operator"].acting_as("app:ci")
     made = team["ada"].propose("Use tabs")
     assert app.expire_tickets() == []
-    assert [t.id for t in app.list_tickets()] == [made.id]
-    with pytest.raises(errors.AccessDenied):
-        app.approve(made.id)
+    for refused in (
+        app.list_tickets,
+        lambda: app.get_ticket(made.id),
+        lambda: app.approve(made.id),
+    ):
+        with pytest.raises(errors.AccessDenied):
+            refused()
 
 
 # -- what a review asks ---------------------------------------------------------------------
