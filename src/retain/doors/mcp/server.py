@@ -127,7 +127,6 @@ class Server(MCPServer):
         self, verb: str, *, title: str, annotations: ToolAnnotations, name: str | None = None
     ) -> Callable[[Callable[..., CallToolResult]], Callable[..., CallToolResult]]:
         """Register a tool calling ``verb``, named after it unless ``name`` is given."""
-        """Register a tool calling ``verb``, named after it (or ``name``)."""
         name = name or (verb if verb.startswith("fact_") else f"memory_{verb}")
         self.verbs[name] = verb
         return self.tool(name=name, title=title, annotations=annotations)
