@@ -107,7 +107,7 @@ def test_the_recipe_taints_on_a_web_read_and_clears_on_clear(home: Path) -> None
     assert fetched == {
         "identity": AGENT,
         "session": KEY,
-        "tool": "web_fetch",
+        "tool": "WebFetch",  # as the host named it: the classifier reads it as web_fetch
         "server": None,
         "trusted": False,
         "step": "always_untrusted",
@@ -116,7 +116,7 @@ def test_the_recipe_taints_on_a_web_read_and_clears_on_clear(home: Path) -> None
     }
     searched = hook(home, "PostToolUse", "post_tool_use_web_search")
     assert (searched["tool"], searched["tainted"], searched["changed"]) == (
-        "web_search", True, False)  # fmt: skip
+        "WebSearch", True, False)  # fmt: skip
     compacted = hook(home, "SessionStart", "session_start_compact")
     assert (compacted["boundary"], compacted["cleared"], compacted["tainted"]) == (
         "compact", False, True)  # fmt: skip
@@ -134,10 +134,10 @@ def test_the_recipe_taints_on_a_web_read_and_clears_on_clear(home: Path) -> None
 
 
 # Each PostToolUse event of the fixtures, with the recipe's configuration: (tool as
-# read, trusted, step).
+# the host named it, trusted, step).
 VERDICTS = {
-    "post_tool_use_web_fetch": ("web_fetch", False, "always_untrusted"),
-    "post_tool_use_web_search": ("web_search", False, "always_untrusted"),
+    "post_tool_use_web_fetch": ("WebFetch", False, "always_untrusted"),
+    "post_tool_use_web_search": ("WebSearch", False, "always_untrusted"),
     "post_tool_use_bash": ("Bash", True, "default"),
     "post_tool_use_read": ("Read", True, "default"),
     "post_tool_use_mcp_github": ("mcp__github__get_issue", True, "mcp_name"),
