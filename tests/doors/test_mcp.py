@@ -235,13 +235,14 @@ def test_the_instructions_name_only_tools_the_principal_is_shown(
     service.add_agent("coder")
     server = operator_server(service, principal)
     text = instructions(server)
-    named = set(re.findall(r"\b(?:memory|fact|ticket)_[a-z]+", text))
-    named = set(re.findall(r"\b(?:memory|fact)_[a-z_]+[a-z]", text))
+    named = set(re.findall(r"\b(?:memory|fact|ticket|access)_[a-z_]+[a-z]", text))
     assert named and named <= set(listed(server)), named - set(listed(server))
     assert principal in text
     lead = "memory_remember" if principal.startswith("agent:") else "memory_write"
     assert lead in named
-    assert ("ticket_approve" in named) == principal.startswith("operator:")
+    curator = principal.startswith("operator:")
+    assert ("ticket_approve" in named) == curator
+    assert ("memory_review" in named) == curator
 
 
 @pytest.mark.parametrize(
