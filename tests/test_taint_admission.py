@@ -49,6 +49,9 @@ def test_the_taint_sticks_through_compaction_and_a_reset_or_new_key_clears_it(
     host.reset_session(ADA, "s1", boundary="compact")
     assert ada.remember("after compaction").status is Status.QUARANTINED
     fresh = host.acting_as(ADA, session="s2")
+    # a key alone is no new session (a model could name one): its host reports it
+    assert fresh.remember("a key nobody reported").status is Status.QUARANTINED
+    host.reset_session(ADA, "s2", boundary="new")
     assert fresh.remember("a new context").status is Status.ACTIVE
     host.reset_session(ADA, "s1", boundary="respawn")
     assert ada.remember("after the respawn").status is Status.ACTIVE
