@@ -45,7 +45,7 @@ from retain.service import MemoryService
 STATES = ("none", "allow", "deny", "allow+deny")
 ACTIONS = (
     "memory.read", "memory.write", "memory.delete", "team.memory.read", "memory.retier",
-    "session.observe", "realm.admin",
+    "session.observe", "memory.quarantine.review", "ticket.decide", "realm.admin",
 )  # fmt: skip
 SETUP = "operator:set-up"
 LOCAL = "operator:local"  # a CLI command without --as

@@ -27,6 +27,7 @@ def tainted(tmp_path: Path) -> Retain:
     cli = Retain(tmp_path / "home")
     cli.ok("agent", "add", "ada")
     cli.ok("session", "observe", "web_fetch", "--identity", ADA, "--session", "s1")
+    cli.ok("session", "reset", "--identity", ADA, "--session", "s2", "--boundary", "new")
     return cli
 
 
@@ -66,6 +67,10 @@ def test_rest_takes_the_session_from_the_retain_session_header(tmp_path: Path) -
                 headers=host,
             )
             assert seen.status_code == 200 and seen.json()["tainted"] is True
+            opened = client.post(
+                "/v1/sessions/s2/reset", json={"identity": ADA, "boundary": "new"}, headers=host
+            )
+            assert opened.status_code == 200
             for key, expected in (("s1", "quarantined"), ("s2", "active")):
                 written = client.post(
                     "/v1/remember",
@@ -99,6 +104,7 @@ def test_retain_mcp_acts_in_the_session_it_was_started_in(tmp_path: Path) -> Non
     store = retain.open(home=tmp_path)
     store.add_agent("coder")
     store.observe("web_search", identity="agent:coder", session="s1")
+    store.reset_session("agent:coder", "s2", boundary="new")  # its host reports a new one
     store.close()
 
     def remembered(args: list[str]) -> str:
@@ -138,6 +144,7 @@ def test_python_takes_the_session_at_open_and_acting_as(tmp_path: Path) -> None:
             assert opened.remember("held").status is Status.QUARANTINED
         finally:
             opened.close()
+        host.reset_session(ADA, "s2", boundary="new")  # its host reports a new session
         same: MemoryService = host.acting_as(ADA, session="s2")
         assert same.remember("kept").status is Status.ACTIVE
         again = same.acting_as(ADA, session="s1")  # the same principal, another context
