@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,7 @@ ACTIONS = (
     "session.observe", "memory.quarantine.review", "ticket.decide", "realm.admin",
 )  # fmt: skip
 SETUP = "operator:set-up"
+LONG = timedelta(days=36500)  # a ticket's life here: none expires while the matrix runs
 LOCAL = "operator:local"  # a CLI command without --as
 # The doors each state runs at: Python every one; the CLI and REST an allow (the grant
 # reaches through the door) and a deny beating it (the refusal does).
@@ -73,12 +74,15 @@ def settings_of(column: str, state: str) -> Settings:
     return Settings(
         anonymous_writes=column == OPEN,
         access=AccessSettings(control=True, grants=grants),
+        ticket_expire_after=LONG,
     )
 
 
 def config_toml(column: str, state: str) -> str:
     """The same settings as ``config.toml`` writes them (the CLI reads its home's)."""
-    lines = ["[access]", f"anonymous_writes = {str(column == OPEN).lower()}", "control = true"]
+    # the CLI runs on the system clock, later than the set-up's: tickets outlast both
+    lines = ["[tickets]", f'expire_after = "{LONG.days}d"']
+    lines += ["[access]", f"anonymous_writes = {str(column == OPEN).lower()}", "control = true"]
     for subject, action, effect in grants_of(column, state):
         lines += ["[[access.grant]]", f'subject = "{subject}"', f'action = "{action}"',
                   'on = "realm:default"', f'effect = "{effect}"']  # fmt: skip
@@ -119,7 +123,7 @@ class Runs:
         # set up with control off (its agents hold no grant in every state), then judged
         before_control = MemoryService(
             open_backend(location),
-            settings=Settings(anonymous_writes=column == OPEN),
+            settings=Settings(anonymous_writes=column == OPEN, ticket_expire_after=LONG),
             clock=clock,
             principal=SETUP,
         )
