@@ -166,16 +166,7 @@ def reject(svc: MemoryService, ticket_id: str, *, reason: str = "") -> Proposal:
 
     def run(work: Work) -> Proposal:
         ticket = _decidable(svc, work, ticket_id, "reject")
-        rejected = replace(
-            ticket,
-            status=TicketStatus.REJECTED.value,
-            decided_by=work.actor.principal,
-            decided_at=work.now,
-            decision_reason=reason,
-        )
-        _store(work, rejected, ticket)
-        work.event("ticket_reject", rejected.to_dict(), reason=reason)
-        return rejected
+        return _close(work, ticket, TicketStatus.REJECTED, "ticket_reject", reason)
 
     return svc._write(run)
 
@@ -228,16 +219,21 @@ def promotions_waiting_on(
 def invalidate(work: Work, ticket: Proposal, *, reason: str = "") -> Proposal:
     """Close a pending promotion whose record a review tombstoned (``invalidated``), in
     the review's unit of work, with its event: a later approval lands nothing."""
-    invalidated = replace(
+    return _close(work, ticket, TicketStatus.INVALIDATED, "ticket_invalidate", reason)
+
+
+def _close(work: Work, ticket: Proposal, status: TicketStatus, kind: str, reason: str) -> Proposal:
+    """``ticket`` closed as ``status`` by the work's actor now, stored with its event."""
+    closed = replace(
         ticket,
-        status=TicketStatus.INVALIDATED.value,
+        status=status.value,
         decided_by=work.actor.principal,
         decided_at=work.now,
         decision_reason=reason,
     )
-    _store(work, invalidated, ticket)
-    work.event("ticket_invalidate", invalidated.to_dict(), reason=reason)
-    return invalidated
+    _store(work, closed, ticket)
+    work.event(kind, closed.to_dict(), reason=reason)
+    return closed
 
 
 # -- the steps -------------------------------------------------------------------------
