@@ -3,7 +3,9 @@ checked under ``[access] control = true``; ``config.toml``'s are listed, never r
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -18,6 +20,20 @@ _COLUMNS = {
     "Source": "source",
     "Id": "id",
 }
+
+
+def _grant_parts(command: Callable[..., Any]) -> Callable[..., Any]:
+    """A grant's three parts and its effect, as grant and revoke both take them."""
+    for option in reversed((
+        click.argument("subject"),
+        click.argument("action"),
+        click.argument("on"),
+        click.option("--deny", is_flag=True, help="A deny (it beats every allow)."),
+        home_option,
+        format_option,
+    )):  # fmt: skip
+        command = option(command)
+    return command
 
 
 @cli.group()
@@ -36,12 +52,7 @@ def access_list(home: Path | None, fmt: str) -> None:
 
 
 @access.command("grant")
-@click.argument("subject")
-@click.argument("action")
-@click.argument("on")
-@click.option("--deny", is_flag=True, help="A deny (it beats every allow).")
-@home_option
-@format_option
+@_grant_parts
 def access_grant(
     subject: str, action: str, on: str, deny: bool, home: Path | None, fmt: str
 ) -> None:
@@ -56,12 +67,7 @@ def access_grant(
 
 
 @access.command("revoke")
-@click.argument("subject")
-@click.argument("action")
-@click.argument("on")
-@click.option("--deny", is_flag=True, help="A deny (it beats every allow).")
-@home_option
-@format_option
+@_grant_parts
 def access_revoke(
     subject: str, action: str, on: str, deny: bool, home: Path | None, fmt: str
 ) -> None:
