@@ -333,3 +333,63 @@ def test_every_verb_of_the_policy_table_has_its_actions() -> None:
 
     assert set(policy.POLICY) <= set(access.NEEDS)
     assert all(a in ACTIONS for actions in access.NEEDS.values() for a in actions)
+
+
+# -- decisions on one row: review, retier, tickets ------------------------------------------
+
+REVIEWER = "operator:rev"
+
+
+def test_a_review_needs_on_the_rows_scope_what_its_verdict_writes(realm: ServiceFactory) -> None:
+    """``memory.quarantine.review`` on the record's scope, and ``memory.write`` to release
+    it or ``memory.delete`` to tombstone it there; an allow elsewhere is not enough."""
+    held = realm(principal="agent:ada", settings=Settings(llm_writes="quarantined"))
+    origin = held.remember("the build needs node 20")
+    ada = "identity:agent:ada"
+    base = (
+        Grant(REVIEWER, "memory.read", ada),
+        Grant(REVIEWER, "memory.quarantine.review", ada),
+        Grant(REVIEWER, "memory.write", "scope:global"),
+        Grant(REVIEWER, "memory.delete", "scope:global"),
+    )
+    reviewer = realm(principal=REVIEWER, settings=controlled(*base))
+    for verdict, action in (("release", "memory.write"), ("tombstone", "memory.delete")):
+        with pytest.raises(AccessDenied) as refused:
+            reviewer.review(origin.id, verdict, origin.content_hash)
+        assert (refused.value.details["action"], refused.value.details["on"]) == (
+            action, "scope:agent:ada",
+        )  # fmt: skip
+    allowed = controlled(*base, Grant(REVIEWER, "memory.delete", ada))
+    decided = realm(principal=REVIEWER, settings=allowed).review(
+        origin.id, "tombstone", origin.content_hash
+    )
+    assert decided.outcome == "tombstoned"
+
+
+def test_a_retier_needs_memory_retier_on_the_rows_scope(realm: ServiceFactory) -> None:
+    settings = controlled(
+        Grant(REVIEWER, "memory.read", "realm:default"),
+        Grant(REVIEWER, "memory.retier", "scope:global"),
+    )
+    reviewer = realm(principal=REVIEWER, settings=settings)
+    (spec,) = [m for m in realm(principal=SETUP).list_memories(project="web") if m.name == "spec"]
+    with pytest.raises(AccessDenied) as refused:
+        reviewer.retier(spec.id, "observed", reason="unchecked")
+    assert refused.value.details["on"] == "scope:project:web"
+    assert reviewer.retier("plan", "observed", reason="unchecked").memory.trust.value == "observed"
+
+
+def test_a_ticket_is_decided_with_ticket_decide_on_its_target(realm: ServiceFactory) -> None:
+    ada = realm(principal="agent:ada")
+    to_global = ada.propose("Freeze on Fridays")
+    to_team = ada.propose("Stand-up at nine", target="team:blue")
+    settings = controlled(
+        Grant(REVIEWER, "memory.read", "realm:default"),
+        Grant(REVIEWER, "ticket.decide", "scope:team:blue"),
+    )
+    curator = realm(principal=REVIEWER, settings=settings)
+    for decide in (curator.approve, curator.reject):
+        with pytest.raises(AccessDenied) as refused:
+            decide(to_global.id)
+        assert refused.value.details["on"] == "scope:global"
+    assert curator.approve(to_team.id).status == "approved"

@@ -102,6 +102,7 @@ FIXES = frozenset(
         "home",  # point the store's home at another directory
         "redact",  # write again asking for each secret to be replaced by its marker
         "quarantine",  # read the quarantine queue (the record and its content_hash)
+        "ticket",  # read the ticket something waits on (``ticket``)
     }
 )
 

@@ -173,6 +173,7 @@ class Memory:
             "valid_from": stamp(self.valid_from) if self.valid_from else None,
             "trust": self.trust.value,
             "provenance": self.metadata.get("provenance"),  # a checked claim, if any
+            "redacted": self.metadata.get("redacted"),  # the kinds written as markers
             "status": self.status.value,
             "ever_quarantined": self.ever_quarantined,
             "supersedes": self.supersedes,

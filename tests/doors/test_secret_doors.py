@@ -52,8 +52,9 @@ def test_cli_agent_and_fact_commands_take_redact(retain: Retain) -> None:
     retain.ok("agent", "add", "ada")
     memory = retain.json("remember", f"the token is {TOKEN}", "--as", "agent:ada", "--redact")
     assert memory["body"] == f"the token is {MARKER}" and memory["status"] == "active"
+    assert memory["redacted"] == ["github_token"]
     held = retain.json("remember", f"the token is {TOKEN}", "--as", "agent:ada")
-    assert held["status"] == "quarantined"
+    assert (held["status"], held["redacted"]) == ("quarantined", None)
     said = retain.ok("fact", "write", "ci", "token", TOKEN, "--redact").stdout
     assert TOKEN not in said
     store = retain_pkg.open(home=retain.home)
@@ -89,6 +90,7 @@ def test_rest_refuses_a_secret_with_422_and_redacts_on_request(client: TestClien
         "/v1/memories/ci", json={"description": "t", "body": TOKEN, "redact": True}
     )
     assert written.status_code == 201 and written.json()["body"] == MARKER
+    assert written.json()["redacted"] == ["github_token"]
     _refused(client.post("/v1/memories/ci/edit", json={"old": MARKER, "new": TOKEN}))
     edited = client.post(
         "/v1/memories/ci/edit", json={"old": MARKER, "new": f"{TOKEN}!", "redact": True}

@@ -91,6 +91,20 @@ NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
 )  # fmt: skip
 ROW_WRITES = ("memory.write", "memory.delete")  # the actions a written row is judged by
 
+# What a verb that decides one row (or one ticket) needs on that row's scope besides the
+# actions it needs in the realm: a review's verdict asks the write it makes.
+ON_THE_ROW: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        "review": _REVIEW,
+        "retier": ("memory.retier",),
+        "approve": ("ticket.decide",),
+        "reject": ("ticket.decide",),
+    }
+)
+VERDICT_NEEDS: Mapping[str, str] = MappingProxyType(
+    {"release": "memory.write", "tombstone": "memory.delete"}
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Call:
@@ -213,6 +227,22 @@ def admits(call: Call | None, scope: str, *, removing: bool = False) -> None:
     needed = [a for a in NEEDS.get(call.verb, ()) if a in ROW_WRITES]
     if removing and needed:
         needed = ["memory.delete"]
+    for action in needed:
+        if not call.allows(action, scope):
+            raise denied(call, action, f"scope:{scope}")
+
+
+def decides(scope: str, *, verdict: str | None = None) -> None:
+    """Refuse the running verb's decision on a row (or a ticket landing) in ``scope``
+    unless its actor holds there what the verb needs (``ON_THE_ROW``) and, for a review,
+    what its ``verdict`` writes (``VERDICT_NEEDS``): an allow somewhere in the realm lets
+    the verb run, and this judges the one row it decides."""
+    call = current()
+    if call is None:
+        return
+    needed = ON_THE_ROW.get(call.verb, ())
+    if verdict is not None:
+        needed = (*needed, VERDICT_NEEDS[verdict])
     for action in needed:
         if not call.allows(action, scope):
             raise denied(call, action, f"scope:{scope}")

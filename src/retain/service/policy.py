@@ -61,6 +61,7 @@ def _write(kinds: frozenset[Kind], why: str, *, offered: bool = False) -> Rule:
 _TIERS = "the shared tiers are written by operators and applications; an agent keeps its own memory and proposes additions"  # noqa: E501
 _CHANGES = "the shared tiers are changed by operators and applications; an anonymous caller's writes wait for review, so it only adds"  # noqa: E501
 _OWN = "it is an agent's verb over its own memory"
+_PROPOSE = "an agent proposes from its own memory, and the steward stages promotions of quarantined records; operators write the shared tiers"  # noqa: E501
 _ADMIN = "realm administration is for operators and applications"
 _LOG = "the event log holds every scope's changes; an agent recalls what it sees instead"
 _UPKEEP = "it rebuilds or moves the whole store, which is an operator's work"
@@ -100,7 +101,7 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "remember": _write(AGENT, _OWN, offered=True),
         "update": _write(AGENT, _OWN, offered=True),
         "forget": _write(AGENT, _OWN, offered=True),
-        "propose": _write(AGENT, _OWN, offered=True),
+        "propose": _write(AGENT | {Kind.STEWARD}, _PROPOSE, offered=True),
         "recall": _read(AGENT, _OWN, offered=True),
         "list_proposals": _read(EVERYONE),
         # tickets: the curator's queue and decisions (never a model acting as an agent)

@@ -1,6 +1,8 @@
 """Proposals: an agent asks for a memory to be added to a shared scope (a team it
 is in, or the global tier), or for one of its own memories to be promoted there; the
-proposal is a ticket a curator decides (``retain.service.ticket``).
+steward stages a promotion of a quarantined record there (a *gated promotion*, which
+another curator decides, and which a review of the record waits on). The proposal is a
+ticket a curator decides (``retain.service.ticket``).
 """
 
 from __future__ import annotations
@@ -10,8 +12,17 @@ from typing import TYPE_CHECKING
 from retain import fields
 from retain.errors import AccessDenied, InvalidValue, NotFound
 from retain.governance import secrets
-from retain.model import GLOBAL_SCOPE, TEAM_PREFIX, Agent, Proposal, Status, agent_scope
+from retain.model import (
+    GLOBAL_SCOPE,
+    TEAM_PREFIX,
+    Agent,
+    Proposal,
+    Status,
+    agent_scope,
+    lower_trust,
+)
 from retain.service import session, ticket
+from retain.service.actor import Kind
 from retain.service.view import View
 from retain.service.work import Work
 
@@ -33,9 +44,12 @@ def propose(
 ) -> Proposal:
     """Ask for a memory to be added to a shared scope — a team the agent belongs to, or
     the global tier — or, with ``record``, for one of the agent's own memories to be
-    promoted there (its body is the record's unless one is given). The proposal is a
-    ticket, stored ``open`` for a curator to decide until it expires (``[tickets]
-    expire_after``); nothing is written to the target until it is approved. A proposal
+    promoted there (its body is the record's unless one is given). The steward proposes
+    to any team or the global tier, and its ``record`` is a quarantined one it stages
+    for promotion, decided by another curator while a review of that record waits
+    (``gate_pending``). The proposal is a ticket, stored ``open`` for a curator to
+    decide until it expires (``[tickets] expire_after``); nothing is written to the
+    target until it is approved. A proposal
     that looks like it holds a credential is refused (it is no memory row to hold for
     review), unless ``redact`` writes each secret as its marker."""
     line = fields.description(summary)
@@ -53,7 +67,6 @@ def propose(
 
     def run(work: Work) -> Proposal:
         tx, now = work.reads, work.now
-        agent = svc._agent(tx)
         team = target.removeprefix(TEAM_PREFIX) if target.startswith(TEAM_PREFIX) else None
         if target != GLOBAL_SCOPE and team is None:
             raise InvalidValue(
@@ -63,19 +76,23 @@ def propose(
             )
         if team is not None:
             svc._require_team(tx, team)
-            if team not in agent.teams:
+        if svc.actor.kind is Kind.STEWARD:
+            promoted = None if record is None else _held_record(svc, tx, record)
+        else:
+            agent = svc._agent(tx)
+            if team is not None and team not in agent.teams:
                 raise AccessDenied(
                     f"agent {agent.name!r} is not in team {team!r}",
                     remedy="propose to a team the agent belongs to, or to global",
                     team=team,
                 )
-        promoted = None if record is None else _own_record(svc, tx, agent, record)
+            promoted = None if record is None else _own_record(svc, tx, agent, record)
         judged = session.judged(tx, svc.realm, svc.principal, svc.actor.session)
         proposal = Proposal(
             id=svc.store.ids.new(now),
             source=svc.principal,
             target=target,
-            trust=svc.actor.trust,
+            trust=lower_trust(svc.actor.trust, promoted.trust if promoted else svc.actor.trust),
             summary=line,
             body=body or (promoted.body if promoted else ""),
             evidence=evidence,
@@ -125,6 +142,21 @@ def list_proposals(svc: MemoryService, *, status: str | None = None) -> list[Pro
     listed = svc.backend.read(lambda tx: ticket.read_tickets(svc, tx, svc._read_now(tx), status))
     view = View(svc.actor)
     return [p for p in listed if view.sees_proposal(p)]
+
+
+def _held_record(svc: MemoryService, tx: Reads, record: str) -> Memory:
+    """The quarantined record the steward stages a promotion of, as its view finds it,
+    else ``not_found``: what the steward promotes is what waits for review."""
+    view = svc._reader(tx)
+    found = [m for m in tx.get_many([record]) if view.sees(m)]
+    if not found or found[0].status is not Status.QUARANTINED:
+        raise NotFound(
+            f"no quarantined record {record!r} to promote",
+            remedy="take the id from the quarantine queue",
+            fix="quarantine",
+            id=record,
+        )
+    return found[0]
 
 
 def _own_record(svc: MemoryService, tx: Reads, agent: Agent, record: str) -> Memory:

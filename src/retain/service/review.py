@@ -19,7 +19,10 @@ or ``already_tombstoned`` with the original decision and writes nothing. The che
 order (``docs/concepts.md``, "Quarantine"):
 
 1. the policy table (reviewers: an operator or the steward) — ``access_denied``;
-2. the record is in the reviewer's view — else ``not_found``;
+2. the record is in the reviewer's view — else ``not_found``; under access control,
+   the reviewer holds on its scope ``memory.quarantine.review`` and what the verdict
+   writes (``memory.write`` to release, ``memory.delete`` to tombstone) — else
+   ``access_denied``;
 3. not quarantined: a review event with the same verdict is a replay; another verdict,
    ``not_quarantined``; no review event and a row holding ``<id>-released``,
    ``successor_conflict``; otherwise (a plain forget, never quarantined)
@@ -27,7 +30,11 @@ order (``docs/concepts.md``, "Quarantine"):
 4. the content is what the reviewer read — else ``content_mismatch``;
 4b. a release of content matching a secret pattern — ``secret_detected`` (tombstone is
    its only exit);
-5. (gated promotions that wait on the record join here with the tickets);
+5. the pending promotions of the record (tickets naming it): one past its expiry is
+   expired and listed (``expired_promotions``); a release one still waits on is refused
+   ``gate_pending`` (with the ticket and its expiry), and so is the steward's
+   tombstone; an operator's tombstone invalidates them in the same transaction and
+   lists them (``invalidated_promotions``), so a later approval lands nothing;
 6. a release of an update whose target is no longer active — ``stale_update``;
 7. a release of a named record whose name is taken now — ``name_conflict``; an inline
    one past the inline budget — ``inline_budget_exceeded``.
@@ -51,9 +58,10 @@ from retain.errors import (
     SuccessorConflict,
 )
 from retain.governance import secrets
-from retain.model import GLOBAL_SCOPE, Memory, Status, Trust
+from retain.model import GLOBAL_SCOPE, Memory, Proposal, Status, Trust
 from retain.results import Decision, Receipt, ReviewResult
-from retain.service import rows
+from retain.service import access, rows, ticket
+from retain.service.actor import Kind
 from retain.service.work import Work
 from retain.storage.base import Reads
 
@@ -124,6 +132,7 @@ def review(
                 id=memory_id,
             )
         origin = found[0]
+        access.decides(origin.scope, verdict=verdict)
         if origin.status is not Status.QUARANTINED:
             return _decided(tx, origin, verdict)
         if expected_content_hash != origin.content_hash:
@@ -144,9 +153,7 @@ def review(
                     remedy="tombstone it: content holding a secret is never released",
                     id=origin.id,
                 )
-        # Gated promotions (checks 8-9c of the review's table) join here with the tickets:
-        # a pending promotion past its expiry is expired and listed, a release one waits
-        # on is refused gate_pending, an operator's tombstone invalidates and lists them.
+        expired, invalidated = _promotions(svc, work, origin, verdict)
         decided = {
             "verdict": verdict,
             "reviewer": svc.principal,
@@ -154,8 +161,8 @@ def review(
             "successor": successor_id(origin.id) if verdict == RELEASE else None,
             "bound_hash": expected_content_hash,
             "quarantine_reason": list(origin.quarantine_reason),
-            "expired_promotions": [],
-            "invalidated_promotions": [],
+            "expired_promotions": [p.id for p in expired],
+            "invalidated_promotions": [p.id for p in invalidated],
             "rationale": rationale,
         }
         discarded = replace(origin, status=Status.DISCARDED, updated_at=work.now)
@@ -175,6 +182,28 @@ def review(
         )
 
     return svc._write(run)
+
+
+def _promotions(
+    svc: MemoryService, work: Work, origin: Memory, verdict: str
+) -> tuple[list[Proposal], list[Proposal]]:
+    """The pending promotions of ``origin`` as the review meets them (check 5): those
+    past their expiry are expired now; a release one still waits on is refused
+    ``gate_pending``, and so is the steward's tombstone; an operator's tombstone
+    invalidates them in the same transaction. The (expired, invalidated) promotions."""
+    expired, pending = ticket.promotions_waiting_on(work, svc.settings, origin.id)
+    if not pending:
+        return expired, []
+    if verdict == RELEASE or svc.actor.kind is not Kind.OPERATOR:
+        raise ticket.waiting(
+            pending[0],
+            f"it promotes record {origin.id!r}, which no review decides while the "
+            "ticket is pending",
+            after="; or rejects it, and the record is reviewed then",
+            fix="ticket",
+        )
+    reason = f"record {origin.id} tombstoned by a review"
+    return expired, [ticket.invalidate(work, p, reason=reason) for p in pending]
 
 
 def _decided(tx: Reads, origin: Memory, verdict: str) -> ReviewResult:

@@ -16,7 +16,9 @@ The landing goes through the normal row path (``rows.record``, so ``Work.create`
 the admission every row passes): it is derived from the ticket, at the ticket's trust
 label (approval never raises trust), by the proposer, with the proposer's taint in its
 metadata. A landing admission refuses (a secret in it) rolls the approval back: such a
-ticket can only be rejected.
+ticket can only be rejected. A promotion lands only while its record is held (active,
+or quarantined: the steward's gated promotion, whose approval decides the record, which
+becomes ``discarded``); otherwise it is ``stale_update``, and can only be rejected.
 
 Statuses: ``open`` → ``pending_gate`` → ``approved`` | ``rejected`` | ``expired`` |
 ``invalidated`` (a review's tombstone of the record a promotion waits on). Events:
@@ -38,10 +40,11 @@ from retain.model import (
     Approval,
     Memory,
     Proposal,
+    Status,
     TicketStatus,
     lower_trust,
 )
-from retain.service import rows
+from retain.service import access, rows
 from retain.service.work import Work
 from retain.storage.base import Reads
 
@@ -155,7 +158,7 @@ def approve(svc: MemoryService, ticket_id: str, *, reason: str = "") -> Proposal
     fields.text(reason, "reason")
     decided = svc._write(lambda work: _approve(svc, work, ticket_id, reason))
     if decided.status == TicketStatus.PENDING_GATE:
-        raise _waiting(decided, "it waits at the policy gate for a second approver")
+        raise waiting(decided, "it waits at the policy gate for a second approver")
     return decided
 
 
@@ -243,19 +246,22 @@ def _approve(svc: MemoryService, work: Work, ticket_id: str, reason: str) -> Pro
     ticket = _decidable(svc, work, ticket_id, "approve")
     me = work.actor.principal
     if any(a.by == me for a in ticket.approvals):
-        raise _waiting(ticket, f"{me} approved it already; a second approver must be another")
+        raise waiting(ticket, f"{me} approved it already; a second approver must be another")
     approval = Approval(me, work.now, reason)
     gated = gate_mode(svc.settings, ticket.target) == SECOND_APPROVER
     if gated and ticket.status == TicketStatus.OPEN:
-        waiting = replace(
+        held = replace(
             ticket,
             status=TicketStatus.PENDING_GATE.value,
             approvals=(*ticket.approvals, approval),
         )
-        _store(work, waiting, ticket)
-        work.event("ticket_wait", waiting.to_dict(), reason=reason)
-        return waiting
-    landed = rows.record(work, _landing(svc, work, ticket), reason=f"ticket {ticket.id}")
+        _store(work, held, ticket)
+        work.event("ticket_wait", held.to_dict(), reason=reason)
+        return held
+    promoted = _promoted(work, ticket)
+    landed = rows.record(work, _landing(svc, work, ticket, promoted), reason=f"ticket {ticket.id}")
+    if promoted is not None and promoted.status is Status.QUARANTINED:
+        _decide_held(work, ticket, promoted, landed)
     approved = replace(
         ticket,
         status=TicketStatus.APPROVED.value,
@@ -272,9 +278,11 @@ def _approve(svc: MemoryService, work: Work, ticket_id: str, reason: str) -> Pro
 
 def _decidable(svc: MemoryService, work: Work, ticket_id: str, verb: str) -> Proposal:
     """The pending ticket of that id as read now, or the refusal: ``not_found``,
+    ``access_denied`` (no ``ticket.decide`` on its target, under access control),
     ``ticket_closed`` (decided, or past its expiry), or ``access_denied`` for its
     proposer (a ticket is decided by someone else)."""
     ticket = _ticket(svc, work.reads, ticket_id, work.now)
+    access.decides(ticket.target)
     if not ticket.pending:
         raise TicketClosed(
             f"ticket {ticket.id!r} is {ticket.status}: it takes no decision",
@@ -292,13 +300,44 @@ def _decidable(svc: MemoryService, work: Work, ticket_id: str, verb: str) -> Pro
     return ticket
 
 
-def _landing(svc: MemoryService, work: Work, ticket: Proposal) -> Memory:
-    """The memory an approval lands: in the target, by the proposer, at the ticket's
-    trust label (and never above the record it promotes), its body the ticket's."""
-    promoted = work.reads.get_many([ticket.record]) if ticket.record else []
-    trust = ticket.trust
-    for memory in promoted:
-        trust = lower_trust(trust, memory.trust)
+def _promoted(work: Work, ticket: Proposal) -> Memory | None:
+    """The record a promotion names, as it stands: active (an agent's own memory) or
+    quarantined (the steward's gated promotion), else ``stale_update``, since what the
+    ticket would land is no longer held (forgotten, replaced, or decided by a review)."""
+    if ticket.record is None:
+        return None
+    found = work.reads.get_many([ticket.record])
+    if not found or found[0].status not in (Status.ACTIVE, Status.QUARANTINED):
+        raise StaleUpdate(
+            f"ticket {ticket.id!r} promotes record {ticket.record!r}, which is no longer held",
+            remedy="reject the ticket; propose the record's current version if it should land",
+            ticket=ticket.id,
+            target=ticket.record,
+        )
+    return found[0]
+
+
+def _decide_held(work: Work, ticket: Proposal, held: Memory, landed: Memory) -> None:
+    """An approved gated promotion decides the quarantined record it promotes: the record
+    is discarded (its content lives on as the landing, which stays ``ever_quarantined``
+    and at most ``observed``), with a ``promote`` event on its own history; a later
+    review of it is ``not_quarantined``."""
+    discarded = replace(held, status=Status.DISCARDED, updated_at=work.now)
+    rows.swap(work, discarded, held, "promoted")
+    work.event(
+        "promote",
+        {"id": held.id, "status": Status.DISCARDED.value, "ticket": ticket.id,
+         "landed": landed.id, "target": ticket.target},
+        memory_id=held.id,
+        reason=f"ticket {ticket.id}",
+    )  # fmt: skip
+
+
+def _landing(svc: MemoryService, work: Work, ticket: Proposal, promoted: Memory | None) -> Memory:
+    """The memory an approval lands: in the target, by the proposer (a promotion's by
+    its record's author), at the ticket's trust label (and never above the record it
+    promotes, nor free of its ``ever_quarantined`` cap), its body the ticket's."""
+    trust = ticket.trust if promoted is None else lower_trust(ticket.trust, promoted.trust)
     metadata: dict[str, Any] = {"ticket": ticket.id, "proposer_tainted": ticket.tainted}
     if ticket.record:
         metadata["promoted_from"] = ticket.record
@@ -313,10 +352,10 @@ def _landing(svc: MemoryService, work: Work, ticket: Proposal) -> Memory:
     )
     return replace(
         made,
-        author=ticket.source,
+        author=promoted.author if promoted is not None else ticket.source,
         derived_from=ticket.id,
         trust=trust,
-        ever_quarantined=any(m.ever_quarantined for m in promoted),
+        ever_quarantined=promoted is not None and promoted.ever_quarantined,
         metadata=metadata,
     )
 
@@ -330,12 +369,15 @@ def _store(work: Work, decided: Proposal, current: Proposal) -> None:
         )
 
 
-def _waiting(ticket: Proposal, why: str) -> GatePending:
+def waiting(ticket: Proposal, why: str, *, after: str = "", **more: Any) -> GatePending:
+    """The ``gate_pending`` refusal of something that waits on pending ``ticket``
+    (``after``: what can be done once it is decided)."""
     until = stamp(ticket.expires_at) if ticket.expires_at else None
     return GatePending(
         f"ticket {ticket.id!r} is not landed yet: {why}",
-        remedy=f"another operator or the steward approves it before it expires ({until})",
+        remedy=f"another operator or the steward approves it before it expires ({until})" + after,
         ticket=ticket.id,
         expires_at=until,
         approvals=[a.by for a in ticket.approvals],
+        **more,
     )

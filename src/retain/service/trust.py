@@ -36,7 +36,7 @@ from retain.chrono import stamp
 from retain.errors import EvidenceMismatch, InvalidValue, NotFound
 from retain.model import Memory, Status, Trust
 from retain.results import RetierResult
-from retain.service import rows
+from retain.service import access, rows
 from retain.service.admission import check_cap
 from retain.service.rows import PROVENANCE, unproven
 from retain.service.work import Work
@@ -327,6 +327,7 @@ def retier(
     def run(work: Work) -> RetierResult:
         tx, now = work.reads, work.now
         memory = _target(svc, tx, memory_id)
+        access.decides(memory.scope)
         check_cap(memory, asked)
         if memory.trust is asked and proof is None:
             return RetierResult(memory, memory.trust, changed=False)

@@ -100,4 +100,5 @@ HINTS: Mapping[str, errors.Hint] = {
     "home": "`--home` or `$RETAIN_HOME`",
     "redact": "`--redact` writes each secret as its marker",
     "quarantine": "`retain quarantine list` shows it with its content_hash",
+    "ticket": "`retain ticket show {ticket}` shows the ticket it waits on",
 }

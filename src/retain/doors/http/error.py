@@ -70,6 +70,7 @@ HINTS: Mapping[str, errors.Hint] = {
     "rebuild": "`retain verify --rebuild` where the store is",
     "redact": "the body field redact: true writes each secret as its marker",
     "quarantine": f"GET {API}/quarantine shows it with its content_hash",
+    "ticket": f"GET {API}/tickets/{{ticket}} shows the ticket it waits on",
 }
 
 

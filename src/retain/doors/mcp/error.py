@@ -38,6 +38,7 @@ HINTS: Mapping[str, Hint] = {
     "rebuild": "an operator runs `retain verify --rebuild`",
     "redact": "the redact argument writes each secret as its marker",
     "quarantine": "memory_list_quarantine shows it with its content_hash",
+    "ticket": "ticket_show shows the ticket it waits on",
 }
 
 

@@ -341,11 +341,15 @@ def create_server(
         redact: Redact = False,
         record: Annotated[
             str | None,
-            Field(description="The id of one of your own memories to promote (its body)."),
+            Field(
+                description="The id of one of your own memories to promote (its body); "
+                "for the steward, a quarantined record's id from the queue."
+            ),
         ] = None,
     ) -> Annotated[CallToolResult, ProposalOut]:
         """Ask for a shared memory (global or a team's), or for one of your own to be
-        promoted there, for a curator to decide."""
+        promoted there, for a curator to decide; the steward stages a promotion of a
+        quarantined record (record), which another curator decides."""
 
         return call(
             lambda s: s.propose(
