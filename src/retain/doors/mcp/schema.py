@@ -107,6 +107,10 @@ class MemoryRecord(BaseModel):
         description="The evidence the store checked for it (epistemic verified, or an "
         "agent's verified_claim), if any.",
     )
+    redacted: list[str] | None = Field(
+        default=None,
+        description="The kinds of secret written as [redacted:KIND] markers, if any.",
+    )
     status: str
     ever_quarantined: bool = Field(
         description="Whether it was ever held for review (its trust stays at most observed)."
