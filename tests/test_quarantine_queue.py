@@ -115,13 +115,15 @@ def test_the_last_full_page_gives_no_cursor(
 
 
 def test_an_unrestricted_reviewer_pages_the_whole_queue(
-    queue: dict[str, list[str]], make_service: ServiceFactory
+    queue: dict[str, list[str]], make_service: ServiceFactory, store_reads: list[int]
 ) -> None:
     everyone = [queue[agent][n] for n in range(ROUNDS) for agent in AGENTS]
     for principal in (SETUP, "steward"):
+        store_reads.clear()
         walked = pages(make_service(principal=principal), 5)
         assert [len(p) for p in walked] == [5, 5, 5, 3]
         assert [m.id for p in walked for m in p] == everyone
+        assert store_reads == [6, 6, 6, 3]  # a page and one more, in one read a page
     exact = pages(make_service(), len(everyone))
     assert len(exact) == 1 and exact[0].next_cursor is None
 

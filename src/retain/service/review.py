@@ -76,7 +76,7 @@ DONE = {RELEASE: "released", TOMBSTONE: "tombstoned"}  # a verdict's outcome
 SUCCESSOR = "-released"  # a released record's successor is its id with this after it
 EVENT = "review"
 _EVENTS_PAGE = 200  # the origin's events read at a time, looking for its review
-_QUEUE_READ = 200  # the fewest queue rows one read of the store asks for
+_QUEUE_READ = 200  # the fewest queue rows a read asks for once rows were hidden
 
 
 def successor_id(memory_id: str) -> str:
@@ -99,16 +99,17 @@ def list_quarantine(svc: MemoryService, *, limit: int = 100, after: str | None =
 def _queue(tx: Reads, realm: str, view: View, limit: int, after: str | None) -> QueuePage:
     """The first ``limit`` records after ``after`` that ``view`` sees, and whether one
     more follows: store pages are read, each after the last row of the one before,
-    until ``limit`` + 1 are seen or the queue ends."""
+    until ``limit`` + 1 are seen or the queue ends. The first asks for ``limit`` + 1
+    rows (all of them, for a reviewer who may review every record); one that hid rows
+    is followed by reads of at least ``_QUEUE_READ``."""
     seen: list[Memory] = []
-    read = max(limit + 1, _QUEUE_READ)
-    mark = after
-    while len(seen) <= limit:
-        rows = tx.quarantined(realm, mark, read)
+    mark, ask = after, limit + 1
+    while True:
+        rows = tx.quarantined(realm, mark, ask)
         seen.extend(m for m in rows if view.sees(m))
-        if len(rows) < read:
+        if len(seen) > limit or len(rows) < ask:
             break
-        mark = rows[-1].id
+        mark, ask = rows[-1].id, max(limit + 1 - len(seen), _QUEUE_READ)
     page = seen[:limit]
     return QueuePage(page, page[-1].id if len(seen) > limit else None)
 
