@@ -248,6 +248,8 @@ def test_the_instructions_name_only_tools_the_principal_is_shown(
     decides = {"memory_list_quarantine", "memory_review", "ticket_list", "ticket_show"}
     decides |= {"ticket_approve", "ticket_reject"}
     assert (decides <= named) == curator and (decides & named == set()) == (not curator)
+    stages = principal in ("agent:coder", "steward")  # an agent proposes, the steward stages
+    assert ("memory_propose" in named) == stages
 
 
 @pytest.mark.parametrize(

@@ -105,11 +105,11 @@ def _queue(tx: Reads, realm: str, view: View, limit: int, after: str | None) -> 
     seen: list[Memory] = []
     mark, ask = after, limit + 1
     while True:
-        rows = tx.quarantined(realm, mark, ask)
-        seen.extend(m for m in rows if view.sees(m))
-        if len(seen) > limit or len(rows) < ask:
+        batch = tx.quarantined(realm, mark, ask)
+        seen.extend(m for m in batch if view.sees(m))
+        if len(seen) > limit or len(batch) < ask:
             break
-        mark, ask = rows[-1].id, max(limit + 1 - len(seen), _QUEUE_READ)
+        mark, ask = batch[-1].id, max(limit + 1 - len(seen), _QUEUE_READ)
     page = seen[:limit]
     return QueuePage(page, page[-1].id if len(seen) > limit else None)
 

@@ -67,6 +67,11 @@ REVIEWING = (  # told to a reviewer (an operator, the steward) besides its kind'
     "content_hash of each, and memory_review releases one into memory (at observed trust) "
     "or tombstones it, bound to the content_hash of what you read."
 )
+STAGING = (  # told to the steward, which stages promotions of held records
+    "Instead of releasing a held record, memory_propose with its id as record stages it "
+    "as a promotion ticket for a shared tier, which another curator decides; while the "
+    "ticket waits, so does the record's review."
+)
 # Told to a principal offered the decisions (an operator, the steward).
 CURATOR = (
     "What agents propose for the shared tiers is a ticket: ticket_list and ticket_show "
@@ -77,6 +82,7 @@ SWEEPING = "ticket_expire stores every undecided ticket past its expiry as expir
 # What else a principal is told, when it is offered every verb named first.
 _TOLD_MORE: tuple[tuple[tuple[str, ...], str], ...] = (
     (("list_quarantine", "review"), REVIEWING),
+    (("list_quarantine", "propose"), STAGING),
     (("list_tickets", "get_ticket", "approve", "reject"), CURATOR),
     (("expire_tickets",), SWEEPING),
 )
@@ -89,7 +95,8 @@ MEMORY_OFF = (
 def instructions_for(service: MemoryService) -> str:
     """The server instructions for the principal a service acts as: its kind's text
     (of the shared tiers, the sentences of the verbs it is offered), then a line for
-    each more part it is offered (a reviewer's, a curator's, the sweep)."""
+    each more part it is offered (a reviewer's, the steward's staging, a curator's,
+    the sweep)."""
     offered = set(service.offered_verbs())
     if not offered:
         return MEMORY_OFF
