@@ -167,6 +167,34 @@ def test_a_write_needs_memory_write_on_the_rows_scope(realm: ServiceFactory) -> 
     assert deleting.value.details["action"] == "memory.delete"
 
 
+def test_a_delete_is_judged_on_the_row_it_found_with_no_second_read(
+    realm: ServiceFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retain.storage.statements import SqlStatements
+
+    settings = controlled(
+        Grant("app:ci", "memory.read", "realm:default"),
+        Grant("app:ci", "memory.delete", "scope:global"),
+    )
+    app = realm(principal="app:ci", settings=settings)
+    original = SqlStatements.get_many
+    asked: list[list[str]] = []
+
+    def get_many(self: SqlStatements, ids: list[str]) -> list[object]:
+        asked.append(list(ids))
+        return original(self, ids)  # type: ignore[return-value]
+
+    monkeypatch.setattr(SqlStatements, "get_many", get_many)
+    plan = app.get("plan").memory
+    asked.clear()
+    assert app.delete("plan").memory.id == plan.id  # found by name, removed as found
+    assert asked == []  # the removal read the row no second time
+    with pytest.raises(AccessDenied) as refused:
+        app.delete("spec", project="web")  # not granted memory.delete on the project
+    assert refused.value.details["on"] == "scope:project:web"
+    assert app.get("spec", project="web").memory.name == "spec"
+
+
 def test_an_agent_writes_its_own_memory_only_where_granted(realm: ServiceFactory) -> None:
     reads = Grant("agent:ada", "memory.read", "identity:agent:ada")
     ada = realm(principal="agent:ada", settings=controlled(reads))

@@ -34,6 +34,7 @@ from retain.search import rank
 from retain.search.embed import EmbedderSettings
 from retain.service import MemoryService
 from retain.service.work import Work
+from retain.storage import postgres_schema as pg_schema
 from retain.storage.postgres import PostgresBackend
 from retain.storage.sqlite import SqliteBackend
 from retain.storage.sqlite_schema import MIGRATIONS, latest_version
@@ -69,6 +70,7 @@ def test_migrations_are_recorded_once(tmp_path: Path) -> None:
     rows = sqlite3.connect(path).execute("SELECT version, name FROM schema_migrations").fetchall()
     assert rows == [(m.version, m.name) for m in MIGRATIONS]
     assert [m.version for m in MIGRATIONS] == list(range(1, latest_version() + 1))  # no gap
+    assert [m.version for m in pg_schema.MIGRATIONS] == [m.version for m in MIGRATIONS]
 
 
 def test_what_superseded_a_memory_is_found_by_index_not_by_a_scan(tmp_path: Path) -> None:
@@ -79,6 +81,24 @@ def test_what_superseded_a_memory_is_found_by_index_not_by_a_scan(tmp_path: Path
         ("01ABC",),
     )
     assert any("memories_supersedes" in row[-1] for row in plan.fetchall())
+
+
+def test_the_quarantine_queue_is_read_in_order_from_its_index(tmp_path: Path) -> None:
+    path = tmp_path / "retain.db"
+    SqliteBackend(path).close()
+    queue = (
+        "SELECT id FROM memories WHERE realm = ? AND status = 'quarantined' "
+        "AND (created_at, id) > (SELECT created_at, id FROM memories WHERE id = ?) "
+        "ORDER BY created_at, id LIMIT ?"
+    )
+    plan = [
+        row[-1]
+        for row in sqlite3.connect(path).execute(
+            f"EXPLAIN QUERY PLAN {queue}", ("default", "01ABC", 3)
+        )
+    ]
+    assert any("memories_quarantined" in step for step in plan), plan
+    assert not any("TEMP B-TREE" in step for step in plan), plan  # no sort: the index's order
 
 
 def test_a_store_from_a_newer_retain_is_refused(tmp_path: Path) -> None:
@@ -484,6 +504,22 @@ def test_a_postgres_store_written_before_the_lowered_text_is_scanned_after_it(
             assert [(h.memory.name, "scan" in h.senses) for h in hits] == [("cfg", True)]
     finally:
         service.close()
+
+
+def test_postgres_keeps_the_quarantine_queue_in_a_partial_index(
+    postgres_service: MemoryService,
+) -> None:
+    import psycopg
+
+    backend = postgres_service.backend
+    assert isinstance(backend, PostgresBackend)
+    with psycopg.connect(backend.conninfo) as con:
+        (definition,) = con.execute(
+            "SELECT indexdef FROM pg_indexes WHERE schemaname = %s AND indexname = %s",
+            (backend.schema, "memories_quarantined"),
+        ).fetchone() or ("",)
+    assert "(realm, created_at, id)" in definition
+    assert "WHERE (status = 'quarantined'::text)" in definition
 
 
 def test_postgres_schema_names_are_plain_and_quoted(postgres_url: str) -> None:

@@ -10,7 +10,7 @@ text, drawn only when read.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -330,6 +330,19 @@ class FactChange:
             other: self.other.to_dict() if self.other else None,
             "changed": self.changed,
         }
+
+
+class QueuePage(list[Memory]):
+    """A page of the quarantine queue: its records, oldest first, and ``next_cursor``,
+    the id of its last record when more records the reader may review follow it (else
+    None). It is a list, so a page reads as the records it holds; the cursor rides
+    along for the doors that give one."""
+
+    __slots__ = ("next_cursor",)
+
+    def __init__(self, held: Iterable[Memory] = (), next_cursor: str | None = None) -> None:
+        super().__init__(held)
+        self.next_cursor = next_cursor
 
 
 def held_record(memory: Memory, now: datetime) -> dict[str, Any]:

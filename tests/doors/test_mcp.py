@@ -226,7 +226,9 @@ def test_each_principal_is_shown_exactly_the_tools_the_service_lets_it_use(
         assert not shown & {"memory_remember", "memory_recall", "memory_update"}
 
 
-@pytest.mark.parametrize("principal", ["agent:coder", "operator:local", "app:ci"])
+@pytest.mark.parametrize(
+    "principal", ["agent:coder", "operator:local", "app:ci", "steward", "anonymous"]
+)
 def test_the_instructions_name_only_tools_the_principal_is_shown(
     service: MemoryService, principal: str
 ) -> None:
@@ -238,11 +240,16 @@ def test_the_instructions_name_only_tools_the_principal_is_shown(
     named = set(re.findall(r"\b(?:memory|fact|ticket|access)_[a-z_]+[a-z]", text))
     assert named and named <= set(listed(server)), named - set(listed(server))
     assert principal in text
-    lead = "memory_remember" if principal.startswith("agent:") else "memory_write"
-    assert lead in named
-    curator = principal.startswith("operator:")
-    assert ("ticket_approve" in named) == curator
-    assert ("memory_review" in named) == curator
+    writes = principal.startswith(("operator:", "app:"))  # the steward and anonymous read
+    lead = "memory_remember" if principal.startswith("agent:") else "memory_search"
+    assert lead in named and ("memory_write" in named) == writes
+    # a reviewer and curator is told of the queue, the review and the tickets' decisions
+    curator = principal.startswith("operator:") or principal == "steward"
+    decides = {"memory_list_quarantine", "memory_review", "ticket_list", "ticket_show"}
+    decides |= {"ticket_approve", "ticket_reject"}
+    assert (decides <= named) == curator and (decides & named == set()) == (not curator)
+    stages = principal in ("agent:coder", "steward")  # an agent proposes, the steward stages
+    assert ("memory_propose" in named) == stages
 
 
 @pytest.mark.parametrize(

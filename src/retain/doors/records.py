@@ -10,8 +10,8 @@ from enum import Enum
 from typing import Any
 
 from retain.chrono import stamp
-from retain.model import Fact, Memory
-from retain.results import held_record
+from retain.model import Fact
+from retain.results import QueuePage, held_record
 
 
 def plain(value: Any) -> Any:
@@ -41,11 +41,11 @@ def record_of(value: object) -> dict[str, Any]:
     return result
 
 
-def quarantine_of(held: Sequence[Memory], now: datetime, limit: int) -> dict[str, Any]:
+def quarantine_of(page: QueuePage, now: datetime) -> dict[str, Any]:
     """A page of the quarantine queue as one JSON object: each record with its body,
-    reasons, session and content_hash; ``next_cursor`` (its last id) when the page is
-    full."""
+    reasons, session and content_hash; ``next_cursor`` (its last id) when more records
+    follow."""
     return {
-        "quarantine": [held_record(m, now) for m in held],
-        "next_cursor": held[-1].id if held and len(held) == limit else None,
+        "quarantine": [held_record(m, now) for m in page],
+        "next_cursor": page.next_cursor,
     }

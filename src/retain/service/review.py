@@ -59,7 +59,7 @@ from retain.errors import (
 )
 from retain.governance import secrets
 from retain.model import GLOBAL_SCOPE, Memory, Proposal, Status, Trust
-from retain.results import Decision, Receipt, ReviewResult
+from retain.results import Decision, QueuePage, Receipt, ReviewResult
 from retain.service import access, rows, ticket
 from retain.service.actor import Kind
 from retain.service.work import Work
@@ -67,6 +67,7 @@ from retain.storage.base import Reads
 
 if TYPE_CHECKING:
     from retain.service import MemoryService
+    from retain.service.view import View
 
 RELEASE = "release"
 TOMBSTONE = "tombstone"
@@ -75,27 +76,42 @@ DONE = {RELEASE: "released", TOMBSTONE: "tombstoned"}  # a verdict's outcome
 SUCCESSOR = "-released"  # a released record's successor is its id with this after it
 EVENT = "review"
 _EVENTS_PAGE = 200  # the origin's events read at a time, looking for its review
+_QUEUE_READ = 200  # the fewest queue rows a read asks for once rows were hidden
 
 
 def successor_id(memory_id: str) -> str:
     return memory_id + SUCCESSOR
 
 
-def list_quarantine(
-    svc: MemoryService, *, limit: int = 100, after: str | None = None
-) -> list[Memory]:
-    """The quarantine queue: the realm's records waiting for review, oldest first, at
-    most ``limit``; ``after`` is the id of the last record of the page before (a record
-    decided since still marks its place)."""
+def list_quarantine(svc: MemoryService, *, limit: int = 100, after: str | None = None) -> QueuePage:
+    """The quarantine queue: the realm's records waiting for review that the reviewer
+    may review, oldest first, at most ``limit``; ``after`` is the id of the last record
+    of the page before (a record decided since still marks its place). The page is cut
+    from the rows the reviewer may review (under access grants, the store's rows are
+    read past those it may not), and its ``next_cursor`` is set exactly when more
+    follow."""
     fields.page(limit)
     if after is not None:
         fields.text(after, "after")
+    return svc.backend.read(lambda tx: _queue(tx, svc.realm, svc._reader(tx), limit, after))
 
-    def run(tx: Reads) -> list[Memory]:
-        view = svc._reader(tx)
-        return [m for m in tx.quarantined(svc.realm, after, limit) if view.sees(m)]
 
-    return svc.backend.read(run)
+def _queue(tx: Reads, realm: str, view: View, limit: int, after: str | None) -> QueuePage:
+    """The first ``limit`` records after ``after`` that ``view`` sees, and whether one
+    more follows: store pages are read, each after the last row of the one before,
+    until ``limit`` + 1 are seen or the queue ends. The first asks for ``limit`` + 1
+    rows (all of them, for a reviewer who may review every record); one that hid rows
+    is followed by reads of at least ``_QUEUE_READ``."""
+    seen: list[Memory] = []
+    mark, ask = after, limit + 1
+    while True:
+        batch = tx.quarantined(realm, mark, ask)
+        seen.extend(m for m in batch if view.sees(m))
+        if len(seen) > limit or len(batch) < ask:
+            break
+        mark, ask = batch[-1].id, max(limit + 1 - len(seen), _QUEUE_READ)
+    page = seen[:limit]
+    return QueuePage(page, page[-1].id if len(seen) > limit else None)
 
 
 def review(

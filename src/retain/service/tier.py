@@ -525,7 +525,7 @@ def delete(svc: MemoryService, name: str, *, project: str | None = None) -> Dele
         tx, now = work.reads, work.now
         memory = lookup.locate(svc, tx, name, project)
         cited = lookup.referenced_by(svc, tx, memory)
-        work.remove(memory.id)
+        work.remove(memory)
         work.event("delete", rows.payload_of(memory, now), memory_id=memory.id)
         return DeleteResult(memory, cited)
 

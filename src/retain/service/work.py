@@ -91,16 +91,14 @@ class Work:
         memory = admission.admit_change(self, memory, current, redact=redacting)
         return memory if self._tx.update_memory(memory, current, restore=restore) else None
 
-    def remove(self, memory_id: str) -> None:
-        """Delete a memory (if admission lets this writer); the neighbours whose context
+    def remove(self, memory: Memory) -> None:
+        """Delete ``memory``, the row the caller read (if the grants let this writer
+        delete in its scope and admission lets it remove); the neighbours whose context
         it was are re-keyed."""
-        call = access.current()
-        if call is not None:
-            for gone in self._tx.get_many([memory_id]):
-                access.admits(call, gone.scope, removing=True)
-        admission.admit_removal(self, memory_id)
-        self.rekey.leave(self._tx, memory_id)
-        self._tx.delete_memory(memory_id)
+        access.admits(access.current(), memory.scope, removing=True)
+        admission.admit_removal(self, memory.id)
+        self.rekey.leave(self._tx, memory.id)
+        self._tx.delete_memory(memory.id)
 
     def count_read(self, memory_id: str) -> int:
         return self._tx.increment_read_count(memory_id)

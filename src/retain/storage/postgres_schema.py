@@ -382,6 +382,13 @@ CREATE TABLE grants (
 );
 """
 
+# The quarantine queue read in its order: a realm's quarantined rows by creation, then
+# id (``quarantined``), from an index that holds only those rows.
+_QUARANTINE_QUEUE = """
+CREATE INDEX memories_quarantined ON memories(realm, created_at, id)
+    WHERE status = 'quarantined';
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "deferred vectors", _DEFERRED_VECTORS),
@@ -394,6 +401,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "sessions", _SESSIONS),
     Migration(10, "tickets", _TICKETS),
     Migration(11, "grants", _GRANTS),
+    Migration(12, "quarantine queue", _QUARANTINE_QUEUE),
 )
 
 

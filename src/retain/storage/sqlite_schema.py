@@ -451,6 +451,18 @@ def _m011_grants(con: sqlite3.Connection) -> None:
     )
 
 
+def _m012_quarantine_queue(con: sqlite3.Connection) -> None:
+    """The quarantine queue read in its order: a realm's quarantined rows by creation,
+    then id (``quarantined``), from an index that holds only those rows."""
+    run_script(
+        con,
+        """
+        CREATE INDEX memories_quarantined ON memories(realm, created_at, id)
+            WHERE status = 'quarantined';
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", _m001_foundation),
     Migration(2, "retrieval", _m002_retrieval),
@@ -463,6 +475,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "sessions", _m009_sessions),
     Migration(10, "tickets", _m010_tickets),
     Migration(11, "grants", _m011_grants),
+    Migration(12, "quarantine queue", _m012_quarantine_queue),
 )
 
 

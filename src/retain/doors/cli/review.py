@@ -44,7 +44,7 @@ def quarantine_list(
     """The records waiting for review, oldest first, with what a review binds to."""
     with opened(home, fmt, principal) as service:
         held = service.list_quarantine(limit=limit, after=cursor)
-        page = quarantine_of(held, moment(), limit)
+        page = quarantine_of(held, moment())
         if fmt == "json":
             emit_json(page)
             return

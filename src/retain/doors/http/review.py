@@ -23,11 +23,9 @@ def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
         svc: MemoryService = acting,
     ) -> dict[str, Any]:
         """A page of the records waiting for review, oldest first, each with its body,
-        reasons, author, session and ``content_hash``; ``next_cursor`` (when the page is
-        full) continues after its last record."""
-        return quarantine_of(
-            svc.list_quarantine(limit=limit, after=cursor), root.clock.now(), limit
-        )
+        reasons, author, session and ``content_hash``; ``next_cursor`` (when more records
+        follow) continues after its last record."""
+        return quarantine_of(svc.list_quarantine(limit=limit, after=cursor), root.clock.now())
 
     @app.post(f"{API}/memories/{{id}}/review", tags=["review"])
     def review(

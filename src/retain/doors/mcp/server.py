@@ -29,41 +29,62 @@ SCOPE = "memory"  # the scope a known token is granted, and the one the server r
 # -- what each kind of principal is told ----------------------------------------------
 
 AGENT_KIND = "agent"  # an agent keeps its own memory
-TIERS_KIND = "tiers"  # any other principal keeps the shared tiers
+TIERS_KIND = "tiers"  # any other principal keeps (or reads, or curates) the shared tiers
 _NOT_STORED = (
     "Tool results are not memories: nothing a tool returns is stored again unless you remember it."
 )
+_AGENT = (
+    "Long-term memory of {principal}. Use memory_recall to find what you (and your "
+    "project and teams) know before answering, memory_remember to keep a durable "
+    "fact, preference or decision in your own memory, memory_update or memory_forget "
+    "(by the id recall gave) for your own memories, and memory_propose to ask for a "
+    "shared one. memory_search and memory_read look in the shared tiers. For a value "
+    "that changes over time (someone's employer, a setting), fact_write records it in "
+    "your own memory and fact_read gives what holds now or held then; fact_history and "
+    "fact_retract show and withdraw versions. " + _NOT_STORED
+)
+# The shared tiers' text, a sentence for the verbs it names: a principal is told those
+# of the verbs it is offered (an operator all; the steward and an anonymous caller read).
+_TIERS: tuple[tuple[tuple[str, ...], str], ...] = (
+    ((), "Shared long-term memory (the global tier and the projects' tiers), acting as "
+     "{principal}."),
+    (("search", "read"), "Use memory_search to find memories by words and meaning and "
+     "memory_read to page through a body."),
+    (("write",), "memory_write creates or updates a memory by name."),
+    (("edit", "delete"), "memory_edit replaces text in a body and memory_delete removes one."),
+    (("fact_read", "fact_history"), "For a value that changes over time, fact_read gives "
+     "what holds now or held then and fact_history every version."),
+    (("fact_write",), "fact_write records a value's new version."),
+    (("fact_retract",), "fact_retract withdraws a value's current version."),
+    ((), "Agents' own memories are theirs: an agent connects as agent:NAME. " + _NOT_STORED),
+)  # fmt: skip
 INSTRUCTIONS: Mapping[str, str] = {
-    AGENT_KIND: (
-        "Long-term memory of {principal}. Use memory_recall to find what you (and your "
-        "project and teams) know before answering, memory_remember to keep a durable "
-        "fact, preference or decision in your own memory, memory_update or memory_forget "
-        "(by the id recall gave) for your own memories, and memory_propose to ask for a "
-        "shared one. memory_search and memory_read look in the shared tiers. For a value "
-        "that changes over time (someone's employer, a setting), fact_write records it in "
-        "your own memory and fact_read gives what holds now or held then; fact_history and "
-        "fact_retract show and withdraw versions. " + _NOT_STORED
-    ),
-    TIERS_KIND: (
-        "Shared long-term memory (the global tier and the projects' tiers), acting as "
-        "{principal}. Use memory_search to find memories by words and meaning, memory_read "
-        "to page through a body, memory_write to create or update one by name, memory_edit "
-        "to replace text in a body and memory_delete to remove one. For a value that "
-        "changes over time, fact_write records it, fact_read gives what holds now or held "
-        "then, fact_history every version and fact_retract withdraws the current one. "
-        "Agents' own memories are theirs: an agent connects as agent:NAME. " + _NOT_STORED
-    ),
+    AGENT_KIND: _AGENT,
+    TIERS_KIND: " ".join(text for _, text in _TIERS),  # as an operator is told it
 }
+REVIEWING = (  # told to a reviewer (an operator, the steward) besides its kind's text
+    "As a reviewer, memory_list_quarantine shows the records held for review, with the "
+    "content_hash of each, and memory_review releases one into memory (at observed trust) "
+    "or tombstones it, bound to the content_hash of what you read."
+)
+STAGING = (  # told to the steward, which stages promotions of held records
+    "Instead of releasing a held record, memory_propose with its id as record stages it "
+    "as a promotion ticket for a shared tier, which another curator decides; while the "
+    "ticket waits, so does the record's review."
+)
 # Told to a principal offered the decisions (an operator, the steward).
 CURATOR = (
     "What agents propose for the shared tiers is a ticket: ticket_list and ticket_show "
     "show them, ticket_approve lands one (or records a first approval where the policy "
     "gate asks a second approver) and ticket_reject declines one."
 )
-REVIEWING = (  # told to a reviewer (an operator, the steward) besides its kind's text
-    "As a reviewer, memory_list_quarantine shows the records held for review, with the "
-    "content_hash of each, and memory_review releases one into memory (at observed trust) "
-    "or tombstones it, bound to the content_hash of what you read."
+SWEEPING = "ticket_expire stores every undecided ticket past its expiry as expired."
+# What else a principal is told, when it is offered every verb named first.
+_TOLD_MORE: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("list_quarantine", "review"), REVIEWING),
+    (("list_quarantine", "propose"), STAGING),
+    (("list_tickets", "get_ticket", "approve", "reject"), CURATOR),
+    (("expire_tickets",), SWEEPING),
 )
 MEMORY_OFF = (
     "Memory is turned off for this installation ([memory] enabled = false in its "
@@ -72,17 +93,19 @@ MEMORY_OFF = (
 
 
 def instructions_for(service: MemoryService) -> str:
-    """The server instructions for the principal a service acts as."""
-    offered = service.offered_verbs()
+    """The server instructions for the principal a service acts as: its kind's text
+    (of the shared tiers, the sentences of the verbs it is offered), then a line for
+    each more part it is offered (a reviewer's, the steward's staging, a curator's,
+    the sweep)."""
+    offered = set(service.offered_verbs())
     if not offered:
         return MEMORY_OFF
-    told = AGENT_KIND if service.kind is Kind.AGENT else TIERS_KIND
-    text = INSTRUCTIONS[told].format(principal=service.principal)
-    told_more = [
-        *([REVIEWING] if "review" in offered else []),
-        *([CURATOR] if "approve" in offered else []),
-    ]
-    return " ".join([text, *told_more])
+    if service.kind is Kind.AGENT:
+        kind = _AGENT
+    else:
+        kind = " ".join(text for verbs, text in _TIERS if offered.issuperset(verbs))
+    more = [text for verbs, text in _TOLD_MORE if offered.issuperset(verbs)]
+    return "\n".join([kind.format(principal=service.principal), *more])
 
 
 # -- who acts ------------------------------------------------------------------------------

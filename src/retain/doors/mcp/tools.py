@@ -457,9 +457,7 @@ def create_server(
         """The records waiting for review, oldest first, each with its body, reasons and
         the content_hash a review is bound to."""
         return call(
-            lambda s: quarantine_of(
-                s.list_quarantine(limit=limit, after=cursor), s.clock.now(), limit
-            )
+            lambda s: quarantine_of(s.list_quarantine(limit=limit, after=cursor), s.clock.now())
         )
 
     @server.verb_tool("review", title="Review a quarantined record", annotations=CHANGES)
