@@ -15,8 +15,8 @@ gate and nowhere else, at two levels:
   the view (``retain.service.view``) keeps only the rows the actor may read (an
   ``agent:N`` row needs ``memory.read`` on that identity, a ``team:`` row
   ``team.memory.read``, the shared tiers ``memory.read`` on the scope or the realm),
-  and the unit of work refuses a row written where the actor may not write or delete
-  (``admits``).
+  admission (the one row gate of writes) refuses a row written where the actor may
+  not write or delete (``admits``), and a verb deciding one row asks ``decides``.
 
 ``realm.admin`` is granted in ``config.toml`` alone, so that no stored grant or revoke
 can lock a store out; ``AccessSettings`` refuses ``control = true`` when no grant of the

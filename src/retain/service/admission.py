@@ -12,6 +12,10 @@ as it will be stored, or refuses it:
   most ``observed`` (an anonymous caller's, ``claimed``);
 * refused, with the reason's error and nothing written.
 
+Under ``[access] control = true`` it refuses first, ``access_denied``, a row the call's
+grants do not let its actor write in that scope (``memory.write``; ``memory.delete``
+for a removal): ``access.admits``, the grants' one row check on writes.
+
 The reasons a write is quarantined, each named in ``quarantine_reason``:
 
 * ``claimed`` — an anonymous caller's write (only where ``[access] anonymous_writes``
@@ -50,7 +54,7 @@ from typing import TYPE_CHECKING
 from retain.errors import AccessDenied, TrustCapped
 from retain.governance import secrets
 from retain.model import Memory, Status, Trust, lower_trust
-from retain.service import session
+from retain.service import access, session
 from retain.service.actor import Kind
 
 if TYPE_CHECKING:
@@ -82,6 +86,7 @@ def reasons(work: Work) -> tuple[str, ...]:
 
 def admit(work: Work, memory: Memory, *, redact: bool = False) -> Memory:
     """A new row as it will be stored (see the module docstring)."""
+    access.admits(access.current(), memory.scope)
     memory, found = screened(work, memory, redact)
     held = reasons(work) + found
     if held:
@@ -98,6 +103,9 @@ def admit_change(work: Work, memory: Memory, current: Memory, *, redact: bool = 
     change), an agent none of whose content (its change cannot wait with the row). A
     change of content is screened for secrets; a secret in it is refused (the stored
     row cannot wait for review) unless it is redacted."""
+    call = access.current()
+    access.admits(call, current.scope)
+    access.admits(call, memory.scope)
     held = reasons(work)
     content = changes_content(memory, current)
     if held and (work.actor.kind is Kind.ANONYMOUS or content):
@@ -143,11 +151,13 @@ def check_cap(memory: Memory, asked: Trust) -> None:
         )
 
 
-def admit_removal(work: Work, memory_id: str) -> None:
-    """Refuse the removal of a row by a writer whose writes wait for review."""
+def admit_removal(work: Work, memory: Memory) -> None:
+    """Refuse the removal of a row where the grants do not let the writer delete, or by
+    a writer whose writes wait for review."""
+    access.admits(access.current(), memory.scope, removing=True)
     held = reasons(work)
     if held:
-        raise _waits(work, held, memory_id, memory_id)
+        raise _waits(work, held, memory.id, memory.id)
 
 
 def _waits(work: Work, held: tuple[str, ...], label: str, memory_id: str) -> AccessDenied:

@@ -19,7 +19,7 @@ from retain.chrono import stamp
 from retain.grants import Grant
 from retain.model import AgentSession, Event, Injection, Memory, Proposal
 from retain.search import key
-from retain.service import access, admission
+from retain.service import admission
 from retain.service.actor import Actor
 from retain.storage.base import Reads, Transaction
 
@@ -66,8 +66,6 @@ class Work:
         """Insert new memories, each as admission lets it in (the rows stored, in
         order); their search keys are made when the work finishes."""
         rows = [m if self._admitted.get(m.id) is m else self.admit(m) for m in memories]
-        for memory in rows:  # where the caller's grants let it write (access control on)
-            access.admits(access.current(), memory.scope)
         self._tx.insert_memories(rows)
         for memory in rows:
             self.rekey.touch(memory.id)
@@ -86,8 +84,6 @@ class Work:
         changed it first. A change of what a key holds (text, thread) touches ``rekey``
         itself."""
         redacting = self.redact if redact is None else redact
-        access.admits(access.current(), current.scope)
-        access.admits(access.current(), memory.scope)
         memory = admission.admit_change(self, memory, current, redact=redacting)
         return memory if self._tx.update_memory(memory, current, restore=restore) else None
 
@@ -95,8 +91,7 @@ class Work:
         """Delete ``memory``, the row the caller read (if the grants let this writer
         delete in its scope and admission lets it remove); the neighbours whose context
         it was are re-keyed."""
-        access.admits(access.current(), memory.scope, removing=True)
-        admission.admit_removal(self, memory.id)
+        admission.admit_removal(self, memory)
         self.rekey.leave(self._tx, memory.id)
         self._tx.delete_memory(memory.id)
 
