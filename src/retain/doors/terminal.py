@@ -12,7 +12,6 @@ same. ``diff`` draws what a change did to a memory's exported text.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import IO, TYPE_CHECKING, Any
 
@@ -49,6 +48,8 @@ def cell(value: object, style: str = "") -> Text:
 def json_text(data: Any) -> str:
     """``data`` as indented JSON whose strings carry no raw control character (JSON
     escapes C0 itself; DEL, C1 and the bidirectional controls are escaped here)."""
+    import json  # with the first JSON printed: `retain --help` loads no json
+
     text = json.dumps(data, ensure_ascii=False, indent=2)
     return _IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 

@@ -7,34 +7,21 @@ The package is the command, one module a concern: ``root`` (the group, the share
 options, the store a command opens), ``output`` (what is printed, and how),
 ``refusal`` (exit statuses and hints), ``editor``, and one module a group of commands
 (``memory``, ``agent``, ``fact``, ``registry``, ``review``, ``session``, ``ticket``,
-``transfer``, ``trust``, ``admin``, ``server``), each leaving rich and the service
-unimported until a command runs them. ``main`` is the console script.
+``transfer``, ``trust``, ``access``, ``admin``, ``server``), each imported the first time
+one of its commands is asked for (``root.COMMANDS``: a command loads its own module, not
+the others), each leaving rich and the service unimported until a command runs them.
+``main`` is the console script.
 """
 
 from __future__ import annotations
 
 import sys
 
-# Each command module adds its commands to ``cli`` as it is imported.
-from retain.doors.cli import (  # noqa: F401
-    access,
-    admin,
-    agent,
-    fact,
-    memory,
-    registry,
-    review,
-    server,
-    session,
-    ticket,
-    transfer,
-    trust,
-)
 from retain.doors.cli.output import warn
 from retain.doors.cli.refusal import EXIT_BUG, EXIT_CODES, HINTS, exit_code
-from retain.doors.cli.root import cli
+from retain.doors.cli.root import cli, load_commands
 
-__all__ = ["EXIT_BUG", "EXIT_CODES", "HINTS", "cli", "exit_code", "main"]
+__all__ = ["EXIT_BUG", "EXIT_CODES", "HINTS", "cli", "exit_code", "load_commands", "main"]
 
 
 def main() -> None:

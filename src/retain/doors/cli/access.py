@@ -4,13 +4,15 @@ checked under ``[access] control = true``; ``config.toml``'s are listed, never r
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from retain.doors.cli.output import emit_json, emit_rows, say
 from retain.doors.cli.root import cli, format_option, home_option, opened
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 _COLUMNS = {
     "Subject": "subject",

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from retain import errors
 from retain.doors.cli.output import Table, add_row, emit_json, out, progress_bar, say, warn
 from retain.doors.cli.root import cli, format_option, home_option, opened
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @cli.command()

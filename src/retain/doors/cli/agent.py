@@ -4,11 +4,10 @@ rendered into whose context (``injections``)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from retain.config import RECALL_POLICIES
 from retain.doors.cli.output import (
     Table,
     add_row,
@@ -32,6 +31,13 @@ from retain.doors.cli.root import (
     opened,
     project_option,
 )
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# ``[context] recall_failure_policy``'s values, as ``config.RECALL_POLICIES`` has them (the
+# settings are not imported for `retain --help`; tests/test_startup.py holds the two equal)
+RECALL_POLICIES = ("skip", "fail")
 
 # -- an agent's own memory ------------------------------------------------------------------
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 from contextlib import suppress
-from pathlib import Path
 
 import click
 
@@ -52,6 +51,8 @@ def run(data: bytes, command: str) -> bytes:
             raise click.ClickException(
                 f"Editing failed: {command!r} exited with status {status}; nothing was saved"
             )
+        from pathlib import Path
+
         return Path(path).read_bytes()
     finally:
         with suppress(OSError):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -23,6 +22,8 @@ from retain.doors.cli.root import (
 from retain.doors.deferred import Deferred
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from retain.doors.records import facts_of
     from retain.model import Fact
     from retain.results import FactChange

@@ -4,13 +4,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from retain import errors
-from retain.chrono import age_phrase
 from retain.doors.cli import editor
 from retain.doors.cli.output import (
     Table,
@@ -24,6 +22,7 @@ from retain.doors.cli.output import (
     write_stored,
 )
 from retain.doors.cli.root import (
+    PathParameter,
     cli,
     evidence_of,
     evidence_options,
@@ -34,9 +33,15 @@ from retain.doors.cli.root import (
     opened,
     project_option,
 )
+from retain.doors.deferred import Deferred
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from retain.chrono import age_phrase
     from retain.model import Memory
+else:  # imported on first use: `retain --help` loads not even the clock's module
+    age_phrase = Deferred("retain.chrono", "age_phrase")
 
 
 def _decode(data: bytes, what: str) -> str:
@@ -89,7 +94,7 @@ def _memory_table(memories: list[Memory]) -> Table:
 @click.option("--body", "-b", help='The body; "" clears it.')
 @click.option(
     "--from-file",
-    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    type=PathParameter(exists=True, dir_okay=False),
     help="Read the body from a file, byte for byte.",
 )
 @click.option("--priority", type=int, help="0 (most important) to 9; default 5.")

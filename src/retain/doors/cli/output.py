@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 import retain
-from retain.chrono import stamp
 from retain.doors.deferred import Deferred, real
 from retain.doors.terminal import cell, diff, is_terminal, json_text, visible
 
@@ -33,9 +32,11 @@ if TYPE_CHECKING:
     from rich.progress import Progress as RichProgress
     from rich.table import Table as Table  # the commands draw their tables with it
 
+    from retain.chrono import stamp
     from retain.results import DeleteResult, EditResult, WriteResult
     from retain.service import Progress
 else:  # imported on first use: `retain --help` loads neither rich nor the service
+    stamp = Deferred("retain.chrono", "stamp")  # nor the clock's module
     BarColumn = Deferred("rich.progress", "BarColumn")
     MofNCompleteColumn = Deferred("rich.progress", "MofNCompleteColumn")
     TextColumn = Deferred("rich.progress", "TextColumn")

@@ -3,19 +3,21 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from retain.chrono import stamp
 from retain.doors.cli.output import emit_created, emit_json, emit_rows, say
 from retain.doors.cli.root import cli, format_option, home_option, opened
 from retain.doors.deferred import Deferred
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from retain.chrono import stamp
     from retain.doors.records import record_of
-else:  # imported on first use: `retain --help` loads no service
+else:  # imported on first use: `retain --help` loads no service (nor the clock's module)
+    stamp = Deferred("retain.chrono", "stamp")
     record_of = Deferred("retain.doors.records", "record_of")
 
 

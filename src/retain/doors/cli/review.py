@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -13,6 +12,8 @@ from retain.doors.cli.root import acting_option, cli, format_option, home_option
 from retain.doors.deferred import Deferred
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from retain.doors.records import quarantine_of
 else:  # imported on first use: `retain --help` loads neither rich nor the service
     quarantine_of = Deferred("retain.doors.records", "quarantine_of")

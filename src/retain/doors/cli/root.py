@@ -1,16 +1,18 @@
 """The ``retain`` group and what its commands share: the options, and the store a
 command opens.
 
-Every command module adds its commands to ``cli``; ``opened`` is the one way a command
+Every command module adds its commands to ``cli``, and is imported the first time one of
+them is asked for (``COMMANDS``): ``retain get`` imports ``memory`` alone, a listing of the
+commands (``retain --help``) imports them all. ``opened`` is the one way a command
 reaches the service (opened for the principal acting, closed after, its refusals
 turned into their exit status by ``refusal.refusals``).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -20,21 +22,76 @@ from retain.doors.cli.output import warn
 from retain.doors.cli.refusal import refusals
 
 if TYPE_CHECKING:
+    import os
+    from pathlib import Path
+
     from retain.legacy import Report as LegacyReport
     from retain.service import MemoryService
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+
+class PathParameter(click.Path["Path"]):
+    """``click.Path(path_type=pathlib.Path)``, whose module is imported with the first
+    path given: `retain --help` loads no pathlib."""
+
+    def coerce_path_result(self, value: str | os.PathLike[str]) -> Path:
+        from pathlib import Path
+
+        return value if isinstance(value, Path) else Path(value)
+
+
 # The type of every ``--home``, made once: each ``click.Path`` made asks gettext for its
 # name, and ~40 commands asking cost ``retain --help`` over a millisecond.
-HOME_DIRECTORY = click.Path(file_okay=False, path_type=Path)
+HOME_DIRECTORY = PathParameter(file_okay=False)
 SESSION_ENV = "RETAIN_SESSION"
 SESSION_META = "retain.session"  # the session key the group's --session gave
 
 # -- the command group -----------------------------------------------------------------
 
+# The module of ``retain.doors.cli`` that adds each of the group's commands
+# (tests/test_startup.py holds it to what the modules add).
+COMMANDS = {
+    **dict.fromkeys(("access",), "access"),
+    **dict.fromkeys(("reindex", "status", "verify"), "admin"),
+    **dict.fromkeys(("context", "forget", "injections", "recall", "remember"), "agent"),
+    **dict.fromkeys(("fact",), "fact"),
+    **dict.fromkeys(("add", "edit", "get", "list", "read", "remove", "search", "show"), "memory"),
+    **dict.fromkeys(("agent", "project", "team"), "registry"),
+    **dict.fromkeys(("quarantine", "review"), "review"),
+    **dict.fromkeys(("mcp", "serve"), "server"),
+    **dict.fromkeys(("session",), "session"),
+    **dict.fromkeys(("ticket",), "ticket"),
+    **dict.fromkeys(("export", "import", "migrate"), "transfer"),
+    **dict.fromkeys(("retier",), "trust"),
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class Commands(click.Group):
+    """A group whose commands' modules are imported on first use: the module of a
+    command asked for by name, every module when the commands are listed (help,
+    completion) or a name is none of them (click's suggestions choose among them all)."""
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            if cmd_name in COMMANDS:
+                importlib.import_module(f"retain.doors.cli.{COMMANDS[cmd_name]}")
+            else:
+                load_commands()
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        load_commands()
+        return super().list_commands(ctx)
+
+
+def load_commands() -> None:
+    """Import every command module: ``cli.commands`` holds them all after."""
+    for module in sorted(set(COMMANDS.values())):
+        importlib.import_module(f"retain.doors.cli.{module}")
+
+
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(retain.__version__, prog_name="retain")
 @click.option(
     "--session",

@@ -5,16 +5,18 @@ They need the ``server`` extra, imported only when they run."""
 
 from __future__ import annotations
 
-import json
 import os
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from retain.doors.cli.output import warn
 from retain.doors.cli.refusal import refusals
-from retain.doors.cli.root import SESSION_ENV, cli, home_option, opened
+from retain.doors.cli.root import SESSION_ENV, PathParameter, cli, home_option, opened
 from retain.extras import needed
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @cli.command()
@@ -25,7 +27,7 @@ from retain.extras import needed
 @click.option(
     "--tokens",
     "tokens_file",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=PathParameter(dir_okay=False),
     envvar="RETAIN_TOKENS_FILE",
     help="A file of TOKEN=PRINCIPAL lines (besides $RETAIN_TOKENS); with tokens, every "
     "request needs one.",
@@ -67,6 +69,8 @@ def serve(
             config = uvicorn.Config(app, host=host, port=port, log_level="warning")
             uvicorn.Server(config).run(sockets=[listener])
             return
+        import json
+
         os.environ[http.SERVE_ENV] = json.dumps(
             {
                 "location": url,

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -24,8 +23,12 @@ from retain.doors.cli.root import (
     home_option,
     opened,
 )
-from retain.doors.hooks import HookEvent, read_event
 from retain.errors import InvalidValue
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from retain.doors.hooks import HookEvent
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -62,6 +65,8 @@ def _key(key: str | None) -> str | None:
 
 def _hook(event: str) -> HookEvent:
     """The hook event on standard input, as ``retain.doors.hooks`` reads it."""
+    from retain.doors.hooks import read_event  # a hook's command alone reads one
+
     read = read_event(sys.stdin.read())
     if read.event != event:
         raise InvalidValue(

@@ -5,7 +5,6 @@ tickets agents propose (each one a service verb: ``list_tickets``, ``get_ticket`
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
@@ -14,6 +13,8 @@ from retain.doors.cli.output import emit_json, emit_rows, say
 from retain.doors.cli.root import cli, format_option, home_option, opened
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from retain.model import Proposal
 
 F = TypeVar("F", bound=Callable[..., Any])

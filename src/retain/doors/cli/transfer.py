@@ -3,7 +3,7 @@ one, and ``migrate`` a whole store to another backend."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -11,6 +11,7 @@ import retain
 from retain.doors.cli.output import emit_json, progress_bar, say
 from retain.doors.cli.root import (
     HOME_DIRECTORY,
+    PathParameter,
     cli,
     format_option,
     home_option,
@@ -18,13 +19,16 @@ from retain.doors.cli.root import (
     project_option,
 )
 
+if TYPE_CHECKING:
+    from pathlib import Path
+
 
 @cli.command()
 @click.option(
     "--directory",
     "-o",
     required=True,
-    type=click.Path(path_type=Path),
+    type=PathParameter(),
     help="A new or empty directory for the snapshot.",
 )
 @project_option("Export one project's tier only.")
@@ -53,7 +57,7 @@ def export(directory: Path, project: str | None, home: Path | None, fmt: str) ->
 
 
 @cli.command("import")
-@click.argument("directory", type=click.Path(path_type=Path))
+@click.argument("directory", type=PathParameter())
 @click.option("--force", is_flag=True, help="Overwrite memories the store already holds.")
 @home_option
 @format_option

@@ -3,7 +3,7 @@ for ``verified``, the evidence the store checks)."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,6 +17,9 @@ from retain.doors.cli.root import (
     home_option,
     opened,
 )
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @cli.command()
