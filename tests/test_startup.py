@@ -18,8 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from retain import errors
-from retain.doors.cli import EXIT_CODES
+from retain import config, errors
+from retain.doors.cli import EXIT_CODES, cli, load_commands
+from retain.doors.cli import agent as agent_commands
+from retain.doors.cli.root import COMMANDS, HOME_DIRECTORY
 from retain.extras import MODULES
 
 # What retain imports the first time a verb needs it, not when it is imported.
@@ -34,6 +36,16 @@ UNUSED_BY_GET = (
     "retain.search.npy",  # the static model's reader: a read loads no model
     "hashlib",  # OpenSSL: a read hashes nothing
     "tomllib",  # a home without config.toml has nothing to parse
+)
+
+# What `retain --help` imports none of: it lists the commands and opens no store.
+UNUSED_BY_HELP = (
+    "retain.config",  # nor the settings' modules (secrets, grants, embedder)
+    "retain.chrono",
+    "retain.doors.hooks",  # a hook's event is read by its own command alone
+    "dataclasses",
+    "json",
+    "pathlib",  # a path option's value is made a Path when one is given
 )
 
 HEAVY = ("numpy", "rich", "yaml", "fastapi", "mcp", "uvicorn", "pydantic", "retain.service")
@@ -52,10 +64,11 @@ BLOCKED = set(sys.argv.pop(1).split(",")) - {""}
 sys.meta_path.insert(0, Absent())
 """
 
-# Writes the modules loaded at exit to the file named in $LOADED_TO, then runs the CLI.
+# Writes the modules loaded at exit to the file named in $LOADED_TO, one a line (json is
+# not imported for it: `retain --help` loads none), then runs the CLI.
 RUN_CLI = """
-import atexit, json, os, sys
-atexit.register(lambda: open(os.environ["LOADED_TO"], "w").write(json.dumps(sorted(sys.modules))))
+import atexit, os, sys
+atexit.register(lambda: open(os.environ["LOADED_TO"], "w").write("\\n".join(sys.modules)))
 from retain.doors.cli import main
 sys.argv[0] = "retain"
 main()
@@ -78,7 +91,7 @@ def retain(
         timeout=120,
         check=False,
     )
-    return result, set(json.loads(loaded.read_text())) if loaded.exists() else set()
+    return result, set(loaded.read_text().splitlines()) if loaded.exists() else set()
 
 
 def heavy(modules: set[str]) -> set[str]:
@@ -118,6 +131,44 @@ def test_help_loads_neither_rich_nor_the_service(home: Path) -> None:
     assert "Usage: retain" in result.stdout
     assert heavy(loaded) == set()
     assert "retain.model" not in loaded  # nor the records it would print
+    assert loaded & set(UNUSED_BY_HELP) == set()
+
+
+def command_modules(loaded: set[str]) -> set[str]:
+    """The modules of ``retain.doors.cli`` that add commands, of those ``loaded``."""
+    return {m for m in set(COMMANDS.values()) if f"retain.doors.cli.{m}" in loaded}
+
+
+def test_a_command_imports_its_own_module_and_no_other_commands(home: Path) -> None:
+    added, loaded = retain(home, "add", "tz", "-d", "Alice is in UTC+8")
+    assert added.returncode == 0, added.stderr
+    assert command_modules(loaded) == {"memory"}
+    found, loaded = retain(home, "agent", "list", "--format", "json")
+    assert found.returncode == 0, found.stderr
+    assert command_modules(loaded) == {"registry"}
+
+
+def test_a_name_that_is_no_command_is_answered_from_them_all(home: Path) -> None:
+    result, loaded = retain(home, "remembr")
+    assert result.returncode == 2
+    assert "No such command 'remembr'" in result.stderr
+    assert "'remember'" in result.stderr  # click's suggestion, from the agent commands
+    assert command_modules(loaded) == set(COMMANDS.values())
+
+
+def test_each_command_is_where_the_group_looks_for_it() -> None:
+    load_commands()
+    assert set(cli.commands) == set(COMMANDS)
+    for name, command in cli.commands.items():
+        assert command.callback is not None
+        assert command.callback.__module__ == f"retain.doors.cli.{COMMANDS[name]}", name
+
+
+def test_what_help_does_not_import_is_the_same_as_what_it_stands_for() -> None:
+    assert agent_commands.RECALL_POLICIES == config.RECALL_POLICIES
+    home = HOME_DIRECTORY.convert("some/dir", None, None)
+    assert isinstance(home, Path) and home == Path("some/dir")
+    assert HOME_DIRECTORY.convert(home, None, None) is home
 
 
 def test_get_makes_no_vector_and_loads_no_numpy(home: Path) -> None:
