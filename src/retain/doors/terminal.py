@@ -20,10 +20,12 @@ if TYPE_CHECKING:
 
 # C0 controls (ESC, CR, BEL, …), DEL, C1 controls (CSI, OSC, …), the bidirectional
 # marks, embeddings, overrides and isolates, and the Unicode line/paragraph separators.
+# The patterns are compiled on first use (``re``'s cache keeps them): `retain --help`
+# compiles none.
 _UNSAFE = "\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069"
-_IN_TEXT = re.compile(f"[{_UNSAFE}]")  # newlines and tabs kept
-_IN_LINE = re.compile(f"[\t\n{_UNSAFE}]")
-_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_IN_TEXT = f"[{_UNSAFE}]"  # newlines and tabs kept
+_IN_LINE = f"[\t\n{_UNSAFE}]"
+_IN_JSON = "[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
 
 
 def _spelled(match: re.Match[str]) -> str:
@@ -35,7 +37,7 @@ def visible(value: object, *, line: bool = False) -> str:
     """``value`` as text with every control character spelled out; ``line`` spells out
     newlines and tabs too (for a value shown inside one line)."""
     text = "" if value is None else str(value)
-    return (_IN_LINE if line else _IN_TEXT).sub(_spelled, text)
+    return re.sub(_IN_LINE if line else _IN_TEXT, _spelled, text)
 
 
 def cell(value: object, style: str = "") -> Text:
@@ -51,7 +53,7 @@ def json_text(data: Any) -> str:
     import json  # with the first JSON printed: `retain --help` loads no json
 
     text = json.dumps(data, ensure_ascii=False, indent=2)
-    return _IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    return re.sub(_IN_JSON, lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def is_terminal(stream: IO[Any]) -> bool:
