@@ -76,13 +76,16 @@ main()
 
 
 def retain(
-    home: Path, *args: str, blocked: tuple[str, ...] = ()
+    home: Path, *args: str, blocked: tuple[str, ...] = (), environ: dict[str, str] | None = None
 ) -> tuple[subprocess.CompletedProcess[str], set[str]]:
-    """``retain ARGS`` in a fresh interpreter with ``blocked`` packages absent; the
+    """``retain ARGS`` in a fresh interpreter with ``blocked`` packages absent, off a
+    terminal (and no variable telling rich otherwise, unless ``environ`` sets one); the
     result and the modules it had loaded when it exited."""
     loaded = home.parent / f"loaded-{os.getpid()}-{len(list(home.parent.iterdir()))}.json"
     env = {**os.environ, "RETAIN_HOME": str(home), "LOADED_TO": str(loaded)}
-    env.pop("RETAIN_DATABASE_URL", None)
+    for name in ("RETAIN_DATABASE_URL", "FORCE_COLOR", "TTY_COMPATIBLE"):
+        env.pop(name, None)
+    env.update(environ or {})
     result = subprocess.run(
         [sys.executable, "-c", BLOCK + RUN_CLI, ",".join(blocked), *args],
         capture_output=True,
@@ -201,6 +204,19 @@ def test_add_makes_its_vector_without_numpy_and_prints_without_rich(home: Path) 
     assert "retain.search.static_model" in loaded  # its vector is made, by the static model
     assert heavy(loaded) == {"retain.service"}
     assert "numpy" not in loaded
+
+
+def test_a_long_operation_off_a_terminal_draws_no_bar_and_loads_no_rich(home: Path) -> None:
+    added, _ = retain(home, "add", "tz", "-d", "Alice is in UTC+8")
+    assert added.returncode == 0, added.stderr
+    result, loaded = retain(home, "export", "--directory", str(home.parent / "snapshot"))
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "" and "Exported 1 memories" in result.stdout
+    assert "rich" not in loaded  # nor imported to ask whether stderr is a terminal
+    # a variable rich reads says stderr is a terminal: rich is asked, and draws the bar
+    result, loaded = retain(home, "reindex", environ={"FORCE_COLOR": "1"})
+    assert result.returncode == 0, result.stderr
+    assert "rich" in loaded and result.stderr != ""
 
 
 def test_vectors_a_write_makes_without_numpy_are_those_a_reindex_makes_with_it(

@@ -8,6 +8,7 @@ long operation. rich is imported the first time something is drawn with it.
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -148,10 +149,22 @@ def write_stored(text: str, raw: bool) -> None:
     stream.flush()
 
 
+def _may_be_terminal() -> bool:
+    """Whether rich might find stderr a terminal: asked without rich (its import costs a
+    short command tens of milliseconds) when stderr is no tty and neither variable rich
+    reads to think otherwise is set (``TTY_COMPATIBLE=1``, a non-empty ``FORCE_COLOR``)."""
+    return (
+        is_terminal(sys.stderr)
+        or os.environ.get("TTY_COMPATIBLE") == "1"
+        or bool(os.environ.get("FORCE_COLOR"))
+    )
+
+
 @contextmanager
 def progress_bar() -> Iterator[Progress | None]:
-    """A progress bar on stderr for a long operation, when stderr is a terminal."""
-    if not err.is_terminal:
+    """A progress bar on stderr for a long operation, when stderr is a terminal (as rich
+    finds it; off one, rich is not imported to ask)."""
+    if not (_may_be_terminal() and err.is_terminal):
         yield None
         return
     with RichProgress(
