@@ -219,6 +219,17 @@ def test_a_long_operation_off_a_terminal_draws_no_bar_and_loads_no_rich(home: Pa
     assert "rich" in loaded and result.stderr != ""
 
 
+def test_a_refusal_off_a_terminal_is_the_same_line_without_rich(home: Path) -> None:
+    result, loaded = retain(home, "get", "nope")
+    assert result.returncode == EXIT_CODES[errors.NotFound] == 3
+    assert result.stderr.startswith("error [not_found] no memory named 'nope' in any tier\n  ")
+    assert "rich" not in loaded
+    # where rich would style it (a variable it reads says stderr is a terminal), it does
+    result, loaded = retain(home, "get", "nope", environ={"FORCE_COLOR": "1"})
+    assert result.returncode == 3 and "rich" in loaded
+    assert result.stderr.startswith("\x1b[1;31merror\x1b[0m [not_found] no memory named")
+
+
 def test_vectors_a_write_makes_without_numpy_are_those_a_reindex_makes_with_it(
     home: Path,
 ) -> None:

@@ -149,7 +149,7 @@ def write_stored(text: str, raw: bool) -> None:
     stream.flush()
 
 
-def _may_be_terminal() -> bool:
+def stderr_may_be_terminal() -> bool:
     """Whether rich might find stderr a terminal: asked without rich (its import costs a
     short command tens of milliseconds) when stderr is no tty and neither variable rich
     reads to think otherwise is set (``TTY_COMPATIBLE=1``, a non-empty ``FORCE_COLOR``)."""
@@ -164,7 +164,7 @@ def _may_be_terminal() -> bool:
 def progress_bar() -> Iterator[Progress | None]:
     """A progress bar on stderr for a long operation, when stderr is a terminal (as rich
     finds it; off one, rich is not imported to ask)."""
-    if not (_may_be_terminal() and err.is_terminal):
+    if not (stderr_may_be_terminal() and err.is_terminal):
         yield None
         return
     with RichProgress(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from retain import errors
-from retain.doors.cli.output import err, warn
+from retain.doors.cli.output import err, stderr_may_be_terminal, warn
 from retain.doors.deferred import Deferred
 from retain.doors.terminal import cell, json_text
 
@@ -66,8 +66,11 @@ def refusals(fmt: str = "table") -> Iterator[None]:
         if fmt == "json":
             click.echo(json_text({"error": exc.to_dict()}), err=True)
         else:
-            said = cell(f"[{exc.code}] {exc.message}")
-            err.print(Text.assemble(("error", "bold red"), " ", said))
+            if stderr_may_be_terminal():  # "error" in bold red, as rich draws it
+                said = cell(f"[{exc.code}] {exc.message}")
+                err.print(Text.assemble(("error", "bold red"), " ", said))
+            else:  # off a terminal no style is drawn: the same line, without importing rich
+                warn(f"error [{exc.code}] {exc.message}")
             if exc.remedy:
                 warn(f"  {exc.remedy}")
         sys.exit(exit_code(exc))
