@@ -88,6 +88,24 @@ def test_deny_is_the_default_and_the_refusal_names_the_action(realm: ServiceFact
         app.write("note", description="a note")
 
 
+def test_realm_admin_is_asked_of_config_toml_not_of_the_grant_verb(
+    realm: ServiceFactory,
+) -> None:
+    """The remedy for a missing ``realm.admin`` is the file's (the grant verb refuses to
+    store one), and an agent's scope is named as a grant names it, its identity."""
+    app = realm(
+        principal="app:ci", settings=controlled(Grant("app:ci", "memory.read", "realm:default"))
+    )
+    with pytest.raises(AccessDenied) as refused:
+        app.list_grants()
+    assert "config.toml" in refused.value.remedy and "fix" not in refused.value.details
+    reads = Grant("agent:ada", "memory.read", "identity:agent:ada")
+    elsewhere = Grant("agent:ada", "memory.write", "identity:agent:bea")
+    with pytest.raises(AccessDenied) as writing:
+        realm(principal="agent:ada", settings=controlled(reads, elsewhere)).remember("a note")
+    assert writing.value.details["on"] == "identity:agent:ada"
+
+
 def test_a_deny_beats_an_allow(realm: ServiceFactory) -> None:
     both = controlled(
         Grant("app:ci", "memory.read", "realm:default"),
@@ -385,7 +403,7 @@ def test_a_review_needs_on_the_rows_scope_what_its_verdict_writes(realm: Service
         with pytest.raises(AccessDenied) as refused:
             reviewer.review(origin.id, verdict, origin.content_hash)
         assert (refused.value.details["action"], refused.value.details["on"]) == (
-            action, "scope:agent:ada",
+            action, "identity:agent:ada",
         )  # fmt: skip
     allowed = controlled(*base, Grant(REVIEWER, "memory.delete", ada))
     decided = realm(principal=REVIEWER, settings=allowed).review(

@@ -71,3 +71,15 @@ def test_review_refusals_write_nothing(retain: Retain) -> None:
         "review", str(row["id"]), "--release", "--hash", str(row["content_hash"]),
         status=REVIEW_REFUSED, code="not_quarantined", remedy="not decided again",
     )  # fmt: skip
+
+
+def test_a_held_write_says_so_in_text(retain: Retain) -> None:
+    """Off --format json, a write held for review says it was held, and why; one that
+    lands says nothing of review."""
+    retain.home.mkdir(parents=True, exist_ok=True)
+    (retain.home / "config.toml").write_text('[memory]\nllm_writes = "quarantined"\n')
+    retain.ok("agent", "add", "ada")
+    said = retain.ok("remember", "the deploy key rotates weekly", "--as", "agent:ada").stdout
+    assert "Held for review (llm_writes)" in said and "retain quarantine list" in said
+    landed = retain.ok("add", "plan", "-d", "the launch plan").stdout
+    assert "Saved memory 'plan'" in landed and "Held" not in landed

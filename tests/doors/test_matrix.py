@@ -509,21 +509,21 @@ DOORS: dict[str, Doors] = {
     ),
     "grant": Doors(
         lambda svc, s: svc.grant(*_GRANT),
-        ("access", "grant"), lambda s: list(_GRANT),
+        ("access", "grant"), lambda s: list(_GRANT), cli_as=True,
         rest=("post", "/v1/access/grants"),
         rest_args=lambda s: {"json": dict(_GRANT_ARGS)},
         mcp="access_grant", mcp_args=lambda s: dict(_GRANT_ARGS),
     ),
     "revoke": Doors(  # the grant the same actor stored just before (VERBS order)
         lambda svc, s: svc.revoke(*_GRANT),
-        ("access", "revoke"), lambda s: list(_GRANT),
+        ("access", "revoke"), lambda s: list(_GRANT), cli_as=True,
         rest=("delete", "/v1/access/grants"),
         rest_args=lambda s: {"params": dict(_GRANT_ARGS)},
         mcp="access_revoke", mcp_args=lambda s: dict(_GRANT_ARGS),
     ),
     "list_grants": Doors(
         lambda svc, s: svc.list_grants(),
-        ("access", "list"), rest=("get", "/v1/access/grants"), mcp="access_list",
+        ("access", "list"), cli_as=True, rest=("get", "/v1/access/grants"), mcp="access_list",
     ),
 }  # fmt: skip
 VERBS = tuple(DOORS)  # the order each (column, door) runs them in

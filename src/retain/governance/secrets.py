@@ -461,18 +461,25 @@ def _redact_metadata(value: Any, path: str, by_field: Mapping[str, list[Finding]
 
 
 def refusal(
-    findings: Iterable[Finding], *, what: str = "the write", remedy: str = "", **details: Any
+    findings: Iterable[Finding],
+    *,
+    what: str = "the write",
+    why: str = "a secret is never stored",
+    remedy: str = "",
+    **details: Any,
 ) -> SecretDetected:
     """The ``secret_detected`` refusal of ``findings``: kinds, fields and positions in
-    the message and ``details['findings']``, never a value."""
+    the message and ``details['findings']``, never a value. A caller with its own
+    ``remedy`` names no ``redact`` fix (the write is not the caller's to redact)."""
     found = list(findings)
     places = "; ".join(f"{f.kind} in {f.field} at {f.start}-{f.end}" for f in found)
+    if not remedy:
+        details["fix"] = "redact"
     return SecretDetected(
-        f"{what} holds what looks like a secret ({places}), and a secret is never stored",
+        f"{what} holds what looks like a secret ({places}), and {why}",
         remedy=remedy
         or "store where the credential lives (the name of the environment variable or the "
         "path of the file holding it, and its owner), not its value; or write it redacted",
-        fix="redact",
         findings=[f.to_dict() for f in found],
         kinds=kinds_of(found),
         **details,

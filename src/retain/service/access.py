@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from retain import grants
 from retain.errors import AccessDenied, GrantReadOnly, InvalidValue, NotFound
 from retain.grants import READS, REALM_ONLY, Grant, covers, matches, read_action, subject_holds
-from retain.model import GLOBAL_SCOPE, agent_scope, project_scope, team_scope
+from retain.model import AGENT_PREFIX, GLOBAL_SCOPE, agent_scope, project_scope, team_scope
 from retain.service.actor import Actor
 from retain.storage.base import Reads
 
@@ -251,6 +251,17 @@ def decides(scope: str, *, verdict: str | None = None) -> None:
 def denied(call: Call, action: str, on: str) -> AccessDenied:
     verb = call.verb.rstrip("_")
     principal = call.actor.principal
+    on = _target_of(on)
+    if action in REALM_ONLY:  # no verb grants it: the remedy is the file's
+        return AccessDenied(
+            f"{principal} may not {verb}: it is not granted {action} on {on}",
+            remedy=f"act as a principal config.toml grants {action}, or add an "
+            f"[[access.grant]] of {action} on {on} for {principal} to config.toml",
+            principal=principal,
+            verb=verb,
+            action=action,
+            on=on,
+        )
     return AccessDenied(
         f"{principal} may not {verb}: it is not granted {action} on {on}",
         remedy=f"ask an operator to grant {principal} {action} on {on}",
@@ -260,6 +271,14 @@ def denied(call: Call, action: str, on: str) -> AccessDenied:
         on=on,
         fix="grant",
     )
+
+
+def _target_of(on: str) -> str:
+    """A refusal's target as a grant names it: an agent's scope is its identity."""
+    scope = on.removeprefix("scope:")
+    if on.startswith("scope:") and scope.startswith(AGENT_PREFIX):
+        return f"identity:{scope}"
+    return on
 
 
 # -- the verbs: grant, revoke, list_grants ---------------------------------------------------

@@ -143,7 +143,7 @@ def check_cap(memory: Memory, asked: Trust) -> None:
         raise TrustCapped(
             f"memory {memory.id!r} was quarantined once, so it is trusted at most "
             f"{CAP.value}, not {asked.value}",
-            remedy=f"keep it at {CAP.value} or below, or write the fact anew from a source "
+            remedy=f"keep it at {CAP.value} or below, or write it anew from a source "
             "the store trusts",
             id=memory.id,
             cap=CAP.value,

@@ -166,7 +166,8 @@ def review(
                 raise secrets.refusal(
                     held,
                     what=f"record {origin.id!r}",
-                    remedy="tombstone it: content holding a secret is never released",
+                    why="content holding a secret is never released",
+                    remedy="tombstone it",
                     id=origin.id,
                 )
         expired, invalidated = _promotions(svc, work, origin, verdict)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from retain.doors.cli.output import emit_json, emit_rows, say
-from retain.doors.cli.root import cli, format_option, home_option, opened
+from retain.doors.cli.root import acting_option, cli, format_option, home_option, opened
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -31,6 +31,7 @@ def _grant_parts(command: Callable[..., Any]) -> Callable[..., Any]:
         click.argument("action"),
         click.argument("on"),
         click.option("--deny", is_flag=True, help="A deny (it beats every allow)."),
+        acting_option,
         home_option,
         format_option,
     )):  # fmt: skip
@@ -44,11 +45,12 @@ def access() -> None:
 
 
 @access.command("list")
+@acting_option
 @home_option
 @format_option
-def access_list(home: Path | None, fmt: str) -> None:
+def access_list(principal: str, home: Path | None, fmt: str) -> None:
     """List the grants that count in the realm: config.toml's, then the stored ones."""
-    with opened(home, fmt) as service:
+    with opened(home, fmt, principal) as service:
         rows = [g.to_dict() for g in service.list_grants()]
         emit_rows(fmt, "grants", rows, _COLUMNS)
 
@@ -56,11 +58,11 @@ def access_list(home: Path | None, fmt: str) -> None:
 @access.command("grant")
 @_grant_parts
 def access_grant(
-    subject: str, action: str, on: str, deny: bool, home: Path | None, fmt: str
+    subject: str, action: str, on: str, deny: bool, principal: str, home: Path | None, fmt: str
 ) -> None:
     """Let SUBJECT (a principal, a pattern such as agent:*, or role:NAME) do ACTION on ON
     (realm:R, scope:S, identity:agent:N); with --deny, forbid it."""
-    with opened(home, fmt) as service:
+    with opened(home, fmt, principal) as service:
         made = service.grant(subject, action, on, effect="deny" if deny else "allow")
         if fmt == "json":
             emit_json(made.to_dict())
@@ -71,10 +73,10 @@ def access_grant(
 @access.command("revoke")
 @_grant_parts
 def access_revoke(
-    subject: str, action: str, on: str, deny: bool, home: Path | None, fmt: str
+    subject: str, action: str, on: str, deny: bool, principal: str, home: Path | None, fmt: str
 ) -> None:
     """Remove the stored grant of SUBJECT, ACTION and ON (with --deny, the deny)."""
-    with opened(home, fmt) as service:
+    with opened(home, fmt, principal) as service:
         gone = service.revoke(subject, action, on, effect="deny" if deny else "allow")
         if fmt == "json":
             emit_json({"revoked": gone.to_dict()})

@@ -16,6 +16,7 @@ from retain.doors.cli.output import (
     moment,
     out,
     say,
+    say_held,
     warn,
     write_stored,
 )
@@ -87,6 +88,7 @@ def remember(
             emit_json(memory.to_dict(moment(), body=True))
         else:
             say(f"Remembered {memory.id} ({memory.scope}).")
+            say_held(memory.status.value, memory.quarantine_reason)
 
 
 @cli.command()

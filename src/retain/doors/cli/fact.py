@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from retain.doors.cli.output import Table, add_row, emit_json, out, say
+from retain.doors.cli.output import Table, add_row, emit_json, out, say, say_held
 from retain.doors.cli.root import (
     acting_option,
     cli,
@@ -67,6 +67,7 @@ def _emit_change(fmt: str, change: FactChange, verb: str) -> None:
         return
     done = "Recorded" if verb == "write" else "Retracted"
     say(f"{done} {fact.subject} {fact.predicate} = {fact.value} ({fact.scope}).")
+    say_held(fact.status.value)
     if change.other is not None:
         other = "Superseded" if verb == "write" else "Holds again"
         say(f"{other}: {change.other.value}.")

@@ -17,6 +17,7 @@ from retain.doors.cli.output import (
     moment,
     out,
     say,
+    say_held,
     show_change,
     warn,
     write_stored,
@@ -188,7 +189,9 @@ def add(
             return
         verb_done = "Saved" if result.created else ("Updated" if result.changed else "Unchanged:")
         where = f"project {memory.project}" if memory.project else "global"
-        say(f"{verb_done} memory '{memory.name}' (priority {memory.priority}, {where}).")
+        label = memory.name or memory.id  # a held write holds no name
+        say(f"{verb_done} memory '{label}' (priority {memory.priority}, {where}).")
+        say_held(memory.status.value, memory.quarantine_reason)
         for note in result.notes:
             say(note)
         show_change(result)

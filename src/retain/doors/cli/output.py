@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
@@ -70,6 +70,17 @@ def say(text: str) -> None:
     _line(text, out, err=False)
 
 
+def say_held(status: str, reasons: Sequence[str] = ()) -> None:
+    """The line that says a write was held for review (nothing when it was not)."""
+    if status != "quarantined":
+        return
+    why = f" ({', '.join(reasons)})" if reasons else ""
+    say(
+        f"Held for review{why}: no agent recalls, searches or is shown it until a reviewer "
+        "releases it (`retain quarantine list`)."
+    )
+
+
 def warn(text: str) -> None:
     """A line on stderr, shown as ``say`` shows it."""
     _line(text, err, err=True)
@@ -116,8 +127,11 @@ def emit_rows(fmt: str, key: str, rows: list[dict[str, Any]], columns: dict[str,
         emit_json({key: rows})
         return
     table = Table()
-    for header in columns:
-        table.add_column(header)
+    for header, field in columns.items():
+        if field == "id" and rows:  # an id is copied whole into the next command
+            table.add_column(header, no_wrap=True, min_width=max(len(str(r["id"])) for r in rows))
+        else:
+            table.add_column(header, overflow="fold")
     for row in rows:
         add_row(
             table,

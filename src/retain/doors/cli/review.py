@@ -53,15 +53,18 @@ def quarantine_list(
             say("Nothing waits for review.")
             return
         table = Table()
-        for column in ("Id", "Tier", "Why", "Author", "Session", "Content hash", "Description"):
+        table.add_column("Id", no_wrap=True, min_width=max(len(m.id) for m in held))
+        for column in ("Tier", "Why", "Author", "Session", "Description"):
             table.add_column(column, overflow="fold")
         for m in held:
             cells = (
                 m.id, m.scope, ", ".join(m.quarantine_reason), m.author, m.session or "",
-                m.content_hash, m.description,
+                m.description,
             )  # fmt: skip
             add_row(table, *cells)
         out.print(table)
+        for m in held:  # whole, to copy: the hash a decision is bound to
+            say(f"retain review {m.id} --release|--tombstone --hash {m.content_hash}")
         if page["next_cursor"] is not None:
             say(f"More after this page: --cursor {page['next_cursor']}")
 
