@@ -253,23 +253,21 @@ def denied(call: Call, action: str, on: str) -> AccessDenied:
     principal = call.actor.principal
     on = _target_of(on)
     if action in REALM_ONLY:  # no verb grants it: the remedy is the file's
-        return AccessDenied(
-            f"{principal} may not {verb}: it is not granted {action} on {on}",
-            remedy=f"act as a principal config.toml grants {action}, or add an "
-            f"[[access.grant]] of {action} on {on} for {principal} to config.toml",
-            principal=principal,
-            verb=verb,
-            action=action,
-            on=on,
+        remedy = (
+            f"act as a principal config.toml grants {action}, or add an "
+            f"[[access.grant]] of {action} on {on} for {principal} to config.toml"
         )
+        fix = {}
+    else:
+        remedy, fix = f"ask an operator to grant {principal} {action} on {on}", {"fix": "grant"}
     return AccessDenied(
         f"{principal} may not {verb}: it is not granted {action} on {on}",
-        remedy=f"ask an operator to grant {principal} {action} on {on}",
+        remedy=remedy,
         principal=principal,
         verb=verb,
         action=action,
         on=on,
-        fix="grant",
+        **fix,
     )
 
 
