@@ -68,7 +68,15 @@ TAINTED_SESSION = "tainted_session"
 
 
 def reasons(work: Work) -> tuple[str, ...]:
-    """Why this work's writer's new rows are quarantined (none: they are not)."""
+    """Why this work's writer's new rows are quarantined (none: they are not), judged
+    once a unit of work: no write changes a session's taint, so every row of a batch
+    is held for the same reasons, read in the write's own transaction."""
+    if work.held is None:
+        work.held = _reasons(work)
+    return work.held
+
+
+def _reasons(work: Work) -> tuple[str, ...]:
     kind = work.actor.kind
     if kind is Kind.ANONYMOUS:
         return (CLAIMED,)
@@ -104,8 +112,8 @@ def admit_change(work: Work, memory: Memory, current: Memory, *, redact: bool = 
     change of content is screened for secrets; a secret in it is refused (the stored
     row cannot wait for review) unless it is redacted."""
     call = access.current()
-    access.admits(call, current.scope)
-    access.admits(call, memory.scope)
+    for scope in dict.fromkeys((current.scope, memory.scope)):  # where it was, and goes
+        access.admits(call, scope)
     held = reasons(work)
     content = changes_content(memory, current)
     if held and (work.actor.kind is Kind.ANONYMOUS or content):

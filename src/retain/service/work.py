@@ -40,6 +40,7 @@ class Work:
         self.redact = redact  # the call asks for secrets to be written as their markers
         self.rekey = key.Rekey()  # the memories whose search keys are made again
         self._admitted: dict[str, Memory] = {}  # the new rows admission has answered for
+        self.held: tuple[str, ...] | None = None  # why its rows are held (admission's)
 
     @property
     def reads(self) -> Reads:
