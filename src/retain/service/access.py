@@ -26,7 +26,7 @@ file allows it.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -227,9 +227,7 @@ def admits(call: Call | None, scope: str, *, removing: bool = False) -> None:
     needed = [a for a in NEEDS.get(call.verb, ()) if a in ROW_WRITES]
     if removing and needed:
         needed = ["memory.delete"]
-    for action in needed:
-        if not call.allows(action, scope):
-            raise denied(call, action, f"scope:{scope}")
+    _require_on(call, needed, scope)
 
 
 def decides(scope: str, *, verdict: str | None = None) -> None:
@@ -243,7 +241,12 @@ def decides(scope: str, *, verdict: str | None = None) -> None:
     needed = ON_THE_ROW.get(call.verb, ())
     if verdict is not None:
         needed = (*needed, VERDICT_NEEDS[verdict])
-    for action in needed:
+    _require_on(call, needed, scope)
+
+
+def _require_on(call: Call, actions: Iterable[str], scope: str) -> None:
+    """Refuse the call unless its actor holds each of ``actions`` on ``scope``."""
+    for action in actions:
         if not call.allows(action, scope):
             raise denied(call, action, f"scope:{scope}")
 
