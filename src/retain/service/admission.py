@@ -146,8 +146,7 @@ def screened(
 
 def check_cap(memory: Memory, asked: Trust) -> None:
     """Refuse ``asked`` for a row that was ever quarantined when it is above ``CAP``."""
-    order = list(Trust)
-    if memory.ever_quarantined and order.index(asked) > order.index(CAP):
+    if memory.ever_quarantined and lower_trust(asked, CAP) is not asked:
         raise TrustCapped(
             f"memory {memory.id!r} was quarantined once, so it is trusted at most "
             f"{CAP.value}, not {asked.value}",

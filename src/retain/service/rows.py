@@ -11,7 +11,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from retain.errors import StaleUpdate
-from retain.model import DEFAULT_PRIORITY, Load, Memory, Status, Trust, lower_trust
+from retain.model import DEFAULT_PRIORITY, Load, Memory, Status, lower_trust
+from retain.service.admission import CAP
 from retain.service.work import Work
 from retain.storage.base import Reads
 
@@ -124,7 +125,7 @@ def supersede(
     releases it. A row that was ever quarantined passes the mark to its successor, and
     with it the cap on its trust."""
     if old.ever_quarantined and not new.ever_quarantined:
-        new = replace(new, ever_quarantined=True, trust=lower_trust(new.trust, Trust.OBSERVED))
+        new = replace(new, ever_quarantined=True, trust=lower_trust(new.trust, CAP))
     stored = record(work, new, reason=reason)
     if stored.status is Status.ACTIVE:
         swap(work, retired, old, verb, remedy=remedy)
