@@ -214,8 +214,9 @@ def promotions_waiting_on(
         for p in work.reads.list_proposals(work.realm, None, record)
         if p.status in PENDING_TICKETS
     ]
-    overdue = [p for p in pending if as_read(p, work.now, settings).status == TicketStatus.EXPIRED]
-    waiting = [as_read(p, work.now, settings) for p in pending if p not in overdue]
+    read = [(p, as_read(p, work.now, settings)) for p in pending]
+    overdue = [p for p, now in read if now.status == TicketStatus.EXPIRED]
+    waiting = [now for _, now in read if now.status != TicketStatus.EXPIRED]
     return [expire(work, p, settings) for p in overdue], waiting
 
 
