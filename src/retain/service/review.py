@@ -58,10 +58,11 @@ from retain.errors import (
     SuccessorConflict,
 )
 from retain.governance import secrets
-from retain.model import GLOBAL_SCOPE, Memory, Proposal, Status, Trust
+from retain.model import Memory, Proposal, Status, Trust
 from retain.results import Decision, QueuePage, Receipt, ReviewResult
 from retain.service import access, rows, ticket
 from retain.service.actor import Kind
+from retain.service.tier import name_clash
 from retain.service.work import Work
 from retain.storage.base import Reads
 
@@ -336,9 +337,7 @@ def _check_name_free(tx: Reads, origin: Memory) -> None:
     """Refuse a release whose name another record holds now in its scope (or, for a
     global record, anywhere in the realm; for a project's, in the global tier)."""
     name = origin.name or ""
-    held = tx.find_by_name(origin.realm, name, None)
-    if origin.scope != GLOBAL_SCOPE:
-        held = [m for m in held if m.scope in (GLOBAL_SCOPE, origin.scope)]
+    held = name_clash(tx.find_by_name(origin.realm, name, None), origin.scope)
     if held:
         tiers = sorted({m.tier for m in held})
         raise NameConflict(

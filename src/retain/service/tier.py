@@ -315,15 +315,23 @@ def _apply(
     )
 
 
+def name_clash(
+    named: Sequence[Memory], scope: str, existing: Memory | None = None
+) -> list[Memory]:
+    """Of the memories holding a name (``named``), those a memory of ``scope`` (other
+    than ``existing``) would clash with: any, for a global one; else the global tier's
+    and its own scope's."""
+    others = [m for m in named if existing is None or m.id != existing.id]
+    if scope == GLOBAL_SCOPE:
+        return others
+    return [m for m in others if m.scope in (GLOBAL_SCOPE, scope)]
+
+
 def _check_name_free(
     named: Sequence[Memory], name: str, scope: str, existing: Memory | None
 ) -> None:
     """Refuse ``scope`` for ``name`` when another memory of the realm holds it there."""
-    others = [m for m in named if existing is None or m.id != existing.id]
-    if scope == GLOBAL_SCOPE:
-        clash = others
-    else:
-        clash = [m for m in others if m.scope in (GLOBAL_SCOPE, scope)]
+    clash = name_clash(named, scope, existing)
     if clash:
         tiers = sorted({m.tier for m in clash})
         raise NameConflict(
