@@ -171,14 +171,13 @@ def _own(svc: MemoryService, tx: Reads, agent: Agent, memory_id: str, verb: str)
     one outside its view (another agent's is not disclosed), ``access_denied`` for
     one it sees but did not remember (a global or a team memory)."""
     view = View(svc.actor, agent)
-    found = [m for m in tx.get_many([memory_id]) if view.sees(m)]
-    if not found or found[0].status is not Status.ACTIVE:
+    memory = view.get(tx, memory_id)
+    if memory is None or memory.status is not Status.ACTIVE:
         raise NotFound(
             f"no memory {memory_id!r} to {verb}",
             remedy="recall it first to find its id",
             id=memory_id,
         )
-    memory = found[0]
     if memory.predicate is not None:  # its line changes by its own verbs only
         raise InvalidValue(
             f"memory {memory_id!r} is a fact ({memory.subject} {memory.predicate})",

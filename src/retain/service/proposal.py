@@ -147,29 +147,25 @@ def list_proposals(svc: MemoryService, *, status: str | None = None) -> list[Pro
 def _held_record(svc: MemoryService, tx: Reads, record: str) -> Memory:
     """The quarantined record the steward stages a promotion of, as its view finds it,
     else ``not_found``: what the steward promotes is what waits for review."""
-    view = svc._reader(tx)
-    found = [m for m in tx.get_many([record]) if view.sees(m)]
-    if not found or found[0].status is not Status.QUARANTINED:
+    held = svc._reader(tx).get(tx, record)
+    if held is None or held.status is not Status.QUARANTINED:
         raise NotFound(
             f"no quarantined record {record!r} to promote",
             remedy="take the id from the quarantine queue",
             fix="quarantine",
             id=record,
         )
-    return found[0]
+    return held
 
 
 def _own_record(svc: MemoryService, tx: Reads, agent: Agent, record: str) -> Memory:
     """The agent's own active memory a promotion names, else ``not_found`` (another's
     is not disclosed; a shared memory is not the agent's to promote)."""
-    view = View(svc.actor, agent)
-    found = [
-        m for m in tx.get_many([record]) if view.sees(m) and m.scope == agent_scope(agent.name)
-    ]
-    if not found or found[0].status is not Status.ACTIVE:
+    own = View(svc.actor, agent).get(tx, record)
+    if own is None or own.scope != agent_scope(agent.name) or own.status is not Status.ACTIVE:
         raise NotFound(
             f"no memory {record!r} of the agent's own to promote",
             remedy="recall it first to find its id",
             id=record,
         )
-    return found[0]
+    return own

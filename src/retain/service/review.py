@@ -139,16 +139,14 @@ def review(
 
     def run(work: Work) -> ReviewResult:
         tx = work.reads
-        view = svc._reader(tx)
-        found = [m for m in tx.get_many([memory_id]) if view.sees(m)]
-        if not found:
+        origin = svc._reader(tx).get(tx, memory_id)
+        if origin is None:
             raise NotFound(
                 f"no record {memory_id!r} to review",
                 remedy="take the id from the quarantine queue",
                 fix="quarantine",
                 id=memory_id,
             )
-        origin = found[0]
         access.decides(origin.scope, verdict=verdict)
         if origin.status is not Status.QUARANTINED:
             return _decided(tx, origin, verdict)

@@ -315,9 +315,7 @@ def _apply(
     )
 
 
-def name_clash(
-    named: Sequence[Memory], scope: str, existing: Memory | None = None
-) -> list[Memory]:
+def name_clash(named: Sequence[Memory], scope: str, existing: Memory | None = None) -> list[Memory]:
     """Of the memories holding a name (``named``), those a memory of ``scope`` (other
     than ``existing``) would clash with: any, for a global one; else the global tier's
     and its own scope's."""

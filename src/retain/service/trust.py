@@ -166,9 +166,9 @@ def _found(svc: MemoryService, tx: Reads, evidence: Evidence) -> Memory | None:
     """The memory or fact the evidence names, as the writer's view finds it: by id, or
     by a name that one memory of the view holds."""
     view = svc._reader(tx)
-    by_id = [m for m in tx.get_many([evidence.ref]) if view.sees(m)]
-    if by_id:
-        return by_id[0]
+    by_id = view.get(tx, evidence.ref)
+    if by_id is not None:
+        return by_id
     if not fields.is_name(evidence.ref):
         return None
     named_ = [
@@ -356,9 +356,7 @@ def _target(svc: MemoryService, tx: Reads, memory_id: str) -> Memory:
     holds), as the reviewer's view finds it."""
     from retain.service import lookup
 
-    view = svc._reader(tx)
-    found = [m for m in tx.get_many([memory_id]) if view.sees(m)]
-    memory = found[0] if found else None
+    memory = svc._reader(tx).get(tx, memory_id)
     if memory is None and fields.is_name(memory_id):
         memory = lookup.locate(svc, tx, memory_id, None)
     if memory is None or memory.status is not Status.ACTIVE:

@@ -132,6 +132,11 @@ class View:
             )
         return self.covers(memory.realm, memory.scope)
 
+    def get(self, tx: Reads, memory_id: str) -> Memory | None:
+        """The memory of that id as this view sees it (None: none, or not in view)."""
+        found = [m for m in tx.get_many([memory_id]) if self.sees(m)]
+        return found[0] if found else None
+
     def hides(self, memory: Memory) -> bool:
         """Whether ``memory`` is reviewer-only and this view no reviewer's."""
         return bool(memory.quarantine_reason) and not self.sees(memory)
