@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from retain.doors.cli.output import emit_json, emit_rows, say
+from retain.doors.cli.output import emit_rows, emit_said
 from retain.doors.cli.root import acting_option, cli, format_option, home_option, opened
 
 if TYPE_CHECKING:
@@ -64,10 +64,8 @@ def access_grant(
     (realm:R, scope:S, identity:agent:N); with --deny, forbid it."""
     with opened(home, fmt, principal) as service:
         made = service.grant(subject, action, on, effect="deny" if deny else "allow")
-        if fmt == "json":
-            emit_json(made.to_dict())
-        else:
-            say(f"Granted: {made.effect} {made.subject} {made.action} on {made.on} ({made.id}).")
+        said = f"Granted: {made.effect} {made.subject} {made.action} on {made.on} ({made.id})."
+        emit_said(fmt, made.to_dict(), said)
 
 
 @access.command("revoke")
@@ -78,7 +76,5 @@ def access_revoke(
     """Remove the stored grant of SUBJECT, ACTION and ON (with --deny, the deny)."""
     with opened(home, fmt, principal) as service:
         gone = service.revoke(subject, action, on, effect="deny" if deny else "allow")
-        if fmt == "json":
-            emit_json({"revoked": gone.to_dict()})
-        else:
-            say(f"Revoked: {gone.effect} {gone.subject} {gone.action} on {gone.on} ({gone.id}).")
+        said = f"Revoked: {gone.effect} {gone.subject} {gone.action} on {gone.on} ({gone.id})."
+        emit_said(fmt, {"revoked": gone.to_dict()}, said)

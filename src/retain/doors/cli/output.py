@@ -70,6 +70,14 @@ def say(text: str) -> None:
     _line(text, out, err=False)
 
 
+def emit_said(fmt: str, data: Any, sentence: str) -> None:
+    """A result: ``data`` as JSON, else one sentence on stdout."""
+    if fmt == "json":
+        emit_json(data)
+    else:
+        say(sentence)
+
+
 def say_held(status: str, reasons: Sequence[str] = ()) -> None:
     """The line that says a write was held for review (nothing when it was not)."""
     if status != "quarantined":

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from retain.doors.cli.output import emit_json, say
+from retain.doors.cli.output import emit_said
 from retain.doors.cli.refusal import refusals
 from retain.doors.cli.root import (
     SESSION_META,
@@ -77,13 +77,6 @@ def _hook(event: str) -> HookEvent:
     return read
 
 
-def _emit(fmt: str, data: dict[str, Any], sentence: str) -> None:
-    if fmt == "json":
-        emit_json(data)
-    else:
-        say(sentence)
-
-
 @session.command("observe")
 @click.argument("tool", required=False)
 @_identity_option(required=False)
@@ -129,7 +122,7 @@ def session_observe(
         )
     verdict = "trusted" if seen.trusted else "untrusted"
     now = "tainted" if seen.tainted else "clean"
-    _emit(
+    emit_said(
         fmt,
         seen.to_dict(),
         f"{seen.tool}: {verdict} ({seen.step}); session {seen.session} of {seen.identity} "
@@ -169,12 +162,12 @@ def session_reset(
         if from_hook:
             read = _hook("SessionStart")
             if read.boundary is None:  # a resumed context crossed no boundary
-                _emit(fmt, {"session": read.session, "boundary": None}, "No boundary.")
+                emit_said(fmt, {"session": read.session, "boundary": None}, "No boundary.")
                 return
             key, boundary = key or read.session, read.boundary
     with opened(home, fmt, principal) as service:
         done = service.reset_session(identity, _key(key) or "", boundary=boundary)
-    _emit(
+    emit_said(
         fmt,
         done.to_dict(),
         f"Session {done.session} of {done.identity}: {done.boundary}; "
@@ -197,7 +190,7 @@ def session_show(
     data = found.to_dict()
     cause = data["cause"] or {}
     why = ", ".join(f"{k} {v}" for k, v in cause.items() if v is not None)
-    _emit(
+    emit_said(
         fmt,
         data,
         f"Session {found.key} of {found.identity}: "

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from retain.doors.cli.output import emit_json, emit_rows, say
+from retain.doors.cli.output import emit_json, emit_rows, emit_said, say
 from retain.doors.cli.root import cli, format_option, home_option, opened
 
 if TYPE_CHECKING:
@@ -95,10 +95,8 @@ def ticket_approve(
     gate_pending)."""
     with opened(home, fmt, principal) as service:
         decided = service.approve(ticket_id, reason=reason)
-        if fmt == "json":
-            emit_json(decided.to_dict())
-        else:
-            say(f"Approved {decided.id}: memory {decided.landed} landed in {decided.target}.")
+        said = f"Approved {decided.id}: memory {decided.landed} landed in {decided.target}."
+        emit_said(fmt, decided.to_dict(), said)
 
 
 @ticket.command("reject")
@@ -111,10 +109,7 @@ def ticket_reject(ticket_id: str, reason: str, principal: str, home: Path | None
     """Reject ticket ID: nothing lands."""
     with opened(home, fmt, principal) as service:
         decided = service.reject(ticket_id, reason=reason)
-        if fmt == "json":
-            emit_json(decided.to_dict())
-        else:
-            say(f"Rejected {decided.id}.")
+        emit_said(fmt, decided.to_dict(), f"Rejected {decided.id}.")
 
 
 @ticket.command("expire")
@@ -125,10 +120,8 @@ def ticket_expire(principal: str, home: Path | None, fmt: str) -> None:
     """Store every undecided ticket past its expiry as expired ([tickets] expire_after)."""
     with opened(home, fmt, principal) as service:
         expired = service.expire_tickets()
-        if fmt == "json":
-            emit_json({"tickets": [t.to_dict() for t in expired]})
-        else:
-            say(f"Expired {len(expired)} tickets.")
+        said = f"Expired {len(expired)} tickets."
+        emit_said(fmt, {"tickets": [t.to_dict() for t in expired]}, said)
 
 
 def _show(found: Proposal, fmt: str) -> None:
@@ -138,5 +131,5 @@ def _show(found: Proposal, fmt: str) -> None:
         return
     for key, value in record.items():
         if key == "approvals":
-            value = ", ".join(f"{a['by']} at {a['at']}" for a in found.to_dict()["approvals"])
+            value = ", ".join(f"{a['by']} at {a['at']}" for a in value)
         say(f"{key}: {'' if value is None else value}")
