@@ -57,22 +57,28 @@ def test_recall_sees_global_project_team_and_own_scopes_only(
     assert theirs.id not in set(ids(planner, "kestrel notes coder"))
 
 
-def test_forget_takes_an_own_memory_out_of_recall_and_keeps_its_history(
+def test_forget_erases_an_own_memory_with_a_certificate(
     world: dict[str, MemoryService],
 ) -> None:
     planner = world["planner"]
     memory = planner.remember("the build is flaky on Fridays")
     assert ids(planner, "flaky build") == [memory.id]
-    forgotten = planner.forget(memory.id, reason="fixed")
-    assert forgotten.status is Status.FORGOTTEN
+    certificate = planner.forget(memory.id, reason="fixed")
+    assert (certificate.target, certificate.principal) == (memory.id, "agent:planner")
     assert ids(planner, "flaky build") == []
+    (stored,) = planner.backend.read(lambda tx: tx.get_many([memory.id]))
+    assert (stored.status, stored.body) == (Status.FORGOTTEN, "")
     kinds = [
         (e.kind, e.principal, e.reason)
         for e in planner.backend.read(lambda tx: list(tx.iter_events()))
         if e.memory_id == memory.id
     ]
-    assert kinds == [("create", "agent:planner", ""), ("forget", "agent:planner", "fixed")]
-    with pytest.raises(errors.NotFound):
+    assert kinds == [
+        ("create", "agent:planner", ""),
+        ("forget", "agent:planner", "fixed"),
+        ("forget_verify", "agent:planner", "fixed"),
+    ]
+    with pytest.raises(errors.AlreadyForgotten):
         planner.forget(memory.id)
 
 

@@ -690,7 +690,8 @@ def test_a_delta_names_each_memory_that_left_with_the_reason(
 
     ada.forget(note.id)
     forgotten = ada.context(project="web", session="s1")
-    assert forgotten.text == "# Memory changes\nForgotten: ada-note (agent ada).\n"
+    # erased, it is named by its id: its name went with its text
+    assert forgotten.text == f"# Memory changes\nForgotten: #{note.id} (agent ada).\n"
     assert forgotten.changes == ("forgotten",)
 
     updated = ada.update(kept.id, "ada's kept note, corrected")  # the new one is search-only

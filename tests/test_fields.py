@@ -72,7 +72,13 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
         ("01ID", "verified"),
         {"reason": "checked", "evidence": {"ref": "01EV", "path": "a"}},
     ),
-    "forget": (True, ("01ID",), {"reason": "wrong"}),
+    "forget": (
+        True,
+        ("01ID",),
+        {"project": "web", "reason": "wrong", "keep_digest": False, "compact": False},
+    ),  # noqa: E501
+    "certificate": (False, ("01ID",), {}),
+    "compact": (False, (), {"full": True}),
     "propose": (True, ("Add a rule",), {"target": "global", "body": "b", "evidence": "e"}),
     "list_proposals": (False, (), {"status": "open"}),
     "observe": (

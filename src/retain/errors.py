@@ -31,8 +31,9 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   ├── EvidenceMismatch         evidence_mismatch
     │   ├── TrustCapped              trust_capped
     │   ├── TicketClosed             ticket_closed
-    │   └── GatePending              gate_pending
-    │   └── GrantReadOnly            grant_read_only
+    │   ├── GatePending              gate_pending
+    │   ├── GrantReadOnly            grant_read_only
+    │   └── AlreadyForgotten         already_forgotten
     ├── BudgetExceeded               budget_exceeded
     │   └── InlineBudgetExceeded     inline_budget_exceeded
     ├── EditFailed                   edit_failed
@@ -333,6 +334,13 @@ class GrantReadOnly(Conflict):
     """A grant of ``config.toml`` cannot be revoked by a verb: it is the file's."""
 
     code = "grant_read_only"
+
+
+class AlreadyForgotten(Conflict):
+    """The item was erased already (``details``: its ``certificate``, the event id of
+    the erasure, which ``certificate`` fetches)."""
+
+    code = "already_forgotten"
 
 
 # -- budgets -----------------------------------------------------------------

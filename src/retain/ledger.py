@@ -2,7 +2,10 @@
 
 Each event's hash covers the previous hash, its own header fields and the
 SHA-256 digest of its payload — not the payload itself — so a later erasure
-can blank a payload and the chain still verifies. The events' transaction times do
+can rewrite a payload and the chain still verifies: a payload that no longer matches its
+digest passes only when it names the erasures that rewrote it (``"erased"``: their
+``forget`` events' ids) and each of those later events lists its ``seq`` in
+``"erased_events"``. The events' transaction times do
 not decrease along the chain from the event a store began to hold that rule
 (``ordered_from``: its first, or the first a writer of this version appended to a store
 written before); earlier events stay as written, and their reversals are counted.
@@ -130,6 +133,7 @@ def check_chain(events: Iterable[Event], *, ordered_from: int = 1) -> ChainCheck
     event stamped before its predecessor is counted, not refused."""
     prev_hash = GENESIS
     prev_time: datetime | None = None
+    awaited: dict[int, set[str]] = {}  # an erased event's seq → certificates yet to list it
     expected_seq = 1
     count = 0
     early = 0
@@ -160,13 +164,19 @@ def check_chain(events: Iterable[Event], *, ordered_from: int = 1) -> ChainCheck
                 early,
             )
         if event.payload is not None and digest(event.payload) != event.payload_digest:
-            return ChainCheck(
-                False,
-                count,
-                prev_hash,
-                f"event {event.seq} payload does not match its digest",
-                early,
-            )
+            marks = erased_by(event.payload)
+            if not marks:
+                return ChainCheck(
+                    False,
+                    count,
+                    prev_hash,
+                    f"event {event.seq} payload does not match its digest",
+                    early,
+                )
+            awaited[event.seq] = set(marks)  # each certificate must come, and list it
+        elif event.kind == "forget" and event.payload is not None:
+            for seq in certified(event.payload):
+                awaited.get(seq, set()).discard(event.event_id)
         recomputed = event_hash(
             prev_hash=event.prev_hash,
             seq=event.seq,
@@ -185,4 +195,35 @@ def check_chain(events: Iterable[Event], *, ordered_from: int = 1) -> ChainCheck
             )
         prev_hash = event.hash
         expected_seq += 1
+    for seq in sorted(awaited):
+        if awaited[seq]:
+            return ChainCheck(
+                False,
+                count,
+                prev_hash,
+                f"event {seq} payload does not match its digest, and no erasure certifies it",
+                early,
+            )
     return ChainCheck(True, count, prev_hash, early_reversals=early)
+
+
+def erased_by(payload: str) -> list[str]:
+    """The certificates (``forget`` event ids) an erased payload names (none: not one)."""
+    try:
+        record = json.loads(payload)
+    except ValueError:
+        return []
+    marks = record.get("erased") if isinstance(record, dict) else None
+    if not isinstance(marks, list) or not all(isinstance(m, str) for m in marks):
+        return []
+    return marks
+
+
+def certified(payload: str) -> list[int]:
+    """The seqs a ``forget`` event's payload says it rewrote."""
+    try:
+        record = json.loads(payload)
+    except ValueError:
+        return []
+    seqs = record.get("erased_events") if isinstance(record, dict) else None
+    return [s for s in seqs if isinstance(s, int)] if isinstance(seqs, list) else []

@@ -103,7 +103,7 @@ EXPECTED: dict[str, dict[str, str]] = {
     "import_":         row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
     "remember":        row(OK,     DENIED, DENIED,  DENIED, DENIED,   DENIED),
     "update":          row(OK,     DENIED, DENIED,  DENIED, DENIED,   DENIED),
-    "forget":          row(OK,     DENIED, DENIED,  DENIED, DENIED,   DENIED),
+    "forget":          row(OK,     OK,     OK,      DENIED, DENIED,   DENIED),
     "propose":         row(OK,     DENIED, DENIED,  OK,     DENIED,   DENIED),
     "recall":          row(OK,     DENIED, DENIED,  DENIED, DENIED,   DENIED),
     "list_proposals":  row(OK,     OK,     OK,      OK,     OK,       OK),
@@ -134,6 +134,8 @@ EXPECTED: dict[str, dict[str, str]] = {
     "review":          row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
     "events":          row(DENIED, OK,     OK,      OK,     OK,       OK),
     "verify":          row(DENIED, OK,     OK,      OK,     DENIED,   DENIED),
+    "certificate":     row(OK,     OK,     OK,      OK,     OK,       OK),
+    "compact":         row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
     "reindex":         row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
     "migrate_to":      row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
     "grant":           row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
@@ -161,6 +163,8 @@ class Sample:
     to_reject: str  # another
     held: str  # an agent's memory held for review (quarantined)
     held_hash: str  # its content_hash, which a review is bound to
+    forgotten: str  # a global memory erased, whose certificate anyone may fetch
+    erasable: str  # what the acting principal may erase: an agent's own, or a shared one
 
     @property
     def snapshot(self) -> str:
@@ -175,8 +179,11 @@ class Sample:
         return str(self.scratch / "copy.db")
 
 
-def set_up(operator: MemoryService, location: str, home: Path, scratch: Path) -> Sample:
-    """A realm where a call of each verb succeeds for a kind that may run it."""
+def set_up(
+    operator: MemoryService, location: str, home: Path, scratch: Path, principal: str = ""
+) -> Sample:
+    """A realm where a call of each verb succeeds for a kind that may run it (``principal``:
+    the one the calls act as; an agent erases its own memory, others a shared one)."""
     for project in ("webdev", "old-name", "doomed"):
         operator.add_project(project)
     operator.add_agent("ada")
@@ -203,6 +210,9 @@ def set_up(operator: MemoryService, location: str, home: Path, scratch: Path) ->
     held = MemoryService(  # the same store, under the posture that holds every agent write
         operator.backend, settings=posture, clock=operator.clock, principal="agent:ada"
     ).remember("the deploy key rotates weekly")
+    erased = operator.write("to-forget", description="a note erased", body="a passing thought")
+    operator.forget(erased.memory.id, compact=False)
+    shared = operator.write("to-erase", description="a note to erase", body="soon nothing")
     return Sample(
         location,
         home,
@@ -215,6 +225,8 @@ def set_up(operator: MemoryService, location: str, home: Path, scratch: Path) ->
         to_reject.id,
         held.id,
         held.content_hash,
+        erased.memory.id,
+        dropped.id if principal.startswith("agent:") else shared.memory.id,
     )
 
 
@@ -323,10 +335,10 @@ DOORS: dict[str, Doors] = {
         mcp_args=lambda s: {"id": s.kept, "text": "my locker is number fourteen"},
     ),
     "forget": Doors(
-        lambda svc, s: svc.forget(s.dropped),
-        ("forget",), lambda s: [s.dropped], cli_as=True,
-        rest=("post", "/v1/forget"), rest_args=lambda s: {"json": {"id": s.dropped}},
-        mcp="memory_forget", mcp_args=lambda s: {"id": s.dropped},
+        lambda svc, s: svc.forget(s.erasable),
+        ("forget",), lambda s: [s.erasable], cli_as=True,
+        rest=("post", "/v1/forget"), rest_args=lambda s: {"json": {"id": s.erasable}},
+        mcp="memory_forget", mcp_args=lambda s: {"id": s.erasable},
     ),
     "propose": Doors(
         lambda svc, s: svc.propose("use tabs", target="global"),
@@ -502,6 +514,12 @@ DOORS: dict[str, Doors] = {
     ),
     "events": Doors(lambda svc, s: svc.events(), rest=("get", "/v1/events")),
     "verify": Doors(lambda svc, s: svc.verify(), ("verify",)),
+    "certificate": Doors(
+        lambda svc, s: svc.certificate(s.forgotten),
+        ("certificate",), lambda s: [s.forgotten], cli_as=True,
+        rest=("get", "/v1/certificates/{target}"), rest_args=lambda s: {"target": s.forgotten},
+    ),
+    "compact": Doors(lambda svc, s: svc.compact(), ("compact",), rest=("post", "/v1/compact")),
     "reindex": Doors(lambda svc, s: svc.reindex(), ("reindex",)),
     "migrate_to": Doors(
         lambda svc, s: svc.migrate_to(SqliteBackend(s.copy)),
@@ -591,7 +609,7 @@ class Runs:
             open_backend(location), settings=settings, clock=clock, principal="operator:set-up"
         )
         try:
-            sample = set_up(operator, location, home, scratch)
+            sample = set_up(operator, location, home, scratch, PRINCIPALS[column])
             with door_of(door, operator, PRINCIPALS[column], sample) as call:
                 cells = {}
                 for verb in VERBS:

@@ -354,7 +354,11 @@ def test_an_agent_remembers_recalls_updates_and_forgets(service: MemoryService) 
     assert changed.structured_content and changed.structured_content["body"].endswith("ninja")
     current = changed.structured_content["id"]
     gone = call(server, "memory_forget", {"id": current, "reason": "moved to bazel"})
-    assert gone.structured_content and gone.structured_content["status"] == "forgotten"
+    assert gone.structured_content and gone.structured_content["target"] == current
+    assert gone.structured_content["places"]["store_files"] == "verified"
+    again = call(server, "memory_forget", {"id": current})
+    assert again.is_error and again.structured_content
+    assert again.structured_content["error"]["code"] == "already_forgotten"
     assert service.backend.read(lambda tx: tx.count_events()) > 0
 
 
@@ -627,7 +631,7 @@ HTTP_STATUS_OF = {
     "agent_exists": 409, "team_exists": 409, "ambiguous_name": 409,
     "evidence_mismatch": 409, "trust_capped": 409,
     "project_not_empty": 409, "ticket_closed": 409, "gate_pending": 409,
-    "grant_read_only": 409,
+    "grant_read_only": 409, "already_forgotten": 409,
     "budget_exceeded": 422, "inline_budget_exceeded": 422,
     "edit_failed": 422, "edit_no_match": 422, "edit_ambiguous": 422,
     "stale_update": 412,

@@ -46,6 +46,7 @@ from retain.service import (
     admin,
     agent,
     audit,
+    erasure,
     exchange,
     fact,
     lookup,
@@ -408,7 +409,6 @@ class MemoryService:
     remember = agent.remember
     update = agent.update
     recall = agent.recall
-    forget = agent.forget
 
     # proposals
     propose = proposal.propose
@@ -452,6 +452,10 @@ class MemoryService:
 
     # health and upkeep
     verify = admin.verify
+    # erasure: the one verb that takes a value out, its certificate, compaction
+    forget = erasure.forget
+    certificate = erasure.certificate
+    compact = erasure.compact
     migrate_to = admin.migrate_to
     reindex = admin.reindex
     status = admin.status

@@ -60,7 +60,7 @@ NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
             ("search", "read", "get", "list_memories", "context", "status", "export",
              "recall", "list_proposals", "list_injections", "fact_read", "fact_history",
              "list_projects", "list_agents", "list_teams", "events", "session_status",
-             "list_tickets", "get_ticket"),
+             "list_tickets", "get_ticket", "certificate"),
             _READ,
         ),
         # writing and changing memories, facts and proposals
@@ -75,7 +75,7 @@ NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         **dict.fromkeys(
             ("add_project", "rename_project", "remove_project", "add_agent", "add_team",
              "join_team", "verify", "reindex", "migrate_to", "grant", "revoke",
-             "list_grants"),
+             "list_grants", "compact"),
             _ADMIN,
         ),
         # review, trust, sessions and tickets (issue 16's other verbs)

@@ -72,7 +72,7 @@ def verify(
         events = tx.iter_events()
         if progress is not None:
             events = _reporting(events, "chain", total, progress)
-        everywhere = tx.count_memories(None)
+        everywhere = tx.count_keyed()  # a forgotten memory has no vector to expect
         vectored = tx.vector_count(model) if model is not None else 0
         pending = tx.pending_vectors(model) if model is not None else 0
         return (

@@ -167,6 +167,14 @@ def admit_removal(work: Work, memory: Memory) -> None:
         raise _waits(work, held, memory.id, memory.id)
 
 
+def admit_erasure(work: Work, memory: Memory) -> None:
+    """Refuse an erasure (``forget``) where the grants do not let the writer delete in the
+    row's scope. A writer whose writes wait for review may still erase what it may reach
+    (an agent, its own memories): an erasure adds nothing to review."""
+    del work  # judged by the grants alone
+    access.admits(access.current(), memory.scope, removing=True)
+
+
 def _waits(work: Work, held: tuple[str, ...], label: str, memory_id: str) -> AccessDenied:
     return AccessDenied(
         f"{work.actor.principal}'s writes wait for review, so it may add memories but "

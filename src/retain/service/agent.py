@@ -228,24 +228,3 @@ def recall(
         budget_tokens=budget_tokens,
         listing_summary=lambda n: f"{n} memories the agent can see, most important first",
     )
-
-
-def forget(svc: MemoryService, memory_id: str, *, reason: str = "") -> Memory:
-    """Take one of the acting agent's own memories out of recall (status ``forgotten``).
-
-    The row and the history stay: the event log keeps what it said. Another
-    identity's memory, or one of a shared scope, is refused.
-    """
-    fields.text(memory_id, "id")
-    fields.text(reason, "reason")
-
-    def run(work: Work) -> Memory:
-        tx, now = work.reads, work.now
-        agent = svc._agent(tx)
-        memory = _own(svc, tx, agent, memory_id, "forget")
-        forgotten = replace(memory, status=Status.FORGOTTEN, updated_at=now)
-        rows.swap(work, forgotten, memory, "forgotten", remedy="recall it again and retry")
-        work.event("forget", rows.payload_of(forgotten, now), memory_id=memory.id, reason=reason)
-        return forgotten
-
-    return svc._write(run)

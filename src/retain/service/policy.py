@@ -61,6 +61,7 @@ def _write(kinds: frozenset[Kind], why: str, *, offered: bool = False) -> Rule:
 _TIERS = "the shared tiers are written by operators and applications; an agent keeps its own memory and proposes additions"  # noqa: E501
 _CHANGES = "the shared tiers are changed by operators and applications; an anonymous caller's writes wait for review, so it only adds"  # noqa: E501
 _OWN = "it is an agent's verb over its own memory"
+_FORGET = "an agent erases its own memories; operators and applications erase any they may delete"  # noqa: E501
 _PROPOSE = "an agent proposes from its own memory, and the steward stages promotions of quarantined records; operators write the shared tiers"  # noqa: E501
 _ADMIN = "realm administration is for operators and applications"
 _LOG = "the event log holds every scope's changes; an agent recalls what it sees instead"
@@ -100,7 +101,7 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         # an agent's own memory
         "remember": _write(AGENT, _OWN, offered=True),
         "update": _write(AGENT, _OWN, offered=True),
-        "forget": _write(AGENT, _OWN, offered=True),
+        "forget": _write(AGENT | ADMINS, _FORGET, offered=True),
         "propose": _write(AGENT | {Kind.STEWARD}, _PROPOSE, offered=True),
         "recall": _read(AGENT, _OWN, offered=True),
         "list_proposals": _read(EVERYONE),
@@ -137,6 +138,8 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "review": _write(REVIEWERS, _QUARANTINE, offered=True),
         # audit and upkeep
         "events": _read(NOT_AGENTS, _LOG),
+        "certificate": _read(EVERYONE),
+        "compact": _write(ADMINS, _UPKEEP),
         "verify": _read(KEEPERS, "verifying reads every scope's rows"),
         "reindex": _write(OPERATOR, _UPKEEP),
         "migrate_to": _write(OPERATOR, _UPKEEP),

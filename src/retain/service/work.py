@@ -21,7 +21,7 @@ from retain.model import AgentSession, Event, Injection, Memory, Proposal
 from retain.search import key
 from retain.service import admission
 from retain.service.actor import Actor
-from retain.storage.base import Reads, Transaction
+from retain.storage.base import Reads, SearchKey, Transaction
 
 if TYPE_CHECKING:
     from retain.service.store import Store
@@ -96,6 +96,29 @@ class Work:
         self.rekey.leave(self._tx, memory.id)
         self._tx.delete_memory(memory.id)
 
+    def erase(self, erased: Memory, current: Memory) -> bool:
+        """Store ``erased`` (``current`` with its text taken out, by ``forget``) if the row
+        is still what was read (else False); its search key goes with its text (context
+        and vector), and the neighbours whose context held its words are re-keyed.
+        Admission judges it by the grants to delete in its scope."""
+        admission.admit_erasure(self, current)
+        self.rekey.leave(self._tx, current.id)
+        keyed = self._tx.key_sources([current.id])  # a forgotten row has no key source
+        if not self._tx.update_memory(erased, current):
+            return False
+        self._tx.set_keys([SearchKey(s.num, "", None) for s in keyed])
+        self.rekey.ids.discard(erased.id)
+        return True
+
+    def erase_ticket(self, ticket: Proposal) -> None:
+        """Store a ticket with its text taken out (``forget``)."""
+        self._tx.erase_ticket(self.realm, ticket)
+
+    def erase_event(self, event: Event, payload: Any) -> None:
+        """Rewrite a past event's payload with erased values taken out: its digest and
+        hash stay, so the chain still holds (``ledger``'s erased-payload rule)."""
+        self._tx.rewrite_payload(event.seq, ledger.canonical(payload))
+
     def count_read(self, memory_id: str) -> int:
         return self._tx.increment_read_count(memory_id)
 
@@ -160,14 +183,17 @@ class Work:
         memory_id: str | None = None,
         reason: str = "",
         principal: str | None = None,
+        event_id: str | None = None,
     ) -> Event:
         """Append the event of a change, stamped with the work's instant, by its actor
-        unless the change is the system's own (``principal``); the event appended."""
+        unless the change is the system's own (``principal``); the event appended.
+        ``event_id``: one made beforehand, for a payload that must name its own event
+        (an erasure's marks name its certificate)."""
         seq, head = self._tx.chain_head()
         sealed = ledger.seal(
             prev_seq=seq,
             prev_hash=head,
-            event_id=self.store.ids.new(self.now),
+            event_id=event_id or self.store.ids.new(self.now),
             realm=self.realm,
             memory_id=memory_id,
             kind=kind,

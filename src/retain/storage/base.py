@@ -13,7 +13,7 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:  # vectors are numpy arrays; only a command that makes one loads numpy
     from concurrent.futures import Future
@@ -376,6 +376,44 @@ class Reads(Protocol):
         ...
 
     def count_events(self) -> int: ...
+    def derived_of(self, realm: str, ids: Sequence[str]) -> list[Memory]:
+        """The memories copied from one of ``ids`` (their ``derived_from``)."""
+        ...
+
+    def tickets_of(self, realm: str, ids: Sequence[str]) -> list[Proposal]:
+        """The tickets of ``ids``, and those that promote or landed one of them."""
+        ...
+
+    def holders(self, realm: str, values: Sequence[str], ids: Sequence[str]) -> set[str]:
+        """Of ``values``, those some other memory of ``realm`` or an event not about
+        one of ``ids`` holds (text shared with what an erasure leaves in place)."""
+        ...
+
+    def get_event(self, realm: str, event_id: str) -> Event | None: ...
+    def count_keyed(self) -> int:
+        """How many memories of the store have a search key (all but the forgotten)."""
+        ...
+
+    def vectors_of(self, ids: Sequence[str]) -> int:
+        """How many stored vectors the memories of ``ids`` have."""
+        ...
+
+    def events_naming(self, realm: str, ids: Sequence[str]) -> list[Event]:
+        """The events about one of ``ids``, and those about no memory whose payload names
+        one (a ticket's), oldest first."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Compaction:
+    """What a store's compaction did (``Backend.compact``): its steps, and whether it
+    completed (False: something, a reader of the log say, kept a step from finishing)."""
+
+    steps: tuple[str, ...]
+    complete: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"steps": list(self.steps), "complete": self.complete}
 
 
 class Transaction(Reads, Protocol):
@@ -429,6 +467,13 @@ class Transaction(Reads, Protocol):
         ...
 
     def append_event(self, event: Event) -> None: ...
+    def rewrite_payload(self, seq: int, payload: str) -> None:
+        """Replace an event's payload (an erasure's: its digest and hash stay)."""
+        ...
+
+    def erase_ticket(self, realm: str, ticket: Proposal) -> None:
+        """Store a ticket's erased text (summary, body, evidence)."""
+        ...
 
 
 @runtime_checkable
@@ -496,4 +541,14 @@ class Backend(Protocol):
         ...
 
     def rebuild_index(self) -> None: ...
+    def compact(self, *, full: bool = False) -> Compaction:
+        """Shed what erasures and deletes left in the store's files (SQLite: merge the
+        full-text index, checkpoint and truncate the log; PostgreSQL: VACUUM)."""
+        ...
+
+    def residue(self, needles: Sequence[str]) -> list[str]:
+        """Where one of ``needles`` is still stored: the store's files (SQLite) or the
+        tables one of whose rows holds it (PostgreSQL)."""
+        ...
+
     def close(self) -> None: ...

@@ -34,7 +34,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
@@ -46,6 +46,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
 from retain.errors import SchemaTooNew, StoreBusy, StoreError
+from retain.storage.base import Compaction
 from retain.storage.postgres_schema import MIGRATIONS, latest_version
 from retain.storage.postgres_transaction import PostgresTransaction
 from retain.storage.postgres_vectors import (
@@ -372,6 +373,61 @@ class PostgresBackend:
                 )[0]
             )
         )
+
+    # -- compaction: what erasure leaves for the tables to shed -------------------------
+
+    # The tables an erasure or a delete rewrites rows of.
+    _COMPACTED = ("memories", "events", "proposals", "context_sessions", "memory_vectors")
+
+    def compact(self, *, full: bool = False) -> Compaction:
+        """VACUUM the tables erasures rewrite (dead rows and their index entries go; with
+        ``full``, VACUUM FULL rewrites the tables, which locks each while it runs)."""
+        command = sql.SQL("VACUUM (FULL) {}" if full else "VACUUM {}").format(
+            sql.SQL(", ").join(sql.Identifier(self.schema, t) for t in self._COMPACTED)
+        )
+        try:
+            with self.pool.connection() as con:
+                con.autocommit = True  # VACUUM runs outside a transaction
+                try:
+                    con.execute(command)
+                finally:
+                    con.autocommit = False
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"{self.location}: cannot compact: {exc}", remedy="retry", location=self.location
+            ) from exc
+        return Compaction(("vacuumed_full",) if full else ("vacuumed",), True)
+
+    def residue(self, needles: Sequence[str]) -> list[str]:
+        """The store's tables one of whose rows holds one of ``needles`` as text."""
+        wanted = [n for n in needles if n]
+        if not wanted:
+            return []
+
+        def scan(tx: PostgresTransaction) -> list[str]:
+            tables = [
+                str(r[0])
+                for r in tx._rows(
+                    "SELECT c.relname FROM pg_class c JOIN pg_namespace n "
+                    "ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind = 'r' "
+                    "ORDER BY c.relname",
+                    (self.schema,),
+                )
+            ]
+            holding = []
+            for table in tables:
+                test = sql.SQL(" OR ").join(
+                    sql.SQL("strpos(t::text, {}) > 0").format(sql.Literal(n)) for n in wanted
+                )
+                query = sql.SQL("SELECT EXISTS (SELECT 1 FROM {} t WHERE {})").format(
+                    sql.Identifier(self.schema, table), test
+                )
+                row = tx.con.execute(query).fetchone()
+                if row and row[0]:
+                    holding.append(table)
+            return holding
+
+        return self.read(scan)
 
     # -- the derived index ---------------------------------------------------------
 

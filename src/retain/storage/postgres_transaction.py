@@ -30,6 +30,7 @@ from retain.storage.rows import (
     EVENT_COLUMNS,
     INSERT_COLUMNS,
     KEY_COLUMNS,
+    KEYED,
     M_COLUMNS,
     NAMED,
     UPDATE_COLUMNS,
@@ -313,7 +314,9 @@ class PostgresTransaction(PostgresWords, PostgresVectors, SqlStatements):
     def key_sources(self, ids: Sequence[str]) -> list[KeySource]:
         if not ids:
             return []
-        rows = self._rows(f"SELECT {KEY_COLUMNS} FROM memories WHERE id = ANY(%s)", (list(ids),))
+        rows = self._rows(
+            f"SELECT {KEY_COLUMNS} FROM memories WHERE {KEYED} AND id = ANY(%s)", (list(ids),)
+        )
         return [KeySource(*row) for row in rows]
 
     def thread_adjacent(self, ids: Sequence[str]) -> dict[str, tuple[str | None, str | None]]:

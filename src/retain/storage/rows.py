@@ -35,6 +35,8 @@ INSERT_COLUMNS = [
 # restore (import --force) puts the snapshot's back.
 UPDATE_COLUMNS = [c for c in INSERT_COLUMNS if c not in ("id", "realm", "created_at")]
 KEY_COLUMNS = "num, id, realm, scope, name, thread, subject, description, body, valid_from, context"
+# The rows that have a search key: a forgotten row has none (its text is gone).
+KEYED = "status <> 'forgotten'"
 STANDING_COLUMNS = (
     "id, scope, thread, subject, priority, read_count, verified_at, description, body_bytes"
 )

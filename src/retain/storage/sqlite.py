@@ -17,12 +17,13 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
 from retain.errors import SchemaTooNew, StoreBusy, StoreError
+from retain.storage.base import Compaction
 from retain.storage.sqlite_schema import MIGRATIONS, latest_version
 from retain.storage.sqlite_transaction import SqliteTransaction
 
@@ -92,6 +93,9 @@ class SqliteBackend:
         con.execute("PRAGMA journal_mode = WAL")
         con.execute("PRAGMA synchronous = FULL")
         con.execute("PRAGMA foreign_keys = ON")
+        # What a write frees (an updated row's old cell, a deleted page) is zeroed, so an
+        # erased value leaves no bytes behind in the file (``forget``, ``compact``).
+        con.execute("PRAGMA secure_delete = ON")
         con.execute("PRAGMA temp_store = MEMORY")
         con.execute(f"PRAGMA cache_size = -{_CACHE_KIB}")
         con.create_function("retain_fold", 1, str.casefold, deterministic=True)
@@ -226,6 +230,52 @@ class SqliteBackend:
             with suppress(OSError):
                 total += os.path.getsize(str(self.path) + suffix)
         return total
+
+    # -- compaction: what erasure leaves for the file to shed -----------------------
+
+    def files(self) -> list[Path]:
+        """The store's files: the database and, while there is one, its write-ahead log."""
+        found = []
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            candidate = Path(str(self.path) + suffix)
+            if candidate.exists():
+                found.append(candidate)
+        return found
+
+    def compact(self, *, full: bool = False) -> Compaction:
+        """Merge the full-text index into one segment (dropping what deleted rows left in
+        it), rebuild the file when ``full``, and checkpoint the write-ahead log into the
+        file and truncate it. ``complete`` is False when a reader kept the log from
+        being emptied."""
+        steps = ["full_text_optimized"]
+        self.write(
+            lambda tx: tx.con.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
+        )
+        con = self._con
+        try:
+            if full:
+                con.execute("VACUUM")
+                steps.append("vacuumed")
+            busy = con.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        except sqlite3.Error as exc:
+            raise self._mapped(exc) from exc
+        wal = Path(str(self.path) + "-wal")
+        complete = not busy and (not wal.exists() or wal.stat().st_size == 0)
+        if complete:
+            steps.append("log_truncated")
+        return Compaction(tuple(steps), complete)
+
+    def residue(self, needles: Sequence[str]) -> list[str]:
+        """The store's files holding the bytes of one of ``needles`` (UTF-8)."""
+        wanted = [n.encode("utf-8") for n in needles if n]
+        if not wanted:
+            return []
+        holding = []
+        for path in self.files():
+            data = path.read_bytes()
+            if any(n in data for n in wanted):
+                holding.append(path.name)
+        return holding
 
     # -- the derived index ---------------------------------------------------------
 

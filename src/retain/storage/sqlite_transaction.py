@@ -43,6 +43,7 @@ from retain.storage.rows import (
     EVENT_COLUMNS,
     INSERT_COLUMNS,
     KEY_COLUMNS,
+    KEYED,
     M_COLUMNS,
     NAMED,
     UPDATE_COLUMNS,
@@ -370,7 +371,8 @@ class SqliteTransaction(SqlStatements):
         for start in range(0, len(ids), 500):
             part = ids[start : start + 500]
             rows = self.con.execute(
-                f"SELECT {KEY_COLUMNS} FROM memories WHERE id IN ({', '.join('?' * len(part))})",
+                f"SELECT {KEY_COLUMNS} FROM memories WHERE {KEYED} "
+                f"AND id IN ({', '.join('?' * len(part))})",
                 part,
             )
             found.extend(KeySource(*row) for row in rows)

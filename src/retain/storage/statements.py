@@ -22,6 +22,7 @@ from retain.model import (
     Agent,
     AgentSession,
     Approval,
+    Event,
     Injection,
     Memory,
     Project,
@@ -30,7 +31,15 @@ from retain.model import (
     Trust,
 )
 from retain.storage.base import InlineEntry, KeySource, Standing
-from retain.storage.rows import COLUMNS, KEY_COLUMNS, STANDING_COLUMNS, standing_of
+from retain.storage.rows import (
+    COLUMNS,
+    EVENT_COLUMNS,
+    KEY_COLUMNS,
+    KEYED,
+    STANDING_COLUMNS,
+    event_of,
+    standing_of,
+)
 
 R = TypeVar("R")
 
@@ -53,6 +62,12 @@ def proposal_of(row: Sequence[Any]) -> Proposal:
         expires_at=parse_optional_stamp(row[12]), approvals=approvals, decided_by=row[14],
         decided_at=parse_optional_stamp(row[15]), decision_reason=row[16], landed=row[17],
     )  # fmt: skip
+
+
+def _like(value: str) -> str:
+    """A LIKE pattern matching text that holds ``value`` (escaped with ``!``)."""
+    escaped = value.replace("!", "!!").replace("%", "!%").replace("_", "!_")
+    return f"%{escaped}%"
 
 
 def _approvals_text(approvals: Sequence[Approval]) -> str:
@@ -171,6 +186,9 @@ class SqlStatements(ABC):
             (realm, team, agent, now),
         )
         return bool(cur.rowcount == 1)
+
+    def count_keyed(self) -> int:
+        return int(self._one(f"SELECT count(*) FROM memories WHERE {KEYED}")[0])
 
     def count_memories(self, realm: str | None, scope: str | None = None) -> int:
         if realm is None:
@@ -467,7 +485,7 @@ class SqlStatements(ABC):
 
     def iter_key_sources(self, after_num: int, limit: int) -> list[KeySource]:
         rows = self._rows(
-            f"SELECT {KEY_COLUMNS} FROM memories WHERE num > %s ORDER BY num LIMIT %s",
+            f"SELECT {KEY_COLUMNS} FROM memories WHERE num > %s AND {KEYED} ORDER BY num LIMIT %s",
             (after_num, limit),
         )
         return [KeySource(*r) for r in rows]
@@ -498,6 +516,106 @@ class SqlStatements(ABC):
 
     def set_ordered_from(self, seq: int) -> None:
         self._execute("UPDATE event_rules SET from_seq = %s WHERE rule = 'tx_time_ordered'", (seq,))
+
+    # -- erasure: what a forgotten row's copies and events are, and their rewriting ----------
+
+    def derived_of(self, realm: str, ids: Sequence[str]) -> list[Memory]:
+        if not ids:
+            return []
+        marks = ", ".join(["%s"] * len(ids))
+        rows = self._rows(
+            f"SELECT {COLUMNS} FROM memories WHERE realm = %s AND derived_from IN ({marks})",
+            (realm, *ids),
+        )
+        return [self._memory(r) for r in rows]
+
+    def tickets_of(self, realm: str, ids: Sequence[str]) -> list[Proposal]:
+        if not ids:
+            return []
+        marks = ", ".join(["%s"] * len(ids))
+        rows = self._rows(
+            f"SELECT {PROPOSAL_COLUMNS} FROM proposals WHERE realm = %s AND "
+            f"(id IN ({marks}) OR record IN ({marks}) OR landed IN ({marks}))",
+            (realm, *ids, *ids, *ids),
+        )
+        return [proposal_of(r) for r in rows]
+
+    def events_naming(self, realm: str, ids: Sequence[str]) -> list[Event]:
+        if not ids:
+            return []
+        self._flush()
+        marks = ", ".join(["%s"] * len(ids))
+        quoted = " OR ".join(["payload LIKE %s"] * len(ids))
+        # An event about another memory names one of ``ids`` only as a link (a successor's
+        # ``supersedes``), holding text of its own: the rest is the realm's and tickets'.
+        rows = self._rows(
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE realm = %s AND "
+            f"(memory_id IN ({marks}) OR (memory_id IS NULL AND ({quoted}))) ORDER BY seq",
+            (realm, *ids, *(f'%"{i}"%' for i in ids)),
+        )
+        return [event_of(r) for r in rows]
+
+    def vectors_of(self, ids: Sequence[str]) -> int:
+        if not ids:
+            return 0
+        marks = ", ".join(["%s"] * len(ids))
+        row = self._one(
+            "SELECT count(*) FROM memory_vectors v JOIN memories m ON m.num = v.memory_num "
+            f"WHERE m.id IN ({marks})",
+            tuple(ids),
+        )
+        return int(row[0])
+
+    def holders(self, realm: str, values: Sequence[str], ids: Sequence[str]) -> set[str]:
+        """Of ``values``, those a memory or an event of ``realm`` holds, but for the
+        memories of ``ids`` and the events about or naming one of them."""
+        if not values:
+            return set()
+        likes = [_like(v) for v in values]
+        text = (
+            "coalesce(name, '') || ' ' || description || ' ' || body || ' ' || source || ' ' "
+            "|| CAST(tags AS TEXT) || ' ' || CAST(refs AS TEXT) || ' ' "
+            "|| CAST(metadata AS TEXT)"
+        )  # not ``context``: a neighbour's words, derived, re-keyed with the erasure
+        found: set[str] = set()
+        marks = ", ".join(["%s"] * len(ids)) or "''"
+        matches = " OR ".join(["t LIKE %s ESCAPE '!'"] * len(values))
+        rows = self._rows(
+            f"SELECT t FROM (SELECT {text} AS t FROM memories WHERE realm = %s "
+            f"AND id NOT IN ({marks})) m WHERE {matches}",
+            (realm, *ids, *likes),
+        )
+        for (held,) in rows:
+            found.update(v for v in values if v in held)
+        quoted = {v: json.dumps(v, ensure_ascii=False)[1:-1] for v in values}  # as JSON has it
+        naming = " OR ".join(["payload LIKE %s"] * len(ids)) or "FALSE"
+        rows = self._rows(
+            f"SELECT payload FROM events WHERE realm = %s AND payload IS NOT NULL "
+            f"AND (memory_id NOT IN ({marks}) OR (memory_id IS NULL AND NOT ({naming}))) "
+            f"AND ({matches.replace('t LIKE', 'payload LIKE')})",
+            (realm, *ids, *(f'%"{i}"%' for i in ids), *(_like(q) for q in quoted.values())),
+        )
+        for (payload,) in rows:
+            found.update(v for v, q in quoted.items() if q in payload)
+        return found
+
+    def get_event(self, realm: str, event_id: str) -> Event | None:
+        self._flush()
+        row = self._one(
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE realm = %s AND event_id = %s",
+            (realm, event_id),
+        )
+        return None if row is None else event_of(row)
+
+    def rewrite_payload(self, seq: int, payload: str) -> None:
+        self._execute("UPDATE events SET payload = %s WHERE seq = %s", (payload, seq))
+
+    def erase_ticket(self, realm: str, ticket: Proposal) -> None:
+        self._execute(
+            "UPDATE proposals SET summary = %s, body = %s, evidence = %s "
+            "WHERE realm = %s AND id = %s",
+            (ticket.summary, ticket.body, ticket.evidence, realm, ticket.id),
+        )
 
     def _flush(self) -> None:  # noqa: B027 (a hook: most engines hold nothing back)
         """Write what this transaction holds back (PostgreSQL's appended events)."""

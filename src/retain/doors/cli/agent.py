@@ -1,6 +1,6 @@
-"""The agent-facing commands: an agent's own memory (``remember``, ``recall``,
-``forget``), the memory section of its context (``context``) and the ledger of what was
-rendered into whose context (``injections``)."""
+"""The agent-facing commands: an agent's own memory (``remember``, ``recall``; its
+``forget`` is the custody module's), the memory section of its context (``context``)
+and the ledger of what was rendered into whose context (``injections``)."""
 
 from __future__ import annotations
 
@@ -129,22 +129,6 @@ def recall(
             text = m.description + (f"\n{shown}" if shown else "")
             add_row(table, m.name or m.id, m.scope, text, ", ".join(hit.senses))
         out.print(table)
-
-
-@cli.command()
-@click.argument("memory_id", metavar="ID")
-@as_option
-@click.option("--reason", default="", help="Why, for the event log.")
-@home_option
-@format_option
-def forget(memory_id: str, principal: str, reason: str, home: Path | None, fmt: str) -> None:
-    """Take one of the acting agent's own memories out of recall (history keeps it)."""
-    with opened(home, fmt, principal) as service:
-        memory = service.forget(memory_id, reason=reason)
-        if fmt == "json":
-            emit_json(memory.to_dict(moment()))
-        else:
-            say(f"Forgot {memory.id}.")
 
 
 # -- the memory section of an agent's context ---------------------------------------------

@@ -54,7 +54,8 @@ SESSION_META = "retain.session"  # the session key the group's --session gave
 COMMANDS = {
     **dict.fromkeys(("access",), "access"),
     **dict.fromkeys(("reindex", "status", "verify"), "admin"),
-    **dict.fromkeys(("context", "forget", "injections", "recall", "remember"), "agent"),
+    **dict.fromkeys(("context", "injections", "recall", "remember"), "agent"),
+    **dict.fromkeys(("certificate", "compact", "forget"), "custody"),
     **dict.fromkeys(("fact",), "fact"),
     **dict.fromkeys(("add", "edit", "get", "list", "read", "remove", "search", "show"), "memory"),
     **dict.fromkeys(("agent", "project", "team"), "registry"),

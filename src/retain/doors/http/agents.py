@@ -1,4 +1,5 @@
-"""The routes of an agent's own memory: remember, recall and forget (tag ``agents``)."""
+"""The routes of an agent's own memory: remember and recall (tag ``agents``); its
+``forget`` is the custody routes'."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 from fastapi import FastAPI
 
-from retain.doors.http.request import API, ForgetBody, RecallBody, RememberBody
+from retain.doors.http.request import API, RecallBody, RememberBody
 from retain.service import MemoryService
 
 
@@ -33,8 +34,3 @@ def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
             min_trust=body.min_trust,
         )
         return result.to_dict(now())
-
-    @app.post(f"{API}/forget", tags=["agents"])
-    def forget(body: ForgetBody, svc: MemoryService = acting) -> dict[str, Any]:
-        """Take one of the acting agent's own memories out of recall."""
-        return svc.forget(body.id, reason=body.reason).to_dict(now())

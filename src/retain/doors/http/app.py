@@ -28,6 +28,7 @@ from retain.doors import mcp
 from retain.doors.http import (
     agents,
     context,
+    custody,
     facts,
     grants,
     memories,
@@ -234,4 +235,5 @@ def create_app(
     realm.add(app, service, acting)
     review.add(app, service, acting)
     grants.add(app, service, acting)
+    custody.add(app, service, acting)
     return app

@@ -197,8 +197,15 @@ class ReviewBody(_Body):
 
 
 class ForgetBody(_Body):
-    id: Text
+    id: Text  # a memory's, a fact version's or a ticket's id, or a memory's name
+    project: ProjectArg | None = None
     reason: Text = ""
+    keep_digest: bool = True
+    compact: bool = True
+
+
+class CompactBody(_Body):
+    full: bool = False
 
 
 class ProposeBody(_Body):

@@ -322,3 +322,30 @@ class GrantsOut(BaseModel):
 
 class RevokeOut(BaseModel):
     revoked: GrantOut
+
+
+class CertificateOut(BaseModel):
+    """An erasure certificate (``forget``): what was erased, the digest kept, and each
+    place the value was removed from with its verification."""
+
+    certificate: str = Field(description="The forget event's id: fetch it again by this.")
+    seq: int
+    target: str
+    kind: Literal["memory", "fact", "ticket"]
+    scope: str
+    subject: str | None
+    predicate: str | None
+    digest: str | None
+    digest_kind: Literal["sha256", "hmac-sha256", "none"]
+    forgotten_at: str
+    principal: str
+    reason: str
+    erased_from_store: bool
+    erased: list[str] = Field(description="The ids of every row and ticket that held it.")
+    erased_events: list[int] = Field(description="The seqs of the events rewritten.")
+    places: dict[str, str] = Field(
+        description="Each place → verified, still_indexed, unverified or failed."
+    )
+    mirrors: dict[str, str]
+    reinstated: str | None = Field(description="The fact version believed again, if any.")
+    verified_at: str | None

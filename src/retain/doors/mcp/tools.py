@@ -16,6 +16,7 @@ from retain.doors.mcp import tickets
 from retain.doors.mcp.error import refusal
 from retain.doors.mcp.schema import (
     Budget,
+    CertificateOut,
     DeleteOut,
     Description,
     EditOut,
@@ -323,12 +324,17 @@ def create_server(
             )
         )
 
-    @server.verb_tool("forget", title="Forget an own memory", annotations=CHANGES)
+    @server.verb_tool("forget", title="Erase a memory", annotations=CHANGES)
     def memory_forget(
-        id: MemoryId, reason: Reason = ""
-    ) -> Annotated[CallToolResult, MemoryWithBody]:
-        """Take one of the acting agent's own memories out of recall (its history stays)."""
-        return call(lambda s: record(s, s.forget(id, reason=reason)))
+        id: MemoryId,
+        reason: Reason = "",
+        keep_digest: Annotated[
+            bool, Field(description="Keep a digest of the value (false: keep nothing).")
+        ] = True,
+    ) -> Annotated[CallToolResult, CertificateOut]:
+        """Erase a memory (an agent: one of its own) and every copy of it from the store,
+        history included, keeping a digest; returns the erasure certificate."""
+        return call(lambda s: s.forget(id, reason=reason, keep_digest=keep_digest).to_dict())
 
     @server.verb_tool("propose", title="Propose a shared memory", annotations=ADDS)
     def memory_propose(
