@@ -138,8 +138,14 @@ def test_an_agent_forgets_only_its_own(realm: ServiceFactory) -> None:
     svc = realm()
     shared = svc.write("rules", description="the rules", body="be kind").memory
     ada = realm(principal="agent:ada")
-    with pytest.raises(errors.NotFound):
+    with pytest.raises(errors.AccessDenied):  # one it sees but did not remember
         ada.forget(shared.id)
+    svc.add_agent("bo")
+    theirs = realm(principal="agent:bo").remember("bo's own")
+    head = svc.status().chain_head
+    with pytest.raises(errors.NotFound):  # another agent's: not disclosed
+        ada.forget(theirs.id)
+    assert svc.status().chain_head == head
 
 
 def test_a_proposal_and_the_memory_it_landed_are_erased(realm: ServiceFactory) -> None:
@@ -256,3 +262,26 @@ def test_marker_absent_from_the_store_directory_after_many(realm: ServiceFactory
     made = svc.write("secret-note", description="d", body=f"{text} " * 50).memory
     cert = svc.forget(made.id)
     assert holding(svc, text) == [] and cert.places["store_files"] == "verified"
+
+
+def test_a_replaced_body_is_erased_from_the_history(realm: ServiceFactory) -> None:
+    svc = realm()
+    first, second = marker(), marker()
+    svc.write("plan", description="the plan", body=f"v1 {first}")
+    svc.write("plan", body=f"v2 {second}")  # the create event keeps v1
+    gone(svc, svc.forget("plan"), first, second)
+
+
+def test_copies_beyond_the_actor_s_reach_are_kept_and_named(realm: ServiceFactory) -> None:
+    ada = realm(principal="agent:ada")
+    text = marker()
+    own = ada.remember(f"tip {text}")
+    ticket = ada.propose("a tip for the team", target="team:ops", record=own.id)
+    landed = realm().approve(ticket.id).landed
+    assert landed is not None
+    cert = ada.forget(own.id)
+    assert cert.copies_kept == (landed,)  # the team's memory is not the agent's to erase
+    assert ticket.id in cert.erased
+    team_copy = realm().backend.read(lambda tx: tx.get_many([landed]))[0]
+    assert text in team_copy.body and team_copy.status is Status.ACTIVE
+    assert cert.places["store_files"] == "verified"  # what it erased, it erased

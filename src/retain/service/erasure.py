@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -94,6 +94,7 @@ class Certificate:
     places: dict[str, str]  # each place the value was removed from → its verification
     mirrors: dict[str, str] = field(default_factory=dict)  # write-through stores (none yet)
     reinstated: str | None = None  # the fact version believed again, if any
+    copies_kept: tuple[str, ...] = ()  # copies beyond the actor's reach, left as they are
     verified_at: datetime | None = None  # when the files were last checked
 
     def record(self) -> dict[str, Any]:
@@ -115,6 +116,7 @@ class Certificate:
             "places": dict(self.places),
             "mirrors": dict(self.mirrors),
             "reinstated": self.reinstated,
+            "copies_kept": list(self.copies_kept),
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -169,7 +171,9 @@ def forget(
 
     def run(work: Work) -> Erasure:
         found = _target(svc, work.reads, target, project)
-        return erase(work, found, reason=reason, keep_digest=keep_digest)
+        return erase(
+            work, found, reason=reason, keep_digest=keep_digest, reach=_reach(svc, work.reads)
+        )
 
     erasure = svc._write(run)
     if not compact:
@@ -215,6 +219,21 @@ def _target(svc: MemoryService, tx: Reads, target: str, project: str | None) -> 
     if deleted is not None and view.covers(svc.realm, deleted.scope):
         return deleted
     return _unforgotten(lookup.locate(svc, tx, target, project))
+
+
+def _reach(svc: MemoryService, tx: Reads) -> Reach:
+    """What the actor may erase of an item's copies: what its view sees; an agent, what
+    it wrote in its own scope (a record it wrote that waited for review too) and the
+    tickets it proposed."""
+    view = svc._reader(tx)
+    own = agent_scope(svc.identity) if svc.identity is not None else None
+
+    def reaches(item: Memory | Proposal) -> bool:
+        if isinstance(item, Proposal):
+            return view.sees_proposal(item)
+        return item.scope == own if own is not None else view.sees(item)
+
+    return reaches
 
 
 def _deleted(tx: Reads, realm: str, target: str) -> Deleted | None:
@@ -273,24 +292,32 @@ def _unforgotten(memory: Memory) -> Memory:
     return memory
 
 
-def lineage(tx: Reads, realm: str, start: Item) -> tuple[list[Memory], list[Proposal]]:
+Reach = Callable[[Memory | Proposal], bool]
+
+
+def lineage(
+    tx: Reads, realm: str, start: Item, reach: Reach | None = None
+) -> tuple[list[Memory], list[Proposal], list[str]]:
     """``start`` and every copy of it: the rows derived from one another (a release's
     successor and its record, a promoted record and the memory a ticket landed), and the
-    tickets that carried the content (proposed, promoted, landed)."""
+    tickets that carried the content (proposed, promoted, landed); and the ids of the
+    copies beyond ``reach`` (what the actor may not erase), which stay, and past which
+    the search does not go."""
     memories: dict[str, Memory] = {}
     tickets: dict[str, Proposal] = {}
+    kept: dict[str, None] = {}
     pending: list[Memory | Proposal] = [] if isinstance(start, Deleted) else [start]
     while pending:
         item = pending.pop()
-        if isinstance(item, Proposal):
-            if item.id in tickets:
-                continue
-            tickets[item.id] = item
-            linked = [i for i in (item.record, item.landed) if i]
-            pending.extend(tx.get_many(linked))
-            pending.extend(tx.derived_of(realm, [item.id]))
+        if item.id in memories or item.id in tickets or item.id in kept:
             continue
-        if item.id in memories:
+        if reach is not None and item is not start and not reach(item):
+            kept[item.id] = None
+            continue
+        if isinstance(item, Proposal):
+            tickets[item.id] = item
+            pending.extend(tx.get_many([i for i in (item.record, item.landed) if i]))
+            pending.extend(tx.derived_of(realm, [item.id]))
             continue
         memories[item.id] = item
         pending.extend(tx.derived_of(realm, [item.id]))
@@ -300,16 +327,19 @@ def lineage(tx: Reads, realm: str, start: Item) -> tuple[list[Memory], list[Prop
             source = tx.get_proposal(realm, item.derived_from)
             if source is not None:
                 pending.append(source)
-    return list(memories.values()), list(tickets.values())
+    return list(memories.values()), list(tickets.values()), list(kept)
 
 
-def erase(work: Work, item: Item, *, reason: str, keep_digest: bool) -> Erasure:
-    """Erase ``item`` and its copies inside ``work`` (the rows, the tickets, the events,
-    the search keys, the context sessions' memory of them), append the certificate, and
-    check what the transaction can check. ``sweep`` erases its items through here too."""
+def erase(
+    work: Work, item: Item, *, reason: str, keep_digest: bool, reach: Reach | None = None
+) -> Erasure:
+    """Erase ``item`` and its copies within ``reach`` inside ``work`` (the rows, the
+    tickets, the events, the search keys, the context sessions' memory of them), append
+    the certificate, and check what the transaction can check. ``sweep`` erases its items
+    through here too."""
     tx, now, realm = work.reads, work.now, work.realm
     key = os.environ.get(FORGET_KEY, "").encode("utf-8") or None
-    memories, tickets = lineage(tx, realm, item)
+    memories, tickets, beyond = lineage(tx, realm, item, reach)
     value = item.body
     kept = digest_of(value, keep=keep_digest, key=key)
     certificate_id = work.store.ids.new(now)
@@ -394,6 +424,7 @@ def erase(work: Work, item: Item, *, reason: str, keep_digest: bool) -> Erasure:
         erased_events=tuple(rewritten),
         places=places,
         reinstated=reinstated,
+        copies_kept=tuple(beyond),
     )
     event = work.event(
         FORGET,
@@ -578,6 +609,7 @@ def _certificate_of(event: Event) -> Certificate:
         places=dict(record.get("places", {})),
         mirrors=dict(record.get("mirrors", {})),
         reinstated=record.get("reinstated"),
+        copies_kept=tuple(record.get("copies_kept", ())),
     )
 
 

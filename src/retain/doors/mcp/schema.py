@@ -348,4 +348,5 @@ class CertificateOut(BaseModel):
     )
     mirrors: dict[str, str]
     reinstated: str | None = Field(description="The fact version believed again, if any.")
+    copies_kept: list[str] = Field(description="Copies beyond the actor's reach, left as is.")
     verified_at: str | None
