@@ -78,6 +78,7 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
         {"project": "web", "reason": "wrong", "keep_digest": False, "compact": False},
     ),  # noqa: E501
     "certificate": (False, ("01ID",), {}),
+    "fact_confirm": (False, ("01ID",), {"reason": "checked"}),
     "compact": (False, (), {"full": True}),
     "propose": (True, ("Add a rule",), {"target": "global", "body": "b", "evidence": "e"}),
     "list_proposals": (False, (), {"status": "open"}),

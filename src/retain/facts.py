@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from retain.model import Fact, Memory, Status
+from retain.model import Fact, Memory, Status, Trust
 
 # What a fact read or history shows: a quarantined, discarded or forgotten version was
 # never a value the store stood by.
@@ -80,4 +80,21 @@ def _fact(
         supersedes=version.supersedes,
         superseded_by=successor,
         ever_quarantined=version.ever_quarantined,
+        provenance=provenance(version),
     )
+
+
+CONFIRMED = "confirmed"  # the metadata key of a reviewer's confirmation of a claimed fact
+
+
+def provenance(version: Memory) -> str:
+    """How a fact came in: ``verified`` (its value equals evidence the store checked),
+    ``claimed`` (an unauthenticated writer said so, and no reviewer has confirmed it),
+    else ``attested`` (an authenticated principal wrote it, or a reviewer confirmed it)."""
+    if version.trust is Trust.VERIFIED:
+        return "verified"
+    if CONFIRMED not in version.metadata and (
+        version.trust is Trust.CLAIMED or "claimed" in version.quarantine_reason
+    ):
+        return "claimed"
+    return "attested"

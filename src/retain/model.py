@@ -427,6 +427,7 @@ class Fact:
     supersedes: str | None
     superseded_by: str | None = None  # the later version that took over, as known then
     ever_quarantined: bool = False  # its row was ever held for review (reviewer-only)
+    provenance: str = "attested"  # claimed, attested or verified (``facts.provenance``)
 
     @property
     def project(self) -> str | None:
@@ -440,6 +441,7 @@ class Fact:
             "subject": self.subject,
             "predicate": self.predicate,
             "value": self.value,
+            "provenance": self.provenance,
             "valid_from": stamp(self.valid_from) if self.valid_from else None,
             "valid_to": stamp(self.valid_to) if self.valid_to else None,
             "recorded_at": stamp(self.recorded_at),

@@ -120,6 +120,7 @@ EXPECTED: dict[str, dict[str, str]] = {
     "fact_retract":    row(OK,     OK,     OK,      DENIED, DENIED,   DENIED),
     "fact_read":       row(OK,     OK,     OK,      OK,     OK,       OK),
     "fact_history":    row(OK,     OK,     OK,      OK,     OK,       OK),
+    "fact_confirm":    row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
     "retier":          row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
     "add_project":     row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
     "rename_project":  row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
@@ -165,6 +166,7 @@ class Sample:
     held_hash: str  # its content_hash, which a review is bound to
     forgotten: str  # a global memory erased, whose certificate anyone may fetch
     erasable: str  # what the acting principal may erase: an agent's own, or a shared one
+    claim: str  # a fact an anonymous caller wrote, held for review as a claim
 
     @property
     def snapshot(self) -> str:
@@ -213,6 +215,10 @@ def set_up(
     erased = operator.write("to-forget", description="a note erased", body="a passing thought")
     operator.forget(erased.memory.id, compact=False)
     shared = operator.write("to-erase", description="a note to erase", body="soon nothing")
+    claim = MemoryService(  # an unauthenticated writer, where the installation lets one write
+        operator.backend, settings=Settings(anonymous_writes=True), clock=operator.clock,
+        principal="anonymous",
+    ).fact_write("carol", "desk", "by the window")  # fmt: skip
     return Sample(
         location,
         home,
@@ -227,6 +233,7 @@ def set_up(
         held.content_hash,
         erased.memory.id,
         dropped.id if principal.startswith("agent:") else shared.memory.id,
+        claim.fact.id,
     )
 
 
@@ -514,6 +521,12 @@ DOORS: dict[str, Doors] = {
     ),
     "events": Doors(lambda svc, s: svc.events(), rest=("get", "/v1/events")),
     "verify": Doors(lambda svc, s: svc.verify(), ("verify",)),
+    "fact_confirm": Doors(
+        lambda svc, s: svc.fact_confirm(s.claim),
+        ("fact", "confirm"), lambda s: [s.claim], cli_as=True,
+        rest=("post", "/v1/facts/{fact_id}/confirm"), rest_args=lambda s: {"fact_id": s.claim},
+        mcp="fact_confirm", mcp_args=lambda s: {"id": s.claim},
+    ),
     "certificate": Doors(
         lambda svc, s: svc.certificate(s.forgotten),
         ("certificate",), lambda s: [s.forgotten], cli_as=True,

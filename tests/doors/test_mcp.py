@@ -93,7 +93,7 @@ def fits(schema: dict[str, Any], data: Any, defs: dict[str, Any] | None = None) 
 ALL_TOOLS = {
     "memory_search", "memory_read", "memory_write", "memory_edit", "memory_delete",
     "memory_remember", "memory_recall", "memory_update", "memory_forget", "memory_propose",
-    "fact_write", "fact_read", "fact_history", "fact_retract",
+    "fact_write", "fact_read", "fact_history", "fact_retract", "fact_confirm",
     "ticket_list", "ticket_show", "ticket_approve", "ticket_reject", "ticket_expire",
     "memory_list_quarantine", "memory_review",
     "access_list", "access_grant", "access_revoke",
@@ -179,6 +179,7 @@ SAMPLE_CALLS: dict[str, dict[str, Any]] = {
     "fact_read": {"subject": "Bob"},
     "fact_history": {"subject": "Bob", "predicate": "drink"},
     "fact_retract": {"subject": "Nobody", "predicate": "drink"},
+    "fact_confirm": {"id": "01NOSUCHFACT"},
     "ticket_list": {},
     "ticket_show": {"ticket_id": "01NOSUCHTICKET"},
     "ticket_approve": {"ticket_id": "01NOSUCHTICKET"},

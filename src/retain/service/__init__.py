@@ -430,6 +430,7 @@ class MemoryService:
     fact_read = fact.fact_read
     fact_history = fact.fact_history
     fact_retract = fact.fact_retract
+    fact_confirm = fact.fact_confirm
 
     # trust, reviewed
     retier = trust.retier

@@ -80,6 +80,7 @@ NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         ),
         # review, trust, sessions and tickets (issue 16's other verbs)
         "review": _REVIEW,
+        "fact_confirm": _REVIEW,
         "list_quarantine": _REVIEW,
         "retier": ("memory.retier",),
         "observe": ("session.observe",),
@@ -96,6 +97,7 @@ ROW_WRITES = ("memory.write", "memory.delete")  # the actions a written row is j
 ON_THE_ROW: Mapping[str, tuple[str, ...]] = MappingProxyType(
     {
         "review": _REVIEW,
+        "fact_confirm": _REVIEW,
         "retier": ("memory.retier",),
         "approve": ("ticket.decide",),
         "reject": ("ticket.decide",),

@@ -15,10 +15,20 @@ from typing import TYPE_CHECKING
 
 from retain import fields
 from retain.chrono import parse_moment, parse_optional_stamp, parse_stamp, parse_valid_from, stamp
-from retain.errors import AccessDenied, InvalidValue, NotFound
-from retain.model import GLOBAL_SCOPE, Fact, Memory, Status, agent_scope, project_scope
+from retain.errors import AccessDenied, InvalidValue, NotFound, NotQuarantined, StaleUpdate
+from retain.model import (
+    GLOBAL_SCOPE,
+    Fact,
+    Memory,
+    Status,
+    Trust,
+    agent_scope,
+    lower_trust,
+    project_scope,
+)
 from retain.results import FactChange
 from retain.service import rows, trust
+from retain.service.admission import CAP
 from retain.service.work import Work
 from retain.storage.base import Reads
 
@@ -54,6 +64,7 @@ def fact_write(
     reason: str = "",
     redact: bool = False,
     evidence: Mapping[str, str] | None = None,
+    supersedes: str | None = None,
 ) -> FactChange:
     """Record that ``subject``'s ``predicate`` is ``value`` (from ``valid_from``, else
     from now), in the project's tier, the global one, or, for an agent, its own.
@@ -65,7 +76,9 @@ def fact_write(
     value that looks like a credential is refused (an agent's lands quarantined), unless
     ``redact`` writes each secret as its marker. With ``evidence`` (a memory or fact
     whose value equals this one, ``trust``), the version is ``verified``, or, written by
-    an agent, records the agent's claim.
+    an agent, records the agent's claim. ``supersedes`` names the version this one
+    replaces: the write is refused (``stale_update``) unless it is still the tier's
+    current value, so two writers who read the same value cannot both replace it.
     """
     from retain import facts
 
@@ -87,6 +100,14 @@ def fact_write(
         tx, now = work.reads, work.now
         scope = _scope(svc, tx, project, "write")
         current = _current(svc, tx, scope, subject, predicate)
+        if supersedes is not None and (current is None or current.id != supersedes):
+            raise StaleUpdate(
+                f"the value {supersedes!r} of {subject!r} {predicate!r} is no longer current "
+                f"in {scope} (it is {current.id if current else 'none'!r} now)",
+                remedy="read the fact again, and write naming the version now current",
+                id=supersedes,
+                current=current.id if current else None,
+            )
         if (
             current is not None
             and current.body == value
@@ -236,6 +257,76 @@ def fact_retract(
             payload = rows.payload_of(restored, now)
             work.event("reinstate", payload, memory_id=restored.id, reason=reason)
         return _change(retracted, restored, now)
+
+    return svc._write(run)
+
+
+def fact_confirm(svc: MemoryService, fact_id: str, *, reason: str = "") -> FactChange:
+    """Lift a claimed fact held for review (an unauthenticated writer's) to ``attested``:
+    a reviewer vouches for it. It leaves quarantine and becomes its tier's current value
+    (the version current until then is superseded), still trusted at most ``observed``,
+    as every row once held for review. A fact held for another reason (a tainted
+    session, a secret) is decided by ``review``."""
+    from retain import facts
+    from retain.service import access
+
+    fields.text(fact_id, "id")
+    fields.text(reason, "reason")
+
+    def run(work: Work) -> FactChange:
+        tx, now = work.reads, work.now
+        held = svc._reader(tx).get(tx, fact_id)
+        if held is None or held.predicate is None or held.subject is None:
+            raise NotFound(
+                f"no fact version {fact_id!r} to confirm",
+                remedy="list the quarantine queue to find it",
+                id=fact_id,
+            )
+        if held.status is not Status.QUARANTINED:
+            raise NotQuarantined(
+                f"fact {fact_id!r} is not waiting for review (it is {held.status.value})",
+                remedy="only a claimed fact held for review is confirmed",
+                id=fact_id,
+                status=held.status.value,
+            )
+        if set(held.quarantine_reason) != {"claimed"}:
+            raise InvalidValue(
+                f"fact {fact_id!r} is held for review as {', '.join(held.quarantine_reason)}, "
+                "not only as a claim",
+                remedy="decide it with review (release or tombstone)",
+                field="id",
+                reasons=list(held.quarantine_reason),
+            )
+        access.decides(held.scope)
+        current = _current(svc, tx, held.scope, held.subject, held.predicate)
+        began = facts.start(held)
+        if current is not None and began <= facts.start(current):
+            raise InvalidValue(
+                f"fact {fact_id!r} would start at {stamp(began)}, not after the value now "
+                f"current ({stamp(facts.start(current))})",
+                remedy="write the claimed value again as a new fact, or tombstone it",
+                field="id",
+            )
+        confirmed = replace(
+            held,
+            status=Status.ACTIVE,
+            quarantine_reason=(),
+            trust=lower_trust(Trust.ATTESTED, CAP),  # vouched for, and capped for good
+            supersedes=current.id if current is not None else None,
+            updated_at=now,
+            changed_by=svc.principal,
+            metadata={**held.metadata, facts.CONFIRMED: {"by": svc.principal, "at": stamp(now)}},
+        )
+        rows.swap(work, confirmed, held, "confirmed")
+        work.event("confirm", rows.payload_of(confirmed, now), memory_id=held.id, reason=reason)
+        ended = None
+        if current is not None:
+            ended = replace(current, status=Status.SUPERSEDED, valid_to=began, updated_at=now)
+            rows.swap(work, ended, current, "superseded")
+            work.event("supersede", rows.payload_of(ended, now), memory_id=current.id,
+                reason=reason,
+            )  # fmt: skip
+        return _change(confirmed, ended, now)
 
     return svc._write(run)
 

@@ -121,6 +121,7 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "fact_retract": _write(AGENT | ADMINS, _FACTS, offered=True),
         "fact_read": _read(EVERYONE, offered=True),
         "fact_history": _read(EVERYONE, offered=True),
+        "fact_confirm": _write(REVIEWERS, _QUARANTINE, offered=True),
         # trust, reviewed
         "retier": _write(REVIEWERS, _REVIEW),
         # the realm's registry

@@ -87,6 +87,10 @@ def fact() -> None:
 @click.option("--valid-from", help="When it began to hold: RFC 3339, or YYYY-MM-DD.")
 @click.option("--reason", default="", help="Why, for the event log.")
 @click.option("--redact", is_flag=True, help="Write each secret found as [redacted:KIND].")
+@click.option(
+    "--supersedes", metavar="ID", help="The version this one replaces: refused (stale_update) "
+    "unless it is still current."
+)  # fmt: skip
 @evidence_options
 @home_option
 @format_option
@@ -99,6 +103,7 @@ def fact_write(
     valid_from: str | None,
     reason: str,
     redact: bool,
+    supersedes: str | None,
     evidence: str | None,
     evidence_path: str | None,
     home: Path | None,
@@ -115,6 +120,7 @@ def fact_write(
             reason=reason,
             redact=redact,
             evidence=evidence_of(evidence, evidence_path),
+            supersedes=supersedes,
         )
         _emit_change(fmt, change, "write")
 
@@ -197,3 +203,17 @@ def fact_retract(
     with opened(home, fmt, principal) as service:
         change = service.fact_retract(subject, predicate, project=project, reason=reason)
         _emit_change(fmt, change, "retract")
+
+
+@fact.command("confirm")
+@click.argument("fact_id", metavar="ID")
+@acting_option
+@click.option("--reason", default="", help="Why, for the event log.")
+@home_option
+@format_option
+def fact_confirm(fact_id: str, principal: str, reason: str, home: Path | None, fmt: str) -> None:
+    """Confirm a claimed fact held for review (an unauthenticated writer's): it becomes
+    attested and its tier's current value (a reviewer's verb: operators, the steward)."""
+    with opened(home, fmt, principal) as service:
+        change = service.fact_confirm(fact_id, reason=reason)
+        _emit_change(fmt, change, "write")

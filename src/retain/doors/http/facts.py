@@ -12,10 +12,12 @@ from fastapi.responses import JSONResponse
 from retain import fields
 from retain.doors.http.request import (
     API,
+    ConfirmBody,
     FactRetractBody,
     FactWriteBody,
     MomentQuery,
     ProjectQuery,
+    Text,
     TrustQuery,
     query_rule,
 )
@@ -71,6 +73,14 @@ def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
     ) -> dict[str, Any]:
         """Every version of a subject's predicate, in the order recorded."""
         return facts_of(svc.fact_history(subject, predicate, project=project, min_trust=min_trust))
+
+    @app.post(f"{API}/facts/{{fact_id}}/confirm", tags=["facts"])
+    def fact_confirm(
+        fact_id: Text, body: ConfirmBody | None = None, svc: MemoryService = acting
+    ) -> dict[str, Any]:
+        """Confirm a claimed fact held for review: it becomes attested and current."""
+        reason = body.reason if body is not None else ""
+        return svc.fact_confirm(fact_id, reason=reason).to_dict("write")
 
     @app.post(f"{API}/facts/retract", tags=["facts"])
     def fact_retract(body: FactRetractBody, svc: MemoryService = acting) -> dict[str, Any]:

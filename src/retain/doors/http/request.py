@@ -179,12 +179,17 @@ class FactWriteBody(_Body):
     reason: Text = ""
     redact: bool = False
     evidence: Evidence | None = None
+    supersedes: Text | None = None
 
 
 class FactRetractBody(_Body):
     subject: FactSubject
     predicate: Predicate
     project: ProjectArg | None = None
+    reason: Text = ""
+
+
+class ConfirmBody(_Body):
     reason: Text = ""
 
 

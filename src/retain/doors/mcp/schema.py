@@ -235,6 +235,10 @@ class FactOut(BaseModel):
     subject: str
     predicate: str
     value: str
+    provenance: Literal["claimed", "attested", "verified"] = Field(
+        description="claimed: an unauthenticated writer said so; attested: an authenticated "
+        "principal wrote it, or a reviewer confirmed it; verified: it equals checked evidence."
+    )
     valid_from: str | None
     valid_to: str | None
     recorded_at: str

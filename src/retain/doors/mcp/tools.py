@@ -377,6 +377,10 @@ def create_server(
         reason: Reason = "",
         redact: Redact = False,
         evidence: Evidence = None,
+        supersedes: Annotated[
+            str | None,
+            Field(description="The version this replaces: refused unless still current."),
+        ] = None,
     ) -> Annotated[CallToolResult, FactWriteOut]:
         """Record that a subject's predicate is a value (from valid_from, else now); the
         current value is superseded and kept in the history. An agent's facts go to its
@@ -391,6 +395,7 @@ def create_server(
                 reason=reason,
                 redact=redact,
                 evidence=_evidence(evidence),
+                supersedes=supersedes,
             ).to_dict("write")
         )
 
@@ -450,6 +455,15 @@ def create_server(
                 "retract"
             )
         )
+
+    @server.verb_tool("fact_confirm", title="Confirm a claimed fact", annotations=SUPERSEDES)
+    def fact_confirm(
+        id: Annotated[str, Field(description="The claimed fact version's id.")],
+        reason: Reason = "",
+    ) -> Annotated[CallToolResult, FactWriteOut]:
+        """Confirm a claimed fact held for review (an unauthenticated writer's): it becomes
+        attested and its tier's current value."""
+        return call(lambda s: s.fact_confirm(id, reason=reason).to_dict("write"))
 
     tickets.add(server, call)
 
