@@ -144,9 +144,9 @@ Item = Memory | Proposal | Deleted
 
 @dataclass(frozen=True, slots=True)
 class Erasure:
-    """An erasure committed, and the texts it took out that nothing left in the store
-    holds (kept in memory only, to look for their bytes in the store's files once it
-    has compacted)."""
+    """An erasure committed, and the texts it took out, as stored (kept in memory only,
+    to look for their bytes in the store's files once it has compacted; text other
+    memories or events hold is theirs, and is not looked for)."""
 
     certificate: Certificate
     values: frozenset[str]
@@ -402,11 +402,6 @@ def erase(
 
     long_values = frozenset(v for v in values if len(v) >= QUOTED_MIN)
     places = _checked(tx, realm, memories, tickets, ids, values, long_values)
-    # What the files are searched for once the store compacts: the erased text no other
-    # memory or event holds (text shared with those is theirs, and stays), as stored
-    # (raw in a row, escaped in a payload's JSON)
-    own = long_values - tx.holders(realm, sorted(long_values), sorted(ids))
-    needles = frozenset(own | {json.dumps(v, ensure_ascii=False)[1:-1] for v in own})
     about = None if isinstance(item, Proposal) else item
     certificate = Certificate(
         event_id=certificate_id,
@@ -433,7 +428,7 @@ def erase(
         reason=reason,
         event_id=certificate_id,
     )
-    return Erasure(replace(certificate, seq=event.seq), needles)
+    return Erasure(replace(certificate, seq=event.seq), long_values)
 
 
 def _reinstate(work: Work, fact: Memory, reason: str) -> str | None:
@@ -518,8 +513,14 @@ def settle(svc: MemoryService, erasures: Sequence[Erasure]) -> list[Certificate]
     if not erasures:
         return []
     compaction = svc.backend.compact()
-    needles = sorted({v for e in erasures for v in e.values})
-    holding = svc.backend.residue(needles) if needles else []
+    values = sorted({v for e in erasures for v in e.values})
+    stored = {form: v for v in values for form in _as_stored(v)}
+    found = svc.backend.residue(sorted(stored)) if values else {}
+    if found:  # text the store still holds in a memory or an event is theirs: it stays
+        left = sorted({stored[form] for form in found})
+        shared = svc.backend.read(lambda tx: tx.holders(svc.realm, left))
+        found = {form: places for form, places in found.items() if stored[form] not in shared}
+    holding = sorted({place for places in found.values() for place in places})
     if holding:
         files = FAILED
     elif not compaction.complete:
@@ -544,6 +545,11 @@ def settle(svc: MemoryService, erasures: Sequence[Erasure]) -> list[Certificate]
         return settled
 
     return svc._write(run)
+
+
+def _as_stored(value: str) -> set[str]:
+    """``value`` as a store's bytes hold it: raw in a row, escaped in a payload's JSON."""
+    return {value, json.dumps(value, ensure_ascii=False)[1:-1]}
 
 
 def _memory_of(cert: Certificate) -> str | None:

@@ -384,9 +384,9 @@ class Reads(Protocol):
         """The tickets of ``ids``, and those that promote or landed one of them."""
         ...
 
-    def holders(self, realm: str, values: Sequence[str], ids: Sequence[str]) -> set[str]:
-        """Of ``values``, those some other memory of ``realm`` or an event not about
-        one of ``ids`` holds (text shared with what an erasure leaves in place)."""
+    def holders(self, realm: str, values: Sequence[str]) -> set[str]:
+        """Of ``values``, those a memory's text or an event's payload of ``realm`` holds
+        (after an erasure: text shared with what it left in place)."""
         ...
 
     def get_event(self, realm: str, event_id: str) -> Event | None: ...
@@ -546,9 +546,9 @@ class Backend(Protocol):
         full-text index, checkpoint and truncate the log; PostgreSQL: VACUUM)."""
         ...
 
-    def residue(self, needles: Sequence[str]) -> list[str]:
-        """Where one of ``needles`` is still stored: the store's files (SQLite) or the
-        tables one of whose rows holds it (PostgreSQL)."""
+    def residue(self, needles: Sequence[str]) -> dict[str, list[str]]:
+        """Each of ``needles`` still stored, with where: the store's files (SQLite), or
+        the tables one of whose rows holds it (PostgreSQL)."""
         ...
 
     def close(self) -> None: ...

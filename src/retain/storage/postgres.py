@@ -398,13 +398,14 @@ class PostgresBackend:
             ) from exc
         return Compaction(("vacuumed_full",) if full else ("vacuumed",), True)
 
-    def residue(self, needles: Sequence[str]) -> list[str]:
-        """The store's tables one of whose rows holds one of ``needles`` as text."""
+    def residue(self, needles: Sequence[str]) -> dict[str, list[str]]:
+        """Each of ``needles`` still held as text by a row of the store's tables, with the
+        tables holding it."""
         wanted = [n for n in needles if n]
         if not wanted:
-            return []
+            return {}
 
-        def scan(tx: PostgresTransaction) -> list[str]:
+        def scan(tx: PostgresTransaction) -> dict[str, list[str]]:
             tables = [
                 str(r[0])
                 for r in tx._rows(
@@ -414,18 +415,20 @@ class PostgresBackend:
                     (self.schema,),
                 )
             ]
-            holding = []
+            found: dict[str, list[str]] = {}
             for table in tables:
-                test = sql.SQL(" OR ").join(
-                    sql.SQL("strpos(t::text, {}) > 0").format(sql.Literal(n)) for n in wanted
+                tests = sql.SQL(", ").join(
+                    sql.SQL("bool_or(strpos(t::text, {}) > 0)").format(sql.Literal(n))
+                    for n in wanted
                 )
-                query = sql.SQL("SELECT EXISTS (SELECT 1 FROM {} t WHERE {})").format(
-                    sql.Identifier(self.schema, table), test
+                query = sql.SQL("SELECT {} FROM {} t").format(
+                    tests, sql.Identifier(self.schema, table)
                 )
                 row = tx.con.execute(query).fetchone()
-                if row and row[0]:
-                    holding.append(table)
-            return holding
+                for needle, held in zip(wanted, row or (), strict=False):
+                    if held:
+                        found.setdefault(needle, []).append(table)
+            return found
 
         return self.read(scan)
 

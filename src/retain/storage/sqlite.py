@@ -265,17 +265,22 @@ class SqliteBackend:
             steps.append("log_truncated")
         return Compaction(tuple(steps), complete)
 
-    def residue(self, needles: Sequence[str]) -> list[str]:
-        """The store's files holding the bytes of one of ``needles`` (UTF-8)."""
-        wanted = [n.encode("utf-8") for n in needles if n]
-        if not wanted:
-            return []
-        holding = []
+    def residue(self, needles: Sequence[str]) -> dict[str, list[str]]:
+        """Each of ``needles`` (UTF-8) still in the store's files, with the files holding it."""
+        import mmap
+
+        found: dict[str, list[str]] = {}
         for path in self.files():
-            data = path.read_bytes()
-            if any(n in data for n in wanted):
-                holding.append(path.name)
-        return holding
+            if path.stat().st_size == 0:
+                continue
+            with (
+                path.open("rb") as file,
+                mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data,
+            ):
+                for needle in needles:
+                    if needle and data.find(needle.encode("utf-8")) != -1:
+                        found.setdefault(needle, []).append(path.name)
+        return found
 
     # -- the derived index ---------------------------------------------------------
 

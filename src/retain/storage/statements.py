@@ -548,10 +548,12 @@ class SqlStatements(ABC):
         quoted = " OR ".join(["payload LIKE %s"] * len(ids))
         # An event about another memory names one of ``ids`` only as a link (a successor's
         # ``supersedes``), holding text of its own: the rest is the realm's and tickets'.
+        # Two lookups by the ``events_memory`` index, not a scan of every payload.
         rows = self._rows(
-            f"SELECT {EVENT_COLUMNS} FROM events WHERE realm = %s AND "
-            f"(memory_id IN ({marks}) OR (memory_id IS NULL AND ({quoted}))) ORDER BY seq",
-            (realm, *ids, *(f'%"{i}"%' for i in ids)),
+            f"SELECT {EVENT_COLUMNS} FROM events WHERE realm = %s AND memory_id IN ({marks}) "
+            f"UNION ALL SELECT {EVENT_COLUMNS} FROM events WHERE realm = %s "
+            f"AND memory_id IS NULL AND ({quoted}) ORDER BY seq",
+            (realm, *ids, realm, *(f'%"{i}"%' for i in ids)),
         )
         return [event_of(r) for r in rows]
 
@@ -566,34 +568,28 @@ class SqlStatements(ABC):
         )
         return int(row[0])
 
-    def holders(self, realm: str, values: Sequence[str], ids: Sequence[str]) -> set[str]:
-        """Of ``values``, those a memory or an event of ``realm`` holds, but for the
-        memories of ``ids`` and the events about or naming one of them."""
+    def holders(self, realm: str, values: Sequence[str]) -> set[str]:
+        """Of ``values``, those a memory's text or an event's payload of ``realm`` holds."""
         if not values:
             return set()
-        likes = [_like(v) for v in values]
         text = (
             "coalesce(name, '') || ' ' || description || ' ' || body || ' ' || source || ' ' "
             "|| CAST(tags AS TEXT) || ' ' || CAST(refs AS TEXT) || ' ' "
             "|| CAST(metadata AS TEXT)"
-        )  # not ``context``: a neighbour's words, derived, re-keyed with the erasure
-        found: set[str] = set()
-        marks = ", ".join(["%s"] * len(ids)) or "''"
+        )  # not ``context``: a neighbour's words, derived from the memories themselves
         matches = " OR ".join(["t LIKE %s ESCAPE '!'"] * len(values))
+        found: set[str] = set()
         rows = self._rows(
-            f"SELECT t FROM (SELECT {text} AS t FROM memories WHERE realm = %s "
-            f"AND id NOT IN ({marks})) m WHERE {matches}",
-            (realm, *ids, *likes),
+            f"SELECT t FROM (SELECT {text} AS t FROM memories WHERE realm = %s) m WHERE {matches}",
+            (realm, *(_like(v) for v in values)),
         )
         for (held,) in rows:
             found.update(v for v in values if v in held)
         quoted = {v: json.dumps(v, ensure_ascii=False)[1:-1] for v in values}  # as JSON has it
-        naming = " OR ".join(["payload LIKE %s"] * len(ids)) or "FALSE"
         rows = self._rows(
             f"SELECT payload FROM events WHERE realm = %s AND payload IS NOT NULL "
-            f"AND (memory_id NOT IN ({marks}) OR (memory_id IS NULL AND NOT ({naming}))) "
             f"AND ({matches.replace('t LIKE', 'payload LIKE')})",
-            (realm, *ids, *(f'%"{i}"%' for i in ids), *(_like(q) for q in quoted.values())),
+            (realm, *(_like(q) for q in quoted.values())),
         )
         for (payload,) in rows:
             found.update(v for v, q in quoted.items() if q in payload)
