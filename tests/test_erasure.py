@@ -285,3 +285,12 @@ def test_copies_beyond_the_actor_s_reach_are_kept_and_named(realm: ServiceFactor
     team_copy = realm().backend.read(lambda tx: tx.get_many([landed]))[0]
     assert text in team_copy.body and team_copy.status is Status.ACTIVE
     assert cert.places["store_files"] == "verified"  # what it erased, it erased
+
+
+def test_text_with_quotes_and_newlines_is_erased_as_stored(realm: ServiceFactory) -> None:
+    svc = realm()
+    text = marker()
+    made = svc.write("odd", description="odd", body=f'line one "{text}"\nline two {text}\\end')
+    cert = svc.forget(made.memory.id)
+    gone(svc, cert, text)
+    assert holding(svc, '\\"' + text) == []

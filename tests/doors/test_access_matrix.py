@@ -128,7 +128,7 @@ class Runs:
             principal=SETUP,
         )
         try:
-            sample = set_up(before_control, location, home, scratch)
+            sample = set_up(before_control, location, home, scratch, PRINCIPALS[column])
         finally:
             before_control.close()
         operator = MemoryService(

@@ -502,9 +502,8 @@ def _checked(
 
 
 def _quotes(payload: str, values: frozenset[str]) -> bool:
-    text = json.loads(payload)
-    dumped = json.dumps(text, ensure_ascii=False)
-    return any(v in dumped for v in values)
+    """Whether a stored payload still holds one of ``values`` (escaped as its JSON is)."""
+    return any(form in payload for v in values for form in _as_stored(v))
 
 
 def settle(svc: MemoryService, erasures: Sequence[Erasure]) -> list[Certificate]:
