@@ -3,7 +3,8 @@
 Everything a store holds is copied row for row — realms, projects, agents, teams and
 their members, proposals, stored grants, memories (in the order they were made, which is their order
 in a thread), the event log verbatim (so the copy's chain head is the source's), the
-injection ledger, context sessions, agent sessions and legacy import records — from one snapshot of
+injection ledger, context sessions, agent sessions, legacy import records and the
+assertion ledger's conflict signals — from one snapshot of
 the source into one transaction of the target: the copy lands whole or not at all.
 Search keys are derived data and are made again in the target afterwards
 (``MemoryService.reindex``).
@@ -96,6 +97,8 @@ def _copy(src: Transaction, dst: Transaction, expected: Counts, progress: Progre
             dst.record_legacy_import(realm, identity, sha256, imported)
         for agent_session in src.list_sessions(realm):
             dst.put_session(realm, agent_session)
+        for signal in src.conflicts(realm, active_only=False):
+            dst.put_conflict(signal)
     tell("copy", 0, expected.memories)
     after, done = 0, 0
     while page := src.iter_memories(after, PAGE):

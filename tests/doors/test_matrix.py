@@ -79,7 +79,9 @@ def settings_of(column: str) -> Settings:
 # (so does the steward, which also stages promotions of quarantined records);
 # anyone reads through their view; realm administration (projects, agents, teams,
 # membership) is for operators and apps; the event log and exports are not an agent's;
-# the steward reviews and verifies; operators and the steward retier (raising trust is a
+# the steward reviews and verifies; the assertion ledger is indexed by operators,
+# applications and the steward (no agent), and read, with its gate, by anyone;
+# operators and the steward retier (raising trust is a
 # review); tickets (the proposals) are the curators' (operators and the steward) to read
 # and decide (an agent lists the ones it made), and swept by them and applications;
 # only an operator rebuilds or moves the store;
@@ -121,6 +123,10 @@ EXPECTED: dict[str, dict[str, str]] = {
     "fact_read":       row(OK,     OK,     OK,      OK,     OK,       OK),
     "fact_history":    row(OK,     OK,     OK,      OK,     OK,       OK),
     "fact_confirm":    row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
+    "index":           row(DENIED, OK,     OK,      OK,     DENIED,   DENIED),
+    "query":           row(OK,     OK,     OK,      OK,     OK,       OK),
+    "stores":          row(OK,     OK,     OK,      OK,     OK,       OK),
+    "gate":            row(OK,     OK,     OK,      OK,     OK,       OK),
     "retier":          row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
     "add_project":     row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
     "rename_project":  row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
@@ -261,6 +267,11 @@ class Doors:
 
 _GRANT = ("agent:bea", "memory.read", "scope:global")  # a grant stored, then revoked
 _GRANT_ARGS = dict(zip(("subject", "action", "on"), _GRANT, strict=True))
+
+
+_ASSERTED = "production deploys require approval"
+_INDEXED = {"entity": "identity:ops", "topic": "deployment", "store": "knowledge_graph",
+            "fact": _ASSERTED}  # fmt: skip
 
 
 def _note(name: str) -> dict[str, Any]:
@@ -451,6 +462,34 @@ DOORS: dict[str, Doors] = {
         rest=("get", "/v1/facts/history"),
         rest_args=lambda s: {"params": {"subject": "bob", "predicate": "employer"}},
         mcp="fact_history", mcp_args=lambda s: {"subject": "bob", "predicate": "employer"},
+    ),
+    "index": Doors(
+        lambda svc, s: svc.index("identity:ops", "deployment", "knowledge_graph", _ASSERTED),
+        ("ledger", "index"),
+        lambda s: ["identity:ops", "deployment", "knowledge_graph", "--fact", _ASSERTED],
+        cli_as=True,
+        rest=("post", "/v1/ledger"),
+        rest_args=lambda s: {"json": _INDEXED},
+        mcp="memory_index", mcp_args=lambda s: dict(_INDEXED),
+    ),
+    "query": Doors(
+        lambda svc, s: svc.query("identity:ops"),
+        ("ledger", "query"), lambda s: ["--entity", "identity:ops"], cli_as=True,
+        rest=("get", "/v1/ledger"), rest_args=lambda s: {"params": {"entity": "identity:ops"}},
+        mcp="memory_query", mcp_args=lambda s: {"entity": "identity:ops"},
+    ),
+    "stores": Doors(
+        lambda svc, s: svc.stores(),
+        ("ledger", "stores"), cli_as=True,
+        rest=("get", "/v1/ledger/stores"),
+        mcp="memory_stores",
+    ),
+    "gate": Doors(
+        lambda svc, s: svc.gate("bob", "employer"),
+        ("gate",), lambda s: ["bob", "employer"], cli_as=True,
+        rest=("get", "/v1/gate"),
+        rest_args=lambda s: {"params": {"subject": "bob", "predicate": "employer"}},
+        mcp="memory_gate", mcp_args=lambda s: {"subject": "bob", "predicate": "employer"},
     ),
     "retier": Doors(  # lowered: the verbs after it read the plan at any trust
         lambda svc, s: svc.retier(s.plan, "observed", reason="not checked"),

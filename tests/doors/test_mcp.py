@@ -97,6 +97,7 @@ ALL_TOOLS = {
     "ticket_list", "ticket_show", "ticket_approve", "ticket_reject", "ticket_expire",
     "memory_list_quarantine", "memory_review",
     "access_list", "access_grant", "access_revoke",
+    "memory_index", "memory_query", "memory_stores", "memory_gate",
 }  # fmt: skip
 
 
@@ -119,7 +120,8 @@ def test_every_tool_says_truthfully_what_it_does(service: MemoryService) -> None
     # a read records itself; a fact write keeps the value it supersedes in the history
     assert read_only == {
         "memory_search", "memory_recall", "fact_read", "fact_history", "ticket_list",
-        "ticket_show", "memory_list_quarantine", "access_list",
+        "ticket_show", "memory_list_quarantine", "access_list", "memory_query",
+        "memory_stores", "memory_gate",
     }  # fmt: skip
     destructive = {n for n, t in tools.items() if t.annotations and t.annotations.destructive_hint}
     assert destructive == {
@@ -190,6 +192,10 @@ SAMPLE_CALLS: dict[str, dict[str, Any]] = {
     "access_list": {},
     "access_grant": {"subject": "agent:coder", "action": "memory.read", "on": "scope:global"},
     "access_revoke": {"subject": "agent:nobody", "action": "memory.read", "on": "scope:global"},
+    "memory_index": {"entity": "bob", "topic": "drink", "store": "key_value", "fact": "tea"},
+    "memory_query": {"entity": "bob"},
+    "memory_stores": {},
+    "memory_gate": {"subject": "bob", "predicate": "drink"},
 }
 
 

@@ -45,6 +45,7 @@ from retain.service import (
     actor,
     admin,
     agent,
+    assertion,
     audit,
     erasure,
     exchange,
@@ -431,6 +432,12 @@ class MemoryService:
     fact_history = fact.fact_history
     fact_retract = fact.fact_retract
     fact_confirm = fact.fact_confirm
+
+    # the assertion ledger, its conflict signals, and the gate over them
+    index = assertion.index
+    query = assertion.query
+    stores = assertion.stores
+    gate = assertion.gate
 
     # trust, reviewed
     retier = trust.retier

@@ -60,13 +60,13 @@ NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
             ("search", "read", "get", "list_memories", "context", "status", "export",
              "recall", "list_proposals", "list_injections", "fact_read", "fact_history",
              "list_projects", "list_agents", "list_teams", "events", "session_status",
-             "list_tickets", "get_ticket", "certificate"),
+             "list_tickets", "get_ticket", "certificate", "query", "stores", "gate"),
             _READ,
         ),
         # writing and changing memories, facts and proposals
         **dict.fromkeys(
             ("write", "write_many", "edit", "import_", "remember", "update", "propose",
-             "fact_write", "fact_retract"),
+             "fact_write", "fact_retract", "index"),
             _WRITE,
         ),
         "delete": _DELETE,

@@ -362,6 +362,8 @@ def _versions(
 def _current(
     svc: MemoryService, tx: Reads, scope: str, subject: str, predicate: str
 ) -> Memory | None:
-    """The version of a fact that is current in one tier (the one active row)."""
+    """The version of a fact that is current in one tier: the one active row, or, where
+    the assertion ledger left several (assertions accumulate), the newest of them."""
     versions = tx.fact_versions(svc.realm, [scope], subject, predicate)
-    return next((v for v in versions if v.status is Status.ACTIVE), None)
+    active = [v for v in versions if v.status is Status.ACTIVE]
+    return max(active, key=lambda v: (v.created_at, v.id), default=None)

@@ -81,6 +81,7 @@ _SWEEP = "expiring tickets is upkeep for operators, applications and the steward
 _QUARANTINE = "quarantined records are reviewed by an operator or the steward"
 _GRANTS = "grants are kept by operators"
 _WHO = "who may do what is the realm's administration, not an agent's"
+_LEDGER = "the assertion ledger is written by operators, applications and the steward (which bridges conflict signals); an agent asks the gate"  # noqa: E501
 
 POLICY: Mapping[str, Rule] = MappingProxyType(
     {
@@ -144,6 +145,11 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "verify": _read(KEEPERS, "verifying reads every scope's rows"),
         "reindex": _write(OPERATOR, _UPKEEP),
         "migrate_to": _write(OPERATOR, _UPKEEP),
+        # the assertion ledger and its conflict signals; the gate reads them
+        "index": _write(KEEPERS, _LEDGER, offered=True),
+        "query": _read(EVERYONE, offered=True),
+        "stores": _read(EVERYONE, offered=True),
+        "gate": _read(EVERYONE, offered=True),
         # access grants (checked only under [access] control = true)
         "grant": _write(OPERATOR, _GRANTS, offered=True),
         "revoke": _write(OPERATOR, _GRANTS, offered=True),

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from retain import ledger
+from retain.assertions import ConflictSignal
 from retain.chrono import stamp
 from retain.grants import Grant
 from retain.model import AgentSession, Event, Injection, Memory, Proposal
@@ -157,6 +158,10 @@ class Work:
 
     def remove_grant(self, grant: Grant) -> None:
         self._tx.delete_grant(grant.id)
+
+    def put_conflict(self, signal: ConflictSignal) -> None:
+        """Store the assertion ledger's conflict signal of one key (its change is an event)."""
+        self._tx.put_conflict(signal)
 
     # -- what the doors rendered, and legacy imports ---------------------------------------
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # vectors are numpy arrays; only a command that makes one loa
     # a vector made by numpy, or a write's few made without it (float32 values alike)
     Vector = npt.NDArray[np.float32] | array[float]
 
+from retain.assertions import ConflictSignal
 from retain.grants import Grant
 from retain.model import (
     Agent,
@@ -218,6 +219,33 @@ class Reads(Protocol):
     ) -> list[Memory]:
         """Every version, whatever its status, of the facts of ``scopes`` about
         ``subject`` (ignoring case), of one ``predicate`` or of all, in no order."""
+        ...
+
+    def ledger_facts(
+        self,
+        realm: str,
+        scopes: Sequence[str] | None,
+        subject: str | None,
+        predicate: str | None,
+        *,
+        indexed: bool,
+    ) -> list[Memory]:
+        """The active facts of a realm (of ``scopes``; None: every scope), of one
+        ``subject`` (ignoring case) and one ``predicate`` when given, oldest first;
+        ``indexed``: only the assertions of the ledger (metadata ``ledger.store``)."""
+        ...
+
+    def conflicts(
+        self,
+        realm: str,
+        entity: str | None = None,
+        topic: str | None = None,
+        store: str | None = None,
+        *,
+        active_only: bool = True,
+    ) -> list[ConflictSignal]:
+        """The realm's conflict signals (the active ones, unless ``active_only`` is
+        False), of one entity, topic and store when given, by key."""
         ...
 
     def standings(self, ids: Sequence[str]) -> list[Standing]:
@@ -459,6 +487,10 @@ class Transaction(Reads, Protocol):
 
     def put_session(self, realm: str, session: AgentSession) -> None:
         """Insert or replace the session (realm, identity, key)."""
+        ...
+
+    def put_conflict(self, signal: ConflictSignal) -> None:
+        """Insert or replace the signal of (realm, entity, topic, store)."""
         ...
 
     def set_keys(self, keys: Sequence[SearchKey]) -> None: ...

@@ -389,6 +389,22 @@ CREATE INDEX memories_quarantined ON memories(realm, created_at, id)
     WHERE status = 'quarantined';
 """
 
+# The assertion ledger's conflict signals: one per (realm, entity, topic, store), active
+# until cleared, with its reason and when it last changed (each change is an event). The
+# ledger's assertions are facts in ``memories``.
+_CONFLICTS = """
+CREATE TABLE conflicts (
+    realm TEXT NOT NULL REFERENCES realms(name),
+    entity TEXT NOT NULL,
+    topic TEXT NOT NULL,
+    store TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    active BOOLEAN NOT NULL DEFAULT true,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (realm, entity, topic, store)
+);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "deferred vectors", _DEFERRED_VECTORS),
@@ -402,6 +418,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "tickets", _TICKETS),
     Migration(11, "grants", _GRANTS),
     Migration(12, "quarantine queue", _QUARANTINE_QUEUE),
+    Migration(13, "conflicts", _CONFLICTS),
 )
 
 

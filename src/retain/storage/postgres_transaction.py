@@ -92,6 +92,7 @@ class PostgresTransaction(PostgresWords, PostgresVectors, SqlStatements):
 
     _memory = staticmethod(_memory)
     _SUBJECT_IS = "lower(subject) = lower(%s)"  # the memories_subject index
+    _LEDGER_STORE = "(metadata #>> '{ledger,store}')"
 
     def __init__(
         self,

@@ -463,6 +463,27 @@ def _m012_quarantine_queue(con: sqlite3.Connection) -> None:
     )
 
 
+def _m013_conflicts(con: sqlite3.Connection) -> None:
+    """The assertion ledger's conflict signals: one per (realm, entity, topic, store),
+    active until cleared, with its reason and when it last changed (each change is an
+    event). The ledger's assertions are facts in ``memories``."""
+    run_script(
+        con,
+        """
+        CREATE TABLE conflicts (
+            realm TEXT NOT NULL REFERENCES realms(name),
+            entity TEXT NOT NULL,
+            topic TEXT NOT NULL,
+            store TEXT NOT NULL,
+            reason TEXT NOT NULL DEFAULT '',
+            active INTEGER NOT NULL DEFAULT 1 CHECK (active IN (0, 1)),
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (realm, entity, topic, store)
+        ) WITHOUT ROWID;
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", _m001_foundation),
     Migration(2, "retrieval", _m002_retrieval),
@@ -476,6 +497,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "tickets", _m010_tickets),
     Migration(11, "grants", _m011_grants),
     Migration(12, "quarantine queue", _m012_quarantine_queue),
+    Migration(13, "conflicts", _m013_conflicts),
 )
 
 

@@ -117,6 +117,7 @@ class SqliteTransaction(SqlStatements):
 
     _memory = staticmethod(_memory)
     _SUBJECT_IS = "subject = %s COLLATE NOCASE"  # the memories_subject index (ASCII case)
+    _LEDGER_STORE = "json_extract(metadata, '$.ledger.store')"
 
     def __init__(self, con: sqlite3.Connection, common: set[str]) -> None:
         self.con = con

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
+from retain.assertions import ConflictSignal
 from retain.chrono import parse_optional_stamp, parse_stamp, stamp
 from retain.grants import Grant
 from retain.ledger import GENESIS
@@ -91,6 +92,8 @@ class SqlStatements(ABC):
     _head: tuple[int, str] | None  # the chain head this transaction read or wrote
     # ``subject`` equal to a parameter ignoring case, as the engine's subject index has it
     _SUBJECT_IS: str
+    # the store an assertion was indexed in: its metadata's ``ledger.store`` (or NULL)
+    _LEDGER_STORE: str
 
     @abstractmethod
     def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
@@ -462,6 +465,71 @@ class SqlStatements(ABC):
                 stamp(session.started_at),
                 stamp(session.updated_at),
             ),
+        )
+
+    def ledger_facts(
+        self,
+        realm: str,
+        scopes: Sequence[str] | None,
+        subject: str | None,
+        predicate: str | None,
+        *,
+        indexed: bool,
+    ) -> list[Memory]:
+        sql = (
+            f"SELECT {COLUMNS} FROM memories WHERE realm = %s AND status = 'active' "
+            "AND subject IS NOT NULL AND predicate IS NOT NULL"
+        )
+        args: list[Any] = [realm]
+        if scopes is not None:
+            if not scopes:
+                return []
+            sql += f" AND scope IN ({', '.join(['%s'] * len(scopes))})"
+            args.extend(scopes)
+        if subject is not None:
+            sql += f" AND {self._SUBJECT_IS}"
+            args.append(subject)
+        if predicate is not None:
+            sql += " AND predicate = %s"
+            args.append(predicate)
+        if indexed:
+            sql += f" AND {self._LEDGER_STORE} IS NOT NULL"
+        rows = self._rows(sql + " ORDER BY created_at, id", args)
+        return [self._memory(row) for row in rows]
+
+    _CONFLICT = "entity, topic, store, reason, active, updated_at"
+
+    def conflicts(
+        self,
+        realm: str,
+        entity: str | None = None,
+        topic: str | None = None,
+        store: str | None = None,
+        *,
+        active_only: bool = True,
+    ) -> list[ConflictSignal]:
+        sql = f"SELECT {self._CONFLICT} FROM conflicts WHERE realm = %s"
+        args: list[Any] = [realm]
+        for column, value in (("entity", entity), ("topic", topic), ("store", store)):
+            if value is not None:
+                sql += f" AND {column} = %s"
+                args.append(value)
+        if active_only:
+            sql += " AND active = %s"
+            args.append(True)
+        rows = self._rows(sql + " ORDER BY entity, topic, store", args)
+        return [
+            ConflictSignal(realm, r[0], r[1], r[2], r[3], bool(r[4]), parse_stamp(r[5]))
+            for r in rows
+        ]
+
+    def put_conflict(self, signal: ConflictSignal) -> None:
+        s = signal
+        self._execute(
+            f"INSERT INTO conflicts(realm, {self._CONFLICT}) VALUES (%s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT (realm, entity, topic, store) DO UPDATE SET reason = excluded.reason, "
+            "active = excluded.active, updated_at = excluded.updated_at",
+            (s.realm, s.entity, s.topic, s.store, s.reason, s.active, stamp(s.updated_at)),
         )
 
     def thread_neighbours(

@@ -54,6 +54,7 @@ SESSION_META = "retain.session"  # the session key the group's --session gave
 COMMANDS = {
     **dict.fromkeys(("access",), "access"),
     **dict.fromkeys(("reindex", "status", "verify"), "admin"),
+    **dict.fromkeys(("gate", "ledger"), "assertion"),
     **dict.fromkeys(("context", "injections", "recall", "remember"), "agent"),
     **dict.fromkeys(("certificate", "compact", "forget"), "custody"),
     **dict.fromkeys(("fact",), "fact"),

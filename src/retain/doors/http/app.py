@@ -27,6 +27,7 @@ from retain import errors
 from retain.doors import mcp
 from retain.doors.http import (
     agents,
+    assertions,
     context,
     custody,
     facts,
@@ -229,6 +230,7 @@ def create_app(
     memories.add(app, service, acting)
     agents.add(app, service, acting)
     facts.add(app, service, acting)
+    assertions.add(app, service, acting)
     context.add(app, service, acting)
     sessions.add(app, service, acting)
     tickets.add(app, service, acting)

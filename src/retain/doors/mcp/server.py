@@ -79,12 +79,23 @@ CURATOR = (
     "gate asks a second approver) and ticket_reject declines one."
 )
 SWEEPING = "ticket_expire stores every undecided ticket past its expiry as expired."
+GATING = (  # told to whoever may ask the gate and read the assertion ledger
+    "Before acting on a value others may dispute, memory_gate says whether its subject's "
+    "predicate is contested (a conflict signal, or two believed facts that disagree); "
+    "memory_query and memory_stores read the assertion ledger."
+)
+INDEXING = (  # told to whoever keeps the ledger (operators, applications, the steward)
+    "memory_index records an assertion in one of the ledger's stores, and sets or clears "
+    "a key's conflict signal."
+)
 # What else a principal is told, when it is offered every verb named first.
 _TOLD_MORE: tuple[tuple[tuple[str, ...], str], ...] = (
     (("list_quarantine", "review"), REVIEWING),
     (("list_quarantine", "propose"), STAGING),
     (("list_tickets", "get_ticket", "approve", "reject"), CURATOR),
     (("expire_tickets",), SWEEPING),
+    (("gate", "query", "stores"), GATING),
+    (("index",), INDEXING),
 )
 MEMORY_OFF = (
     "Memory is turned off for this installation ([memory] enabled = false in its "

@@ -12,7 +12,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import AnyHttpUrl, Field
 
 import retain
-from retain.doors.mcp import tickets
+from retain.doors.mcp import assertions, tickets
 from retain.doors.mcp.error import refusal
 from retain.doors.mcp.schema import (
     Budget,
@@ -465,6 +465,7 @@ def create_server(
         attested and its tier's current value."""
         return call(lambda s: s.fact_confirm(id, reason=reason).to_dict("write"))
 
+    assertions.add(server, call)
     tickets.add(server, call)
 
     @server.verb_tool("list_quarantine", title="List the quarantine queue", annotations=READS)

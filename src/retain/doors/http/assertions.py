@@ -1,0 +1,73 @@
+"""The routes of the assertion ledger (tag ``ledger``): index an assertion or a conflict
+signal, query them, each store's count, and the gate over a subject's predicate."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import FastAPI
+
+from retain import fields
+from retain.doors.http.request import API, ProjectArg, ProjectQuery, Text, _Body, query_rule
+from retain.service import MemoryService
+
+TextQuery = Annotated[str | None, query_rule(pattern=fields.TEXT_PATTERN)]
+
+
+class IndexBody(_Body):
+    """An assertion (``fact``) about an entity's topic in one store, and, with
+    ``conflict``, the key's conflict signal set (true) or cleared (false)."""
+
+    entity: Text
+    topic: Text
+    store: Text
+    fact: Text | None = None
+    metadata: dict[str, Any] | None = None
+    conflict: bool | None = None
+    conflict_reason: Text | None = None
+    project: ProjectArg | None = None
+
+
+def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
+    """Add the ledger's routes to ``app`` (``acting`` gives each request its principal's
+    session)."""
+
+    @app.post(f"{API}/ledger", tags=["ledger"], status_code=201)
+    def index(body: IndexBody, svc: MemoryService = acting) -> dict[str, Any]:
+        """Index an assertion, or set or clear a key's conflict signal (a conflict-only
+        write gives no fact). Entity, topic and store are trimmed and ASCII-lowercased."""
+        given = body.model_dump()
+        return svc.index(
+            given.pop("entity"), given.pop("topic"), given.pop("store"), **given
+        ).to_dict()
+
+    @app.get(f"{API}/ledger", tags=["ledger"])
+    def query(
+        entity: TextQuery = None,
+        topic: TextQuery = None,
+        store: TextQuery = None,
+        query: TextQuery = None,
+        project: ProjectQuery = None,
+        svc: MemoryService = acting,
+    ) -> dict[str, Any]:
+        """The assertions the caller sees and the active conflict signals, by exact
+        entity, topic and store (an empty or unknown one is no filter) and a substring
+        ``query`` of entity, topic and fact (a signal's reason), ignoring case."""
+        return svc.query(entity, topic, store, query, project=project).to_dict()
+
+    @app.get(f"{API}/ledger/stores", tags=["ledger"])
+    def stores(project: ProjectQuery = None, svc: MemoryService = acting) -> dict[str, Any]:
+        """Each store's record count: the assertions the caller sees plus its active
+        conflict signals."""
+        return {"stores": [s.to_dict() for s in svc.stores(project=project)]}
+
+    @app.get(f"{API}/gate", tags=["ledger"])
+    def gate(
+        subject: Annotated[str, query_rule(pattern=fields.TEXT_PATTERN)],
+        predicate: Annotated[str, query_rule(pattern=fields.TEXT_PATTERN)],
+        project: ProjectQuery = None,
+        svc: MemoryService = acting,
+    ) -> dict[str, Any]:
+        """Whether acting on a subject's predicate is contested: an active conflict
+        signal on it, or two believed facts of it that disagree (both named)."""
+        return svc.gate(subject, predicate, project=project).to_dict()
