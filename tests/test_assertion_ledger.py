@@ -66,6 +66,9 @@ def test_only_ascii_capitals_are_folded(service: MemoryService) -> None:
     [
         ({"entity": "  ", "topic": "t", "store": "vector", "fact": "x"}, "entity"),
         ({"entity": "e", "topic": " \t", "store": "vector", "fact": "x"}, "topic"),
+        ({"entity": "e", "topic": "t" * 101, "store": "vector", "fact": "x"}, "topic"),
+        ({"entity": "e" * 201, "topic": "t", "store": "vector", "fact": "x"}, "entity"),
+        ({"entity": "e", "topic": "a\nb", "store": "vector", "fact": "x"}, "topic"),
         ({"entity": "e", "topic": "t", "store": "graph", "fact": "x"}, "store"),
         ({"entity": "e", "topic": "t", "store": "", "fact": "x"}, "store"),
         ({"entity": "e", "topic": "t", "store": "vector", "fact": "   "}, "fact"),

@@ -15,6 +15,14 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing (10 ms o
 if TYPE_CHECKING:  # the public names, loaded on first use (PEP 562: ``__getattr__``)
     from typing import Any
 
+    from retain.assertions import (
+        Assertion,
+        ConflictSignal,
+        GateAnswer,
+        IndexResult,
+        LedgerResult,
+        StoreInfo,
+    )
     from retain.chrono import Clock, ManualClock, SystemClock
     from retain.config import Settings
     from retain.errors import RetainError
@@ -59,6 +67,10 @@ _LAZY = {
     "Settings": "retain.config",
     "RetainError": "retain.errors",
     "Grant": "retain.grants",
+    **dict.fromkeys(
+        ("Assertion", "ConflictSignal", "GateAnswer", "IndexResult", "LedgerResult", "StoreInfo"),
+        "retain.assertions",
+    ),
     **dict.fromkeys(
         (
             "Agent",
@@ -212,15 +224,20 @@ def _postgres(url: str, pool_size: int) -> Backend:
 __all__ = [
     "Agent",
     "Approval",
+    "Assertion",
     "Clock",
+    "ConflictSignal",
     "ContextResult",
     "DeleteResult",
     "EditResult",
     "ExportResult",
     "Fact",
     "FactChange",
+    "GateAnswer",
     "Grant",
+    "IndexResult",
     "Injection",
+    "LedgerResult",
     "Load",
     "ManualClock",
     "Memory",
@@ -236,6 +253,7 @@ __all__ = [
     "SearchResult",
     "Settings",
     "Status",
+    "StoreInfo",
     "StoreStatus",
     "SystemClock",
     "Team",

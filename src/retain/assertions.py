@@ -38,14 +38,23 @@ def fold(value: str) -> str:
     return value.strip().translate(_ASCII_LOWER)
 
 
-def token(value: str, what: str) -> str:
-    """An entity or topic as the ledger keeps it, or ``invalid_value`` when nothing is
-    left of it."""
+ENTITY_MAX_CHARS = 200  # a fact's subject's bound
+TOPIC_MAX_CHARS = 100  # a fact's predicate's bound
+
+
+def token(value: str, what: str, limit: int) -> str:
+    """An entity or topic as the ledger keeps it: one line of at most ``limit``
+    characters once folded, not empty, else ``invalid_value``."""
     folded = fold(value)
+    remedy = f"name the {what} in a word or a few, on one line"
     if not folded:
+        raise InvalidValue(f"an assertion needs a {what}", remedy=remedy, field=what)
+    if "\n" in folded or "\r" in folded:
+        raise InvalidValue(f"the {what} must be one line", remedy=remedy, field=what)
+    if len(folded) > limit:
         raise InvalidValue(
-            f"an assertion needs a {what}",
-            remedy=f"name the {what} in a word or a few",
+            f"the {what} is {len(folded)} characters long; at most {limit} are allowed",
+            remedy=remedy,
             field=what,
         )
     return folded
@@ -175,7 +184,7 @@ class ConflictSignal:
 
 
 @dataclass(frozen=True, slots=True)
-class Indexed:
+class IndexResult:
     """What an ``index`` call did: the assertion it recorded (None: a conflict-only or
     clearing call), the signal as it now stands (None: the call left signals alone), and
     whether the signal changed (a clear of no active signal changes nothing)."""
@@ -193,7 +202,7 @@ class Indexed:
 
 
 @dataclass(frozen=True, slots=True)
-class Found:
+class LedgerResult:
     """What a ledger query found: the assertions, oldest first, and the active conflict
     signals, by key."""
 
@@ -229,7 +238,7 @@ def store_counts(
 
 
 @dataclass(frozen=True, slots=True)
-class Gate:
+class GateAnswer:
     """Whether acting on (subject, predicate) is contested, and what contests it: the
     active conflict signals on that key (any store) and, when two believed facts of it
     disagree, those facts (each as an assertion when it is one, else as a fact id and

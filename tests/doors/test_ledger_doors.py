@@ -135,6 +135,12 @@ def test_each_door_answers_as_the_service(service: MemoryService, tmp_path: Path
             ]
 
     assert anyio.run(tools) == [expected_query, expected_gate, expected_stores]
+    # REST says whether an index wrote: 201, or 200 for a clear with nothing to clear
+    clear = {"entity": "nobody", "topic": "t", "store": "vector", "conflict": False}
+    assert client.post("/v1/ledger", json=clear).status_code == 200
+    clear |= {"entity": "bob", "topic": "employer"}
+    assert client.post("/v1/ledger", json=clear).status_code == 201
+    assert client.get("/v1/ledger").json()["conflicts"] == []
 
 
 def test_the_cli_indexes_queries_counts_and_gates(tmp_path: Path) -> None:

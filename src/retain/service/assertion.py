@@ -31,7 +31,17 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from retain import assertions, fields
-from retain.assertions import LEDGER, Assertion, ConflictSignal, Found, Gate, Indexed, StoreInfo
+from retain.assertions import (
+    ENTITY_MAX_CHARS,
+    LEDGER,
+    TOPIC_MAX_CHARS,
+    Assertion,
+    ConflictSignal,
+    GateAnswer,
+    IndexResult,
+    LedgerResult,
+    StoreInfo,
+)
 from retain.errors import InvalidValue
 from retain.model import GLOBAL_SCOPE, Memory
 from retain.service import access, rows
@@ -103,7 +113,7 @@ def index(
     conflict: bool | None = None,
     conflict_reason: str | None = None,
     project: str | None = None,
-) -> Indexed:
+) -> IndexResult:
     """Record an assertion (``fact``) about ``entity``'s ``topic`` in ``store``,
     and, with ``conflict``, set (True) or clear (False) the key's conflict signal.
 
@@ -112,8 +122,8 @@ def index(
     records the signal alone; a call with neither a fact nor ``conflict`` is refused, as
     are ``metadata`` without a fact (a signal keeps none) and a ``conflict_reason``
     without ``conflict``. Clearing a key with no active signal changes nothing."""
-    entity = fields.subject(assertions.token(entity, "entity"))
-    topic = assertions.token(topic, "topic")
+    entity = fields.subject(assertions.token(entity, "entity", ENTITY_MAX_CHARS))
+    topic = assertions.token(topic, "topic", TOPIC_MAX_CHARS)
     predicate = fields.predicate(topic)
     store = assertions.store_of(store)
     value = None
@@ -146,7 +156,7 @@ def index(
             field="fact",
         )
 
-    def run(work: Work) -> Indexed:
+    def run(work: Work) -> IndexResult:
         tx, now = work.reads, work.now
         scope = facts._scope(svc, tx, project, "index")
         recorded = None
@@ -166,10 +176,10 @@ def index(
             made = replace(made, metadata={**made.metadata, LEDGER: ledger})
             recorded = Assertion.of(rows.record(work, made, reason=f"indexed in {store}"))
         if conflict is None:
-            return Indexed(recorded, None)
+            return IndexResult(recorded, None)
         access.admits(access.current(), GLOBAL_SCOPE)  # a signal is the realm's: global's
         signal, changed = _signal(work, entity, topic, store, conflict, reason)
-        return Indexed(recorded, signal, changed)
+        return IndexResult(recorded, signal, changed)
 
     return svc._write(run)
 
@@ -232,7 +242,7 @@ def query(
     query: str | None = None,
     *,
     project: str | None = None,
-) -> Found:
+) -> LedgerResult:
     """The assertions the reader sees and the active conflict signals, filtered exactly
     by entity, topic and store (each folded as ``index`` folds it; one that folds to
     nothing, or a store that is none of the five, is no filter), then by ``query``: a
@@ -245,23 +255,24 @@ def query(
     except InvalidValue:  # no fact's predicate: the topic filter matches no assertion
         predicate = None
 
-    def run(tx: Reads) -> Found:
-        view = svc._reader(tx, project)
-        found = [
-            a
-            for a in map(Assertion.of, _visible(svc, tx, view, wanted_entity, predicate,
-                                                indexed=True))
-            if wanted_entity in (None, a.entity)
+    def kept(a: Assertion) -> bool:
+        return (
+            wanted_entity in (None, a.entity)
             and wanted_topic in (None, a.topic)
             and wanted_store in (None, a.store)
             and assertions.contains(needle, a.entity, a.topic, a.fact)
-        ]  # fmt: skip
+        )
+
+    def run(tx: Reads) -> LedgerResult:
+        view = svc._reader(tx, project)
+        held = _visible(svc, tx, view, wanted_entity, predicate, indexed=True)
+        found = [a for a in map(Assertion.of, held) if kept(a)]
         signals = [
             c
             for c in _signals(svc, tx, view, wanted_entity, wanted_topic, wanted_store)
             if assertions.contains(needle, c.entity, c.topic, c.reason)
         ]
-        return Found(found, signals)
+        return LedgerResult(found, signals)
 
     return svc.backend.read(run)
 
@@ -278,21 +289,23 @@ def stores(svc: MemoryService, *, project: str | None = None) -> list[StoreInfo]
     return svc.backend.read(run)
 
 
-def gate(svc: MemoryService, subject: str, predicate: str, *, project: str | None = None) -> Gate:
+def gate(
+    svc: MemoryService, subject: str, predicate: str, *, project: str | None = None
+) -> GateAnswer:
     """Whether acting on ``subject``'s ``predicate`` is contested: an active conflict
     signal on that key (in any store), or two believed facts of it the reader sees (an
     assertion is one) that hold different values. The answer names the signals and, when
     they disagree, the facts."""
-    entity = fields.subject(assertions.token(subject, "subject"))
-    topic = assertions.token(predicate, "predicate")
+    entity = fields.subject(assertions.token(subject, "subject", ENTITY_MAX_CHARS))
+    topic = assertions.token(predicate, "predicate", TOPIC_MAX_CHARS)
     folded = fields.predicate(topic)
 
-    def run(tx: Reads) -> Gate:
+    def run(tx: Reads) -> GateAnswer:
         view = svc._reader(tx, project)
         signals = _signals(svc, tx, view, entity, topic)
         believed = _visible(svc, tx, view, entity, folded, indexed=False)
         disagree = assertions.contradicting(believed)
         facts = [assertions.fact_entry(m) for m in disagree]
-        return Gate(entity, topic, bool(signals or disagree), signals, facts)
+        return GateAnswer(entity, topic, bool(signals or disagree), signals, facts)
 
     return svc.backend.read(run)

@@ -14,7 +14,7 @@ from retain.doors.cli.root import acting_option, cli, format_option, home_option
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from retain.assertions import Found
+    from retain.assertions import LedgerResult
 
 _STORES = "knowledge_graph, vector, document, timeline or key_value"
 _PROJECT = "The project whose tier the call names (an agent sees it only then)."
@@ -49,7 +49,7 @@ def _metadata(text: str | None) -> dict[str, Any] | None:
     return loaded
 
 
-def _emit_found(fmt: str, found: Found) -> None:
+def _emit_found(fmt: str, found: LedgerResult) -> None:
     if fmt == "json":
         emit_json(found.to_dict())
         return

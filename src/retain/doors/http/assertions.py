@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import FastAPI
+from fastapi.responses import JSONResponse
 
 from retain import fields
 from retain.doors.http.request import API, ProjectArg, ProjectQuery, Text, _Body, query_rule
@@ -32,14 +33,19 @@ def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
     """Add the ledger's routes to ``app`` (``acting`` gives each request its principal's
     session)."""
 
-    @app.post(f"{API}/ledger", tags=["ledger"], status_code=201)
-    def index(body: IndexBody, svc: MemoryService = acting) -> dict[str, Any]:
+    @app.post(
+        f"{API}/ledger",
+        tags=["ledger"],
+        status_code=201,
+        responses={200: {"description": "unchanged: there was no active signal to clear"}},
+    )
+    def index(body: IndexBody, svc: MemoryService = acting) -> JSONResponse:
         """Index an assertion, or set or clear a key's conflict signal (a conflict-only
         write gives no fact). Entity, topic and store are trimmed and ASCII-lowercased."""
         given = body.model_dump()
-        return svc.index(
-            given.pop("entity"), given.pop("topic"), given.pop("store"), **given
-        ).to_dict()
+        done = svc.index(given.pop("entity"), given.pop("topic"), given.pop("store"), **given)
+        wrote = done.assertion is not None or done.conflict_changed
+        return JSONResponse(done.to_dict(), status_code=201 if wrote else 200)
 
     @app.get(f"{API}/ledger", tags=["ledger"])
     def query(
