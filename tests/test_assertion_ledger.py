@@ -357,3 +357,21 @@ def test_a_signal_survives_a_migration(make_service: ServiceFactory, tmp_path: A
         assert counts(copy) == counts(source)
     finally:
         copy.close()
+
+
+@pytest.mark.parametrize(
+    "given",
+    ["vector", " Vector\t", "KEY_VALUE", "knowledge_graph", "\u3000timeline ", "Document",
+     "vectors", "graph", "", " ", "key value", "VECTÖR", "vector\x00"],
+)  # fmt: skip
+def test_the_store_pattern_states_exactly_the_stores_index_takes(given: str) -> None:
+    import re
+
+    from retain.assertions import STORE_PATTERN, store_of
+
+    try:
+        store_of(given)
+        taken = True
+    except errors.InvalidValue:
+        taken = False
+    assert bool(re.fullmatch(STORE_PATTERN, given)) == taken

@@ -115,6 +115,14 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
     ),
     "fact_history": (False, ("ada", "employer"), {"project": "web", "min_trust": "observed"}),
     "fact_retract": (False, ("ada", "employer"), {"project": "web", "reason": "wrong"}),
+    "index": (
+        False,
+        ("ops", "deployment", "vector", "needs approval"),
+        {"metadata": {"a": 1}, "conflict": True, "conflict_reason": "r", "project": "web"},
+    ),
+    "query": (False, ("ops", "deployment", "vector", "approval"), {"project": "web"}),
+    "stores": (False, (), {"project": "web"}),
+    "gate": (False, ("ops", "deployment"), {"project": "web"}),
     "context": (
         True,
         (),

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from retain import fields
 from retain.chrono import stamp
 from retain.errors import InvalidValue
 from retain.model import Memory, Status, Trust, scope_project
@@ -29,6 +30,14 @@ from retain.model import Memory, Status, Trust, scope_project
 # timeline, a key-value store).
 STORES = ("knowledge_graph", "vector", "document", "timeline", "key_value")
 LEDGER = "ledger"  # the metadata key an assertion's ledger fields are kept under
+# ``store_of``'s rule as a schema's pattern: a store's name in any ASCII case, whitespace
+# around it (what ``str.strip`` strips) allowed.
+STORE_PATTERN = "^{blank}*(?:{names}){blank}*$".format(
+    blank=fields.BLANK,
+    names="|".join(
+        "".join(f"[{c}{c.upper()}]" if c.isalpha() else c for c in name) for name in STORES
+    ),
+)
 METADATA_MAX_CHARS = 10_000  # the most an assertion's metadata may take, as JSON
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 

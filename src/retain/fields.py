@@ -509,6 +509,7 @@ def _dataclass_tests(owner: object) -> dict[str, tuple[Fits, object]]:
 
 _WS = r"\t\n\x0b\x0c\r\x1c-\x1f \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
 _BLANK = f"[{_WS}]"
+BLANK = _BLANK  # one character ``str.strip`` strips, for patterns built elsewhere
 _SOLID = f"[^{_WS}\\x00]"  # neither whitespace nor NUL
 
 TEXT_PATTERN = r"^[^\x00]*$"

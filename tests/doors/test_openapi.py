@@ -58,6 +58,9 @@ BEYOND_SCHEMA: set[tuple[str, str | None]] = {
     ("invalid_value", "server"),  # a server is MCP provenance's: the two fields together
     ("invalid_value", "identity"),  # an operator names the agent; an agent's token need not
     ("invalid_value", "on"),  # a grant's on with its action (realm.admin), or another realm
+    ("invalid_value", "fact"),  # an index needs a fact or a conflict: one of the two
+    ("invalid_value", "metadata"),  # kept with a fact; and its size as JSON
+    ("invalid_value", "conflict_reason"),  # a reason needs conflict
 }
 STATE_STATUSES = {412, 422}  # stale_update; budget, edit, transfer and secret refusals
 

@@ -92,9 +92,9 @@ def _reason(reason: str | None) -> str | None:
     if reason is None:
         return None
     kept = fields.text(reason, "conflict_reason").strip()
-    if len(kept) > REASON_MAX_CHARS:
+    if len(reason) > REASON_MAX_CHARS:  # as given: the bound a schema states
         raise InvalidValue(
-            f"the conflict reason is {len(kept)} characters long; at most "
+            f"the conflict reason is {len(reason)} characters long; at most "
             f"{REASON_MAX_CHARS} are kept",
             remedy="say why in a few lines",
             field="conflict_reason",

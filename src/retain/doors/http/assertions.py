@@ -7,25 +7,44 @@ from typing import Annotated, Any
 
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
+from pydantic import Field
 
 from retain import fields
-from retain.doors.http.request import API, ProjectArg, ProjectQuery, Text, _Body, query_rule
+from retain.assertions import METADATA_MAX_CHARS, STORE_PATTERN
+from retain.doors.http.request import (
+    API,
+    Filled,
+    ProjectArg,
+    ProjectQuery,
+    _Body,
+    query_rule,
+)
 from retain.service import MemoryService
+from retain.service.assertion import REASON_MAX_CHARS
 
 TextQuery = Annotated[str | None, query_rule(pattern=fields.TEXT_PATTERN)]
+Entity = Annotated[str, Field(json_schema_extra={"pattern": fields.FACT_SUBJECT_PATTERN})]
+Topic = Annotated[str, Field(json_schema_extra={"pattern": fields.PREDICATE_PATTERN})]
+Store = Annotated[str, Field(json_schema_extra={"pattern": STORE_PATTERN})]
+Reason = Annotated[
+    str, Field(json_schema_extra={"pattern": fields.TEXT_PATTERN, "maxLength": REASON_MAX_CHARS})
+]
 
 
 class IndexBody(_Body):
     """An assertion (``fact``) about an entity's topic in one store, and, with
     ``conflict``, the key's conflict signal set (true) or cleared (false)."""
 
-    entity: Text
-    topic: Text
-    store: Text
-    fact: Text | None = None
-    metadata: dict[str, Any] | None = None
+    entity: Entity
+    topic: Topic
+    store: Store
+    fact: Filled | None = None
+    metadata: Annotated[
+        dict[str, Any] | None,
+        Field(description=f"A JSON object, at most {METADATA_MAX_CHARS} characters as JSON."),
+    ] = None
     conflict: bool | None = None
-    conflict_reason: Text | None = None
+    conflict_reason: Reason | None = None
     project: ProjectArg | None = None
 
 
@@ -69,8 +88,8 @@ def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
 
     @app.get(f"{API}/gate", tags=["ledger"])
     def gate(
-        subject: Annotated[str, query_rule(pattern=fields.TEXT_PATTERN)],
-        predicate: Annotated[str, query_rule(pattern=fields.TEXT_PATTERN)],
+        subject: Annotated[str, query_rule(pattern=fields.FACT_SUBJECT_PATTERN)],
+        predicate: Annotated[str, query_rule(pattern=fields.PREDICATE_PATTERN)],
         project: ProjectQuery = None,
         svc: MemoryService = acting,
     ) -> dict[str, Any]:
