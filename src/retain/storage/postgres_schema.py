@@ -403,6 +403,8 @@ CREATE TABLE conflicts (
     updated_at TEXT NOT NULL,
     PRIMARY KEY (realm, entity, topic, store)
 );
+CREATE INDEX memories_ledger ON memories(realm, created_at)
+    WHERE (metadata #>> '{ledger,store}') IS NOT NULL;
 """
 
 MIGRATIONS: tuple[Migration, ...] = (

@@ -466,7 +466,8 @@ def _m012_quarantine_queue(con: sqlite3.Connection) -> None:
 def _m013_conflicts(con: sqlite3.Connection) -> None:
     """The assertion ledger's conflict signals: one per (realm, entity, topic, store),
     active until cleared, with its reason and when it last changed (each change is an
-    event). The ledger's assertions are facts in ``memories``."""
+    event). The ledger's assertions are facts in ``memories``, read by
+    ``memories_ledger``, which holds their rows alone."""
     run_script(
         con,
         """
@@ -480,6 +481,8 @@ def _m013_conflicts(con: sqlite3.Connection) -> None:
             updated_at TEXT NOT NULL,
             PRIMARY KEY (realm, entity, topic, store)
         ) WITHOUT ROWID;
+        CREATE INDEX memories_ledger ON memories(realm, created_at)
+            WHERE json_extract(metadata, '$.ledger.store') IS NOT NULL;
         """,
     )
 
