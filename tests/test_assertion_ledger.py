@@ -375,3 +375,13 @@ def test_the_store_pattern_states_exactly_the_stores_index_takes(given: str) -> 
     except errors.InvalidValue:
         taken = False
     assert bool(re.fullmatch(STORE_PATTERN, given)) == taken
+
+
+def test_an_assertion_is_admitted_as_every_write_a_secret_refused(service: MemoryService) -> None:
+    service.index("e", "t", "vector", conflict=True)
+    before = store_state(service), service.query()
+    with pytest.raises(errors.RetainError) as caught:  # the signal with it is not written
+        service.index("ci", "token", "key_value", "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+                      conflict=True, conflict_reason="leaked")  # fmt: skip
+    assert caught.value.code == "secret_detected"
+    assert (store_state(service), service.query()) == before
