@@ -385,3 +385,13 @@ def test_an_assertion_is_admitted_as_every_write_a_secret_refused(service: Memor
                       conflict=True, conflict_reason="leaked")  # fmt: skip
     assert caught.value.code == "secret_detected"
     assert (store_state(service), service.query()) == before
+
+
+def test_a_forgotten_assertion_leaves_the_ledger_and_the_gate(service: MemoryService) -> None:
+    service.index("bob", "employer", "vector", "acme")
+    gone = service.index("bob", "employer", "document", "globex").assertion
+    assert gone is not None and service.gate("bob", "employer").contested
+    service.forget(gone.id, reason="wrong", compact=False)
+    assert facts_of(service) == ["acme"]
+    assert counts(service)["document"] == 0
+    assert not service.gate("bob", "employer").contested
