@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from retain import fields
 from retain.chrono import stamp
-from retain.errors import AccessDenied, AlreadyForgotten, NotFound, StaleUpdate
+from retain.errors import AccessDenied, AlreadyForgotten, InvalidValue, NotFound, StaleUpdate
 from retain.governance.erasure import (
     FORGET_KEY,
     QUOTED_MIN,
@@ -166,7 +166,12 @@ def forget(
     value (``keep_digest``: keyed by ``RETAIN_FORGET_KEY`` when set; otherwise none);
     then, unless ``compact`` is False, compact the store and check its files. An agent
     forgets only what it remembered itself. The certificate."""
-    fields.text(target, "target")
+    if not fields.text(target, "target").strip():
+        raise InvalidValue(
+            "forget needs the id or name of what to erase",
+            remedy="give a memory's id or name, a fact version's id, or a ticket's id",
+            field="target",
+        )
     fields.text(reason, "reason")
 
     def run(work: Work) -> Erasure:

@@ -202,7 +202,7 @@ class ReviewBody(_Body):
 
 
 class ForgetBody(_Body):
-    id: Text  # a memory's, a fact version's or a ticket's id, or a memory's name
+    id: Filled  # a memory's, a fact version's or a ticket's id, or a memory's name
     project: ProjectArg | None = None
     reason: Text = ""
     keep_digest: bool = True
