@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from retain import ledger
 from retain.chrono import stamp
+from retain.governance.retention import Hold
 from retain.grants import Grant
 from retain.model import AgentSession, Event, Injection, Memory, Proposal
 from retain.search import key
@@ -157,6 +158,13 @@ class Work:
 
     def remove_grant(self, grant: Grant) -> None:
         self._tx.delete_grant(grant.id)
+
+    def add_hold(self, hold: Hold) -> None:
+        self._tx.insert_hold(hold)
+
+    def remove_hold(self, target: str) -> bool:
+        """Remove the hold on ``target``; False when none stood."""
+        return self._tx.delete_hold(self.realm, target)
 
     # -- what the doors rendered, and legacy imports ---------------------------------------
 
