@@ -97,6 +97,7 @@ ALL_TOOLS = {
     "ticket_list", "ticket_show", "ticket_approve", "ticket_reject", "ticket_expire",
     "memory_list_quarantine", "memory_review",
     "access_list", "access_grant", "access_revoke",
+    "memory_hold", "memory_release", "memory_held", "memory_sweep",
 }  # fmt: skip
 
 
@@ -119,12 +120,12 @@ def test_every_tool_says_truthfully_what_it_does(service: MemoryService) -> None
     # a read records itself; a fact write keeps the value it supersedes in the history
     assert read_only == {
         "memory_search", "memory_recall", "fact_read", "fact_history", "ticket_list",
-        "ticket_show", "memory_list_quarantine", "access_list",
+        "ticket_show", "memory_list_quarantine", "access_list", "memory_held",
     }  # fmt: skip
     destructive = {n for n, t in tools.items() if t.annotations and t.annotations.destructive_hint}
     assert destructive == {
         "memory_write", "memory_edit", "memory_delete", "memory_update", "memory_forget",
-        "fact_retract", "memory_review", "access_revoke",
+        "fact_retract", "memory_review", "access_revoke", "memory_sweep",
     }  # fmt: skip
     assert tools["fact_write"].annotations and tools["fact_write"].annotations.idempotent_hint
 
@@ -190,6 +191,10 @@ SAMPLE_CALLS: dict[str, dict[str, Any]] = {
     "access_list": {},
     "access_grant": {"subject": "agent:coder", "action": "memory.read", "on": "scope:global"},
     "access_revoke": {"subject": "agent:nobody", "action": "memory.read", "on": "scope:global"},
+    "memory_hold": {"id": "01NOSUCHMEMORY", "reason": "matter 42"},
+    "memory_release": {"id": "01NOSUCHMEMORY", "reason": "closed"},
+    "memory_held": {"id": "01NOSUCHMEMORY"},
+    "memory_sweep": {"reason": "retention", "dry_run": True},
 }
 
 
@@ -633,6 +638,7 @@ HTTP_STATUS_OF = {
     "evidence_mismatch": 409, "trust_capped": 409,
     "project_not_empty": 409, "ticket_closed": 409, "gate_pending": 409,
     "grant_read_only": 409, "already_forgotten": 409,
+    "hold_active": 409, "already_held": 409, "not_held": 409,
     "budget_exceeded": 422, "inline_budget_exceeded": 422,
     "edit_failed": 422, "edit_no_match": 422, "edit_ambiguous": 422,
     "stale_update": 412,

@@ -33,6 +33,7 @@ from retain.doors.http import (
     grants,
     memories,
     realm,
+    retention,
     review,
     sessions,
     tickets,
@@ -236,4 +237,5 @@ def create_app(
     review.add(app, service, acting)
     grants.add(app, service, acting)
     custody.add(app, service, acting)
+    retention.add(app, service, acting)
     return app
