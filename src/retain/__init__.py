@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # the public names, loaded on first use (PEP 562: ``__getattr
     from retain.chrono import Clock, ManualClock, SystemClock
     from retain.config import Settings
     from retain.errors import RetainError
+    from retain.governance.retention import Hold, HoldEvent, HoldState, SweepResult
     from retain.grants import Grant
     from retain.model import (
         Agent,
@@ -59,6 +60,9 @@ _LAZY = {
     "Settings": "retain.config",
     "RetainError": "retain.errors",
     "Grant": "retain.grants",
+    **dict.fromkeys(
+        ("Hold", "HoldEvent", "HoldState", "SweepResult"), "retain.governance.retention"
+    ),
     **dict.fromkeys(
         (
             "Agent",
@@ -220,6 +224,9 @@ __all__ = [
     "Fact",
     "FactChange",
     "Grant",
+    "Hold",
+    "HoldEvent",
+    "HoldState",
     "Injection",
     "Load",
     "ManualClock",
@@ -237,6 +244,7 @@ __all__ = [
     "Settings",
     "Status",
     "StoreStatus",
+    "SweepResult",
     "SystemClock",
     "Team",
     "TicketStatus",
