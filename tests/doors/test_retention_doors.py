@@ -181,3 +181,15 @@ def test_a_hold_and_a_sweep_say_they_change_the_store(service: MemoryService, to
     annotations = listed(operator_server(service))[tool].annotations
     assert annotations is not None and annotations.read_only_hint is False
     assert annotations.destructive_hint is (tool == "memory_sweep")
+
+
+def test_the_cli_sweep_forgets_and_prints_each_certificate(retain: Retain) -> None:
+    own = agents_note(retain.home)
+    kept = retain.json("add", "plan", "-d", "the launch plan")["id"]
+    retain.ok("hold", kept, "--reason", "matter 42")
+    text = retain.ok("sweep", "--before", "2999-01-01", "--reason", "policy").stdout
+    assert "Forgot 1 memories." in text and f"Held, so kept: {kept}." in text
+    again = retain.json("sweep", "--before", "2999-01-01", "--reason", "policy", "--no-digest")
+    assert again["selected"] == [] and again["forgotten"] == [] and again["held"] == [kept]
+    certificate = retain.json("certificate", own)
+    assert (certificate["target"], certificate["reason"]) == (own, "policy")

@@ -13,6 +13,7 @@ from retain import errors
 from retain.chrono import ManualClock, parse_period, stamp
 from retain.config import Settings
 from retain.governance.retention import Window, window_for
+from retain.model import Memory
 from retain.service import MemoryService
 
 WINDOWS = (
@@ -44,6 +45,13 @@ def timeline(
         ids[f"bea-{day}"] = bea.remember(f"bea's note of day {day}").id
         clock.advance(days=50)
     return operator, ids
+
+
+def stored(service: MemoryService, memory_id: str) -> Memory:
+    """The row as the store holds it, whatever its status (a lookup passes over a
+    forgotten one)."""
+    (row,) = service.backend.read(lambda tx: tx.get_many([memory_id]))
+    return row
 
 
 def selected(result: object) -> set[str]:
@@ -218,3 +226,78 @@ def test_the_most_specific_pattern_wins(scope: str, pattern: str) -> None:
 
 def test_no_pattern_no_window() -> None:
     assert window_for((Window("team:*", parse_period("P1D")),), "project:web") is None
+
+
+# -- the forgetting (through the erasure forget runs) ---------------------------------------
+
+
+def test_a_sweep_forgets_what_it_selected_each_with_its_certificate(
+    timeline: tuple[MemoryService, dict[str, str]],
+) -> None:
+    operator, ids = timeline
+    operator.hold(ids["global-0"], reason="matter 42")
+    told: list[tuple[str, int, int]] = []
+    result = operator.sweep(
+        reason="retention policy", before="2026-04-01", keep_digest=False,
+        progress=lambda phase, done, total: told.append((phase, done, total)),
+    )  # fmt: skip
+    gone = {ids[k] for k in ("web-0", "ada-0", "bea-0")}
+    assert selected(result) == gone and result.held == (ids["global-0"],)
+    assert not result.dry_run
+    certificates = {c["target"]: c for c in result.forgotten}
+    assert set(certificates) == gone
+    for target, certificate in certificates.items():
+        assert certificate["reason"] == "retention policy"
+        assert certificate["principal"] == "operator:test"
+        assert certificate["digest_kind"] == "none" and certificate["erased"] == [target]
+        assert certificate["places"]["store_files"] in ("verified", "unverified")
+        row = stored(operator, target)
+        assert (row.status.value, row.body, row.description) == ("forgotten", "", "")
+    assert stored(operator, ids["global-0"]).status.value == "active"  # held, kept
+    assert stored(operator, ids["web-50"]).status.value == "active"  # learned later
+    assert ("forget", 3, 3) in told
+    again = operator.sweep(reason="retention policy", before="2026-04-01", dry_run=True)
+    assert selected(again) == set() and again.held == (ids["global-0"],)  # forgotten: gone
+
+
+def test_a_sweep_keeps_a_memory_whose_copy_is_held(make_service: ServiceFactory) -> None:
+    """A quarantined record and its released successor: the held successor is skipped
+    at the selection, the record at its erasure (erasing it would erase the held copy)."""
+    operator = make_service()
+    operator.add_agent("ada")
+    record = make_service(
+        settings=Settings(llm_writes="quarantined"), principal="agent:ada"
+    ).remember("waits for review, then is released")
+    successor = operator.review(record.id, "release", record.content_hash).successor
+    assert successor is not None
+    operator.hold(successor.id, reason="matter 42")
+    result = operator.sweep(reason="tidy", before="2099-01-01")
+    assert set(result.held) == {record.id, successor.id}
+    assert result.forgotten == () and selected(result) == set()
+    assert stored(operator, record.id).status.value != "forgotten"
+
+
+def test_a_copy_erased_with_an_earlier_memory_has_that_ones_certificate(
+    make_service: ServiceFactory,
+) -> None:
+    operator = make_service()
+    operator.add_agent("ada")
+    record = make_service(
+        settings=Settings(llm_writes="quarantined"), principal="agent:ada"
+    ).remember("waits for review, then is released")
+    successor = operator.review(record.id, "release", record.content_hash).successor
+    assert successor is not None
+    result = operator.sweep(reason="tidy", before="2099-01-01")
+    assert selected(result) == {record.id, successor.id}
+    (certificate,) = result.forgotten
+    assert set(certificate["erased"]) == {record.id, successor.id}
+
+
+def test_an_applications_sweep_forgets_the_shared_tiers_only(
+    timeline: tuple[MemoryService, dict[str, str]],
+) -> None:
+    operator, ids = timeline
+    app = operator.acting_as("app:records")
+    result = app.sweep(reason="tidy", before="2026-04-01")
+    assert {c["target"] for c in result.forgotten} == {ids["global-0"], ids["web-0"]}
+    assert stored(operator, ids["ada-0"]).status.value == "active"

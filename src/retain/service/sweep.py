@@ -9,21 +9,38 @@ is kept. Every status but ``forgotten`` is swept (a superseded, retracted or qua
 version holds its text too). A dry run selects the same memories and writes nothing.
 
 The selection is read in one read transaction, a scope's memories a page at a time in
-the order learned (index ``memories_learned``), each as the actor's view sees it.
+the order learned (index ``memories_learned``), each as the actor's view sees it. The
+forgetting then runs a page of the selection per write transaction, each memory read
+again under the lock and erased with its copies by ``erasure.erase`` (the one erasure
+``forget`` runs), its certificate appended; a memory held since the selection, or one a
+copy of which is held, is kept and listed as held; one erased meanwhile (as an earlier
+memory's copy, or by another caller) is passed over. Once every page is in, the store
+compacts once and each certificate records its verification (``erasure.settle``).
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
 from retain import fields
 from retain.chrono import parse_moment, parse_stamp, stamp
-from retain.errors import InvalidValue, NotFound
+from retain.errors import HoldActive, InvalidValue, NotFound
 from retain.governance.retention import Cutoff, SweepResult, Swept, window_for
-from retain.model import AGENT_PREFIX, GLOBAL_SCOPE, PROJECT_PREFIX, TEAM_PREFIX
+from retain.model import (
+    AGENT_PREFIX,
+    GLOBAL_SCOPE,
+    PROJECT_PREFIX,
+    TEAM_PREFIX,
+    Memory,
+    Proposal,
+    Status,
+)
+from retain.service import erasure
 from retain.service.store import Progress
+from retain.service.work import Work
 from retain.storage.base import Reads
 
 if TYPE_CHECKING:
@@ -66,6 +83,12 @@ def sweep(
     if scope is not None:
         _check_scope(scope)
     chosen = svc.backend.read(lambda tx: _select(svc, tx, instant, scope, progress))
+    certificates: list[erasure.Certificate] = []
+    if not dry_run:
+        done, late = _forget(svc, chosen, reason, keep_digest, progress)
+        certificates = erasure.settle(svc, done)
+        chosen.held.extend(late)
+        chosen.selected = [s for s in chosen.selected if s.id not in set(late)]
     return SweepResult(
         before=instant,
         scope=scope,
@@ -73,7 +96,52 @@ def sweep(
         selected=tuple(chosen.selected),
         held=tuple(chosen.held),
         dry_run=dry_run,
+        forgotten=tuple(c.to_dict() for c in certificates),
     )
+
+
+def _forget(
+    svc: MemoryService,
+    chosen: _Selection,
+    reason: str,
+    keep_digest: bool,
+    progress: Progress | None,
+) -> tuple[list[erasure.Erasure], list[str]]:
+    """Erase the selection a page per write transaction: the erasures committed, and
+    the ids kept because a hold stands on them (or on a copy of them) by now."""
+    ids = [s.id for s in chosen.selected]
+    done: list[erasure.Erasure] = []
+    late: list[str] = []
+
+    def page(work: Work, *, part: list[str]) -> tuple[list[erasure.Erasure], list[str]]:
+        view = svc._reader(work.reads)
+
+        def reach(item: Memory | Proposal) -> bool:  # a copy it may erase: one it sees
+            return view.sees_proposal(item) if isinstance(item, Proposal) else view.sees(item)
+
+        erased, held = [], []
+        for memory_id in part:
+            memory = view.get(work.reads, memory_id)  # again, under the lock
+            if memory is None or memory.status is Status.FORGOTTEN:
+                continue  # erased meanwhile: as a copy of one before it, or by another
+            try:
+                erased.append(
+                    erasure.erase(work, memory, reason=reason, keep_digest=keep_digest,
+                                  reach=reach)
+                )  # fmt: skip
+            except HoldActive:  # refused before the erasure changed anything
+                held.append(memory_id)
+        return erased, held
+
+    for start in range(0, len(ids), PAGE):
+        if progress is not None:
+            progress("forget", start, len(ids))
+        erased, held = svc._write(functools.partial(page, part=ids[start : start + PAGE]))
+        done.extend(erased)
+        late.extend(held)
+    if progress is not None:
+        progress("forget", len(ids), len(ids))
+    return done, late
 
 
 def _check_scope(scope: str) -> None:
