@@ -26,6 +26,7 @@ if TYPE_CHECKING:  # the public names, loaded on first use (PEP 562: ``__getattr
     from retain.chrono import Clock, ManualClock, SystemClock
     from retain.config import Settings
     from retain.errors import RetainError
+    from retain.governance.retention import Hold, HoldEvent, HoldState, SweepResult
     from retain.grants import Grant
     from retain.model import (
         Agent,
@@ -70,6 +71,9 @@ _LAZY = {
     **dict.fromkeys(
         ("Assertion", "ConflictSignal", "GateAnswer", "IndexResult", "LedgerResult", "StoreInfo"),
         "retain.assertions",
+    ),
+    **dict.fromkeys(
+        ("Hold", "HoldEvent", "HoldState", "SweepResult"), "retain.governance.retention"
     ),
     **dict.fromkeys(
         (
@@ -236,6 +240,9 @@ __all__ = [
     "GateAnswer",
     "Grant",
     "IndexResult",
+    "Hold",
+    "HoldEvent",
+    "HoldState",
     "Injection",
     "LedgerResult",
     "Load",
@@ -255,6 +262,7 @@ __all__ = [
     "Status",
     "StoreInfo",
     "StoreStatus",
+    "SweepResult",
     "SystemClock",
     "Team",
     "TicketStatus",

@@ -1,5 +1,6 @@
 """Time: the injectable clock, the stored timestamp form, and the parsers for
-expiry dates and durations that every door accepts.
+expiry dates and durations that every door accepts (``90d``-style periods, and the
+ISO 8601 durations of ``[retention]``: ``Period``).
 
 Stored timestamps are UTC, RFC 3339, fixed width with microseconds
 (``2026-11-29T14:45:52.123456Z``), so text order is time order.
@@ -199,6 +200,81 @@ def parse_duration(text: str) -> timedelta:
         raise InvalidTime(
             f"{text!r} is longer than retain can count", remedy="give a shorter period"
         ) from exc
+
+
+_ISO_PERIOD = re.compile(
+    r"^P(?:(?P<Y>[0-9]+)Y)?(?:(?P<M>[0-9]+)M)?(?:(?P<W>[0-9]+)W)?(?:(?P<D>[0-9]+)D)?"
+    r"(?:T(?:(?P<h>[0-9]+)H)?(?:(?P<m>[0-9]+)M)?(?:(?P<s>[0-9]+)S)?)?$"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Period:
+    """An ISO 8601 duration (``P365D``, ``P1Y6M``, ``PT12H``): calendar ``months`` (a
+    year is twelve), counted back on the calendar, and an exact ``span`` (weeks, days of
+    24 hours, hours, minutes, seconds). ``text`` is the duration as written."""
+
+    text: str
+    months: int
+    span: timedelta
+
+    @property
+    def empty(self) -> bool:
+        """Whether it is no time at all (``P0D``)."""
+        return self.months == 0 and self.span == timedelta(0)
+
+    def back_from(self, moment: datetime) -> datetime:
+        """The instant this period before ``moment``: the months back on the calendar
+        (in UTC; a day past the shorter month's end is its last day), then the span;
+        refused (``invalid_time``) rather than reaching before year 1."""
+        utc = moment.astimezone(UTC)
+        if self.months:
+            count = utc.year * 12 + utc.month - 1 - self.months
+            year, month = divmod(count, 12)
+            if year < 1:
+                raise InvalidTime(
+                    f"{self.text} reaches back before year 1", remedy="give a shorter period"
+                )
+            import calendar
+
+            day = min(utc.day, calendar.monthrange(year, month + 1)[1])
+            utc = utc.replace(year=year, month=month + 1, day=day)
+        return before(utc, self.span)
+
+
+def parse_period(text: str) -> Period:
+    """An ISO 8601 duration of whole numbers: ``P[nY][nM][nW][nD][T[nH][nM][nS]]``, at
+    least one part, ``T`` only before a time part (``P365D``, ``P1Y``, ``P2W``, ``PT36H``).
+    Fractions, signs and the ``PYYYY-MM-DD`` form are refused (``invalid_time``)."""
+    written = text.strip().upper() if isinstance(text, str) else ""
+    match = _ISO_PERIOD.match(written)
+    if (
+        match is None
+        or not any(match.groupdict().values())
+        or written.endswith("T")
+        or not isinstance(text, str)
+    ):
+        raise InvalidTime(
+            f"{text!r} is not an ISO 8601 duration",
+            remedy="write P and whole numbers with their units, such as P365D, P1Y, P2W or "
+            "PT12H (Y years, M months, W weeks, D days; after T: H hours, M minutes, S seconds)",
+            value=text,
+        )
+    part = {k: int(v) if v else 0 for k, v in match.groupdict().items()}
+    try:
+        span = timedelta(
+            weeks=part["W"], days=part["D"], hours=part["h"], minutes=part["m"], seconds=part["s"]
+        )
+    except OverflowError as exc:
+        raise InvalidTime(
+            f"{text!r} is longer than retain can count", remedy="give a shorter period"
+        ) from exc
+    months = part["Y"] * 12 + part["M"]
+    if months > 12 * 10_000:
+        raise InvalidTime(
+            f"{text!r} is longer than retain can count", remedy="give a shorter period"
+        )
+    return Period(written, months, span)
 
 
 def before(moment: datetime, period: timedelta) -> datetime:

@@ -51,6 +51,12 @@ control = false                      # true: every call needs a grant too (deny 
 # [[access.grant]]                   # read-only grants: subject ("role:NAME", a principal or
 #                                    # a pattern), action, on, effect ("allow" or "deny");
 #                                    # see docs/concepts.md, "Access grants"
+
+[retention]                          # how long a sweep keeps what the store learned: a scope
+                                     # pattern -> an ISO 8601 duration (the most specific
+                                     # pattern wins: the scope, then "KIND:*", then "*"), e.g.
+                                     # global = "P365D", "team:*" = "P90D", "project:web" = "P30D";
+                                     # a scope no pattern matches is kept
 """
 
 from __future__ import annotations
@@ -65,6 +71,7 @@ from typing import Any, NoReturn
 from retain import grants
 from retain.errors import ConfigInvalid, InvalidValue
 from retain.governance.content_trust import ContentTrustSettings
+from retain.governance.retention import Window
 from retain.governance.secrets import SecretSettings, configured
 from retain.grants import Grant
 from retain.search.embed import DEFAULT_STATIC_MODEL, EmbedderSettings, check_settings
@@ -133,6 +140,8 @@ class Settings:
     ticket_expire_after: timedelta = TICKET_EXPIRE_AFTER  # [tickets] expire_after
     # [gate]: (scope pattern, mode) pairs; a scope no pattern matches is not gated
     gate: tuple[tuple[str, str], ...] = ()
+    # [retention]: the windows a sweep without an instant keeps each scope's memories for
+    retention: tuple[Window, ...] = ()
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
@@ -194,6 +203,7 @@ def load_settings(home: Path) -> Settings:
         content_trust=_content_trust(data, path),
         ticket_expire_after=_expire_after(data, path),
         gate=_gate(data, path),
+        retention=_retention(data, path),
     )
 
 
@@ -208,8 +218,10 @@ KNOWN: dict[str, tuple[str, ...]] = {
     "content_trust": tuple(asdict(ContentTrustSettings())),
     "tickets": ("expire_after",),
     "gate": (),  # its keys are scope patterns, each checked by _gate
+    "retention": (),  # its keys are scope patterns, each checked by _retention
 }
-FREE_KEYS = frozenset({"gate"})  # tables whose keys are the user's, not settings' names
+# tables whose keys are the user's, not settings' names
+FREE_KEYS = frozenset({"gate", "retention"})
 
 
 def _switch(section: dict[str, Any], table: str, key: str, default: bool, path: Path) -> bool:
@@ -409,6 +421,49 @@ def _gate(data: dict[str, Any], path: Path) -> tuple[tuple[str, str], ...]:
             )
         rules.append((pattern, mode))
     return tuple(rules)
+
+
+def _retention(data: dict[str, Any], path: Path) -> tuple[Window, ...]:
+    """The ``[retention]`` table: each key a scope pattern (``*``, ``global``,
+    ``KIND:*`` or ``KIND:NAME`` for project, team or agent), each value an ISO 8601
+    duration longer than nothing (``P365D``, ``P1Y``, ``PT12H``)."""
+    from retain.chrono import parse_period
+    from retain.errors import InvalidTime
+    from retain.governance.retention import is_pattern
+
+    windows = []
+    for pattern, value in _section(data, "retention", path).items():
+        if not is_pattern(pattern):
+            raise ConfigInvalid(
+                f"[retention] {pattern!r} in {path} is not a scope pattern",
+                remedy='name "*", global, a scope such as "project:web", or a kind of '
+                'scope such as "team:*" (in quotes)',
+                path=str(path),
+                key=f"retention.{pattern}",
+            )
+        try:
+            if not isinstance(value, str):
+                raise InvalidTime("not text")
+            period = parse_period(value)
+        except InvalidTime as exc:
+            raise ConfigInvalid(
+                f"[retention] {pattern!r} in {path} must be an ISO 8601 duration such as "
+                "P365D, P1Y or P2W",
+                remedy=f'set it like "{pattern}" = "P90D" (in quotes)',
+                path=str(path),
+                key=f"retention.{pattern}",
+                value=value,
+            ) from exc
+        if period.empty:
+            raise ConfigInvalid(
+                f"[retention] {pattern!r} in {path} must be longer than nothing",
+                remedy=f'set it like "{pattern}" = "P90D"',
+                path=str(path),
+                key=f"retention.{pattern}",
+                value=value,
+            )
+        windows.append(Window(pattern, period))
+    return tuple(windows)
 
 
 def _context(data: dict[str, Any], path: Path) -> ContextSettings:

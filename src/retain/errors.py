@@ -33,7 +33,10 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   ├── TicketClosed             ticket_closed
     │   ├── GatePending              gate_pending
     │   ├── GrantReadOnly            grant_read_only
-    │   └── AlreadyForgotten         already_forgotten
+    │   ├── AlreadyForgotten         already_forgotten
+    │   ├── HoldActive               hold_active
+    │   ├── AlreadyHeld              already_held
+    │   └── NotHeld                  not_held
     ├── BudgetExceeded               budget_exceeded
     │   └── InlineBudgetExceeded     inline_budget_exceeded
     ├── EditFailed                   edit_failed
@@ -104,6 +107,7 @@ FIXES = frozenset(
         "redact",  # write again asking for each secret to be replaced by its marker
         "quarantine",  # read the quarantine queue (the record and its content_hash)
         "ticket",  # read the ticket something waits on (``ticket``)
+        "release_hold",  # release the legal hold on the memory (``id``)
     }
 )
 
@@ -341,6 +345,27 @@ class AlreadyForgotten(Conflict):
     the erasure, which ``certificate`` fetches)."""
 
     code = "already_forgotten"
+
+
+class HoldActive(Conflict):
+    """A legal hold stands on the memory, so it may not be forgotten or swept until the
+    hold is released (``details``: the memory ``id``, the hold's ``reason``, ``held_by``
+    and ``held_at``)."""
+
+    code = "hold_active"
+
+
+class AlreadyHeld(Conflict):
+    """A hold was asked for on a memory a hold already stands on (``details`` name that
+    hold): a second hold would record a reason no release could keep apart."""
+
+    code = "already_held"
+
+
+class NotHeld(Conflict):
+    """A release was asked for on a memory no hold stands on (``details['id']``)."""
+
+    code = "not_held"
 
 
 # -- budgets -----------------------------------------------------------------

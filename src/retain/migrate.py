@@ -89,6 +89,8 @@ def _copy(src: Transaction, dst: Transaction, expected: Counts, progress: Progre
             dst.insert_proposal(realm, proposal)
         for grant in src.list_grants(realm):
             dst.insert_grant(grant)
+        for hold in src.list_holds(realm):
+            dst.insert_hold(hold)
         ledger = src.list_injections(realm, limit=EVERY_LEDGER_ROW)
         dst.insert_injections(realm, [replace(i, seq=0) for i in reversed(ledger)])
         for identity, session, state, updated in src.list_context_states(realm):

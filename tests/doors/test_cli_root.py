@@ -26,6 +26,7 @@ from tests.doors.cli_helpers import (
     EDIT_FAILED,
     EMBEDDER,
     EXTRA_MISSING,
+    HOLD_ACTIVE,
     INTEGRITY,
     INVALID,
     LISTEN_FAILED,
@@ -69,6 +70,7 @@ def test_exit_statuses_are_the_documented_ones() -> None:
         errors.ListenFailed: LISTEN_FAILED,
         errors.SecretDetected: SECRET_DETECTED,
         errors.ReviewRefused: REVIEW_REFUSED,
+        errors.HoldActive: HOLD_ACTIVE,
     }
     assert documented == EXIT_CODES
     assert EXIT_BUG == BUG

@@ -88,7 +88,9 @@ def settings_of(column: str) -> Settings:
 # review); only an operator rebuilds or moves the store, or grants and revokes access
 # (which anyone but an agent may list);
 # anonymous callers read only, unless the installation allows them to write ([access]
-# anonymous_writes), and then they write the shared tiers and facts, and no more.
+# anonymous_writes), and then they write the shared tiers and facts, and no more;
+# legal holds are placed and released, and retention swept, by operators and applications
+# (issue 17), and whether a memory is held is read by anyone but an agent (as the log is).
 EXPECTED: dict[str, dict[str, str]] = {
     #                      agent   app     operator steward anonymous anonymous-writing
     "search":          row(OK,     OK,     OK,      OK,     OK,       OK),
@@ -148,6 +150,10 @@ EXPECTED: dict[str, dict[str, str]] = {
     "grant":           row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
     "revoke":          row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
     "list_grants":     row(DENIED, OK,     OK,      OK,     OK,       OK),
+    "hold":            row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
+    "release_hold":    row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
+    "held":            row(DENIED, OK,     OK,      OK,     OK,       OK),
+    "sweep":           row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
 }
 # fmt: on
 
@@ -594,6 +600,33 @@ DOORS: dict[str, Doors] = {
     "list_grants": Doors(
         lambda svc, s: svc.list_grants(),
         ("access", "list"), cli_as=True, rest=("get", "/v1/access/grants"), mcp="access_list",
+    ),
+    "hold": Doors(
+        lambda svc, s: svc.hold(s.plan, reason="matter 42"),
+        ("hold",), lambda s: [s.plan, "--reason", "matter 42"], cli_as=True,
+        rest=("post", "/v1/memories/{memory_id}/hold"),
+        rest_args=lambda s: {"memory_id": s.plan, "json": {"reason": "matter 42"}},
+        mcp="memory_hold", mcp_args=lambda s: {"id": s.plan, "reason": "matter 42"},
+    ),
+    "release_hold": Doors(  # the hold the same actor placed just before (VERBS order)
+        lambda svc, s: svc.release_hold(s.plan, reason="closed"),
+        ("release",), lambda s: [s.plan, "--reason", "closed"], cli_as=True,
+        rest=("delete", "/v1/memories/{memory_id}/hold"),
+        rest_args=lambda s: {"memory_id": s.plan, "params": {"reason": "closed"}},
+        mcp="memory_release", mcp_args=lambda s: {"id": s.plan, "reason": "closed"},
+    ),
+    "held": Doors(
+        lambda svc, s: svc.held(s.plan),
+        ("held",), lambda s: [s.plan], cli_as=True,
+        rest=("get", "/v1/memories/{memory_id}/hold"), rest_args=lambda s: {"memory_id": s.plan},
+        mcp="memory_held", mcp_args=lambda s: {"id": s.plan},
+    ),
+    "sweep": Doors(  # of what was learned before the set-up: nothing goes
+        lambda svc, s: svc.sweep(reason="retention", before="2000-01-01"),
+        ("sweep",), lambda s: ["--before", "2000-01-01", "--reason", "retention"], cli_as=True,
+        rest=("post", "/v1/sweep"),
+        rest_args=lambda s: {"json": {"reason": "retention", "before": "2000-01-01"}},
+        mcp="memory_sweep", mcp_args=lambda s: {"reason": "retention", "before": "2000-01-01"},
     ),
 }  # fmt: skip
 VERBS = tuple(DOORS)  # the order each (column, door) runs them in

@@ -98,6 +98,7 @@ ALL_TOOLS = {
     "memory_list_quarantine", "memory_review",
     "access_list", "access_grant", "access_revoke",
     "memory_index", "memory_query", "memory_stores", "memory_gate",
+    "memory_hold", "memory_release", "memory_held", "memory_sweep",
 }  # fmt: skip
 
 
@@ -122,11 +123,12 @@ def test_every_tool_says_truthfully_what_it_does(service: MemoryService) -> None
         "memory_search", "memory_recall", "fact_read", "fact_history", "ticket_list",
         "ticket_show", "memory_list_quarantine", "access_list", "memory_query",
         "memory_stores", "memory_gate",
+        "memory_held",
     }  # fmt: skip
     destructive = {n for n, t in tools.items() if t.annotations and t.annotations.destructive_hint}
     assert destructive == {
         "memory_write", "memory_edit", "memory_delete", "memory_update", "memory_forget",
-        "fact_retract", "memory_review", "access_revoke",
+        "fact_retract", "memory_review", "access_revoke", "memory_sweep",
     }  # fmt: skip
     assert tools["fact_write"].annotations and tools["fact_write"].annotations.idempotent_hint
 
@@ -196,6 +198,10 @@ SAMPLE_CALLS: dict[str, dict[str, Any]] = {
     "memory_query": {"entity": "bob"},
     "memory_stores": {},
     "memory_gate": {"subject": "bob", "predicate": "drink"},
+    "memory_hold": {"id": "01NOSUCHMEMORY", "reason": "matter 42"},
+    "memory_release": {"id": "01NOSUCHMEMORY", "reason": "closed"},
+    "memory_held": {"id": "01NOSUCHMEMORY"},
+    "memory_sweep": {"reason": "retention", "dry_run": True},
 }
 
 
@@ -639,6 +645,7 @@ HTTP_STATUS_OF = {
     "evidence_mismatch": 409, "trust_capped": 409,
     "project_not_empty": 409, "ticket_closed": 409, "gate_pending": 409,
     "grant_read_only": 409, "already_forgotten": 409,
+    "hold_active": 409, "already_held": 409, "not_held": 409,
     "budget_exceeded": 422, "inline_budget_exceeded": 422,
     "edit_failed": 422, "edit_no_match": 422, "edit_ambiguous": 422,
     "stale_update": 412,

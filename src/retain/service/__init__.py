@@ -59,9 +59,11 @@ from retain.service import (
     trust,
 )
 from retain.service import context as section
+from retain.service import hold as holds
 from retain.service import review as reviewing
 from retain.service import search as finding
 from retain.service import session as sessions
+from retain.service import sweep as sweeping
 from retain.service.actor import LOCAL_OPERATOR, Actor, Kind
 from retain.service.lookup import READ_PAGE_CHARS, Record
 from retain.service.rows import content_hash
@@ -457,6 +459,12 @@ class MemoryService:
     grant = access.grant
     revoke = access.revoke
     list_grants = access.list_grants
+
+    # legal holds and retention
+    hold = holds.hold
+    release_hold = holds.release_hold
+    held = holds.held
+    sweep = sweeping.sweep
 
     # health and upkeep
     verify = admin.verify

@@ -71,6 +71,9 @@ NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         ),
         "delete": _DELETE,
         "forget": _DELETE,
+        # custody: who may erase may hold and sweep (a hold keeps an erasure from it)
+        **dict.fromkeys(("hold", "release_hold", "sweep"), _DELETE),
+        "held": _READ,
         # the realm's registry, its grants and upkeep
         **dict.fromkeys(
             ("add_project", "rename_project", "remove_project", "add_agent", "add_team",

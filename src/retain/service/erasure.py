@@ -55,6 +55,7 @@ from retain.governance.erasure import (
 )
 from retain.model import Event, Memory, Proposal, Status, agent_scope
 from retain.service import lookup
+from retain.service.hold import require_released
 from retain.service.work import Work
 from retain.storage.base import Reads
 
@@ -345,6 +346,8 @@ def erase(
     tx, now, realm = work.reads, work.now, work.realm
     key = os.environ.get(FORGET_KEY, "").encode("utf-8") or None
     memories, tickets, beyond = lineage(tx, realm, item, reach)
+    for copy in (item.id, *(m.id for m in memories)):  # a legal hold on any copy refuses
+        require_released(work, copy)
     value = item.body
     kept = digest_of(value, keep=keep_digest, key=key)
     certificate_id = work.store.ids.new(now)

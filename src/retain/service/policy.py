@@ -82,6 +82,9 @@ _QUARANTINE = "quarantined records are reviewed by an operator or the steward"
 _GRANTS = "grants are kept by operators"
 _WHO = "who may do what is the realm's administration, not an agent's"
 _LEDGER = "the assertion ledger is written by operators, applications and the steward (which bridges conflict signals); an agent asks the gate"  # noqa: E501
+_HOLDS = "legal holds are placed and released by operators and applications"
+_HELD = "legal holds are the realm's custody, not an agent's to read"
+_RETAIN = "retention sweeps are upkeep for operators and applications"
 
 POLICY: Mapping[str, Rule] = MappingProxyType(
     {
@@ -154,6 +157,11 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "grant": _write(OPERATOR, _GRANTS, offered=True),
         "revoke": _write(OPERATOR, _GRANTS, offered=True),
         "list_grants": _read(NOT_AGENTS, _WHO, offered=True),
+        # legal holds and retention (a model acting as an agent is never offered them)
+        "hold": _write(ADMINS, _HOLDS, offered=True),
+        "release_hold": _write(ADMINS, _HOLDS, offered=True),
+        "held": _read(NOT_AGENTS, _HELD, offered=True),
+        "sweep": _write(ADMINS, _RETAIN, offered=True),
     }
 )
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from retain import ledger
 from retain.assertions import ConflictSignal
 from retain.chrono import stamp
+from retain.governance.retention import Hold
 from retain.grants import Grant
 from retain.model import AgentSession, Event, Injection, Memory, Proposal
 from retain.search import key
@@ -162,6 +163,13 @@ class Work:
     def put_conflict(self, signal: ConflictSignal) -> None:
         """Store the assertion ledger's conflict signal of one key (its change is an event)."""
         self._tx.put_conflict(signal)
+
+    def add_hold(self, hold: Hold) -> None:
+        self._tx.insert_hold(hold)
+
+    def remove_hold(self, target: str) -> bool:
+        """Remove the hold on ``target``; False when none stood."""
+        return self._tx.delete_hold(self.realm, target)
 
     # -- what the doors rendered, and legacy imports ---------------------------------------
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # vectors are numpy arrays; only a command that makes one loa
     Vector = npt.NDArray[np.float32] | array[float]
 
 from retain.assertions import ConflictSignal
+from retain.governance.retention import Hold
 from retain.grants import Grant
 from retain.model import (
     Agent,
@@ -191,6 +192,30 @@ class Reads(Protocol):
     def get_proposal(self, realm: str, proposal_id: str) -> Proposal | None: ...
     def list_grants(self, realm: str) -> list[Grant]:
         """The realm's stored grants, oldest first."""
+        ...
+
+    def get_hold(self, realm: str, target: str) -> Hold | None:
+        """The legal hold standing on the memory ``target`` (its id), if one does."""
+        ...
+
+    def list_holds(self, realm: str) -> list[Hold]:
+        """The realm's standing holds, oldest first."""
+        ...
+
+    def held_among(self, realm: str, targets: Sequence[str]) -> set[str]:
+        """Which of the memories ``targets`` (ids) a hold stands on."""
+        ...
+
+    def memory_scopes(self, realm: str) -> list[str]:
+        """Every scope the realm's memories are in (whatever their status), sorted."""
+        ...
+
+    def learned_before(
+        self, realm: str, scope: str, before: str, after: tuple[str, str] | None, limit: int
+    ) -> list[Memory]:
+        """The memories of ``scope`` the store learned (``created_at``) before the stamp
+        ``before``, whatever their status but ``forgotten``, in the order learned (then
+        id), after the position ``after`` (its created_at stamp and id), at most ``limit``."""
         ...
 
     def count_memories(self, realm: str | None, scope: str | None = None) -> int:
@@ -463,6 +488,11 @@ class Transaction(Reads, Protocol):
 
     def insert_grant(self, grant: Grant) -> None: ...
     def delete_grant(self, grant_id: str) -> None: ...
+    def insert_hold(self, hold: Hold) -> None: ...
+    def delete_hold(self, realm: str, target: str) -> bool:
+        """Remove the hold on ``target``; False when none stood."""
+        ...
+
     def add_member(self, realm: str, team: str, agent: str, now: str) -> bool:
         """Put ``agent`` in ``team``; False when it was a member already."""
         ...

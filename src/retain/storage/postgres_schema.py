@@ -407,6 +407,22 @@ CREATE INDEX memories_ledger ON memories(realm, created_at)
     WHERE (metadata #>> '{ledger,store}') IS NOT NULL;
 """
 
+# Legal holds: one row per held memory of a realm (``hold`` places it, ``release``
+# removes it; each is an event too), and ``memories_learned``, a scope's memories in the
+# order the store learned them, which a retention sweep reads.
+_HOLDS = """
+CREATE TABLE holds (
+    realm TEXT NOT NULL REFERENCES realms(name),
+    target TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    held_by TEXT NOT NULL,
+    held_at TEXT NOT NULL,
+    event_id TEXT NOT NULL,
+    PRIMARY KEY (realm, target)
+);
+CREATE INDEX memories_learned ON memories(realm, scope, created_at, id);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "deferred vectors", _DEFERRED_VECTORS),
@@ -421,6 +437,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "grants", _GRANTS),
     Migration(12, "quarantine queue", _QUARANTINE_QUEUE),
     Migration(13, "conflicts", _CONFLICTS),
+    Migration(14, "holds", _HOLDS),
 )
 
 

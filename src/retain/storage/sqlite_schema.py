@@ -487,6 +487,27 @@ def _m013_conflicts(con: sqlite3.Connection) -> None:
     )
 
 
+def _m014_holds(con: sqlite3.Connection) -> None:
+    """Legal holds: one row per held memory of a realm (``hold`` places it, ``release``
+    removes it; each is an event too), and ``memories_learned``, a scope's memories in
+    the order the store learned them, which a retention sweep reads."""
+    run_script(
+        con,
+        """
+        CREATE TABLE holds (
+            realm TEXT NOT NULL REFERENCES realms(name),
+            target TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            held_by TEXT NOT NULL,
+            held_at TEXT NOT NULL,
+            event_id TEXT NOT NULL,
+            PRIMARY KEY (realm, target)
+        ) WITHOUT ROWID;
+        CREATE INDEX memories_learned ON memories(realm, scope, created_at, id);
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", _m001_foundation),
     Migration(2, "retrieval", _m002_retrieval),
@@ -501,6 +522,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "grants", _m011_grants),
     Migration(12, "quarantine queue", _m012_quarantine_queue),
     Migration(13, "conflicts", _m013_conflicts),
+    Migration(14, "holds", _m014_holds),
 )
 
 

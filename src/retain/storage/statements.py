@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from retain.assertions import ConflictSignal
 from retain.chrono import parse_optional_stamp, parse_stamp, stamp
+from retain.governance.retention import Hold
 from retain.grants import Grant
 from retain.ledger import GENESIS
 from retain.model import (
@@ -84,6 +85,14 @@ def _proposal_values(p: Proposal) -> tuple[Any, ...]:
         p.decided_by, stamp(p.decided_at) if p.decided_at else None, p.decision_reason,
         p.landed,
     )  # fmt: skip
+
+
+_HOLD_COLUMNS = "target, reason, held_by, held_at, event_id"
+
+
+def _hold_of(realm: str, row: Sequence[Any]) -> Hold:
+    """The hold of a row selected as ``_HOLD_COLUMNS``."""
+    return Hold(realm, row[0], row[1], row[2], parse_stamp(row[3]), row[4])
 
 
 class SqlStatements(ABC):
@@ -326,6 +335,67 @@ class SqlStatements(ABC):
 
     def delete_grant(self, grant_id: str) -> None:
         self._execute("DELETE FROM grants WHERE id = %s", (grant_id,))
+
+    # -- legal holds, and what a retention sweep reads -----------------------------------
+
+    def get_hold(self, realm: str, target: str) -> Hold | None:
+        row = self._one(
+            f"SELECT {_HOLD_COLUMNS} FROM holds WHERE realm = %s AND target = %s",
+            (realm, target),
+        )
+        return None if row is None else _hold_of(realm, row)
+
+    def list_holds(self, realm: str) -> list[Hold]:
+        rows = self._rows(
+            f"SELECT {_HOLD_COLUMNS} FROM holds WHERE realm = %s ORDER BY held_at, target",
+            (realm,),
+        )
+        return [_hold_of(realm, row) for row in rows]
+
+    def held_among(self, realm: str, targets: Sequence[str]) -> set[str]:
+        held: set[str] = set()
+        for start in range(0, len(targets), 500):
+            part = list(targets[start : start + 500])
+            rows = self._rows(
+                "SELECT target FROM holds WHERE realm = %s "
+                f"AND target IN ({', '.join(['%s'] * len(part))})",
+                [realm, *part],
+            )
+            held.update(r[0] for r in rows)
+        return held
+
+    def insert_hold(self, hold: Hold) -> None:
+        self._execute(
+            f"INSERT INTO holds(realm, {_HOLD_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s)",
+            (hold.realm, hold.target, hold.reason, hold.held_by, stamp(hold.held_at),
+             hold.event_id),
+        )  # fmt: skip
+
+    def delete_hold(self, realm: str, target: str) -> bool:
+        cursor = self._execute(
+            "DELETE FROM holds WHERE realm = %s AND target = %s", (realm, target)
+        )
+        return bool(cursor.rowcount)
+
+    def memory_scopes(self, realm: str) -> list[str]:
+        rows = self._rows(
+            "SELECT DISTINCT scope FROM memories WHERE realm = %s ORDER BY scope", (realm,)
+        )
+        return [r[0] for r in rows]
+
+    def learned_before(
+        self, realm: str, scope: str, before: str, after: tuple[str, str] | None, limit: int
+    ) -> list[Memory]:
+        sql = (
+            f"SELECT {COLUMNS} FROM memories WHERE realm = %s AND scope = %s "
+            "AND created_at < %s AND status <> 'forgotten'"
+        )
+        args: list[Any] = [realm, scope, before]
+        if after is not None:  # the rows after that one, in the same order
+            sql += " AND (created_at, id) > (%s, %s)"
+            args.extend(after)
+        rows = self._rows(sql + " ORDER BY created_at, id LIMIT %s", [*args, limit])
+        return [self._memory(row) for row in rows]
 
     def delete_memory(self, memory_id: str) -> None:
         self._execute("DELETE FROM memories WHERE id = %s", (memory_id,))

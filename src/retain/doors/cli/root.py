@@ -60,6 +60,7 @@ COMMANDS = {
     **dict.fromkeys(("fact",), "fact"),
     **dict.fromkeys(("add", "edit", "get", "list", "read", "remove", "search", "show"), "memory"),
     **dict.fromkeys(("agent", "project", "team"), "registry"),
+    **dict.fromkeys(("held", "hold", "release", "sweep"), "retention"),
     **dict.fromkeys(("quarantine", "review"), "review"),
     **dict.fromkeys(("mcp", "serve"), "server"),
     **dict.fromkeys(("session",), "session"),

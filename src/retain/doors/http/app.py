@@ -34,6 +34,7 @@ from retain.doors.http import (
     grants,
     memories,
     realm,
+    retention,
     review,
     sessions,
     tickets,
@@ -238,4 +239,5 @@ def create_app(
     review.add(app, service, acting)
     grants.add(app, service, acting)
     custody.add(app, service, acting)
+    retention.add(app, service, acting)
     return app

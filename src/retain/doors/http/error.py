@@ -71,6 +71,7 @@ HINTS: Mapping[str, errors.Hint] = {
     "redact": "the body field redact: true writes each secret as its marker",
     "quarantine": f"GET {API}/quarantine shows it with its content_hash",
     "ticket": f"GET {API}/tickets/{{ticket}} shows the ticket it waits on",
+    "release_hold": f"an operator's or application's DELETE {API}/memories/{{id}}/hold",
 }
 
 

@@ -279,3 +279,25 @@ class GrantBody(_Body):
     action: StoredAction
     on: GrantOn
     effect: Effect = "allow"
+
+
+class HoldBody(_Body):
+    """Why a memory is held (the matter, the request): required, and kept in the log."""
+
+    reason: Filled
+
+
+SweepScope = Annotated[
+    str, _rule(pattern=f"^(?:global|(?:project|team|agent):{F.NAME_PATTERN[1:-1]})$")
+]
+
+
+class SweepBody(_Body):
+    """A retention sweep: what was learned before ``before`` (none: each scope's
+    ``[retention]`` window decides), in ``scope`` (none: every scope in view)."""
+
+    reason: Filled
+    before: Moment | None = None
+    scope: SweepScope | None = None
+    keep_digest: bool = True
+    dry_run: bool = False

@@ -39,6 +39,7 @@ HINTS: Mapping[str, Hint] = {
     "redact": "the redact argument writes each secret as its marker",
     "quarantine": "memory_list_quarantine shows it with its content_hash",
     "ticket": "ticket_show shows the ticket it waits on",
+    "release_hold": "an operator or an application releases it (memory_release)",
 }
 
 

@@ -12,7 +12,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import AnyHttpUrl, Field
 
 import retain
-from retain.doors.mcp import assertions, tickets
+from retain.doors.mcp import assertions, retention, tickets
 from retain.doors.mcp.error import refusal
 from retain.doors.mcp.schema import (
     Budget,
@@ -519,6 +519,8 @@ def create_server(
     ) -> Annotated[CallToolResult, RevokeOut]:
         """Remove a stored grant (config.toml's are read-only)."""
         return call(lambda s: {"revoked": s.revoke(subject, action, on, effect=effect).to_dict()})
+
+    retention.add(server, call)
 
     @server.resource(
         CONTEXT_URI,
