@@ -87,6 +87,8 @@ def fact_write(
     if not value:
         raise InvalidValue("a fact needs a value", remedy="give the value", field="value")
     fields.text(reason, "reason")
+    if supersedes is not None:
+        fields.text(supersedes, "supersedes")
     proof = trust.evidence_of(evidence)
     when = parse_optional_stamp(parse_valid_from(valid_from, svc.clock)) if valid_from else None
     if when is not None and when > svc._now():
