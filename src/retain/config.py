@@ -51,6 +51,11 @@ control = false                      # true: every call needs a grant too (deny 
 # [[access.grant]]                   # read-only grants: subject ("role:NAME", a principal or
 #                                    # a pattern), action, on, effect ("allow" or "deny");
 #                                    # see docs/concepts.md, "Access grants"
+
+[signing]
+key_file = ""                        # a file holding the Ed25519 signing key (base64 of its
+                                     # 32 raw bytes, or PEM), relative to this directory;
+                                     # $RETAIN_SIGNING_KEY wins over it (docs/receipts.md)
 """
 
 from __future__ import annotations
@@ -133,6 +138,7 @@ class Settings:
     ticket_expire_after: timedelta = TICKET_EXPIRE_AFTER  # [tickets] expire_after
     # [gate]: (scope pattern, mode) pairs; a scope no pattern matches is not gated
     gate: tuple[tuple[str, str], ...] = ()
+    signing_key_file: str = ""  # [signing] key_file, resolved against the home directory
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
@@ -194,6 +200,7 @@ def load_settings(home: Path) -> Settings:
         content_trust=_content_trust(data, path),
         ticket_expire_after=_expire_after(data, path),
         gate=_gate(data, path),
+        signing_key_file=_key_file(data, path),
     )
 
 
@@ -208,8 +215,24 @@ KNOWN: dict[str, tuple[str, ...]] = {
     "content_trust": tuple(asdict(ContentTrustSettings())),
     "tickets": ("expire_after",),
     "gate": (),  # its keys are scope patterns, each checked by _gate
+    "signing": ("key_file",),
 }
 FREE_KEYS = frozenset({"gate"})  # tables whose keys are the user's, not settings' names
+
+
+def _key_file(data: dict[str, Any], path: Path) -> str:
+    """``[signing] key_file`` as a path (relative ones against the file's directory)."""
+    value = _section(data, "signing", path).get("key_file", "")
+    if not isinstance(value, str):
+        raise ConfigInvalid(
+            f"[signing] key_file in {path} must be a file name",
+            remedy='set it like key_file = "signing.key"',
+            path=str(path),
+            key="signing.key_file",
+        )
+    if not value:
+        return ""
+    return str((path.parent / Path(value).expanduser()).resolve())
 
 
 def _switch(section: dict[str, Any], table: str, key: str, default: bool, path: Path) -> bool:

@@ -305,8 +305,8 @@ def grant(
             created_by=svc.principal,
         )
         work.add_grant(stored)
-        work.event("grant", stored.to_dict(), reason=f"{stored.effect} {stored.action}")
-        return stored
+        event = work.event("grant", stored.to_dict(), reason=f"{stored.effect} {stored.action}")
+        return replace(stored, receipt=work.receipt(event))
 
     return svc._write(run)
 
@@ -323,8 +323,8 @@ def revoke(
         for kept in work.reads.list_grants(svc.realm):
             if kept.key == asked.key:
                 work.remove_grant(kept)
-                work.event("revoke", kept.to_dict(), reason=f"{kept.effect} {kept.action}")
-                return kept
+                event = work.event("revoke", kept.to_dict(), reason=f"{kept.effect} {kept.action}")
+                return replace(kept, receipt=work.receipt(event))
         for filed in svc.settings.access.grants:
             if filed.key == asked.key:
                 raise GrantReadOnly(

@@ -463,6 +463,29 @@ def _m012_quarantine_queue(con: sqlite3.Connection) -> None:
     )
 
 
+def _m016_event_signatures(con: sqlite3.Connection) -> None:
+    """The signing key's signature of each event appended while a key was configured
+    (``retain.signing``): by ``seq``, append-only like the events they sign."""
+    run_script(
+        con,
+        """
+        CREATE TABLE event_signatures (
+            seq INTEGER PRIMARY KEY,
+            key_id TEXT NOT NULL,
+            signature TEXT NOT NULL
+        );
+        CREATE TRIGGER event_signatures_append_only_update BEFORE UPDATE ON event_signatures
+        BEGIN
+            SELECT RAISE(ABORT, 'event signatures are append-only');
+        END;
+        CREATE TRIGGER event_signatures_append_only_delete BEFORE DELETE ON event_signatures
+        BEGIN
+            SELECT RAISE(ABORT, 'event signatures are append-only');
+        END;
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", _m001_foundation),
     Migration(2, "retrieval", _m002_retrieval),
@@ -476,6 +499,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "tickets", _m010_tickets),
     Migration(11, "grants", _m011_grants),
     Migration(12, "quarantine queue", _m012_quarantine_queue),
+    Migration(16, "event signatures", _m016_event_signatures),
 )
 
 
