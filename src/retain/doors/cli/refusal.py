@@ -44,6 +44,7 @@ EXIT_CODES: dict[type[errors.RetainError], int] = {
     errors.ListenFailed: 18,
     errors.SecretDetected: 19,
     errors.ReviewRefused: 20,
+    errors.SignatureInvalid: 21,
 }
 EXIT_BUG = 70
 
@@ -104,4 +105,5 @@ HINTS: Mapping[str, errors.Hint] = {
     "redact": "`--redact` writes each secret as its marker",
     "quarantine": "`retain quarantine list` shows it with its content_hash",
     "ticket": "`retain ticket show {ticket}` shows the ticket it waits on",
+    "keygen": "`retain receipt keygen --out FILE`, then key_file under [signing]",
 }

@@ -60,6 +60,7 @@ COMMANDS = {
     **dict.fromkeys(("add", "edit", "get", "list", "read", "remove", "search", "show"), "memory"),
     **dict.fromkeys(("agent", "project", "team"), "registry"),
     **dict.fromkeys(("quarantine", "review"), "review"),
+    **dict.fromkeys(("receipt",), "receipt"),
     **dict.fromkeys(("mcp", "serve"), "server"),
     **dict.fromkeys(("session",), "session"),
     **dict.fromkeys(("ticket",), "ticket"),

@@ -30,6 +30,7 @@ HTTP_STATUS: dict[type[RetainError], int] = {
     errors.EditFailed: 422,
     errors.TransferError: 422,
     errors.SecretDetected: 422,
+    errors.SignatureInvalid: 422,
     errors.StoreBusy: 503,
     errors.EmbedderError: 503,
     errors.RecallFailed: 504,
@@ -71,6 +72,7 @@ HINTS: Mapping[str, errors.Hint] = {
     "redact": "the body field redact: true writes each secret as its marker",
     "quarantine": f"GET {API}/quarantine shows it with its content_hash",
     "ticket": f"GET {API}/tickets/{{ticket}} shows the ticket it waits on",
+    "keygen": "`retain receipt keygen` where the store is, then key_file under [signing]",
 }
 
 

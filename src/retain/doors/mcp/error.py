@@ -39,6 +39,7 @@ HINTS: Mapping[str, Hint] = {
     "redact": "the redact argument writes each secret as its marker",
     "quarantine": "memory_list_quarantine shows it with its content_hash",
     "ticket": "ticket_show shows the ticket it waits on",
+    "keygen": "an operator runs `retain receipt keygen` and configures the key",
 }
 
 
