@@ -30,6 +30,34 @@ class ExportResult:
 
 
 @dataclass(frozen=True, slots=True)
+class LogExport:
+    """What an export of the event log wrote (``retain.eventlog``): the file, how many
+    events (how many of them signed), the chain head it ends at, and the head's
+    signature when the store has a signing key."""
+
+    path: str
+    events: int
+    signed: int
+    head_seq: int
+    head_hash: str
+    key_id: str | None = None
+    head_signature: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "events": self.events,
+            "signed": self.signed,
+            "head": {
+                "seq": self.head_seq,
+                "hash": self.head_hash,
+                "key_id": self.key_id,
+                "signature": self.head_signature,
+            },
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class ContextResult:
     """The memory section rendered for one view, and what went into it."""
 

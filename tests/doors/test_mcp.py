@@ -649,6 +649,7 @@ HTTP_STATUS_OF = {
     "secret_detected": 422,
     "review_refused": 409, "content_mismatch": 409, "not_quarantined": 409,
     "successor_conflict": 409,
+    "key_invalid": 400, "key_missing": 500, "signature_invalid": 422,
 }  # fmt: skip
 
 

@@ -444,6 +444,7 @@ class MemoryService:
 
     # snapshots
     export = exchange.export
+    export_log = exchange.export_log
     import_ = exchange.import_
 
     # access grants

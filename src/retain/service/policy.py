@@ -97,6 +97,7 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "list_memories": _read(EVERYONE),
         "context": _read(EVERYONE),
         "export": _read(NOT_AGENTS, "an export holds the shared tiers; an agent recalls instead"),
+        "export_log": _read(OPERATOR, "the event log holds every realm's changes"),
         "status": _read(EVERYONE),
         # an agent's own memory
         "remember": _write(AGENT, _OWN, offered=True),
