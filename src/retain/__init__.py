@@ -33,12 +33,14 @@ if TYPE_CHECKING:  # the public names, loaded on first use (PEP 562: ``__getattr
         TicketStatus,
         Trust,
     )
+    from retain.receipt import Receipt
     from retain.results import (
         ContextResult,
         DeleteResult,
         EditResult,
         ExportResult,
         FactChange,
+        LogExport,
         MigrateResult,
         ReadResult,
         RetierResult,
@@ -59,6 +61,7 @@ _LAZY = {
     "Settings": "retain.config",
     "RetainError": "retain.errors",
     "Grant": "retain.grants",
+    "Receipt": "retain.receipt",
     **dict.fromkeys(
         (
             "Agent",
@@ -83,6 +86,7 @@ _LAZY = {
             "EditResult",
             "ExportResult",
             "FactChange",
+            "LogExport",
             "MigrateResult",
             "ReadResult",
             "RetierResult",
@@ -222,6 +226,7 @@ __all__ = [
     "Grant",
     "Injection",
     "Load",
+    "LogExport",
     "ManualClock",
     "Memory",
     "MemoryService",
@@ -229,6 +234,7 @@ __all__ = [
     "Project",
     "Proposal",
     "ReadResult",
+    "Receipt",
     "Record",
     "RetainError",
     "RetierResult",

@@ -33,6 +33,7 @@ from tests.doors.cli_helpers import (
     RECALL_FAILED,
     REVIEW_REFUSED,
     SECRET_DETECTED,
+    SIGNATURE_INVALID,
     STALE,
     STORE,
     TRANSFER,
@@ -69,6 +70,7 @@ def test_exit_statuses_are_the_documented_ones() -> None:
         errors.ListenFailed: LISTEN_FAILED,
         errors.SecretDetected: SECRET_DETECTED,
         errors.ReviewRefused: REVIEW_REFUSED,
+        errors.SignatureInvalid: SIGNATURE_INVALID,
     }
     assert documented == EXIT_CODES
     assert EXIT_BUG == BUG
