@@ -530,6 +530,25 @@ class VerifyReport:
 
 
 @dataclass(frozen=True, slots=True)
+class ChainHead:
+    """The last event of the log (seq, hash), signed when the store has a signing key:
+    the head a checker of an exported log expects to end at (``retain.signing``)."""
+
+    seq: int
+    hash: str
+    key_id: str | None = None
+    signature: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "hash": self.hash,
+            "key_id": self.key_id,
+            "signature": self.signature,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class StoreStatus:
     location: str
     schema_version: int

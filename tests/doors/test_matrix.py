@@ -139,6 +139,7 @@ EXPECTED: dict[str, dict[str, str]] = {
     "verify":          row(DENIED, OK,     OK,      OK,     DENIED,   DENIED),
     "certificate":     row(OK,     OK,     OK,      OK,     OK,       OK),
     "compact":         row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
+    "chain_head":      row(OK,     OK,     OK,      OK,     OK,       OK),
     "reindex":         row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
     "migrate_to":      row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
     "grant":           row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
@@ -538,6 +539,9 @@ DOORS: dict[str, Doors] = {
         rest=("get", "/v1/certificates/{target}"), rest_args=lambda s: {"target": s.forgotten},
     ),
     "compact": Doors(lambda svc, s: svc.compact(), ("compact",), rest=("post", "/v1/compact")),
+    "chain_head": Doors(
+        lambda svc, s: svc.chain_head(), ("receipt", "head"), rest=("get", "/v1/chain/head")
+    ),
     "reindex": Doors(lambda svc, s: svc.reindex(), ("reindex",)),
     "migrate_to": Doors(
         lambda svc, s: svc.migrate_to(SqliteBackend(s.copy)),

@@ -458,6 +458,7 @@ class MemoryService:
     forget = erasure.forget
     certificate = erasure.certificate
     compact = erasure.compact
+    chain_head = admin.chain_head
     migrate_to = admin.migrate_to
     reindex = admin.reindex
     status = admin.status

@@ -1,5 +1,6 @@
 """The store's health and upkeep: verify (the search index, the vectors, the event
-chain), reindex, the move of a whole store to another backend, and the status.
+chain and its signatures), the signed chain head, reindex, the move of a whole store to
+another backend, and the status.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from retain import budget, ledger
 from retain.chrono import stamp
 from retain.errors import IntegrityFailed
 from retain.model import Event
-from retain.results import MigrateResult, StoreStatus, VerifyReport
+from retain.results import ChainHead, MigrateResult, StoreStatus, VerifyReport
 from retain.service import policy
 from retain.service.store import Progress
 from retain.service.work import Work
@@ -266,6 +267,16 @@ def reindex(svc: MemoryService, *, progress: Progress | None = None) -> int:
         if progress is not None:
             progress("reindex", min(state["done"], total), total)
     return state["done"]
+
+
+def chain_head(svc: MemoryService) -> ChainHead:
+    """The log's last event (seq, hash) as the store holds it now, signed with the
+    store's key when it has one. Not a check: ``verify`` walks the chain to it."""
+    seq, head = svc.backend.read(lambda tx: tx.chain_head())
+    signer = svc.store.signer
+    if signer is None:
+        return ChainHead(seq, head)
+    return ChainHead(seq, head, signer.key_id, signer.sign(head_message(seq, head)))
 
 
 def status(svc: MemoryService) -> StoreStatus:

@@ -143,6 +143,7 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "certificate": _read(EVERYONE),
         "compact": _write(ADMINS, _UPKEEP),
         "verify": _read(KEEPERS, "verifying reads every scope's rows"),
+        "chain_head": _read(EVERYONE),
         "reindex": _write(OPERATOR, _UPKEEP),
         "migrate_to": _write(OPERATOR, _UPKEEP),
         # access grants (checked only under [access] control = true)

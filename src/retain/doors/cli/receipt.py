@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 @cli.group()
 def receipt() -> None:
-    """Check a write's receipt with the store's public key; show or make the key."""
+    """Check a write's receipt with the store's public key; show or make the key; the
+    signed chain head."""
 
 
 def _public(text: str) -> PublicKey:
@@ -86,6 +87,20 @@ def public_key(home: Path | None, fmt: str) -> None:
     with opened(home, fmt) as service:
         public = signing.require(service.store.signer).public
         emit_said(fmt, {"key_id": public.key_id, "public_key": public.text}, public.text)
+
+
+@receipt.command("head")
+@home_option
+@format_option
+def head(home: Path | None, fmt: str) -> None:
+    """Print the event log's last event (seq and hash), signed when the store has a
+    signing key: what an exported log must end at."""
+    with opened(home, fmt) as service:
+        found = service.chain_head()
+        said = f"head: event {found.seq}, hash {found.hash}"
+        if found.signature is not None:
+            said += f", signed by key {found.key_id}: {found.signature}"
+        emit_said(fmt, found.to_dict(), said)
 
 
 @receipt.command("keygen")
