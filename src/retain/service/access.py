@@ -60,7 +60,7 @@ NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
             ("search", "read", "get", "list_memories", "context", "status", "export",
              "recall", "list_proposals", "list_injections", "fact_read", "fact_history",
              "list_projects", "list_agents", "list_teams", "events", "session_status",
-             "list_tickets", "get_ticket", "certificate"),
+             "list_tickets", "get_ticket", "certificate", "chain_head"),
             _READ,
         ),
         # writing and changing memories, facts and proposals
@@ -75,7 +75,7 @@ NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         **dict.fromkeys(
             ("add_project", "rename_project", "remove_project", "add_agent", "add_team",
              "join_team", "verify", "reindex", "migrate_to", "grant", "revoke",
-             "list_grants", "compact"),
+             "list_grants", "compact", "export_log"),
             _ADMIN,
         ),
         # review, trust, sessions and tickets (issue 16's other verbs)
