@@ -281,3 +281,17 @@ def test_a_key_that_is_not_one_is_refused_without_its_value(tmp_path: Path) -> N
     with pytest.raises(ConfigInvalid) as unknown:
         load_settings(tmp_path)
     assert unknown.value.details["did_you_mean"] == "key_file"
+
+
+def test_a_key_that_cannot_be_read_refuses_every_write(
+    make_service: ServiceFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.conftest import store_state
+
+    before = make_service()
+    state = store_state(before)
+    monkeypatch.setenv(signing.ENV, "not a key")
+    broken = make_service()
+    with pytest.raises(KeyInvalid):
+        broken.write("n", description="A note")
+    assert store_state(broken) == state  # nothing written, not even unsigned
