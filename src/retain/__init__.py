@@ -33,14 +33,13 @@ if TYPE_CHECKING:  # the public names, loaded on first use (PEP 562: ``__getattr
         TicketStatus,
         Trust,
     )
-    from retain.receipt import Receipt
+    from retain.receipt import LogExport, Receipt
     from retain.results import (
         ContextResult,
         DeleteResult,
         EditResult,
         ExportResult,
         FactChange,
-        LogExport,
         MigrateResult,
         ReadResult,
         RetierResult,
@@ -61,7 +60,7 @@ _LAZY = {
     "Settings": "retain.config",
     "RetainError": "retain.errors",
     "Grant": "retain.grants",
-    "Receipt": "retain.receipt",
+    **dict.fromkeys(("LogExport", "Receipt"), "retain.receipt"),
     **dict.fromkeys(
         (
             "Agent",
@@ -86,7 +85,6 @@ _LAZY = {
             "EditResult",
             "ExportResult",
             "FactChange",
-            "LogExport",
             "MigrateResult",
             "ReadResult",
             "RetierResult",

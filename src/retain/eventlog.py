@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from retain.chrono import stamp
 from retain.errors import ExportTargetNotEmpty, TransferError
 from retain.model import Event
-from retain.results import LogExport
+from retain.receipt import LogExport
 
 if TYPE_CHECKING:
     from retain.signing import Signer

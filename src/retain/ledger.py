@@ -9,6 +9,13 @@ written before); earlier events stay as written, and their reversals are counted
 
     hash = sha256(prev_hash | seq | event_id | realm | memory_id | kind |
                   tx_time | principal | reason | payload_digest)
+
+``check_chain`` names the first broken link by its seq (``broken_at``). A payload that no
+longer matches its digest passes only as an erased event's (the erased-event rule,
+``docs/receipts.md``): a JSON object whose ``"erased"`` list names ``forget`` events
+later in the log, each listing the event's seq in its ``"erased_events"``. The walk
+checks each event's signature too when it is given a way to (``Signatures``: the
+service's, over the store's key).
 """
 
 from __future__ import annotations

@@ -1,5 +1,7 @@
 """A write's receipt: which event recorded it, when, by whom, the hash of the row it
-wrote and the event's place in the hash chain, signed when the store has a key.
+wrote and the event's place in the hash chain, signed when the store has a key; and the
+other evidence of the log: its signed head (``ChainHead``) and what an export of it
+wrote (``LogExport``).
 
 A receipt carries every field the event's chain hash covers, so that whoever holds it
 can recompute that hash, and (signed) check with the store's public key alone that the
@@ -10,7 +12,7 @@ store issued it (``verify``): no store is opened. Made by the unit of work
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
 from retain import ledger
@@ -66,8 +68,6 @@ class Receipt:
         )
         if signer is None:
             return made
-        from dataclasses import replace
-
         from retain.signing import receipt_message
 
         return replace(made, signature=signer.sign(receipt_message(made.to_dict())))
@@ -157,3 +157,50 @@ def verify(receipt: Receipt, public: PublicKey) -> Receipt:
     if not public.verifies(receipt_message(receipt.to_dict()), receipt.signature):
         raise _refused("signature", f"receipt {receipt.event_id}'s signature does not hold")
     return receipt
+
+
+@dataclass(frozen=True, slots=True)
+class ChainHead:
+    """The last event of the log (seq, hash), signed when the store has a signing key:
+    the head a checker of an exported log expects to end at (``retain.signing``)."""
+
+    seq: int
+    hash: str
+    key_id: str | None = None
+    signature: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "hash": self.hash,
+            "key_id": self.key_id,
+            "signature": self.signature,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LogExport:
+    """What an export of the event log wrote (``retain.eventlog``): the file, how many
+    events (how many of them signed), the chain head it ends at, and the head's
+    signature when the store has a signing key."""
+
+    path: str
+    events: int
+    signed: int
+    head_seq: int
+    head_hash: str
+    key_id: str | None = None
+    head_signature: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "events": self.events,
+            "signed": self.signed,
+            "head": {
+                "seq": self.head_seq,
+                "hash": self.head_hash,
+                "key_id": self.key_id,
+                "signature": self.head_signature,
+            },
+        }

@@ -30,34 +30,6 @@ class ExportResult:
 
 
 @dataclass(frozen=True, slots=True)
-class LogExport:
-    """What an export of the event log wrote (``retain.eventlog``): the file, how many
-    events (how many of them signed), the chain head it ends at, and the head's
-    signature when the store has a signing key."""
-
-    path: str
-    events: int
-    signed: int
-    head_seq: int
-    head_hash: str
-    key_id: str | None = None
-    head_signature: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "events": self.events,
-            "signed": self.signed,
-            "head": {
-                "seq": self.head_seq,
-                "hash": self.head_hash,
-                "key_id": self.key_id,
-                "signature": self.head_signature,
-            },
-        }
-
-
-@dataclass(frozen=True, slots=True)
 class ContextResult:
     """The memory section rendered for one view, and what went into it."""
 
@@ -526,25 +498,6 @@ class VerifyReport:
             "problems": list(self.problems),
             "notes": list(self.notes),
             "rebuilt": self.rebuilt,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class ChainHead:
-    """The last event of the log (seq, hash), signed when the store has a signing key:
-    the head a checker of an exported log expects to end at (``retain.signing``)."""
-
-    seq: int
-    hash: str
-    key_id: str | None = None
-    signature: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "seq": self.seq,
-            "hash": self.hash,
-            "key_id": self.key_id,
-            "signature": self.signature,
         }
 
 

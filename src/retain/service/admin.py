@@ -12,7 +12,8 @@ from retain import budget, ledger
 from retain.chrono import stamp
 from retain.errors import IntegrityFailed
 from retain.model import Event
-from retain.results import ChainHead, MigrateResult, StoreStatus, VerifyReport
+from retain.receipt import ChainHead
+from retain.results import MigrateResult, StoreStatus, VerifyReport
 from retain.service import policy
 from retain.service.store import Progress
 from retain.service.work import Work

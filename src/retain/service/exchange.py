@@ -12,7 +12,8 @@ from retain import fields
 from retain.errors import InvalidInput, RetainError
 from retain.governance import secrets
 from retain.model import GLOBAL_SCOPE, Agent, Memory, agent_scope
-from retain.results import ExportResult, LogExport, WriteResult
+from retain.receipt import LogExport
+from retain.results import ExportResult, WriteResult
 from retain.service import agent, lookup, rows, tier
 from retain.service.actor import Actor
 from retain.service.store import Progress
