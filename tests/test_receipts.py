@@ -13,6 +13,7 @@ import pytest
 from tests.conftest import ServiceFactory
 
 from retain import receipt, signing
+from retain.chrono import ManualClock
 from retain.config import Settings, load_settings
 from retain.errors import ConfigInvalid, KeyInvalid, KeyMissing, SignatureInvalid
 from retain.model import Event
@@ -295,3 +296,18 @@ def test_a_key_that_cannot_be_read_refuses_every_write(
     with pytest.raises(KeyInvalid):
         broken.write("n", description="A note")
     assert store_state(broken) == state  # nothing written, not even unsigned
+
+
+def test_each_expired_ticket_has_the_receipt_of_its_own_event(
+    make_service: ServiceFactory, clock: ManualClock
+) -> None:
+    operator = make_service()
+    operator.add_agent("ada")
+    ada = make_service(principal=ADA)
+    first, second = ada.propose("Tabs, not spaces"), ada.propose("Node 22 for the build")
+    clock.advance(days=8)
+    expired = operator.expire_tickets()
+    assert [t.id for t in expired] == sorted([first.id, second.id])
+    made = [assert_receipt_of_its_event(operator, t.receipt) for t in expired]
+    assert [r.kind for r in made] == ["ticket_expire", "ticket_expire"]
+    assert made[1].seq == made[0].seq + 1
