@@ -750,8 +750,10 @@ def test_a_proposal_has_one_shape_at_every_door(service: MemoryService) -> None:
     made = call(server, "memory_propose", {"summary": "Deploys need a green CI run"})
     assert not made.is_error and made.structured_content is not None
     listed = TestClient(http.create_app(service)).get("/v1/proposals").json()["proposals"]
-    assert listed == [made.structured_content]
-    assert made.structured_content["source"] == "agent:coder"
+    proposed = dict(made.structured_content)
+    assert proposed.pop("receipt")["kind"] == "propose"  # a write's: a listing has none
+    assert listed == [proposed]
+    assert proposed["source"] == "agent:coder"
 
 
 def test_with_memory_turned_off_no_tool_is_offered_and_the_section_is_empty(
