@@ -213,3 +213,19 @@ def test_a_payload_edited_in_the_store_shows_in_its_export(
     service.export_log(tmp_path / "log.jsonl")  # an export copies the log as it is
     status, outcome = check_log(tmp_path / "log.jsonl")
     assert (status, outcome["broken_at"]) == (1, 5)
+
+
+def test_a_store_after_forget_verifies_and_its_export_checks_signed(
+    signed: MemoryService, key: signing.Signer, tmp_path: Path
+) -> None:
+    """The erasure slice's ``forget`` rewrites payloads; the chain, the signatures and
+    the exported log still check, each rewritten event accounted for by its certificate."""
+    signed.write("plan", description="The launch plan", body="ship on friday")
+    signed.edit("plan", "friday", "monday")
+    signed.forget("plan", reason="asked to", compact=False)
+    report = signed.verify()
+    assert report.ok and report.erased_events >= 2 and report.signed_events == report.events
+    signed.export_log(tmp_path / "log.jsonl")
+    status, outcome = check_log(tmp_path / "log.jsonl", key.public.text)
+    assert (status, outcome["erased_events"]) == (0, report.erased_events)
+    assert "friday" not in (tmp_path / "log.jsonl").read_text(encoding="utf-8")

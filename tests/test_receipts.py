@@ -114,9 +114,6 @@ def test_an_agents_own_verbs_return_receipts(make_service: ServiceFactory) -> No
     assert assert_receipt_of_its_event(ada, newer.receipt).memory_id == newer.id
     assert newer.receipt is not None and newer.receipt.content_hash == newer.content_hash
 
-    gone = ada.forget(newer.id, reason="moved on")
-    assert assert_receipt_of_its_event(ada, gone.receipt).kind == "forget"
-
     proposal = ada.propose("Node 22 for the build")
     assert assert_receipt_of_its_event(ada, proposal.receipt).kind == "propose"
     assert proposal.to_dict()["receipt"]["principal"] == ADA
