@@ -335,7 +335,7 @@ def fact_confirm(svc: MemoryService, fact_id: str, *, reason: str = "") -> FactC
             work.event("supersede", rows.payload_of(ended, now), memory_id=current.id,
                 reason=reason,
             )  # fmt: skip
-        return _change(confirmed, ended, now)
+        return _change(work, confirmed, ended, now)
 
     return svc._write(run)
 
