@@ -165,6 +165,12 @@ def _no_database_url(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("RETAIN_DATABASE_URL", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _no_signing_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A test signs only with the key it sets: never one of the environment's."""
+    monkeypatch.delenv("RETAIN_SIGNING_KEY", raising=False)
+
+
 @pytest.fixture
 def clock() -> ManualClock:
     return ManualClock(datetime(2026, 3, 1, 12, 0, tzinfo=UTC))

@@ -183,6 +183,7 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
     ),  # fmt: skip
     "delete": (False, ("deploy-rule",), {"project": "web"}),
     "export": (False, ("SNAPSHOT",), {"project": "web", "progress": _progress}),
+    "export_log": (False, ("SNAPSHOT",), {"progress": _progress}),
     "import_": (False, ("SNAPSHOT",), {"force": False, "progress": _progress}),
     "events": (False, (), {"after": 0, "limit": 5, "memory_id": "01ID"}),
     "verify": (False, (), {"rebuild": False, "progress": _progress}),
@@ -193,7 +194,7 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
 # Verbs without an argument to get wrong.
 NO_ARGUMENTS = {
     "close", "list_agents", "list_teams", "list_projects", "status", "offered_verbs",
-    "check_principal", "expire_tickets", "list_grants",
+    "check_principal", "expire_tickets", "list_grants", "chain_head",
 }  # fmt: skip
 # An argument whose type is structural (a ``Backend`` is a Protocol): its methods tell.
 UNCHECKED = {("migrate_to", "target")}

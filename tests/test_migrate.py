@@ -138,3 +138,18 @@ def test_a_copy_that_does_not_verify_raises_and_is_left_to_be_looked_at(
     assert "did not verify" in caught.value.message
     copy = MemoryService(stores["postgres"], settings=HASHED, clock=clock)
     assert [m.name for m in copy.list_memories()] == ["plan"]  # the copy stays
+
+
+def test_a_signed_store_is_copied_with_its_signatures(
+    stores: dict[str, Backend], clock: ManualClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retain import signing
+
+    monkeypatch.setenv(signing.ENV, signing.generate().private_text)
+    source = MemoryService(stores["sqlite"], settings=HASHED, clock=clock)
+    source.write("n", description="A note", body="x")
+    source.migrate_to(stores["postgres"])  # verifies the copy, its signatures too
+    copy = MemoryService(stores["postgres"], settings=HASHED, clock=clock)
+    signatures = copy.backend.read(lambda tx: list(tx.iter_signatures()))
+    assert signatures == source.backend.read(lambda tx: list(tx.iter_signatures()))
+    assert copy.verify().signed_events == len(signatures) == copy.status().events

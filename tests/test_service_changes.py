@@ -81,11 +81,13 @@ def test_a_delete_carries_the_text_before_and_none_after(
     exported = (tmp_path / "snap" / "tz.md").read_text(encoding="utf-8")
     result = service.delete("tz")
     assert (result.before, result.after) == (exported, None)
+    assert result.receipt is not None and result.receipt.kind == "delete"
     assert result.to_dict() == {
         "removed": "tz",
         "referenced_by": [],
         "before": exported,
         "after": None,
+        "receipt": result.receipt.to_dict(),
     }
 
 

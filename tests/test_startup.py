@@ -133,6 +133,7 @@ def test_help_loads_neither_rich_nor_the_service(home: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "Usage: retain" in result.stdout
     assert heavy(loaded) == set()
+    assert "cryptography" not in loaded
     assert "retain.model" not in loaded  # nor the records it would print
     assert loaded & set(UNUSED_BY_HELP) == set()
 
@@ -181,6 +182,7 @@ def test_get_makes_no_vector_and_loads_no_numpy(home: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert "UTC+8" in result.stdout
     assert heavy(loaded) == {"rich", "retain.service"}
+    assert "cryptography" not in loaded  # no signing key configured: none loaded
     # nor the parts of the service a read of one memory does not run
     assert loaded & set(UNUSED_BY_GET) == set()
 
@@ -204,6 +206,27 @@ def test_add_makes_its_vector_without_numpy_and_prints_without_rich(home: Path) 
     assert "retain.search.static_model" in loaded  # its vector is made, by the static model
     assert heavy(loaded) == {"retain.service"}
     assert "numpy" not in loaded
+    assert "cryptography" not in loaded  # no signing key configured: none loaded
+
+
+def test_with_a_signing_key_a_write_signs_and_its_receipt_verifies_without_a_store(
+    home: Path,
+) -> None:
+    from retain import signing
+
+    key = signing.generate()
+    environ = {signing.ENV: key.private_text}
+    result, loaded = retain(home, "add", "tz", "-d", "UTC+8", "--format", "json", environ=environ)
+    assert result.returncode == 0, result.stderr
+    assert "cryptography" in loaded
+    assert json.loads(result.stdout)["receipt"]["key_id"] == key.key_id
+    receipt_file = home.parent / "receipt.json"
+    receipt_file.write_text(result.stdout)
+    args = ("receipt", "verify", str(receipt_file), "--public-key", key.public.text)
+    checked, loaded = retain(home.parent / "no-store", *args)
+    assert checked.returncode == 0, checked.stderr
+    assert "verifies: event 2 (create) by operator:local" in checked.stdout
+    assert "retain.service" not in loaded and not (home.parent / "no-store").exists()
 
 
 def test_a_long_operation_off_a_terminal_draws_no_bar_and_loads_no_rich(home: Path) -> None:

@@ -42,6 +42,7 @@ if TYPE_CHECKING:  # the public names, loaded on first use (PEP 562: ``__getattr
         TicketStatus,
         Trust,
     )
+    from retain.receipt import LogExport, Receipt
     from retain.results import (
         ContextResult,
         DeleteResult,
@@ -68,6 +69,7 @@ _LAZY = {
     "Settings": "retain.config",
     "RetainError": "retain.errors",
     "Grant": "retain.grants",
+    **dict.fromkeys(("LogExport", "Receipt"), "retain.receipt"),
     **dict.fromkeys(
         ("Assertion", "ConflictSignal", "GateAnswer", "IndexResult", "LedgerResult", "StoreInfo"),
         "retain.assertions",
@@ -246,6 +248,7 @@ __all__ = [
     "Injection",
     "LedgerResult",
     "Load",
+    "LogExport",
     "ManualClock",
     "Memory",
     "MemoryService",
@@ -253,6 +256,7 @@ __all__ = [
     "Project",
     "Proposal",
     "ReadResult",
+    "Receipt",
     "Record",
     "RetainError",
     "RetierResult",

@@ -57,6 +57,10 @@ control = false                      # true: every call needs a grant too (deny 
                                      # pattern wins: the scope, then "KIND:*", then "*"), e.g.
                                      # global = "P365D", "team:*" = "P90D", "project:web" = "P30D";
                                      # a scope no pattern matches is kept
+[signing]
+key_file = ""                        # a file holding the Ed25519 signing key (base64 of its
+                                     # 32 raw bytes, or PEM), relative to this directory;
+                                     # $RETAIN_SIGNING_KEY wins over it (docs/receipts.md)
 """
 
 from __future__ import annotations
@@ -142,6 +146,7 @@ class Settings:
     gate: tuple[tuple[str, str], ...] = ()
     # [retention]: the windows a sweep without an instant keeps each scope's memories for
     retention: tuple[Window, ...] = ()
+    signing_key_file: str = ""  # [signing] key_file, resolved against the home directory
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
@@ -204,6 +209,7 @@ def load_settings(home: Path) -> Settings:
         ticket_expire_after=_expire_after(data, path),
         gate=_gate(data, path),
         retention=_retention(data, path),
+        signing_key_file=_key_file(data, path),
     )
 
 
@@ -219,9 +225,25 @@ KNOWN: dict[str, tuple[str, ...]] = {
     "tickets": ("expire_after",),
     "gate": (),  # its keys are scope patterns, each checked by _gate
     "retention": (),  # its keys are scope patterns, each checked by _retention
+    "signing": ("key_file",),
 }
 # tables whose keys are the user's, not settings' names
 FREE_KEYS = frozenset({"gate", "retention"})
+
+
+def _key_file(data: dict[str, Any], path: Path) -> str:
+    """``[signing] key_file`` as a path (relative ones against the file's directory)."""
+    value = _section(data, "signing", path).get("key_file", "")
+    if not isinstance(value, str):
+        raise ConfigInvalid(
+            f"[signing] key_file in {path} must be a file name",
+            remedy='set it like key_file = "signing.key"',
+            path=str(path),
+            key="signing.key_file",
+        )
+    if not value:
+        return ""
+    return str((path.parent / Path(value).expanduser()).resolve())
 
 
 def _switch(section: dict[str, Any], table: str, key: str, default: bool, path: Path) -> bool:

@@ -14,7 +14,8 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   ├── NoProject                no_project
     │   ├── RequestTooLarge          request_too_large
     │   ├── QueryTooLong             query_too_long
-    │   └── NoTerminal               no_terminal
+    │   ├── NoTerminal               no_terminal
+    │   └── KeyInvalid               key_invalid
     ├── NotFound                     not_found
     │   ├── ProjectNotFound          project_not_found
     │   ├── AgentNotFound            agent_not_found
@@ -67,6 +68,8 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   └── DimensionMismatch        dimension_mismatch
     ├── RecallFailed                 recall_failed
     ├── ConfigInvalid                config_invalid
+    │   └── KeyMissing               key_missing
+    ├── SignatureInvalid             signature_invalid
     ├── ExtraMissing                 extra_missing
     └── ListenFailed                 listen_failed
         ├── InvalidPort              invalid_port
@@ -108,6 +111,7 @@ FIXES = frozenset(
         "quarantine",  # read the quarantine queue (the record and its content_hash)
         "ticket",  # read the ticket something waits on (``ticket``)
         "release_hold",  # release the legal hold on the memory (``id``)
+        "keygen",  # make a signing key and configure it
     }
 )
 
@@ -217,6 +221,13 @@ class NoTerminal(InvalidInput):
     """An interactive step (an editor) was asked for with no terminal to run it on."""
 
     code = "no_terminal"
+
+
+class KeyInvalid(InvalidInput):
+    """A signing or public key that cannot be read as an Ed25519 key (``details['where']``
+    names where it came from, never its value)."""
+
+    code = "key_invalid"
 
 
 # -- lookups -----------------------------------------------------------------
@@ -570,6 +581,19 @@ class ConfigInvalid(RetainError):
     """The configuration file cannot be read or holds a bad value."""
 
     code = "config_invalid"
+
+
+class KeyMissing(ConfigInvalid):
+    """Something asked for the signing key and none is configured."""
+
+    code = "key_missing"
+
+
+class SignatureInvalid(RetainError):
+    """A receipt or a chain head whose signature does not hold for the public key given,
+    or whose chain hash is not the hash of the event it describes (``details['reason']``)."""
+
+    code = "signature_invalid"
 
 
 class ExtraMissing(RetainError):

@@ -21,12 +21,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from retain.errors import InvalidValue
+
+if TYPE_CHECKING:
+    from retain.receipt import Receipt
 
 # Every action a grant may name, and what it lets its subject do.
 ACTIONS: Mapping[str, str] = MappingProxyType(
@@ -81,6 +84,8 @@ class Grant:
     realm: str | None = None  # the realm a stored grant is kept in; None: a config grant's
     created_at: datetime | None = None
     created_by: str | None = None
+    # the receipt of the grant or revoke that returned it: never stored
+    receipt: Receipt | None = field(default=None, compare=False)
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -104,7 +109,7 @@ class Grant:
             "realm": self.realm,
             "created_at": stamp(self.created_at) if self.created_at else None,
             "created_by": self.created_by,
-        }
+        } | ({} if self.receipt is None else {"receipt": self.receipt.to_dict()})
 
 
 def matches(pattern: str, value: str) -> bool:

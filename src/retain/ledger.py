@@ -2,16 +2,20 @@
 
 Each event's hash covers the previous hash, its own header fields and the
 SHA-256 digest of its payload — not the payload itself — so a later erasure
-can rewrite a payload and the chain still verifies: a payload that no longer matches its
-digest passes only when it names the erasures that rewrote it (``"erased"``: their
-``forget`` events' ids) and each of those later events lists its ``seq`` in
-``"erased_events"``. The events' transaction times do
+can blank a payload and the chain still verifies. The events' transaction times do
 not decrease along the chain from the event a store began to hold that rule
 (``ordered_from``: its first, or the first a writer of this version appended to a store
 written before); earlier events stay as written, and their reversals are counted.
 
     hash = sha256(prev_hash | seq | event_id | realm | memory_id | kind |
                   tx_time | principal | reason | payload_digest)
+
+``check_chain`` names the first broken link by its seq (``broken_at``). A payload that no
+longer matches its digest passes only as an erased event's (the erased-event rule,
+``docs/receipts.md``): a JSON object whose ``"erased"`` list names ``forget`` events
+later in the log, each listing the event's seq in its ``"erased_events"``. The walk
+checks each event's signature too when it is given a way to (``Signatures``: the
+service's, over the store's key).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from retain.chrono import stamp
 from retain.model import Event
@@ -124,59 +128,128 @@ class ChainCheck:
     # events before ``ordered_from`` stamped before their predecessor: written so by an
     # earlier version, kept as written, not a fault
     early_reversals: int = 0
+    broken_at: int | None = None  # the seq of the first broken link (None: whole)
+    head_seq: int = 0  # the seq of the last event that checked
+    erased: int = 0  # events whose payload an erasure certificate accounts for
+    signed: int = 0  # events whose signature checked
 
 
-def check_chain(events: Iterable[Event], *, ordered_from: int = 1) -> ChainCheck:
+class Signatures(Protocol):
+    """How a walk of the chain checks each event's signature (``retain.signing``)."""
+
+    def check(self, event: Event) -> str | None:
+        """Why ``event``'s signature does not hold (None: it holds, or none is owed)."""
+        ...
+
+    def signed(self, event: Event) -> bool:
+        """Whether ``event`` carries a signature that checked."""
+        ...
+
+
+def erased_by(payload: str) -> list[str] | None:
+    """The ``forget`` events an erased payload names (its ``"erased"`` list), or None when
+    the payload is not an erased event's (``docs/receipts.md``, the erased-event rule)."""
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    erased = data.get("erased")
+    if not isinstance(erased, list) or not erased or not all(isinstance(e, str) for e in erased):
+        return None
+    return erased
+
+
+def erased_seqs(payload: str | None) -> set[int]:
+    """The seqs a ``forget`` event's certificate says it rewrote (``"erased_events"``)."""
+    try:
+        data = json.loads(payload or "")
+    except ValueError:
+        return set()
+    listed = data.get("erased_events") if isinstance(data, dict) else None
+    if not isinstance(listed, list):
+        return set()
+    return {n for n in listed if isinstance(n, int) and not isinstance(n, bool)}
+
+
+class _Walk:
+    """The state of one walk along the chain: what it has seen, and the erased events
+    whose certificates are still to come."""
+
+    def __init__(self) -> None:
+        self.prev_hash = GENESIS
+        self.head_seq = 0
+        self.count = 0
+        self.early = 0
+        self.erased = 0
+        self.signed = 0
+        self.seen: set[str] = set()
+        self.awaited: dict[str, list[int]] = {}  # certificate id -> erased seqs it must list
+
+    def result(self, problem: str = "", at: int | None = None) -> ChainCheck:
+        waiting = sorted(seq for seqs in self.awaited.values() for seq in seqs)
+        if waiting and (at is None or waiting[0] < at):
+            # an erased event earlier than the break whose certificate never came
+            at = waiting[0]
+            names = sorted(c for c, seqs in self.awaited.items() if at in seqs)
+            problem = (
+                f"event {at} payload does not match its digest: the erasure "
+                f"{names[0]} it names is not a later forget event of the log"
+            )
+        return ChainCheck(
+            at is None,
+            self.count,
+            self.prev_hash,
+            problem,
+            self.early,
+            at,
+            self.head_seq,
+            self.erased,
+            self.signed,
+        )
+
+
+def check_chain(
+    events: Iterable[Event], *, ordered_from: int = 1, signatures: Signatures | None = None
+) -> ChainCheck:
     """Walk the log in ``seq`` order and recompute every link; from event
     ``ordered_from`` on, the transaction times must not run backwards (a write reads the
     time once it holds the write lock, never before its predecessor's). Before it, an
-    event stamped before its predecessor is counted, not refused."""
-    prev_hash = GENESIS
+    event stamped before its predecessor is counted, not refused. ``broken_at`` is the
+    seq of the first link that does not hold.
+
+    A payload that does not match its digest passes only as an erased event's: a JSON
+    object whose ``"erased"`` list names ``forget`` events that come later in the log,
+    each listing this event's seq in its ``"erased_events"``. With ``signatures``, each
+    event's signature is checked too."""
+    walk = _Walk()
     prev_time: datetime | None = None
-    awaited: dict[int, set[str]] = {}  # an erased event's seq → certificates yet to list it
     expected_seq = 1
-    count = 0
-    early = 0
     for event in events:
-        count += 1
+        walk.count += 1
         if prev_time is not None and event.tx_time < prev_time:
             if event.seq >= ordered_from:
-                return ChainCheck(
-                    False,
-                    count,
-                    prev_hash,
+                return walk.result(
                     f"event {event.seq} is stamped {stamp(event.tx_time)}, before event "
                     f"{event.seq - 1} ({stamp(prev_time)}): the log's times run backwards",
-                    early,
+                    event.seq,
                 )
-            early += 1
+            walk.early += 1
         prev_time = event.tx_time
         if event.seq != expected_seq:
-            return ChainCheck(
-                False, count, prev_hash, f"event seq {event.seq} follows a gap", early
-            )
-        if event.prev_hash != prev_hash:
-            return ChainCheck(
-                False,
-                count,
-                prev_hash,
-                f"event {event.seq} does not link to its predecessor",
-                early,
-            )
+            return walk.result(f"event seq {event.seq} follows a gap", expected_seq)
+        if event.prev_hash != walk.prev_hash:
+            return walk.result(f"event {event.seq} does not link to its predecessor", event.seq)
         if event.payload is not None and digest(event.payload) != event.payload_digest:
-            marks = erased_by(event.payload)
-            if not marks:
-                return ChainCheck(
-                    False,
-                    count,
-                    prev_hash,
-                    f"event {event.seq} payload does not match its digest",
-                    early,
+            named = erased_by(event.payload)
+            if named is None or any(n in walk.seen for n in named):
+                return walk.result(
+                    f"event {event.seq} payload does not match its digest", event.seq
                 )
-            awaited[event.seq] = set(marks)  # each certificate must come, and list it
-        elif event.kind == "forget" and event.payload is not None:
-            for seq in certified(event.payload):
-                awaited.get(seq, set()).discard(event.event_id)
+            for name in named:
+                walk.awaited.setdefault(name, []).append(event.seq)
+            walk.erased += 1
         recomputed = event_hash(
             prev_hash=event.prev_hash,
             seq=event.seq,
@@ -190,40 +263,24 @@ def check_chain(events: Iterable[Event], *, ordered_from: int = 1) -> ChainCheck
             payload_digest=event.payload_digest,
         )
         if recomputed != event.hash:
-            return ChainCheck(
-                False, count, prev_hash, f"event {event.seq} hash does not match", early
-            )
-        prev_hash = event.hash
+            return walk.result(f"event {event.seq} hash does not match", event.seq)
+        if signatures is not None:
+            wrong = signatures.check(event)
+            if wrong is not None:
+                return walk.result(wrong, event.seq)
+            walk.signed += signatures.signed(event)
+        awaiting = walk.awaited.pop(event.event_id, None)
+        if awaiting is not None:
+            listed = erased_seqs(event.payload) if event.kind == "forget" else set()
+            missing = [seq for seq in awaiting if seq not in listed]
+            if missing:
+                return walk.result(
+                    f"event {missing[0]} payload does not match its digest: the erasure "
+                    f"{event.event_id} it names does not list it",
+                    missing[0],
+                )
+        walk.seen.add(event.event_id)
+        walk.prev_hash = event.hash
+        walk.head_seq = event.seq
         expected_seq += 1
-    for seq in sorted(awaited):
-        if awaited[seq]:
-            return ChainCheck(
-                False,
-                count,
-                prev_hash,
-                f"event {seq} payload does not match its digest, and no erasure certifies it",
-                early,
-            )
-    return ChainCheck(True, count, prev_hash, early_reversals=early)
-
-
-def erased_by(payload: str) -> list[str]:
-    """The certificates (``forget`` event ids) an erased payload names (none: not one)."""
-    try:
-        record = json.loads(payload)
-    except ValueError:
-        return []
-    marks = record.get("erased") if isinstance(record, dict) else None
-    if not isinstance(marks, list) or not all(isinstance(m, str) for m in marks):
-        return []
-    return marks
-
-
-def certified(payload: str) -> list[int]:
-    """The seqs a ``forget`` event's payload says it rewrote."""
-    try:
-        record = json.loads(payload)
-    except ValueError:
-        return []
-    seqs = record.get("erased_events") if isinstance(record, dict) else None
-    return [s for s in seqs if isinstance(s, int)] if isinstance(seqs, list) else []
+    return walk.result()

@@ -1,11 +1,12 @@
 """Copying a whole store to another backend, its history included.
 
 Everything a store holds is copied row for row — realms, projects, agents, teams and
-their members, proposals, stored grants, memories (in the order they were made, which is their order
-in a thread), the event log verbatim (so the copy's chain head is the source's), the
-injection ledger, context sessions, agent sessions, legacy import records and the
-assertion ledger's conflict signals — from one snapshot of
-the source into one transaction of the target: the copy lands whole or not at all.
+their members, proposals, stored grants, memories (in the order they were made, which is
+their order in a thread), the event log verbatim with its signatures (so the copy's chain
+head is the source's), the injection ledger, context sessions, agent sessions, legacy
+import records, the assertion ledger's conflict signals and the legal holds — from one
+snapshot of the source into one transaction of the target: the copy lands whole or not at
+all.
 Search keys are derived data and are made again in the target afterwards
 (``MemoryService.reindex``).
 """
@@ -114,3 +115,5 @@ def _copy(src: Transaction, dst: Transaction, expected: Counts, progress: Progre
         dst.append_event(event)
         if n % PAGE == 0 or n == expected.events:
             tell("events", n, expected.events)
+    for seq, key_id, signature in src.iter_signatures():  # each event's, as it was signed
+        dst.sign_event(seq, key_id, signature)

@@ -12,9 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from retain.chrono import stamp
+
+if TYPE_CHECKING:
+    from retain.receipt import Receipt
 
 DEFAULT_REALM = "default"
 GLOBAL_SCOPE = "global"
@@ -122,6 +125,8 @@ class Memory:
     quarantine_reason: tuple[str, ...] = ()  # why it was written quarantined, if it was
     session: str | None = None  # the session key of the write that made it, if one was named
     superseded_by: str | None = None
+    # the receipt of the write that returned it (an agent's own verbs): never stored
+    receipt: Receipt | None = field(default=None, compare=False)
 
     @property
     def project(self) -> str | None:
@@ -190,6 +195,8 @@ class Memory:
         }
         if body:
             record["body"] = self.body
+        if self.receipt is not None:
+            record["receipt"] = self.receipt.to_dict()
         return record
 
 
@@ -257,6 +264,8 @@ class Proposal:
     decided_at: datetime | None = None
     decision_reason: str = ""
     landed: str | None = None
+    # the receipt of the write that returned it (propose, a decision): never stored
+    receipt: Receipt | None = field(default=None, compare=False)
 
     @property
     def pending(self) -> bool:
@@ -290,7 +299,7 @@ class Proposal:
             "decided_at": stamp(self.decided_at) if self.decided_at else None,
             "decision_reason": self.decision_reason,
             "landed": self.landed,
-        }
+        } | ({} if self.receipt is None else {"receipt": self.receipt.to_dict()})
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,8 @@
 A write's request (``WriteRequest``, and the ``Restore`` an import brings), and each
 verb's result: a write's, read's, edit's, delete's, search's, fact change's, context
 render's, export's, migration's, verification's, review's, the store's status, and a
-session's observation and reset. Each result says what happened and renders itself for a
+session's observation and reset; a write's carries its ``receipt`` (``retain.receipt``,
+None when nothing was written). Each result says what happened and renders itself for a
 door (``to_dict``); ``before`` and ``after`` of a change are the memory's exported
 text, drawn only when read.
 """
@@ -17,6 +18,7 @@ from typing import Any
 
 from retain.chrono import age_phrase, stamp
 from retain.model import Fact, Injection, Load, Memory, Trust
+from retain.receipt import Receipt as WriteReceipt
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +126,12 @@ class WriteRequest:
     evidence: Mapping[str, str] | None = None  # what bears the body out: {"ref", "path"?}
 
 
+def receipted(receipt: WriteReceipt | None) -> dict[str, Any] | None:
+    """A result's receipt as a door renders it (None: the call wrote nothing). The one
+    line a result of another module (an erasure's, a hold's) calls for its own."""
+    return None if receipt is None else receipt.to_dict()
+
+
 def exported_text(memory: Memory) -> str:
     """``memory`` as the text an export writes for it (frontmatter, then the body): what
     a change's ``before`` and ``after`` are drawn over."""
@@ -162,6 +170,7 @@ class WriteResult(_Changed):
     changed: bool
     notes: tuple[str, ...] = ()
     previous: Memory | None = None  # the memory as it was (None: the write created it)
+    receipt: WriteReceipt | None = None  # the write's (None: nothing was written)
 
     def to_dict(self, now: datetime) -> dict[str, Any]:
         return {
@@ -171,6 +180,7 @@ class WriteResult(_Changed):
             "notes": list(self.notes),
             "before": self.before,
             "after": self.after,
+            "receipt": receipted(self.receipt),
         }
 
 
@@ -182,12 +192,14 @@ class RetierResult:
     memory: Memory
     previous: Trust
     changed: bool
+    receipt: WriteReceipt | None = None  # the write's (None: nothing was written)
 
     def to_dict(self, now: datetime) -> dict[str, Any]:
         return {
             **self.memory.to_dict(now),
             "previous_trust": self.previous.value,
             "changed": self.changed,
+            "receipt": receipted(self.receipt),
         }
 
 
@@ -234,6 +246,7 @@ class EditResult(_Changed):
     replacements: int
     excerpt: str
     previous: Memory | None = None  # the memory as it was before the edit
+    receipt: WriteReceipt | None = None  # the write's (None: nothing was written)
 
     def to_dict(self, now: datetime) -> dict[str, Any]:
         return {
@@ -242,6 +255,7 @@ class EditResult(_Changed):
             "excerpt": self.excerpt,
             "before": self.before,
             "after": self.after,
+            "receipt": receipted(self.receipt),
         }
 
 
@@ -252,6 +266,7 @@ class DeleteResult:
 
     memory: Memory
     referenced_by: tuple[str, ...]
+    receipt: WriteReceipt | None = None  # the write's (None: nothing was written)
 
     @property
     def before(self) -> str:
@@ -267,6 +282,7 @@ class DeleteResult:
             "referenced_by": list(self.referenced_by),
             "before": self.before,
             "after": self.after,
+            "receipt": receipted(self.receipt),
         }
 
 
@@ -322,6 +338,7 @@ class FactChange:
     fact: Fact
     other: Fact | None
     changed: bool
+    receipt: WriteReceipt | None = None  # the write's (None: nothing was written)
 
     def to_dict(self, verb: str) -> dict[str, Any]:
         other = "superseded" if verb == "write" else "restored"
@@ -329,6 +346,7 @@ class FactChange:
             "fact": self.fact.to_dict(),
             other: self.other.to_dict() if self.other else None,
             "changed": self.changed,
+            "receipt": receipted(self.receipt),
         }
 
 
@@ -416,6 +434,7 @@ class ReviewResult:
     origin: Receipt
     successor: Receipt | None
     decision: Decision
+    receipt: WriteReceipt | None = None  # the write's (None: nothing was written)
 
     @property
     def applied(self) -> bool:
@@ -428,6 +447,7 @@ class ReviewResult:
             "origin": self.origin.to_dict(),
             "successor": self.successor.to_dict() if self.successor else None,
             "decision": self.decision.to_dict(),
+            "receipt": receipted(self.receipt),
         }
 
 
@@ -447,6 +467,13 @@ class VerifyReport:
     # write lock, before the store held the rule: counted, not a fault
     early_reversals: int = 0
     notes: tuple[str, ...] = ()  # what is worth knowing and is no problem
+    broken_at: int | None = None  # the seq of the chain's first broken link
+    head_seq: int = 0  # the chain head: the last event that checked ...
+    head_hash: str = ""  # ... and its hash
+    signed_events: int = 0  # events whose signature checked with the store's key
+    erased_events: int = 0  # events whose payload an erasure certificate accounts for
+    key_id: str | None = None  # the signing key's, when one is configured
+    head_signature: str | None = None  # the key's signature of the head (retain.signing)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -459,6 +486,15 @@ class VerifyReport:
             "vectors": self.vectors,
             "pending_vectors": self.pending_vectors,
             "early_reversals": self.early_reversals,
+            "broken_at": self.broken_at,
+            "head": {
+                "seq": self.head_seq,
+                "hash": self.head_hash,
+                "key_id": self.key_id,
+                "signature": self.head_signature,
+            },
+            "signed_events": self.signed_events,
+            "erased_events": self.erased_events,
             "problems": list(self.problems),
             "notes": list(self.notes),
             "rebuilt": self.rebuilt,
@@ -516,6 +552,7 @@ class Observation:
     step: str
     tainted: bool
     changed: bool
+    receipt: WriteReceipt | None = None  # the write's (None: nothing was written)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -527,6 +564,7 @@ class Observation:
             "step": self.step,
             "tainted": self.tainted,
             "changed": self.changed,
+            "receipt": receipted(self.receipt),
         }
 
 
@@ -540,6 +578,7 @@ class SessionReset:
     boundary: str
     cleared: bool
     tainted: bool
+    receipt: WriteReceipt | None = None  # the write's (None: nothing was written)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -548,4 +587,5 @@ class SessionReset:
             "boundary": self.boundary,
             "cleared": self.cleared,
             "tainted": self.tainted,
+            "receipt": receipted(self.receipt),
         }

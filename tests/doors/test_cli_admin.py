@@ -38,6 +38,9 @@ def test_verify_reports_a_sound_store(retain: Retain) -> None:
     assert "2 memories, 2 indexed documents, 2 vectors, 3 events." in out  # realm_add, 2 creates
     assert "Index sound; event chain unbroken." in out
     data = retain.json("verify")
+    head = data.pop("head")
+    assert (head["seq"], len(head["hash"])) == (3, 64)
+    assert (head["key_id"], head["signature"]) == (None, None)
     assert data == {
         "ok": True,
         "memories": 2,
@@ -48,6 +51,9 @@ def test_verify_reports_a_sound_store(retain: Retain) -> None:
         "vectors": 2,
         "pending_vectors": 0,
         "early_reversals": 0,
+        "broken_at": None,
+        "signed_events": 0,
+        "erased_events": 0,
         "problems": [],
         "notes": [],
         "rebuilt": False,
@@ -96,11 +102,12 @@ def test_verify_fails_with_exit_10_when_the_event_log_was_altered(retain: Retain
         con.commit()
     text = retain("verify")
     assert text.exit_code == INTEGRITY
-    assert "event chain broken" in text.stdout
+    assert "event chain broken" in text.stdout and "broken_at: 1" in text.stdout
     assert retain("verify", "--rebuild").exit_code == INTEGRITY
     as_json = retain("verify", "--format", "json")
     assert as_json.exit_code == INTEGRITY
     assert json.loads(as_json.stdout)["chain_ok"] is False
+    assert json.loads(as_json.stdout)["broken_at"] == 1
 
 
 def test_failing_verify_prints_its_code_and_remedy(retain: Retain) -> None:

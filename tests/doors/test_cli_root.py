@@ -34,6 +34,7 @@ from tests.doors.cli_helpers import (
     RECALL_FAILED,
     REVIEW_REFUSED,
     SECRET_DETECTED,
+    SIGNATURE_INVALID,
     STALE,
     STORE,
     TRANSFER,
@@ -71,6 +72,7 @@ def test_exit_statuses_are_the_documented_ones() -> None:
         errors.SecretDetected: SECRET_DETECTED,
         errors.ReviewRefused: REVIEW_REFUSED,
         errors.HoldActive: HOLD_ACTIVE,
+        errors.SignatureInvalid: SIGNATURE_INVALID,
     }
     assert documented == EXIT_CODES
     assert EXIT_BUG == BUG

@@ -104,6 +104,7 @@ def test_the_recipe_taints_on_a_web_read_and_clears_on_clear(home: Path) -> None
     assert not tainted(home)
     assert remember(home, "the tests take a minute") == "active"
     fetched = hook(home, "PostToolUse", "post_tool_use_web_fetch")
+    assert fetched.pop("receipt")["kind"] == "taint"  # the observation that tainted it
     assert fetched == {
         "identity": AGENT,
         "session": KEY,

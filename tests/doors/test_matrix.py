@@ -78,7 +78,8 @@ def settings_of(column: str) -> Settings:
 # are written by operators and applications; an agent keeps its own memory and proposes
 # (so does the steward, which also stages promotions of quarantined records);
 # anyone reads through their view; realm administration (projects, agents, teams,
-# membership) is for operators and apps; the event log and exports are not an agent's;
+# membership) is for operators and apps; the event log and exports are not an agent's (the
+# whole log, every realm's, is an operator's to export);
 # the steward reviews and verifies; the assertion ledger is indexed by operators,
 # applications and the steward (no agent), and read, with its gate, by anyone;
 # operators and the steward retier (raising trust is a
@@ -100,6 +101,7 @@ EXPECTED: dict[str, dict[str, str]] = {
     "context":         row(OK,     OK,     OK,      OK,     OK,       OK),
     "status":          row(OK,     OK,     OK,      OK,     OK,       OK),
     "export":          row(DENIED, OK,     OK,      OK,     OK,       OK),
+    "export_log":      row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
     "write":           row(DENIED, OK,     OK,      DENIED, DENIED,   OK),
     "write_many":      row(DENIED, OK,     OK,      DENIED, DENIED,   OK),
     "edit":            row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
@@ -145,6 +147,7 @@ EXPECTED: dict[str, dict[str, str]] = {
     "verify":          row(DENIED, OK,     OK,      OK,     DENIED,   DENIED),
     "certificate":     row(OK,     OK,     OK,      OK,     OK,       OK),
     "compact":         row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
+    "chain_head":      row(OK,     OK,     OK,      OK,     OK,       OK),
     "reindex":         row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
     "migrate_to":      row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
     "grant":           row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
@@ -319,6 +322,9 @@ DOORS: dict[str, Doors] = {
         lambda svc, s: svc.export(s.export_to),
         ("export",), lambda s: ["--directory", s.export_to],
     ),
+    # the CLI's `export --format jsonl` (tests/doors/test_cli_receipt.py): the table's runs
+    # add --format json to every command
+    "export_log": Doors(lambda svc, s: svc.export_log(s.scratch / "log.jsonl")),
     "write": Doors(
         lambda svc, s: svc.write("new-note", **_note("new-note")),
         ("add",), lambda s: ["new-note", "-d", "a note named new-note", "--body", "hello"],
@@ -578,6 +584,9 @@ DOORS: dict[str, Doors] = {
         rest=("get", "/v1/certificates/{target}"), rest_args=lambda s: {"target": s.forgotten},
     ),
     "compact": Doors(lambda svc, s: svc.compact(), ("compact",), rest=("post", "/v1/compact")),
+    "chain_head": Doors(
+        lambda svc, s: svc.chain_head(), ("receipt", "head"), rest=("get", "/v1/chain/head")
+    ),
     "reindex": Doors(lambda svc, s: svc.reindex(), ("reindex",)),
     "migrate_to": Doors(
         lambda svc, s: svc.migrate_to(SqliteBackend(s.copy)),
@@ -637,6 +646,9 @@ CLI_NOT_VERBS = {
     ("serve",): "starts the REST and MCP doors",
     ("mcp",): "starts the MCP door over stdio",
     ("mcp", "config"): "prints a client's configuration",
+    ("receipt", "verify"): "checks a receipt with a public key alone: no store is opened",
+    ("receipt", "public-key"): "prints the public half of the configured signing key",
+    ("receipt", "keygen"): "makes a signing key in a file: no store is opened",
 }
 
 DOOR_NAMES = ("python", "cli", "rest", "mcp")

@@ -5,6 +5,7 @@ with their details, and an agent is offered none of them."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +30,16 @@ def proposed(home: Path, *summaries: str) -> list[Proposal]:
         if not operator.list_agents():
             operator.add_agent("ada")
         ada = operator.acting_as("agent:ada")
-        return [ada.propose(summary, body=f"{summary}, always.") for summary in summaries]
+        made = [ada.propose(summary, body=f"{summary}, always.") for summary in summaries]
+        return [as_read(p) for p in made]
     finally:
         operator.close()
+
+
+def as_read(ticket: Proposal) -> Proposal:
+    """A ticket ``propose`` returned, as a read shows it: without the write's receipt."""
+    assert ticket.receipt is not None and ticket.receipt.kind == "propose"
+    return replace(ticket, receipt=None)
 
 
 @pytest.fixture
@@ -111,7 +119,7 @@ def test_the_rest_routes_decide_tickets_with_the_services_refusals(
     operator = make_service(settings=Settings(gate=(("global", "second_approver"),)))
     operator.add_agent("ada")
     ada = operator.acting_as("agent:ada")
-    made, other = ada.propose("Use UTC"), ada.propose("Use tabs")
+    made, other = as_read(ada.propose("Use UTC")), as_read(ada.propose("Use tabs"))
     tokens = {"op": "operator:alice", "op2": "operator:bob", "ag": "agent:ada"}
     client = TestClient(http.create_app(operator, tokens=tokens))
 
@@ -174,6 +182,7 @@ def test_the_ticket_tools_give_the_ticket_and_the_gate_as_the_other_doors(
     ada_server = mcp.create_server(http.Services(operator).of, local_principal="agent:ada")
     made = call(ada_server, "memory_propose", {"summary": "Use UTC", "evidence": "logs"})
     assert not made.is_error and made.structured_content is not None
+    assert made.structured_content.pop("receipt")["kind"] == "propose"  # a write's alone
     ticket_id = made.structured_content["id"]
     server = operator_server(operator)
     tools = listed(server)

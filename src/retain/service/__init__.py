@@ -453,6 +453,7 @@ class MemoryService:
 
     # snapshots
     export = exchange.export
+    export_log = exchange.export_log
     import_ = exchange.import_
 
     # access grants
@@ -472,6 +473,7 @@ class MemoryService:
     forget = erasure.forget
     certificate = erasure.certificate
     compact = erasure.compact
+    chain_head = admin.chain_head
     migrate_to = admin.migrate_to
     reindex = admin.reindex
     status = admin.status

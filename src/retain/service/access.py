@@ -60,7 +60,8 @@ NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
             ("search", "read", "get", "list_memories", "context", "status", "export",
              "recall", "list_proposals", "list_injections", "fact_read", "fact_history",
              "list_projects", "list_agents", "list_teams", "events", "session_status",
-             "list_tickets", "get_ticket", "certificate", "query", "stores", "gate"),
+             "list_tickets", "get_ticket", "certificate", "query", "stores", "gate",
+             "chain_head"),
             _READ,
         ),
         # writing and changing memories, facts and proposals
@@ -78,7 +79,7 @@ NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         **dict.fromkeys(
             ("add_project", "rename_project", "remove_project", "add_agent", "add_team",
              "join_team", "verify", "reindex", "migrate_to", "grant", "revoke",
-             "list_grants", "compact"),
+             "list_grants", "compact", "export_log"),
             _ADMIN,
         ),
         # review, trust, sessions and tickets (issue 16's other verbs)
@@ -308,8 +309,8 @@ def grant(
             created_by=svc.principal,
         )
         work.add_grant(stored)
-        work.event("grant", stored.to_dict(), reason=f"{stored.effect} {stored.action}")
-        return stored
+        event = work.event("grant", stored.to_dict(), reason=f"{stored.effect} {stored.action}")
+        return replace(stored, receipt=work.receipt(event))
 
     return svc._write(run)
 
@@ -326,8 +327,8 @@ def revoke(
         for kept in work.reads.list_grants(svc.realm):
             if kept.key == asked.key:
                 work.remove_grant(kept)
-                work.event("revoke", kept.to_dict(), reason=f"{kept.effect} {kept.action}")
-                return kept
+                event = work.event("revoke", kept.to_dict(), reason=f"{kept.effect} {kept.action}")
+                return replace(kept, receipt=work.receipt(event))
         for filed in svc.settings.access.grants:
             if filed.key == asked.key:
                 raise GrantReadOnly(

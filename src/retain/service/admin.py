@@ -1,5 +1,6 @@
 """The store's health and upkeep: verify (the search index, the vectors, the event
-chain), reindex, the move of a whole store to another backend, and the status.
+chain and its signatures), the signed chain head, reindex, the move of a whole store to
+another backend, and the status.
 """
 
 from __future__ import annotations
@@ -10,10 +11,13 @@ from typing import TYPE_CHECKING, TypeVar
 from retain import budget, ledger
 from retain.chrono import stamp
 from retain.errors import IntegrityFailed
+from retain.model import Event
+from retain.receipt import ChainHead
 from retain.results import MigrateResult, StoreStatus, VerifyReport
 from retain.service import policy
 from retain.service.store import Progress
 from retain.service.work import Work
+from retain.signing import Signer, event_message, head_message
 from retain.storage.base import Backend, Reads
 
 if TYPE_CHECKING:
@@ -33,9 +37,66 @@ def integrity_error(report: VerifyReport) -> IntegrityFailed:
         remedy="verify the store, rebuilding its index; a broken event chain "
         "means the log was altered outside retain: restore it from a backup",
         problems=list(report.problems),
+        broken_at=report.broken_at,
     )
     error.report = report
     return error
+
+
+class EventSignatures:
+    """The walk of the events' signatures beside the chain's (``ledger.Signatures``):
+    with the store's key, each signature by it must hold, and once an event is signed
+    every later one must be; without a key, signatures are counted, not checked."""
+
+    def __init__(self, rows: Iterator[tuple[int, str, str]], signer: Signer | None) -> None:
+        self._rows = rows
+        self._next = next(rows, None)
+        self._public = signer.public if signer is not None else None
+        self._first: int | None = None  # the first signed event's seq
+        self._checked = False
+        self.present = 0  # signatures seen
+        self.other_key = 0  # signatures by another key than the store's
+
+    def _take(self, seq: int) -> tuple[int, str, str] | None:
+        while self._next is not None and self._next[0] < seq:  # no such event: the chain says
+            self._next = next(self._rows, None)
+        if self._next is None or self._next[0] != seq:
+            return None
+        row, self._next = self._next, next(self._rows, None)
+        return row
+
+    def check(self, event: Event) -> str | None:
+        row = self._take(event.seq)
+        self._checked = False
+        if row is None:
+            if self._first is not None and self._public is not None:
+                return f"event {event.seq} is not signed, though event {self._first} before it is"
+            return None
+        self.present += 1
+        if self._first is None:
+            self._first = event.seq
+        if self._public is None:
+            return None
+        if row[1] != self._public.key_id:
+            self.other_key += 1
+            return None
+        if not self._public.verifies(event_message(event.hash), row[2]):
+            return f"event {event.seq} signature does not hold for key {row[1]}"
+        self._checked = True
+        return None
+
+    def signed(self, event: Event) -> bool:
+        return self._checked
+
+    def note(self) -> str:
+        if self._public is None and self.present:
+            return f"{self.present} events are signed; configure the signing key to check them"
+        if self.other_key:
+            return (
+                f"{self.other_key} events are signed by another key than the store's: "
+                "check an export of the log with that key's public key"
+            )
+        return ""
 
 
 def _reporting(
@@ -67,11 +128,16 @@ def verify(
     # Vectors are counted over the whole store (a reindex covers every realm); with no
     # embedder configured there are none to expect.
 
+    signer = svc.store.signer
+    signatures: EventSignatures | None = None
+
     def chain(tx: Reads) -> tuple[int, int, int, int, int, ledger.ChainCheck]:
+        nonlocal signatures
         total = tx.count_events()
         events = tx.iter_events()
         if progress is not None:
             events = _reporting(events, "chain", total, progress)
+        signatures = EventSignatures(tx.iter_signatures(), signer)
         everywhere = tx.count_keyed()  # a forgotten memory has no vector to expect
         vectored = tx.vector_count(model) if model is not None else 0
         pending = tx.pending_vectors(model) if model is not None else 0
@@ -81,7 +147,7 @@ def verify(
             vectored,
             pending,
             total,
-            ledger.check_chain(events, ordered_from=tx.ordered_from()),
+            ledger.check_chain(events, ordered_from=tx.ordered_from(), signatures=signatures),
         )
 
     memories, everywhere, vectored, pending, total, check = svc.backend.read(chain)
@@ -96,6 +162,8 @@ def verify(
     if not check.ok:
         all_problems.append(f"event chain broken: {check.problem}")
     notes = []
+    if signatures is not None and signatures.note():
+        notes.append(signatures.note())
     if check.early_reversals:  # written so by an earlier version: kept as written
         one = check.early_reversals == 1
         notes.append(
@@ -117,6 +185,17 @@ def verify(
         pending_vectors=min(pending, everywhere - vectored),
         early_reversals=check.early_reversals,
         notes=tuple(notes),
+        broken_at=check.broken_at,
+        head_seq=check.head_seq,
+        head_hash=check.head,
+        signed_events=check.signed,
+        erased_events=check.erased,
+        key_id=signer.key_id if signer is not None else None,
+        head_signature=(
+            signer.sign(head_message(check.head_seq, check.head))
+            if signer is not None and check.ok
+            else None
+        ),
     )
     if not report.ok:
         raise integrity_error(report)
@@ -189,6 +268,16 @@ def reindex(svc: MemoryService, *, progress: Progress | None = None) -> int:
         if progress is not None:
             progress("reindex", min(state["done"], total), total)
     return state["done"]
+
+
+def chain_head(svc: MemoryService) -> ChainHead:
+    """The log's last event (seq, hash) as the store holds it now, signed with the
+    store's key when it has one. Not a check: ``verify`` walks the chain to it."""
+    seq, head = svc.backend.read(lambda tx: tx.chain_head())
+    signer = svc.store.signer
+    if signer is None:
+        return ChainHead(seq, head)
+    return ChainHead(seq, head, signer.key_id, signer.sign(head_message(seq, head)))
 
 
 def status(svc: MemoryService) -> StoreStatus:

@@ -56,7 +56,8 @@ def remember(
     def run(work: Work) -> Memory:
         tx, now = work.reads, work.now
         agent = svc._agent(tx)
-        return rows.record(work, _claimed(svc, tx, draft(agent, now, None), proof, now))
+        stored = rows.record(work, _claimed(svc, tx, draft(agent, now, None), proof, now))
+        return replace(stored, receipt=work.receipt_for(stored))
 
     return svc._write(run, redact=redact)
 
@@ -94,9 +95,10 @@ def update(
         old = _own(svc, tx, agent, memory_id, "update")
         new = _claimed(svc, tx, draft(agent, now, old), proof, now)
         retired = replace(old, status=Status.SUPERSEDED, updated_at=now, superseded_by=new.id)
-        return rows.supersede(
+        stored = rows.supersede(
             work, new, old, retired, "updated", remedy="recall it again and retry"
         )
+        return replace(stored, receipt=work.receipt_for(stored))
 
     return svc._write(run, redact=redact)
 

@@ -1,5 +1,5 @@
-"""Snapshots in and out (export and import of the shared tiers), and the one-time
-import of legacy per-identity markdown files.
+"""Snapshots in and out (export and import of the shared tiers), the export of the
+event log as JSON lines, and the one-time import of legacy per-identity markdown files.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from retain import fields
 from retain.errors import InvalidInput, RetainError
 from retain.governance import secrets
 from retain.model import GLOBAL_SCOPE, Agent, Memory, agent_scope
+from retain.receipt import LogExport
 from retain.results import ExportResult, WriteResult
 from retain.service import agent, lookup, rows, tier
 from retain.service.actor import Actor
@@ -53,6 +54,30 @@ def export(
     memories, left_out, positions = svc.backend.read(run)
     count = transfer.export_snapshot(Path(directory), memories, now, progress, positions)
     return ExportResult(count, left_out)
+
+
+def export_log(
+    svc: MemoryService, path: str | Path, *, progress: Progress | None = None
+) -> LogExport:
+    """Write the whole event log (every realm's: the chain is the store's) to the new
+    file ``path`` as JSON lines, with each event's signature and, when the store has a
+    signing key, the signed chain head (``retain.eventlog``), in one read transaction:
+    whole or not at all."""
+    from retain import eventlog
+
+    signer = svc.store.signer
+
+    def run(tx: Reads) -> LogExport:
+        total = tx.count_events()
+        if progress is not None:
+            progress("export", 0, total)
+        report = None if progress is None else (lambda done: progress("export", done, total))
+        written = eventlog.write(Path(path), tx.iter_events(), tx.iter_signatures(), signer, report)
+        if progress is not None:
+            progress("export", total, total)
+        return written
+
+    return svc.backend.read(run)
 
 
 def import_(

@@ -45,12 +45,18 @@ def _subject_of(subject: str) -> str:
     return checked
 
 
-def _change(version: Memory, other: Memory | None, now: datetime) -> FactChange:
-    """A fact change's two versions, each as known now (the one may end the other)."""
+def _change(work: Work, version: Memory, other: Memory | None, now: datetime) -> FactChange:
+    """A fact change's two versions, each as known now (the one may end the other), and
+    the receipt of the event that wrote ``version``."""
     from retain import facts
 
     known = {f.id: f for f in facts.as_known([v for v in (version, other) if v], now)}
-    return FactChange(known[version.id], known[other.id] if other else None, changed=True)
+    return FactChange(
+        known[version.id],
+        known[other.id] if other else None,
+        changed=True,
+        receipt=work.receipt_for(version),
+    )
 
 
 def fact_write(
@@ -140,7 +146,7 @@ def fact_write(
             record = trust.checked(svc, tx, proof, value, claimant=fact.id)
             fact = trust.evidenced(svc, fact, record, now)
         if current is None:
-            return _change(rows.record(work, fact, reason=reason), None, now)
+            return _change(work, rows.record(work, fact, reason=reason), None, now)
         ended = replace(
             current,
             status=Status.SUPERSEDED,
@@ -149,7 +155,7 @@ def fact_write(
             superseded_by=fact.id,
         )
         stored = rows.supersede(work, fact, current, ended, "written", reason=reason)
-        return _change(stored, ended if stored.status is Status.ACTIVE else None, now)
+        return _change(work, stored, ended if stored.status is Status.ACTIVE else None, now)
 
     return svc._write(run, redact=redact)
 
@@ -248,9 +254,9 @@ def fact_retract(
             )
         retracted = replace(current, status=Status.RETRACTED, updated_at=now)
         rows.swap(work, retracted, current, "retracted")
-        work.event("retract", rows.payload_of(retracted, now), memory_id=current.id,
-            reason=reason,
-        )  # fmt: skip
+        retraction = work.event(
+            "retract", rows.payload_of(retracted, now), memory_id=current.id, reason=reason
+        )
         restored = None
         previous = tx.get_many([current.supersedes]) if current.supersedes else []
         if previous and previous[0].status is Status.SUPERSEDED:
@@ -258,7 +264,10 @@ def fact_retract(
             rows.swap(work, restored, previous[0], "reinstated")
             payload = rows.payload_of(restored, now)
             work.event("reinstate", payload, memory_id=restored.id, reason=reason)
-        return _change(retracted, restored, now)
+        return replace(
+            _change(work, retracted, restored, now),
+            receipt=work.receipt(retraction, retracted.content_hash),
+        )
 
     return svc._write(run)
 
@@ -328,7 +337,7 @@ def fact_confirm(svc: MemoryService, fact_id: str, *, reason: str = "") -> FactC
             work.event("supersede", rows.payload_of(ended, now), memory_id=current.id,
                 reason=reason,
             )  # fmt: skip
-        return _change(confirmed, ended, now)
+        return _change(work, confirmed, ended, now)
 
     return svc._write(run)
 

@@ -101,6 +101,7 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "list_memories": _read(EVERYONE),
         "context": _read(EVERYONE),
         "export": _read(NOT_AGENTS, "an export holds the shared tiers; an agent recalls instead"),
+        "export_log": _read(OPERATOR, "the event log holds every realm's changes"),
         "status": _read(EVERYONE),
         # an agent's own memory
         "remember": _write(AGENT, _OWN, offered=True),
@@ -146,6 +147,7 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "certificate": _read(EVERYONE),
         "compact": _write(ADMINS, _UPKEEP),
         "verify": _read(KEEPERS, "verifying reads every scope's rows"),
+        "chain_head": _read(EVERYONE),
         "reindex": _write(OPERATOR, _UPKEEP),
         "migrate_to": _write(OPERATOR, _UPKEEP),
         # the assertion ledger and its conflict signals; the gate reads them

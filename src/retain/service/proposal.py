@@ -7,6 +7,7 @@ ticket a curator decides (``retain.service.ticket``).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from retain import fields
@@ -112,7 +113,7 @@ def propose(
              "evidence": evidence, "record": record, "tainted": proposal.tainted,
              "expires_at": proposal.to_dict()["expires_at"]},
         )  # fmt: skip
-        return proposal
+        return replace(proposal, receipt=work.last_receipt())
 
     return svc._write(run)
 

@@ -195,6 +195,7 @@ def review(
             Receipt.of(discarded),
             Receipt.of(successor) if successor is not None else None,
             Decision(event.event_id, event.tx_time, decided),
+            receipt=work.receipt(event, successor.content_hash if successor else None),
         )
 
     return svc._write(run)

@@ -113,6 +113,7 @@ def observe(
             step=verdict.step.value,
             tainted=now.tainted,
             changed=changed,
+            receipt=work.last_receipt() if changed else None,  # no event: no receipt
         )
 
     return svc._write(run)
@@ -142,7 +143,14 @@ def reset_session(
         if was is not None and tainted:
             _event(work, was, TAINTED, CLEAN, {"boundary": boundary}, reason=boundary)
         work.put_session(AgentSession(who, key, False, None, None, work.now, work.now))
-        return SessionReset(who, key, boundary, cleared=tainted, tainted=False)
+        return SessionReset(
+            who,
+            key,
+            boundary,
+            cleared=tainted,
+            tainted=False,
+            receipt=work.last_receipt() if tainted else None,  # no event: no receipt
+        )
 
     return svc._write(run)
 

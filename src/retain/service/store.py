@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # numpy's: imported by the verbs that make or search vectors
     from retain.chrono import Clock
     from retain.search.embed import Embedder, Matrix
     from retain.search.vectors import VectorIndex
+    from retain.signing import Signer
 
 Progress = Callable[[str, int, int], None]
 """A long operation reports ``(phase, done, total)`` through one of these."""
@@ -50,6 +51,21 @@ class Store:
         self._lock = threading.Lock()
         # the memory section's counts, by realm and scopes (the service's to read)
         self.tallies: dict[tuple[str, tuple[str, ...] | None, tuple[str, ...]], Any] = {}
+        self._signer: Signer | None = None
+        self._signer_read = False
+
+    @property
+    def signer(self) -> Signer | None:
+        """The signing key (``$RETAIN_SIGNING_KEY`` or ``[signing] key_file``), read at
+        first use; None when none is configured (then ``cryptography`` is never loaded)."""
+        if not self._signer_read:
+            from retain import signing
+
+            with self._lock:
+                if not self._signer_read:
+                    self._signer = signing.load(self.settings.signing_key_file)
+                    self._signer_read = True
+        return self._signer
 
     @property
     def embedder(self) -> LoadedEmbedder:

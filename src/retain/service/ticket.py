@@ -156,7 +156,7 @@ def approve(svc: MemoryService, ticket_id: str, *, reason: str = "") -> Proposal
     ``gate_pending``; a second, distinct principal who is not the proposer lands it."""
     fields.text(ticket_id, "ticket_id")
     fields.text(reason, "reason")
-    decided = svc._write(lambda work: _approve(svc, work, ticket_id, reason))
+    decided = svc._write(lambda work: receipted(work, _approve(svc, work, ticket_id, reason)))
     if decided.status == TicketStatus.PENDING_GATE:
         raise waiting(decided, "it waits at the policy gate for a second approver")
     return decided
@@ -169,7 +169,7 @@ def reject(svc: MemoryService, ticket_id: str, *, reason: str = "") -> Proposal:
 
     def run(work: Work) -> Proposal:
         ticket = _decidable(svc, work, ticket_id, "reject")
-        return _close(work, ticket, TicketStatus.REJECTED, "ticket_reject", reason)
+        return receipted(work, _close(work, ticket, TicketStatus.REJECTED, "ticket_reject", reason))
 
     return svc._write(run)
 
@@ -185,9 +185,17 @@ def expire_tickets(svc: MemoryService) -> list[Proposal]:
             for p in work.reads.list_proposals(svc.realm, status)
             if as_read(p, work.now, svc.settings).status == TicketStatus.EXPIRED
         ]
-        return [expire(work, p, svc.settings) for p in sorted(overdue, key=lambda p: p.id)]
+        return [
+            receipted(work, expire(work, p, svc.settings))
+            for p in sorted(overdue, key=lambda p: p.id)
+        ]
 
     return svc._write(run)
+
+
+def receipted(work: Work, ticket: Proposal) -> Proposal:
+    """``ticket`` with the receipt of the event that just recorded it."""
+    return replace(ticket, receipt=work.last_receipt())
 
 
 def expire(work: Work, ticket: Proposal, settings: Settings) -> Proposal:

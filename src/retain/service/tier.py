@@ -309,9 +309,14 @@ def _apply(
         kind, payload = rows.created(merged, now)
     else:
         payload = rows.payload_of(merged, now)
-    work.event(kind, payload, memory_id=merged.id, reason=reason)
+    event = work.event(kind, payload, memory_id=merged.id, reason=reason)
     return WriteResult(
-        merged, created=existing is None, changed=True, notes=tuple(out_notes), previous=existing
+        merged,
+        created=existing is None,
+        changed=True,
+        notes=tuple(out_notes),
+        previous=existing,
+        receipt=work.receipt(event, merged.content_hash),
     )
 
 
@@ -513,12 +518,13 @@ def edit(
             )
         changed = stored
         work.rekey.touch(changed.id)
-        work.event("edit", rows.payload_of(changed, now), memory_id=changed.id)
+        event = work.event("edit", rows.payload_of(changed, now), memory_id=changed.id)
         return EditResult(
             changed,
             replacements=found if replace_all else 1,
             excerpt=_excerpt(changed.body, start, len(new)),  # as stored: redacted
             previous=current,
+            receipt=work.receipt(event, changed.content_hash),
         )
 
     return svc._write(run, redact=redact)
@@ -532,7 +538,7 @@ def delete(svc: MemoryService, name: str, *, project: str | None = None) -> Dele
         memory = lookup.locate(svc, tx, name, project)
         cited = lookup.referenced_by(svc, tx, memory)
         work.remove(memory)
-        work.event("delete", rows.payload_of(memory, now), memory_id=memory.id)
-        return DeleteResult(memory, cited)
+        event = work.event("delete", rows.payload_of(memory, now), memory_id=memory.id)
+        return DeleteResult(memory, cited, receipt=work.receipt(event))
 
     return svc._write(run)

@@ -345,8 +345,10 @@ def retier(
                 "evidence": moved.metadata.get(PROVENANCE) if proof is not None else None,
             }
         }
-        work.event("retier", payload, memory_id=memory.id, reason=reason)
-        return RetierResult(moved, memory.trust, changed=True)
+        event = work.event("retier", payload, memory_id=memory.id, reason=reason)
+        return RetierResult(
+            moved, memory.trust, changed=True, receipt=work.receipt(event, moved.content_hash)
+        )
 
     return svc._write(run)
 

@@ -20,6 +20,7 @@ from retain.chrono import stamp
 from retain.governance.retention import Hold
 from retain.grants import Grant
 from retain.model import AgentSession, Event, Injection, Memory, Proposal
+from retain.receipt import Receipt
 from retain.search import key
 from retain.service import admission
 from retain.service.actor import Actor
@@ -43,6 +44,7 @@ class Work:
         self.rekey = key.Rekey()  # the memories whose search keys are made again
         self._admitted: dict[str, Memory] = {}  # the new rows admission has answered for
         self.held: tuple[str, ...] | None = None  # why its rows are held (admission's)
+        self._latest: dict[str | None, Event] = {}  # the last event appended, by memory id
 
     @property
     def reads(self) -> Reads:
@@ -216,7 +218,28 @@ class Work:
             payload=payload,
         )
         self._tx.append_event(sealed)
+        self._latest[memory_id] = self._latest[None] = sealed
+        signer = self.store.signer
+        if signer is not None:  # each event signed as it is appended
+            from retain.signing import event_message
+
+            self._tx.sign_event(sealed.seq, signer.key_id, signer.sign(event_message(sealed.hash)))
         return sealed
+
+    def receipt(self, event: Event, content_hash: str | None = None) -> Receipt:
+        """The receipt of ``event`` (one this work appended), for the result a verb
+        returns: ``content_hash`` is the row's it wrote, where there is one; signed
+        when the store has a signing key."""
+        return Receipt.of(event, content_hash, self.store.signer)
+
+    def receipt_for(self, memory: Memory) -> Receipt:
+        """The receipt of the last event this work appended about ``memory`` (its
+        creation, change or removal), with the row's content hash."""
+        return self.receipt(self._latest[memory.id], memory.content_hash)
+
+    def last_receipt(self, content_hash: str | None = None) -> Receipt:
+        """The receipt of the last event this work appended."""
+        return self.receipt(self._latest[None], content_hash)
 
     def finish(self) -> None:
         """What every write does before it commits: the search keys of what it touched."""

@@ -429,6 +429,10 @@ class Reads(Protocol):
         ...
 
     def count_events(self) -> int: ...
+    def iter_signatures(self) -> Iterator[tuple[int, str, str]]:
+        """(seq, key id, signature) of every signed event, in ``seq`` order."""
+        ...
+
     def derived_of(self, realm: str, ids: Sequence[str]) -> list[Memory]:
         """The memories copied from one of ``ids`` (their ``derived_from``)."""
         ...
@@ -535,6 +539,10 @@ class Transaction(Reads, Protocol):
 
     def erase_ticket(self, realm: str, ticket: Proposal) -> None:
         """Store a ticket's erased text (summary, body, evidence)."""
+        ...
+
+    def sign_event(self, seq: int, key_id: str, signature: str) -> None:
+        """Keep the signing key's signature of the event ``seq``."""
         ...
 
 

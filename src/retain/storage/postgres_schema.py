@@ -423,6 +423,25 @@ CREATE TABLE holds (
 CREATE INDEX memories_learned ON memories(realm, scope, created_at, id);
 """
 
+# The signing key's signature of each event appended while a key was configured
+# (``retain.signing``): by ``seq``, append-only like the events they sign.
+_EVENT_SIGNATURES = """
+CREATE TABLE event_signatures (
+    seq BIGINT PRIMARY KEY,
+    key_id TEXT NOT NULL,
+    signature TEXT NOT NULL
+);
+CREATE FUNCTION retain_event_signatures_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'event signatures are append-only';
+END;
+$$;
+CREATE TRIGGER event_signatures_append_only BEFORE UPDATE OR DELETE ON event_signatures
+    FOR EACH ROW EXECUTE FUNCTION retain_event_signatures_append_only();
+CREATE TRIGGER event_signatures_not_truncated BEFORE TRUNCATE ON event_signatures
+    FOR EACH STATEMENT EXECUTE FUNCTION retain_event_signatures_append_only();
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "deferred vectors", _DEFERRED_VECTORS),
@@ -438,6 +457,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(12, "quarantine queue", _QUARANTINE_QUEUE),
     Migration(13, "conflicts", _CONFLICTS),
     Migration(14, "holds", _HOLDS),
+    Migration(15, "event signatures", _EVENT_SIGNATURES),
 )
 
 

@@ -508,6 +508,29 @@ def _m014_holds(con: sqlite3.Connection) -> None:
     )
 
 
+def _m015_event_signatures(con: sqlite3.Connection) -> None:
+    """The signing key's signature of each event appended while a key was configured
+    (``retain.signing``): by ``seq``, append-only like the events they sign."""
+    run_script(
+        con,
+        """
+        CREATE TABLE event_signatures (
+            seq INTEGER PRIMARY KEY,
+            key_id TEXT NOT NULL,
+            signature TEXT NOT NULL
+        );
+        CREATE TRIGGER event_signatures_append_only_update BEFORE UPDATE ON event_signatures
+        BEGIN
+            SELECT RAISE(ABORT, 'event signatures are append-only');
+        END;
+        CREATE TRIGGER event_signatures_append_only_delete BEFORE DELETE ON event_signatures
+        BEGIN
+            SELECT RAISE(ABORT, 'event signatures are append-only');
+        END;
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", _m001_foundation),
     Migration(2, "retrieval", _m002_retrieval),
@@ -523,6 +546,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(12, "quarantine queue", _m012_quarantine_queue),
     Migration(13, "conflicts", _m013_conflicts),
     Migration(14, "holds", _m014_holds),
+    Migration(15, "event signatures", _m015_event_signatures),
 )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -753,6 +753,25 @@ class SqlStatements(ABC):
 
     def _flush(self) -> None:  # noqa: B027 (a hook: most engines hold nothing back)
         """Write what this transaction holds back (PostgreSQL's appended events)."""
+
+    def sign_event(self, seq: int, key_id: str, signature: str) -> None:
+        self._execute(
+            "INSERT INTO event_signatures(seq, key_id, signature) VALUES (%s, %s, %s)",
+            (seq, key_id, signature),
+        )
+
+    def iter_signatures(self) -> Iterator[tuple[int, str, str]]:
+        after = 0
+        while True:  # a page at a time, as the events are read
+            rows = self._rows(
+                "SELECT seq, key_id, signature FROM event_signatures WHERE seq > %s "
+                "ORDER BY seq LIMIT 5000",
+                (after,),
+            )
+            if not rows:
+                return
+            yield from ((int(r[0]), str(r[1]), str(r[2])) for r in rows)
+            after = int(rows[-1][0])
 
     def chain_head(self) -> tuple[int, str]:
         if self._head is not None:

@@ -47,6 +47,12 @@ def verify(rebuild: bool, home: Path | None, fmt: str) -> None:
                 )
             for problem in report.problems:
                 say(f"problem: {problem}")
+            if report.broken_at is not None:
+                say(f"broken_at: {report.broken_at}")
+            head = f"head: event {report.head_seq}, hash {report.head_hash}"
+            if report.head_signature is not None:
+                head += f", signed by key {report.key_id}: {report.head_signature}"
+            say(head)
             for note in report.notes:
                 say(f"note: {note}")
             if report.ok:

@@ -177,6 +177,8 @@ def add(
         )
         memory = result.memory
         if fmt == "json":
+            from retain.results import receipted
+
             record = memory.to_dict(moment())
             record.update(
                 created=result.created,
@@ -184,6 +186,7 @@ def add(
                 notes=list(result.notes),
                 before=result.before,
                 after=result.after,
+                receipt=receipted(result.receipt),
             )
             emit_json(record)
             return
@@ -242,12 +245,15 @@ def edit(
                 redact=redact,
             )
             if fmt == "json":
+                from retain.results import receipted
+
                 record = result.memory.to_dict(moment())
                 record.update(
                     replacements=result.replacements,
                     excerpt=result.excerpt,
                     before=result.before,
                     after=result.after,
+                    receipt=receipted(result.receipt),
                 )
                 emit_json(record)
             else:
@@ -270,8 +276,15 @@ def edit(
             redact=redact,
         )
         if fmt == "json":
+            from retain.results import receipted
+
             record = written.memory.to_dict(moment())
-            record.update(changed=written.changed, before=written.before, after=written.after)
+            record.update(
+                changed=written.changed,
+                before=written.before,
+                after=written.after,
+                receipt=receipted(written.receipt),
+            )
             emit_json(record)
         elif written.changed:
             say(f"Updated the body of '{name}'.")

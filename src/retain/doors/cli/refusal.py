@@ -45,6 +45,7 @@ EXIT_CODES: dict[type[errors.RetainError], int] = {
     errors.SecretDetected: 19,
     errors.ReviewRefused: 20,
     errors.HoldActive: 21,
+    errors.SignatureInvalid: 22,
 }
 EXIT_BUG = 70
 
@@ -106,4 +107,5 @@ HINTS: Mapping[str, errors.Hint] = {
     "quarantine": "`retain quarantine list` shows it with its content_hash",
     "ticket": "`retain ticket show {ticket}` shows the ticket it waits on",
     "release_hold": "`retain release {id} --reason ...` releases it",
+    "keygen": "`retain receipt keygen --out FILE`, then key_file under [signing]",
 }

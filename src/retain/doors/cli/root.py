@@ -62,6 +62,7 @@ COMMANDS = {
     **dict.fromkeys(("agent", "project", "team"), "registry"),
     **dict.fromkeys(("held", "hold", "release", "sweep"), "retention"),
     **dict.fromkeys(("quarantine", "review"), "review"),
+    **dict.fromkeys(("receipt",), "receipt"),
     **dict.fromkeys(("mcp", "serve"), "server"),
     **dict.fromkeys(("session",), "session"),
     **dict.fromkeys(("ticket",), "ticket"),

@@ -29,13 +29,27 @@ if TYPE_CHECKING:
     "-o",
     required=True,
     type=PathParameter(),
-    help="A new or empty directory for the snapshot.",
+    help="A new or empty directory for the snapshot (with --format jsonl: a new file).",
 )
 @project_option("Export one project's tier only.")
 @home_option
-@format_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "jsonl"]),
+    default="table",
+    show_default=True,
+    help="table for people, json for programs; jsonl writes the event log instead, one "
+    "JSON event a line, to the file -o names.",
+)
 def export(directory: Path, project: str | None, home: Path | None, fmt: str) -> None:
-    """Write every memory as Markdown with YAML frontmatter (a snapshot)."""
+    """Write every memory as Markdown with YAML frontmatter (a snapshot), or, with
+    --format jsonl, the whole event log as JSON lines (checked by tools/check_log.py)."""
+    if fmt == "jsonl":
+        if project is not None:
+            raise click.UsageError("--project is for a snapshot: the log is exported whole")
+        _export_log(directory, home)
+        return
     with opened(home, fmt) as service:
         with progress_bar() as progress:
             result = service.export(directory, project=project, progress=progress)
@@ -54,6 +68,16 @@ def export(directory: Path, project: str | None, home: Path | None, fmt: str) ->
                     f"Left out {result.left_out} agent memories and facts: snapshots do "
                     "not carry agents' own memories or facts yet."
                 )
+
+
+def _export_log(path: Path, home: Path | None) -> None:
+    with opened(home) as service:
+        with progress_bar() as progress:
+            done = service.export_log(path, progress=progress)
+        head = f"event {done.head_seq}, hash {done.head_hash}"
+        if done.head_signature is not None:
+            head += f", signed by key {done.key_id}"
+        say(f"Exported {done.events} events ({done.signed} signed) to {path}; head: {head}.")
 
 
 @cli.command("import")

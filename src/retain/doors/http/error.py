@@ -30,6 +30,7 @@ HTTP_STATUS: dict[type[RetainError], int] = {
     errors.EditFailed: 422,
     errors.TransferError: 422,
     errors.SecretDetected: 422,
+    errors.SignatureInvalid: 422,
     errors.StoreBusy: 503,
     errors.EmbedderError: 503,
     errors.RecallFailed: 504,
@@ -72,6 +73,7 @@ HINTS: Mapping[str, errors.Hint] = {
     "quarantine": f"GET {API}/quarantine shows it with its content_hash",
     "ticket": f"GET {API}/tickets/{{ticket}} shows the ticket it waits on",
     "release_hold": f"an operator's or application's DELETE {API}/memories/{{id}}/hold",
+    "keygen": "`retain receipt keygen` where the store is, then key_file under [signing]",
 }
 
 

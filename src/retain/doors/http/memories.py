@@ -43,6 +43,13 @@ def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
         """Where the store is, what it holds, the embedder in use and whether it is degraded."""
         return {**svc.status().to_dict(), "principal": svc.principal}
 
+    @app.get(f"{API}/chain/head", tags=["store"])
+    def chain_head(svc: MemoryService = acting) -> dict[str, Any]:
+        """The event log's last event (seq, hash), signed with the store's Ed25519 key
+        when it has one (key_id, signature: over "retain-head/1", seq and hash, a line
+        each)."""
+        return svc.chain_head().to_dict()
+
     @app.get(f"{API}/memories", tags=["memories"])
     def list_memories(
         project: ProjectQuery = None,

@@ -40,6 +40,7 @@ HINTS: Mapping[str, Hint] = {
     "quarantine": "memory_list_quarantine shows it with its content_hash",
     "ticket": "ticket_show shows the ticket it waits on",
     "release_hold": "an operator or an application releases it (memory_release)",
+    "keygen": "an operator runs `retain receipt keygen` and configures the key",
 }
 
 

@@ -132,8 +132,33 @@ class MemoryRecord(BaseModel):
     read_count: int
 
 
+class WriteReceiptOut(BaseModel):
+    """The receipt of the write: its event and place in the hash chain, signed when the
+    store has a signing key (check it offline: `retain receipt verify`)."""
+
+    event_id: str
+    seq: int
+    tx_time: str
+    principal: str
+    realm: str
+    kind: str
+    memory_id: str | None
+    reason: str
+    content_hash: str | None = Field(description="The hash of the row written, if one was.")
+    payload_digest: str
+    prev_hash: str
+    chain_hash: str = Field(description="The event's hash: its link in the chain.")
+    key_id: str | None = Field(description="The signing key's id, when signed.")
+    signature: str | None = Field(description="Base64 Ed25519 signature, when signed.")
+    version: int
+
+
+_RECEIPT = "The receipt of the write (none when nothing was written)."
+
+
 class MemoryWithBody(MemoryRecord):
     body: str
+    receipt: WriteReceiptOut | None = Field(default=None, description=_RECEIPT)
 
 
 _BEFORE = "The memory's text as an export writes it, before the change (none: it was new)."
@@ -160,6 +185,7 @@ class DeleteOut(BaseModel):
     referenced_by: list[str]
     before: str = Field(description=_BEFORE)
     after: None = Field(description=_AFTER)
+    receipt: WriteReceiptOut | None = Field(default=None, description=_RECEIPT)
 
 
 class ReferenceOut(BaseModel):
@@ -222,6 +248,7 @@ class ProposalOut(BaseModel):
     decided_at: str | None
     decision_reason: str
     landed: str | None = Field(description="The memory an approval landed.")
+    receipt: WriteReceiptOut | None = Field(default=None, description=_RECEIPT)
 
 
 class TicketsOut(BaseModel):
@@ -257,12 +284,14 @@ class FactWriteOut(BaseModel):
     fact: FactOut
     superseded: FactOut | None
     changed: bool
+    receipt: WriteReceiptOut | None = Field(default=None, description=_RECEIPT)
 
 
 class FactRetractOut(BaseModel):
     fact: FactOut
     restored: FactOut | None
     changed: bool
+    receipt: WriteReceiptOut | None = Field(default=None, description=_RECEIPT)
 
 
 class FactsOut(BaseModel):
@@ -306,6 +335,7 @@ class ReviewOut(BaseModel):
     origin: ReceiptOut
     successor: ReceiptOut | None
     decision: DecisionOut
+    receipt: WriteReceiptOut | None = Field(default=None, description=_RECEIPT)
 
 
 class GrantOut(BaseModel):
@@ -318,6 +348,7 @@ class GrantOut(BaseModel):
     realm: str | None
     created_at: str | None
     created_by: str | None
+    receipt: WriteReceiptOut | None = Field(default=None, description=_RECEIPT)
 
 
 class GrantsOut(BaseModel):
