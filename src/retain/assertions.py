@@ -23,6 +23,7 @@ from retain import fields
 from retain.chrono import stamp
 from retain.errors import InvalidValue
 from retain.model import Memory, Status, Trust, scope_project
+from retain.receipt import Receipt
 
 # The stores an assertion is indexed in. The seed (Meta's ``meta/memory/*``) speaks of
 # "five supported store names" and names only ``knowledge_graph``; the other four are
@@ -201,12 +202,14 @@ class IndexResult:
     assertion: Assertion | None
     conflict: ConflictSignal | None
     conflict_changed: bool = False
+    receipt: Receipt | None = None  # the last event the call appended (None: it wrote none)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "assertion": None if self.assertion is None else self.assertion.to_dict(),
             "conflict": None if self.conflict is None else self.conflict.to_dict(),
             "conflict_changed": self.conflict_changed,
+            "receipt": None if self.receipt is None else self.receipt.to_dict(),
         }
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from retain.chrono import Period, stamp
 from retain.fields import is_name
 from retain.model import AGENT_PREFIX, GLOBAL_SCOPE, PROJECT_PREFIX, TEAM_PREFIX, Event
+from retain.receipt import Receipt
 
 EVERY_SCOPE = "*"
 SCOPE_KINDS = (PROJECT_PREFIX, TEAM_PREFIX, AGENT_PREFIX)  # the scopes named NAME
@@ -58,12 +59,13 @@ class HoldEvent:
     target: str
     principal: str
     reason: str
+    receipt: Receipt | None = None  # the event's receipt
 
     @classmethod
-    def of(cls, event: Event, target: str) -> HoldEvent:
+    def of(cls, event: Event, target: str, receipt: Receipt | None = None) -> HoldEvent:
         return cls(
             event.event_id, event.seq, event.kind, event.tx_time, target, event.principal,
-            event.reason,
+            event.reason, receipt,
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, Any]:
@@ -75,6 +77,7 @@ class HoldEvent:
             "target": self.target,
             "principal": self.principal,
             "reason": self.reason,
+            "receipt": None if self.receipt is None else self.receipt.to_dict(),
         }
 
 

@@ -176,10 +176,11 @@ def index(
             made = replace(made, metadata={**made.metadata, LEDGER: ledger})
             recorded = Assertion.of(rows.record(work, made, reason=f"indexed in {store}"))
         if conflict is None:
-            return IndexResult(recorded, None)
+            return IndexResult(recorded, None, receipt=work.last_receipt())
         access.admits(access.current(), GLOBAL_SCOPE)  # a signal is the realm's: global's
         signal, changed = _signal(work, entity, topic, store, conflict, reason)
-        return IndexResult(recorded, signal, changed)
+        wrote = recorded is not None or changed
+        return IndexResult(recorded, signal, changed, work.last_receipt() if wrote else None)
 
     return svc._write(run)
 

@@ -54,6 +54,8 @@ from retain.governance.erasure import (
     ticket_values,
 )
 from retain.model import Event, Memory, Proposal, Status, agent_scope
+from retain.receipt import Receipt
+from retain.results import receipted
 from retain.service import lookup
 from retain.service.hold import require_released
 from retain.service.work import Work
@@ -97,6 +99,7 @@ class Certificate:
     reinstated: str | None = None  # the fact version believed again, if any
     copies_kept: tuple[str, ...] = ()  # copies beyond the actor's reach, left as they are
     verified_at: datetime | None = None  # when the files were last checked
+    receipt: Receipt | None = None  # the forget event's: the certificate as a receipt
 
     def record(self) -> dict[str, Any]:
         """The certificate's content as its event's payload holds it."""
@@ -124,6 +127,7 @@ class Certificate:
         return self.record() | {
             "seq": self.seq,
             "verified_at": stamp(self.verified_at) if self.verified_at else None,
+            "receipt": receipted(self.receipt),
         }
 
 
@@ -436,7 +440,8 @@ def erase(
         reason=reason,
         event_id=certificate_id,
     )
-    return Erasure(replace(certificate, seq=event.seq), long_values)
+    receipt = work.receipt(event, kept.value)
+    return Erasure(replace(certificate, seq=event.seq, receipt=receipt), long_values)
 
 
 def _reinstate(work: Work, fact: Memory, reason: str) -> str | None:
@@ -578,6 +583,7 @@ def certificate(svc: MemoryService, target: str) -> Certificate:
                 id=target,
             )
         cert = _certificate_of(found)
+        cert = replace(cert, receipt=Receipt.of(found, cert.digest.value, svc.store.signer))
         for check in tx.events_naming(svc.realm, [found.memory_id or found.event_id]):
             if check.kind == VERIFY and check.payload is not None:
                 record = json.loads(check.payload)
@@ -632,7 +638,10 @@ def compact(svc: MemoryService, *, full: bool = False) -> dict[str, Any]:
     compaction = svc.backend.compact(full=full)
 
     def run(work: Work) -> dict[str, Any]:
-        work.event(COMPACT, compaction.to_dict())
-        return compaction.to_dict() | {"location": svc.backend.location}
+        event = work.event(COMPACT, compaction.to_dict())
+        return compaction.to_dict() | {
+            "location": svc.backend.location,
+            "receipt": receipted(work.receipt(event)),
+        }
 
     return svc._write(run)

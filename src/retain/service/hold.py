@@ -51,7 +51,7 @@ def hold(svc: MemoryService, target: str, *, reason: str) -> HoldEvent:
             "hold", {"target": memory.id, "scope": memory.scope}, memory_id=memory.id, reason=why
         )
         work.add_hold(Hold(work.realm, memory.id, why, event.principal, work.now, event.event_id))
-        return HoldEvent.of(event, memory.id)
+        return HoldEvent.of(event, memory.id, work.receipt(event))
 
     return svc._write(run)
 
@@ -79,7 +79,7 @@ def release_hold(svc: MemoryService, target: str, *, reason: str) -> HoldEvent:
             )
         work.remove_hold(target)
         event = work.event("release", {"target": target}, memory_id=target, reason=why)
-        return HoldEvent.of(event, target)
+        return HoldEvent.of(event, target, work.receipt(event))
 
     return svc._write(run)
 

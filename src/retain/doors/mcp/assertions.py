@@ -11,7 +11,7 @@ from typing import Annotated, Any
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from retain.doors.mcp.schema import Project
+from retain.doors.mcp.schema import Project, WriteReceiptOut
 from retain.doors.mcp.server import Server
 from retain.service import MemoryService
 
@@ -58,6 +58,9 @@ class IndexOut(BaseModel):
     assertion: AssertionOut | None = Field(description="The assertion recorded, if any.")
     conflict: ConflictOut | None = Field(description="The key's signal, if the call named it.")
     conflict_changed: bool
+    receipt: WriteReceiptOut | None = Field(
+        description="The call's receipt (none: it wrote nothing)."
+    )
 
 
 class QueryOut(BaseModel):

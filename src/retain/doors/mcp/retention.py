@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from retain.doors.mcp.schema import WriteReceiptOut
 from retain.doors.mcp.server import Server
 from retain.service import MemoryService
 
@@ -39,6 +40,7 @@ class HoldEventOut(BaseModel):
     target: str
     principal: str
     reason: str
+    receipt: WriteReceiptOut | None = Field(description="The event's receipt.")
 
 
 class HoldOut(BaseModel):

@@ -385,3 +385,4 @@ class CertificateOut(BaseModel):
     reinstated: str | None = Field(description="The fact version believed again, if any.")
     copies_kept: list[str] = Field(description="Copies beyond the actor's reach, left as is.")
     verified_at: str | None
+    receipt: WriteReceiptOut | None = Field(description="The forget event's receipt.")
