@@ -189,6 +189,15 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
     "verify": (False, (), {"rebuild": False, "progress": _progress}),
     "migrate_to": (False, ("BACKEND",), {"progress": _progress}),
     "reindex": (False, (), {"progress": _progress}),
+    "hold": (False, ("01ID",), {"reason": "matter 42"}),
+    "release_hold": (False, ("01ID",), {"reason": "closed"}),
+    "held": (False, ("01ID",), {}),
+    "sweep": (
+        False,
+        (),
+        {"reason": "retention", "before": "2020-01-01", "scope": "global",
+         "keep_digest": False, "dry_run": True, "progress": _progress},
+    ),  # fmt: skip
     "acting_as": (False, ("agent:ada",), {"realm": "default"}),
 }
 # Verbs without an argument to get wrong.
