@@ -195,8 +195,14 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
     "sweep": (
         False,
         (),
-        {"reason": "retention", "before": "2020-01-01", "scope": "global",
-         "keep_digest": False, "dry_run": True, "progress": _progress},
+        {
+            "reason": "retention",
+            "before": "2020-01-01",
+            "scope": "global",
+            "keep_digest": False,
+            "dry_run": True,
+            "progress": _progress,
+        },
     ),  # fmt: skip
     "acting_as": (False, ("agent:ada",), {"realm": "default"}),
 }
