@@ -227,7 +227,10 @@ def test_agent_verbs_round_trip_or_refuse(
         kept = updated
     forgot = attempt(agent, lambda: agent.forget(kept.id, reason=reason))
     if not refused(forgot):
-        assert forgot.status == "forgotten"
+        assert forgot.target == kept.id
+        assert raw_sql(agent, "SELECT status, body FROM memories WHERE id = ?", (kept.id,)) == [
+            ("forgotten", "")
+        ]
 
 
 @given(
