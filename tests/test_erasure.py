@@ -294,3 +294,13 @@ def test_text_with_quotes_and_newlines_is_erased_as_stored(realm: ServiceFactory
     cert = svc.forget(made.memory.id)
     gone(svc, cert, text)
     assert holding(svc, '\\"' + text) == []
+
+
+def test_a_target_that_is_neither_an_id_nor_a_name_is_not_found(realm: ServiceFactory) -> None:
+    svc = realm()
+    head = svc.status().chain_head
+    with pytest.raises(errors.NotFound):
+        svc.forget(":no such thing")
+    with pytest.raises(errors.InvalidValue):
+        svc.forget("   ")
+    assert svc.status().chain_head == head

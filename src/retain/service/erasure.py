@@ -228,6 +228,12 @@ def _target(svc: MemoryService, tx: Reads, target: str, project: str | None) -> 
     deleted = _deleted(tx, svc.realm, target) if project is None else None
     if deleted is not None and view.covers(svc.realm, deleted.scope):
         return deleted
+    if not fields.is_name(target):  # no id the store holds, and no name either
+        raise NotFound(
+            f"no memory, fact version or ticket {target!r} to forget",
+            remedy="check the id: list, search or recall to find it",
+            id=target,
+        )
     return _unforgotten(lookup.locate(svc, tx, target, project))
 
 
