@@ -304,3 +304,11 @@ def test_a_target_that_is_neither_an_id_nor_a_name_is_not_found(realm: ServiceFa
     with pytest.raises(errors.InvalidValue):
         svc.forget("   ")
     assert svc.status().chain_head == head
+
+
+def test_a_memory_without_a_body_keeps_the_digest_of_its_description(
+    realm: ServiceFactory,
+) -> None:
+    svc = realm()
+    made = svc.write("line", description="only a line").memory
+    assert svc.forget(made.id).digest.value == hashlib.sha256(b"only a line").hexdigest()

@@ -358,7 +358,13 @@ def erase(
     memories, tickets, beyond = lineage(tx, realm, item, reach)
     for copy in (item.id, *(m.id for m in memories)):  # a legal hold on any copy refuses
         require_released(work, copy)
+    # the value a digest is kept of: the body (a note's text, a fact's value, a ticket's
+    # content), or, for a memory or ticket without one, its one line
     value = item.body
+    if not value and isinstance(item, Memory):
+        value = item.description
+    elif not value and isinstance(item, Proposal):
+        value = item.summary
     kept = digest_of(value, keep=keep_digest, key=key)
     certificate_id = work.store.ids.new(now)
     values: set[str] = set()
