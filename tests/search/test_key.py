@@ -17,7 +17,7 @@ TURNS = (
     "We adopted a kitten last week",
     "She is called Miso",
     "The vet said she is healthy",
-    "Next visit is in June",
+    "Next visit is booked",
     "Bring the blue carrier",
 )
 
@@ -75,14 +75,19 @@ def test_a_neighbour_is_keyed_by_its_body_when_it_has_one(lexical_service: Memor
     assert context(lexical_service, "b") == "We adopted a kitten"
 
 
-def test_context_holds_the_day_and_the_subject(lexical_service: MemoryService) -> None:
+def test_context_holds_the_times_and_the_subject(lexical_service: MemoryService) -> None:
     lexical_service.write(
-        "miso", description="She is called Miso", subject="Caroline", valid_from="2023-05-08"
+        "miso",
+        description="She is called Miso",
+        body="We got her last Friday",
+        subject="Caroline",
+        valid_from="2023-05-08",
     )
-    assert context(lexical_service, "miso") == "8 May 2023 Caroline"
-    assert [h.memory.name for h in lexical_service.search("May 2023").hits] == ["miso"]
+    held = "dd20230508 md0508 ww202319 mm202305 mo05 yy2023"
+    friday = "dd20230505 md0505 ww202318"  # its month and year are the day's own
+    assert context(lexical_service, "miso") == f"{held} {friday} Caroline"
     lexical_service.write("miso", subject="", valid_from="")
-    assert context(lexical_service, "miso") == ""
+    assert context(lexical_service, "miso") == ""  # "last Friday" of no day is no time
 
 
 def test_writing_into_a_thread_rekeys_the_turns_before_it(lexical_service: MemoryService) -> None:

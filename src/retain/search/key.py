@@ -3,8 +3,10 @@
 Besides its own name, description and body, a memory is found by its
 *context*, derived and lightly weighted:
 
-* the day it held (``valid_from``) in words — "8 May 2023" — so a question
-  that names the day or month finds it;
+* the times it holds and mentions, as ``search/when.py``'s tokens: the day it
+  held (``valid_from``), and every day, week, month or year its text names —
+  "8 May 2023" outright, or "last Friday" resolved against the day it held — so
+  a question that names a time prefers it;
 * its subject — who said it or whom it is about;
 * the text of its thread neighbours, up to ``RADIUS`` memories either side
   in the order they were written. A conversational turn rarely repeats its
@@ -25,6 +27,7 @@ from typing import TYPE_CHECKING
 from retain.chrono import in_zone, parse_stamp
 from retain.errors import EmbedderFailed, RetainError
 from retain.model import Memory
+from retain.search import when
 from retain.search.embed import Embedder, check_shape, normalised
 from retain.storage.base import KeySource, Reads, SearchKey, StoredVector, Transaction
 
@@ -37,10 +40,6 @@ RADIUS = 2
 NEIGHBOUR_CHARS = 600  # of each neighbour's text
 OWN_CHARS = 4000  # of a memory's own text, for its vector
 NEIGHBOUR_WEIGHT = 0.8
-# fmt: off
-MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August",
-          "September", "October", "November", "December")
-# fmt: on
 
 
 def source_changed(before: Memory, after: Memory) -> bool:
@@ -63,12 +62,14 @@ def neighbour_text(source: KeySource) -> str:
     return (source.body or source.description)[:NEIGHBOUR_CHARS]
 
 
-def day_words(valid_from: str | None, zone: tzinfo | None) -> str:
-    """``valid_from`` as a reader writes a day: "8 May 2023"."""
-    if not valid_from:
-        return ""
-    moment = in_zone(parse_stamp(valid_from), zone)
-    return f"{moment.day} {MONTHS[moment.month - 1]} {moment.year}"  # whatever the locale
+def time_words(source: KeySource, zone: tzinfo | None) -> str:
+    """The time tokens of the day ``source`` held and of the times its text names,
+    relative ones resolved against that day (without one, only the absolute ones)."""
+    held = in_zone(parse_stamp(source.valid_from), zone).date() if source.valid_from else None
+    named = when.spans(f"{source.description}\n{source.body}"[:OWN_CHARS], held)
+    if held is not None:
+        named.insert(0, when.Span(held, held, when.DAY, (0, 0)))
+    return " ".join(dict.fromkeys(t for span in named for t in when.span_tokens(span)))
 
 
 def context(
@@ -76,7 +77,7 @@ def context(
 ) -> tuple[str, str]:
     """(the context column's words, the neighbours' text for the vector)."""
     around = " ".join(neighbour_text(n) for n in neighbours)
-    head = " ".join(p for p in (day_words(source.valid_from, zone), source.subject or "") if p)
+    head = " ".join(p for p in (time_words(source, zone), source.subject or "") if p)
     return "\n".join(p for p in (head, around) if p), around
 
 
