@@ -12,13 +12,26 @@ from retain import errors
 from retain.model import Load, Memory, Status, Trust
 from retain.results import SearchHit, WriteRequest
 from retain.search import rank
-from retain.search.lexical import PHRASE, SEMANTIC, STEM, SUBJECT, THREAD, SenseHits, analyze
+from retain.search.lexical import (
+    PHRASE,
+    PREFIX,
+    SEMANTIC,
+    STEM,
+    SUBJECT,
+    THREAD,
+    SenseHits,
+    analyze,
+)
 from retain.service import MemoryService
 from retain.storage.base import LexicalHit
 
 
 def names(service: MemoryService, *queries: str, **kw: object) -> list[str | None]:
     return [h.memory.name for h in service.search(list(queries), **kw).hits]  # type: ignore[arg-type]
+
+
+def senses_at(service: MemoryService, query: str, limit: int) -> list[tuple[str | None, tuple]]:
+    return [(h.memory.name, h.senses) for h in service.search(query, limit=limit).hits]
 
 
 def senses(service: MemoryService, query: str) -> dict[str | None, tuple[str, ...]]:
@@ -33,9 +46,10 @@ def test_fusion_weighs_each_sense_by_reciprocal_rank_and_equal_scores_share_a_ra
     semantic = SenseHits(SEMANTIC, (LexicalHit("c", 0.9),))
     phrase = SenseHits(PHRASE, (LexicalHit("a", 2.0),))
     fused = rank.fuse([("q", [stem, semantic, phrase])])
-    assert fused["a"].score == pytest.approx(1 / 11 + 0.25 / 11)
-    assert fused["b"].score == pytest.approx(1 / 11)  # tied with a: rank 1, not 2
-    assert fused["c"].score == pytest.approx(1 / 13 + 0.5 / 11)  # rank 3 after a tie of two
+    k = rank.RRF_K
+    assert fused["a"].score == pytest.approx(1 / (k + 1) + 0.25 / (k + 1))
+    assert fused["b"].score == pytest.approx(1 / (k + 1))  # tied with a: rank 1, not 2
+    assert fused["c"].score == pytest.approx(1 / (k + 3) + 0.5 / (k + 1))  # 3rd after a tie
     assert (fused["a"].senses, fused["c"].senses) == ([STEM, PHRASE], [STEM, SEMANTIC])
 
 
@@ -43,7 +57,7 @@ def test_fusion_adds_up_the_queries_of_a_list() -> None:
     first = SenseHits(STEM, (LexicalHit("a", 1.0),))
     second = SenseHits(STEM, (LexicalHit("b", 2.0), LexicalHit("a", 1.0)))
     fused = rank.fuse([("terse", [first]), ("brief", [second])])
-    assert fused["a"].score == pytest.approx(1 / 11 + 1 / 12)
+    assert fused["a"].score == pytest.approx(1 / (rank.RRF_K + 1) + 1 / (rank.RRF_K + 2))
     assert fused["a"].queries == ["terse", "brief"]
 
 
@@ -98,7 +112,8 @@ def test_the_subject_lift_is_a_share_of_the_best_score() -> None:
     memories = {m.id: m for m in _memories(("a", "Ann"), ("b", "Bob"), ("c", None))}
     fused = {i: rank.Fused(score=s) for i, s in zip(memories, (0.1, 0.2, 0.05), strict=True)}
     rank.favour_subject(fused, memories, ["ann"])
-    assert [f.score for f in fused.values()] == pytest.approx([0.1 + 0.15 * 0.2, 0.2, 0.05])
+    lifted = 0.1 + rank.SUBJECT_LIFT * 0.2
+    assert [f.score for f in fused.values()] == pytest.approx([lifted, 0.2, 0.05])
     assert [f.senses for f in fused.values()] == [[SUBJECT], [], []]
     rank.favour_subject(fused, memories, ["Ann", "Bob"])  # two subjects named: no lift
     assert [f.senses for f in fused.values()] == [[SUBJECT], [], []]
@@ -263,7 +278,15 @@ def test_asking_for_more_results_keeps_the_first_ones_of_a_single_sense(
 
 
 @pytest.fixture
-def deep(make_service: ServiceFactory) -> MemoryService:
+def fixed_semantic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The semantic sense weighed 0.5 whatever the words hold: the depth tests below are
+    about how deep each sense looks, not about how the weights move."""
+    monkeypatch.setattr(rank, "SEMANTIC_LEAST", 0.5)
+    monkeypatch.setattr(rank, "SEMANTIC_MOST", 0.5)
+
+
+@pytest.fixture
+def deep(make_service: ServiceFactory, fixed_semantic: None) -> MemoryService:
     """36 memories with the word "kitten": x is ranked last by its words but first by meaning."""
     service = make_service(
         embedder=AxisEmbedder({"kitten": (1, 0), "tabby": (1, 0), "rain": (0, 1)})
@@ -284,17 +307,19 @@ def test_asking_for_up_to_30_results_keeps_the_first_ones_across_senses(
     deep: MemoryService,
 ) -> None:
     first = names(deep, "kitten", limit=10)
-    assert first == [f"s{i:02}" for i in range(1, 11)]
+    level = rank.RRF_K + 2  # x's meaning (0.5 / (k + 1)) is worth the words of s(level)
+    before, after = range(1, level + 1), range(level + 1, 10)
+    assert first == [*(f"s{i:02}" for i in before), "x", *(f"s{i:02}" for i in after)]
     for limit in (20, 30):
         assert names(deep, "kitten", limit=limit)[:10] == first
-    # x is found by meaning alone (0.5 / 11), level with s12 by its words (1 / 22)
+    # x is found by meaning alone (0.5 / (k + 1)), level with s(k + 2) by its words
     scores = {h.memory.name: (h.score, h.senses) for h in deep.search("kitten", limit=30).hits}
     assert scores["x"][1] == (SEMANTIC,)
-    assert scores["x"][0] == pytest.approx(scores["s12"][0])
+    assert scores["x"][0] == pytest.approx(scores[f"s{rank.RRF_K + 2:02}"][0])
 
 
 def test_a_limit_past_what_stem_found_lets_the_prefix_retry_in(
-    make_service: ServiceFactory,
+    make_service: ServiceFactory, fixed_semantic: None
 ) -> None:
     # Documented: the prefix retry runs when stem found fewer memories than the limit.
     service = make_service(
@@ -310,15 +335,17 @@ def test_a_limit_past_what_stem_found_lets_the_prefix_retry_in(
     # ...and one found only by the prefix kestrel* (a word no stemmer makes "kestrel"),
     # and first by meaning
     service.write("p", description="kestrelcam nightly")
-    assert "p" not in names(service, "kestrel", limit=10)
-    assert names(service, "kestrel", limit=20)[:2] == ["s01", "p"]
+    assert dict(senses_at(service, "kestrel", 10))["p"] == (SEMANTIC,)
+    assert dict(senses_at(service, "kestrel", 20))["p"] == (PREFIX, SEMANTIC)
+    assert set(names(service, "kestrel", limit=20)[:2]) == {"s01", "p"}
 
 
 def test_asking_for_more_than_30_results_widens_every_sense(deep: MemoryService) -> None:
-    # Documented: the word sense now reaches x (36th): 0.5 / 11 + 1 / 46 lifts it past s05.
+    # Documented: the word sense now reaches x (36th): 0.5 / 4 + 1 / 39 lifts it past s04.
+    assert rank.RRF_K == 3
     (x,) = (h for h in deep.search("kitten", limit=40).hits if h.memory.name == "x")
     assert x.senses == (STEM, SEMANTIC)
-    assert names(deep, "kitten", limit=40)[:6] == ["s01", "s02", "s03", "s04", "x", "s05"]
+    assert names(deep, "kitten", limit=40)[:6] == ["s01", "s02", "s03", "x", "s04", "s05"]
 
 
 def test_a_subject_with_a_period_in_its_name_is_lifted(lexical_service: MemoryService) -> None:

@@ -48,9 +48,11 @@ import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import date
 
 from retain.errors import QueryTooLong
+from retain.search import when
 from retain.storage.base import CountsAhead, LexicalHit, MemoryFilter, Reads, ScannedRow
 from retain.storage.words import scan_hits
 
@@ -62,6 +64,7 @@ PHRASE = "phrase"
 SEMANTIC = "semantic"  # not lexical: the cosine scan of vectors.py
 SUBJECT = "subject"  # not lexical: the query names the memory's subject
 THREAD = "thread"  # not lexical: the memories around it in its thread matched
+TIME = "time"  # not lexical: it holds or mentions a time the query names
 
 # fmt: off
 STOPWORDS = frozenset((
@@ -84,6 +87,7 @@ MAX_QUERY_CHARS = 1000  # characters of a search's queries, blanks around each a
 MAX_QUERIES = 8  # distinct query strings (synonyms) of one search
 MAX_WORDS = 32  # words a search's queries hand to the word index, each query's counted
 MAX_SCANNED = 4  # terms a search's queries scan as plain text (each a pass over the rows)
+TIME_DEPTH = 500  # memories of a time a query names, among which its words are looked up
 TURN_CHARS = 4 * MAX_QUERY_CHARS  # how much of a turn recall reads for its words
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -111,6 +115,7 @@ class QueryPlan:
     words: tuple[str, ...]
     needles: tuple[str, ...]
     pairs: tuple[str, ...] = ()
+    times: tuple[str, ...] = ()  # the time tokens of the times it names (search/when.py)
 
 
 def analyze(query: str) -> QueryPlan:
@@ -175,8 +180,13 @@ def search_query(
     wanted: int,
     scans: Scans,
     scanned: Sequence[ScannedRow],
+    held: Sequence[str] = (),
 ) -> list[SenseHits]:
     """Every sense that answered ``plan``, at most ``depth`` hits each, best first.
+
+    ``held``: the memories holding a time the query names (``times_held``), among
+    which its words are looked up again (the ``time`` sense): a memory of the day
+    asked about is found even where the words are common elsewhere.
 
     The prefix retry runs when stemming found fewer than the ``wanted`` results; the
     whole-query scan, when nothing answered and ``scans`` has one left. ``scanned``: the
@@ -196,6 +206,11 @@ def search_query(
             if fresh:
                 answered.append(SenseHits(PREFIX, fresh))
                 found.update(h.memory_id for h in fresh)
+    if held and plan.words:
+        inside = replace(where, within=tuple(held))
+        timed = tx.match_terms(inside, plan.words, prefix=False, limit=depth)
+        if timed:
+            answered.append(SenseHits(TIME, tuple(timed)))
     if plan.pairs and answered:
         phrases = tx.match_terms(where, plan.pairs, prefix=False, limit=depth)
         if phrases:
@@ -209,6 +224,53 @@ def search_query(
         if whole:
             answered.append(SenseHits(TEXT, tuple(whole)))
     return answered
+
+
+COVERAGE_OF = 3  # the best word matches whose words ``coverage`` counts
+
+
+def coverage(plan: QueryPlan, texts: Sequence[str]) -> float:
+    """The largest share of ``plan``'s words that one of ``texts`` holds (words compared
+    casefolded, by their first ``_STEM_CHARS`` letters after a plural's s): how well the
+    words answered."""
+    if not plan.words:
+        return 0.0
+    asked = {_stem(w) for w in plan.words}
+    best = 0
+    for text in texts:
+        held = {_stem(w) for w in _WORD.findall(text)}
+        best = max(best, len(asked & held))
+    return best / len(asked)
+
+
+_STEM_CHARS = 5
+
+
+def _stem(word: str) -> str:
+    folded = word.casefold()
+    if len(folded) > 3 and folded.endswith("s"):
+        folded = folded[:-1]
+    return folded[:_STEM_CHARS]
+
+
+def without_names(plan: QueryPlan, names: Sequence[str]) -> QueryPlan:
+    """``plan`` without the words of the subjects it names: who a memory is about lifts
+    the memories the other words found (``rank.favour_subject``), it finds none alone."""
+    named = {w.casefold() for n in names for w in _WORD.findall(n)}
+    words = tuple(w for w in plan.words if w.casefold() not in named)
+    if words == plan.words:
+        return plan
+    pairs = tuple(p for p in plan.pairs if not set(p.casefold().split()) & named)
+    return replace(plan, words=words, pairs=pairs)
+
+
+def times_held(tx: Reads, where: MemoryFilter, plan: QueryPlan) -> list[str]:
+    """The memories holding a time ``plan`` names; none when more than ``TIME_DEPTH`` do
+    (a time most memories hold tells nothing apart)."""
+    if not plan.times:
+        return []
+    held = tx.match_terms(where, plan.times, prefix=False, limit=TIME_DEPTH + 1)
+    return [h.memory_id for h in held] if len(held) <= TIME_DEPTH else []
 
 
 def scan_pass(tx: Reads, where: MemoryFilter, plans: Sequence[QueryPlan]) -> list[ScannedRow]:
@@ -225,17 +287,30 @@ def count_ahead(tx: Reads, plans: Sequence[QueryPlan]) -> None:
         tx.count_ahead([t for p in plans for t in (*p.words, *p.pairs)])
 
 
-def plan_queries(queries: Sequence[str]) -> list[QueryPlan]:
+def plan_queries(queries: Sequence[str], today: date | None = None) -> list[QueryPlan]:
     """Plans for the non-blank queries of a list, duplicates dropped; a list asking
-    for more than a search takes is refused (``query_too_long``)."""
+    for more than a search takes is refused (``query_too_long``).
+
+    The times a query names ("in May 2023", "last week" from ``today``) are taken out
+    of its words: they are asked of the memories' times instead (``QueryPlan.times``),
+    so a memory is never found by a date alone.
+    """
     texts = [q for q in dict.fromkeys(q.strip() for q in queries) if q]
     _within("queries", len(texts), MAX_QUERIES, "query strings")
     _within("characters", sum(map(len, texts)), MAX_QUERY_CHARS, "characters of queries")
-    plans = [analyze(text) for text in texts]
+    plans = [_timed(text, today) for text in texts]
     _within("words", sum(len(p.words) for p in plans), MAX_WORDS, "words to look up")
     scanned = sum(len(p.needles) for p in plans)
     _within("scanned_terms", scanned, MAX_SCANNED, "terms to scan as plain text")
     return plans
+
+
+def _timed(text: str, today: date | None) -> QueryPlan:
+    named = when.spans(text, today)
+    if not named:
+        return analyze(text)
+    times = tuple(dict.fromkeys(t for span in named for t in when.query_tokens(span)))
+    return replace(analyze(when.strip(text, named)), text=text, times=times)
 
 
 def _within(measure: str, actual: int, limit: int, what: str) -> None:

@@ -48,11 +48,12 @@ from retain.search.lexical import (
     SUBJECT,
     TEXT,
     THREAD,
+    TIME,
     SenseHits,
 )
 from retain.storage.base import LexicalHit
 
-RRF_K = 10
+RRF_K = 3
 RELEVANCE_WEIGHT = 0.85
 SALIENCE_WEIGHT = 0.15
 FRESHNESS_HALF_LIFE_DAYS = 365.0
@@ -82,14 +83,19 @@ class Ranked(Protocol):
     def body_bytes(self) -> int: ...
 
 
-SENSE_WEIGHTS = {STEM: 1.0, SCAN: 1.0, PREFIX: 0.5, TEXT: 0.5, SEMANTIC: 0.5, PHRASE: 0.25}
+SENSE_WEIGHTS = {
+    STEM: 1.0, SCAN: 1.0, TIME: 1.0, PREFIX: 0.5, TEXT: 0.5, SEMANTIC: 0.5, PHRASE: 0.25,
+}  # fmt: skip
 DEPTH = 30  # hits each sense ranks; more only when more results are asked for
+SEMANTIC_LEAST = 0.1  # the semantic sense's weight when the best word match holds every word
+SEMANTIC_MOST = 2.0  # and when it holds none of them (or nothing matched)
 GATE = 0.2  # least cosine for a semantic hit, whatever the query
 GATE_MARGIN = 0.15  # and this far above the query's mean cosine (store and background)
 BACKGROUND_SPREAD = 3.0  # and this many deviations above the unrelated sentences' mean
-SUBJECT_LIFT = 0.15
+SUBJECT_LIFT = 0.5
 THREAD_SHARE = 0.2  # of the mean relevance of a memory's thread neighbours (one or two)
 THREAD_LIFT = 0.3  # of the best relevance in a memory's thread
+TIME_LIFT = 1.0  # a memory holding or mentioning a time the query names: relevance × (1 + this)
 TOKEN_BYTES = 4  # about how many bytes of text one token stands for
 _NAME_WORD = re.compile(r"[^\W_][\w'’.-]*")
 MAX_PRIORITY = 9
@@ -103,12 +109,18 @@ class Fused:
     scanned: list[str] = field(default_factory=list)
 
 
-def fuse(per_query: Sequence[tuple[str, Sequence[SenseHits]]]) -> dict[str, Fused]:
-    """Reciprocal-rank fusion of every sense list of every query."""
+def fuse(
+    per_query: Sequence[tuple[str, Sequence[SenseHits]]],
+    semantic: Mapping[str, float] | None = None,
+) -> dict[str, Fused]:
+    """Reciprocal-rank fusion of every sense list of every query; ``semantic``: the
+    weight of each query's semantic sense, when not ``SENSE_WEIGHTS``' (``semantic_weight``)."""
     fused: dict[str, Fused] = {}
     for query, senses in per_query:
         for sense in senses:
             weight = SENSE_WEIGHTS[sense.sense]
+            if sense.sense == SEMANTIC and semantic is not None and query in semantic:
+                weight = semantic[query]
             for rank, hit in _tied_ranks(sense.hits):
                 entry = fused.setdefault(hit.memory_id, Fused())
                 entry.score += weight / (RRF_K + rank)
@@ -120,6 +132,14 @@ def fuse(per_query: Sequence[tuple[str, Sequence[SenseHits]]]) -> dict[str, Fuse
                     if needle not in entry.scanned:
                         entry.scanned.append(needle)
     return fused
+
+
+def semantic_weight(coverage: float) -> float:
+    """The weight of a query's semantic sense from how much of the query its best word
+    matches hold (``lexical.coverage``), falling with the square of it: where the words
+    find what the query says, the meaning only breaks ties; where they find little of it,
+    the meaning leads."""
+    return SEMANTIC_LEAST + (SEMANTIC_MOST - SEMANTIC_LEAST) * (1.0 - coverage) ** 2
 
 
 def _tied_ranks(hits: Sequence[LexicalHit]) -> Iterator[tuple[int, LexicalHit]]:
@@ -220,6 +240,17 @@ def _thread_of(memory_id: str, memories: Mapping[str, Ranked]) -> tuple[str, str
     if memory is None or not memory.thread:
         return ("", memory_id)
     return (memory.scope, memory.thread)
+
+
+def favour_times(fused: dict[str, Fused], held: set[str]) -> None:
+    """Multiply by ``1 + TIME_LIFT`` the relevance of each memory that holds or mentions
+    a time the query names (``held``). A product, not a sum: the time alone finds
+    nothing, it only prefers among the memories the query's words and meaning found."""
+    for memory_id, entry in fused.items():
+        if memory_id in held:
+            entry.score *= 1 + TIME_LIFT
+            if TIME not in entry.senses:
+                entry.senses.append(TIME)
 
 
 def subject_phrases(queries: Sequence[str]) -> list[str]:

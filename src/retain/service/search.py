@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from retain import fields
-from retain.chrono import stamp
+from retain.chrono import in_zone, stamp
 from retain.errors import InvalidValue, NoProject
 from retain.results import SearchHit, SearchResult
 from retain.search import key
@@ -166,7 +166,7 @@ def ranked(
         vectors,  # numpy: loaded by the first search, not on open
     )
 
-    plans = lexical.plan_queries(queries)
+    plans = lexical.plan_queries(queries, today=in_zone(now, svc.store.clock.local_tz()).date())
     loaded = svc.embedder if plans else None
     embedder = loaded.embedder if loaded is not None else None
     asked = key.embed(embedder, [p.text for p in plans]) if embedder is not None else None
@@ -206,27 +206,33 @@ def ranked(
             hits = tuple(SearchHit(m, 0.0, ()) for m in listed)
             return SearchResult(hits, listing_summary(len(hits)), listing=True)
         where = searched(tx)
-        scans = lexical.Scans.of(plans)
-        rows = lexical.scan_pass(tx, where, plans)
-        lexical.count_ahead(tx, plans)
+        named = tx.subjects_named(svc.realm, rank.subject_phrases(queries))
+        words = [lexical.without_names(p, named) for p in plans]
+        scans = lexical.Scans.of(words)
+        rows = lexical.scan_pass(tx, where, words)
+        lexical.count_ahead(tx, words)
+        held = {p.text: lexical.times_held(tx, where, p) for p in words}
         per_query = [
             (
                 p.text,
                 lexical.search_query(
-                    tx, where, p, depth=depth, wanted=limit, scans=scans, scanned=rows
+                    tx, where, p, depth=depth, wanted=limit, scans=scans, scanned=rows,
+                    held=held[p.text],
                 ),
             )
-            for p in plans
-        ]
+            for p in words
+        ]  # fmt: skip
+        weights = None
         if semantic_of is not None:
             found = beside.result() if beside is not None else semantic_of(tx, where)
             for (_, senses), semantic in zip(per_query, found, strict=True):
                 if semantic.hits:
                     senses.append(semantic)
-        fused = rank.fuse(per_query)
+            weights = _semantic_weights(tx, words, per_query)
+        fused = rank.fuse(per_query, weights)
+        rank.favour_times(fused, {i for ids in held.values() for i in ids})
         # Every candidate is weighed by its standing; only the results are fetched whole.
         standing = {s.id: s for s in tx.standings(list(fused))}
-        named = tx.subjects_named(svc.realm, rank.subject_phrases(queries))
         rank.favour_subject(fused, standing, named)
         rank.share_thread(fused, tx.thread_adjacent(list(fused)))
         rank.lift_threads(fused, standing)
@@ -263,6 +269,31 @@ def ranked(
         )
 
     return svc.backend.read(run)
+
+
+def _semantic_weights(
+    tx: Reads,
+    plans: Sequence[lexical.QueryPlan],
+    per_query: Sequence[tuple[str, Sequence[lexical.SenseHits]]],
+) -> dict[str, float]:
+    """Each query's semantic weight, from how much of it its best word matches hold."""
+    from retain.search import lexical, rank
+
+    best = {
+        text: [h.memory_id for s in senses if s.sense != lexical.SEMANTIC for h in s.hits]
+        for text, senses in per_query
+    }
+    best = {text: list(dict.fromkeys(ids))[: lexical.COVERAGE_OF] for text, ids in best.items()}
+    texts = {
+        m.id: f"{m.name or ''} {m.description} {m.body}"
+        for m in tx.get_many(list({i for ids in best.values() for i in ids}))
+    }
+    return {
+        p.text: rank.semantic_weight(
+            lexical.coverage(p, [texts[i] for i in best[p.text] if i in texts])
+        )
+        for p in plans
+    }
 
 
 def _native_semantic(

@@ -62,6 +62,7 @@ class MemoryFilter:
     tiers_only: bool = False  # with ``scopes`` None: the tiers (global, projects), no identity
     loads: tuple[str, ...] = ()  # keeps only memories of these loads (empty: every load)
     trusts: tuple[str, ...] = ()  # keeps only memories at these trusts (empty: every trust)
+    within: tuple[str, ...] | None = None  # keeps only these memory ids (None: any)
 
 
 ScannedRow = tuple[str, str, str, str]  # a plain-text scan's row: id, name, description, body

@@ -165,6 +165,9 @@ class PostgresTransaction(PostgresWords, PostgresVectors, SqlStatements):
         if where.trusts:
             clauses.append(f"{alias}.trust = ANY(%s)")
             args.append(list(where.trusts))
+        if where.within is not None:
+            clauses.append(f"{alias}.id = ANY(%s)")
+            args.append(list(where.within))
         return " AND ".join(clauses), args
 
     # -- realms and projects --------------------------------------------------

@@ -181,7 +181,7 @@ class PostgresWords(ABC):
     ) -> list[tuple[Any, ...]]:
         """Memories the words name (``typed``, in the query's order), then the newest
         rows holding them all (else any): what ranks a query of common words alone."""
-        joined = "-".join(typed)
+        joined = "-".join(w for t in typed for w in t.split())  # a phrase names with hyphens too
         names = list(dict.fromkeys([*typed, joined, *(w.lower() for w in typed), joined.lower()]))
         named = self._rows(
             f"SELECT m.id, 0, {_TEXTS} FROM memories m WHERE m.name = ANY(%s) AND {clause}",

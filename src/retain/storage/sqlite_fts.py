@@ -241,7 +241,7 @@ class FtsSearch:
         The window is taken as ``_first`` takes ranked rows. Scored later by the bonus.
         """
         phrases = [phrase for _, phrase, _ in stats]
-        joined = "-".join(typed)
+        joined = "-".join(w for t in typed for w in t.split())  # a phrase names with hyphens too
         names = list(dict.fromkeys([*typed, joined, *(w.lower() for w in typed), joined.lower()]))
         texts = f"m.id, {_TEXTS}"
         named = self.con.execute(

@@ -172,6 +172,9 @@ class SqliteTransaction(SqlStatements):
         if where.trusts:
             clauses.append(f"{alias}.trust IN ({', '.join('?' * len(where.trusts))})")
             args.extend(where.trusts)
+        if where.within is not None:
+            clauses.append(f"{alias}.id IN (SELECT value FROM json_each(?))")
+            args.append(json.dumps(where.within))
         return " AND ".join(clauses), args
 
     # -- realms and projects --------------------------------------------------

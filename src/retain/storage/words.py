@@ -32,8 +32,11 @@ def idf(count: int, total: int) -> float:
 
 
 def bonus(words: Sequence[tuple[str, float]], texts: Sequence[str]) -> float:
-    """Field weight × IDF for each (word, idf) a row holds (matched at a word's start)."""
+    """Field weight × IDF for each (word, idf) a row holds (matched at a word's start);
+    a name's words are the parts between its hyphens, dots and underscores, so the
+    phrase "retain docs" is held by the name ``retain-docs``."""
     score = 0.0
+    texts = [_NAME_PARTS.sub(" ", texts[0]), *texts[1:]] if texts else texts
     # Where text and word are ASCII, the word start is looked for in the lowered text
     # with str.find, several times quicker than the pattern (which the others need).
     lowered = [text.lower() if text.isascii() else None for text in texts]
@@ -47,6 +50,9 @@ def bonus(words: Sequence[tuple[str, float]], texts: Sequence[str]) -> float:
             if found:
                 score += weight * idf
     return score
+
+
+_NAME_PARTS = re.compile(r"[-._]+")
 
 
 def _starts_a_word(text: str, needle: str) -> bool:
