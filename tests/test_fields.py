@@ -147,6 +147,18 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
         ([WriteRequest("fresh", description="A fresh memory")],),
         {"notes": True, "reason": "batch", "progress": _progress},
     ),
+    "ingest_conversation": (
+        False,
+        ([{"speaker": "Ada", "text": "hello"}],),
+        {
+            "thread": "chat-1",
+            "project": "web",
+            "at": "2023-05-08",
+            "reason": "import",
+            "redact": False,
+            "progress": _progress,
+        },
+    ),
     "edit": (
         False,
         ("deploy-rule", "Fridays", "Mondays"),
