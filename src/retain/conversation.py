@@ -22,7 +22,6 @@ field that is wrong.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
@@ -184,6 +183,8 @@ def turn_name(thread: str, place: int, turn_id: str | None = None) -> str:
     name = _slug(f"{thread}-{key}")
     if name and len(name) <= fields.NAME_MAX and _slug(thread):
         return name
+    import hashlib  # OpenSSL, loaded only for a name that needs it (a read hashes nothing)
+
     digest = hashlib.sha256(f"{thread}\n{key}".encode()).hexdigest()[:12]
     return f"{(name[:115].rstrip('-') or 'turn')}-{digest}"
 
@@ -215,13 +216,16 @@ def check_turns(turns: Sequence[object]) -> None:
 # -- transcript files -------------------------------------------------------------------
 
 
-def _invalid(source: str, problem: str, **details: Any) -> TranscriptInvalid:
-    return TranscriptInvalid(
-        f"{source} {problem}",
-        remedy="write one JSON turn {speaker, text, at?, id?, caption?, thread?} a line, "
-        "or a LoCoMo sample (or a list of them)",
-        **details,
-    )
+_SHAPES = (
+    "write one JSON turn {speaker, text, at?, id?, caption?, thread?} a line, "
+    "or a LoCoMo sample (or a list of them)"
+)
+
+
+def _invalid(
+    source: str, problem: str, *, remedy: str = _SHAPES, **details: Any
+) -> TranscriptInvalid:
+    return TranscriptInvalid(f"{source} {problem}", remedy=remedy, **details)
 
 
 def read_transcript(path: Path, *, thread: str | None = None) -> list[Conversation]:
@@ -231,7 +235,12 @@ def read_transcript(path: Path, *, thread: str | None = None) -> list[Conversati
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise _invalid(f"transcript {path}", f"cannot be read ({exc})", path=str(path)) from exc
+        raise _invalid(
+            f"transcript {path}",
+            f"cannot be read ({exc.__class__.__name__})",
+            remedy="give the path of a readable UTF-8 file",
+            path=str(path),
+        ) from exc
     return parse_transcript(text, thread=thread or path.stem, source=str(path))
 
 
