@@ -80,12 +80,9 @@ class Conversation:
 
 
 def _refused(place: int, key: str, problem: str, remedy: str) -> InvalidValue:
-    return InvalidValue(
-        f"turn {place} {problem}",
-        remedy=remedy,
-        field=f"turns[{place - 1}].{key}" if key else f"turns[{place - 1}]",
-        turn=place,
-    )
+    """A turn's refusal: ``field`` its key (``turns``: the turn as a whole), ``turn`` its
+    1-based place."""
+    return InvalidValue(f"turn {place} {problem}", remedy=remedy, field=key, turn=place)
 
 
 def turn_of(value: object, place: int) -> Turn:
@@ -97,7 +94,7 @@ def turn_of(value: object, place: int) -> Turn:
         given = value
     else:
         raise _refused(
-            place, "", f"is {type(value).__name__}, not a turn", "pass each turn as a mapping"
+            place, "turns", f"is {type(value).__name__}, not a turn", "pass each turn as a mapping"
         )
     unknown = sorted(str(k) for k in given if k not in _TURN_KEYS)
     if unknown:
@@ -122,13 +119,12 @@ def turn_of(value: object, place: int) -> Turn:
         turn_id = None if turn_id is None else _one_line(turn_id, "id", TURN_ID_MAX_CHARS) or None
     except RetainError as exc:
         exc.details["turn"] = place
-        exc.details["field"] = f"turns[{place - 1}].{exc.details.get('field', '')}"
         raise
     if not speaker:
         raise _refused(place, "speaker", "has an empty speaker", "name who spoke")
     if not text.strip() and caption is None:
-        raise _refused(place, "text", "says nothing", "give the turn's text, or its caption")
-    return Turn(speaker, text, given.get("at"), turn_id, caption)
+        raise _refused(place, "turns", "says nothing", "give the turn's text, or its caption")
+    return Turn(speaker, text, given.get("at") or None, turn_id, caption)
 
 
 def _one_line(value: str, key: str, limit: int) -> str:
@@ -300,7 +296,7 @@ def _file_turn(value: Mapping[str, Any], place: int, source: str, **where: Any) 
         return turn_of(value, place)
     except InvalidValue as exc:
         at = ", ".join(f"{k} {v}" for k, v in where.items())
-        field = str(exc.details.get("field", "")).rpartition(".")[2]
+        field = exc.details.get("field")
         raise _invalid(source, f"{at}: {exc.message}", **where, field=field) from exc
 
 

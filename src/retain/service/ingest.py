@@ -59,7 +59,13 @@ def ingest_conversation(
     if project:
         fields.name(project, what="project")
     fields.text(reason, "reason")
-    default_at = None if at is None else parse_valid_from(at, svc.clock)
+    default_at = None
+    if at:  # "" is none, as a time left out
+        try:
+            default_at = parse_valid_from(at, svc.clock)
+        except RetainError as exc:
+            exc.details["field"] = "at"
+            raise
     checked = [turn_of(value, place) for place, value in enumerate(turns, start=1)]
     requests: list[WriteRequest] = []
     placed: dict[str, int] = {}
@@ -69,7 +75,7 @@ def ingest_conversation(
             raise InvalidValue(
                 f"turns {placed[name]} and {place} would both be the memory {name!r}",
                 remedy="give every turn of a thread its own id",
-                field=f"turns[{place - 1}].id",
+                field="turns",
                 turn=place,
                 name=name,
             )
@@ -80,7 +86,7 @@ def ingest_conversation(
             body=body_of(turn),
             subject=turn.speaker,
             thread=name_of_thread,
-            valid_from=turn.at,
+            valid_from=turn.at or None,
             project=project or None,
             tier="project" if project else "global",
             exact_tier=True,
@@ -88,7 +94,7 @@ def ingest_conversation(
             redact=redact,
         )
         normal = _at_turn(place, turn, lambda r=request: tier.normalized(svc, r))  # type: ignore[misc]
-        requests.append(normal if turn.at is not None else replace(normal, valid_from=default_at))
+        requests.append(normal if turn.at else replace(normal, valid_from=default_at))
     scope = project_scope(project) if project else GLOBAL_SCOPE
 
     def run(work: Work) -> IngestResult:
@@ -129,7 +135,7 @@ def _at_turn(place: int, turn: Turn, fn: Callable[[], T]) -> T:
             if turn.id is not None:
                 exc.details["turn_id"] = turn.id
             if exc.details.get("field") == "valid_from":
-                exc.details["field"] = f"turns[{place - 1}].at"
+                exc.details["field"] = "at"
             exc.message = f"turn {place}: {exc.message}"
             exc.args = (exc.message, *exc.args[1:])
         raise
