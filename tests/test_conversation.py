@@ -160,9 +160,8 @@ def test_a_turns_name_is_the_slug_of_its_thread_and_id_or_place() -> None:
     assert unsluggable.startswith("-") is False and unsluggable != talk.turn_name("中文", 1)
 
 
-def test_a_turns_body_holds_its_caption_and_its_description_its_first_words() -> None:
+def test_a_turns_body_holds_its_caption_and_its_description_says_where_it_stands() -> None:
     assert talk.body_of(Turn("Ada", "Look", caption="a dog")) == "Look [image: a dog]"
     assert talk.body_of(Turn("Ada", "", caption="a dog")) == "[image: a dog]"
-    assert talk.describe(Turn("Ada", "Short and\nsweet.")) == "Short and sweet."
-    long = talk.describe(Turn("Ada", "a" * 300))
-    assert len(long) == talk.DESCRIPTION_CHARS + 1 and long.endswith("…")
+    assert talk.describe(Turn("Ada", "Hi", id="D1:3"), "session-1", 3) == "Turn D1:3 of session-1"
+    assert talk.describe(Turn("Ada", "Hi"), "standup", 7) == "Turn 7 of standup"

@@ -34,7 +34,7 @@ def test_each_turn_becomes_a_memory_with_the_conversation_fields(service: Memory
     assert (result.created, result.updated, result.unchanged, result.written) == (3, 0, 0, 3)
     first = service.get("session-1-d1-1").memory
     assert first.body == "I went to a support group yesterday."
-    assert first.description == "I went to a support group yesterday."
+    assert first.description == "Turn D1:1 of session-1"
     assert (first.subject, first.thread, first.load, first.scope) == (
         "Caroline", "session-1", Load.SEARCH, "global"
     )  # fmt: skip
@@ -65,12 +65,15 @@ def test_a_turn_may_be_a_turn_value_and_a_turn_without_id_is_named_by_its_place(
     assert service.get("chat-7-2").memory.thread == "Chat 7"
 
 
-def test_a_long_turn_is_described_by_its_first_words(service: MemoryService) -> None:
+def test_a_turn_is_described_by_where_it_stands_not_by_its_words(
+    service: MemoryService,
+) -> None:
     text = " ".join(f"word{i}" for i in range(40))
-    service.ingest_conversation([{"speaker": "Ada", "text": text}], thread="t")
+    service.ingest_conversation([{"speaker": "Ada", "text": text}], thread="t", at="2024-01-01")
     memory = service.get("t-1").memory
-    assert memory.description == " ".join(f"word{i}" for i in range(12)) + "…"
+    assert memory.description == "Turn 1 of t"
     assert "Ada" not in memory.description  # no benchmark-shaped "<speaker> on <day>"
+    assert "word0" not in memory.description and "2024" not in memory.description
 
 
 def test_ingesting_the_same_turns_again_changes_nothing(service: MemoryService) -> None:

@@ -4,11 +4,12 @@ transaction (``ingest_conversation``), the way an agent host writes what was sai
 Each turn becomes the memory named ``conversation.turn_name(thread, place, id)``: body
 the turn's text (and ``[image: caption]``), ``subject`` its speaker, ``thread`` the
 call's, ``valid_from`` the turn's time (else the call's ``at``; neither: when it is
-first written, kept after), loaded ``search``, described by its first words. The
-turns' order is the write order, so a turn's thread neighbours are the turns around
-it. The writes go through the tiers' batch (``tier.Batch``): a turn stored as given
-already changes nothing (no row, no event), a turn that differs is updated, and a
-refusal of any turn (its place in ``details['turn']``) writes none.
+first written, kept after), loaded ``search``, described by where it stands
+(``Turn <id> of <thread>``: ``conversation.describe``). The turns' order is the write
+order, so a turn's thread neighbours are the turns around it. The writes go through
+the tiers' batch (``tier.Batch``): a turn stored as given already changes nothing (no
+row, no event), a turn that differs is updated, and a refusal of any turn (its place
+in ``details['turn']``) writes none.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def ingest_conversation(
         placed[name] = place
         request = WriteRequest(
             name,
-            description=describe(turn),
+            description=describe(turn, name_of_thread, place),
             body=body_of(turn),
             subject=turn.speaker,
             thread=name_of_thread,
