@@ -19,6 +19,7 @@ from tests.conftest import ServiceFactory, store_state
 import retain.service
 from retain import errors, fields
 from retain.chrono import ManualClock, parse_duration, parse_valid_from
+from retain.conversation import turn_of
 from retain.results import WriteRequest
 from retain.service import MemoryService
 
@@ -146,6 +147,18 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
         False,
         ([WriteRequest("fresh", description="A fresh memory")],),
         {"notes": True, "reason": "batch", "progress": _progress},
+    ),
+    "ingest_conversation": (
+        False,
+        ([{"speaker": "Ada", "text": "hello"}],),
+        {
+            "thread": "chat-1",
+            "project": "web",
+            "at": "2023-05-08",
+            "reason": "import",
+            "redact": False,
+            "progress": _progress,
+        },
     ),
     "edit": (
         False,
@@ -370,6 +383,12 @@ def _time(value: str) -> str:
     return value
 
 
+def _conversation_thread(value: str) -> str:
+    if not fields.thread(value):  # ingest_conversation's own check: a thread is named
+        raise errors.InvalidValue("no thread", field="thread")
+    return value
+
+
 PATTERNS: dict[str, tuple[str, Callable[[str], object], int]] = {
     "text": (fields.TEXT_PATTERN, lambda v: fields.text(v, "body"), 50),
     "filled": (fields.FILLED_PATTERN, _filled, 50),
@@ -381,6 +400,17 @@ PATTERNS: dict[str, tuple[str, Callable[[str], object], int]] = {
     "subject": (fields.SUBJECT_PATTERN, fields.subject, 250),
     "fact subject": (fields.FACT_SUBJECT_PATTERN, _fact_subject, 250),
     "thread": (fields.THREAD_PATTERN, fields.thread, 250),
+    "conversation thread": (fields.NAMED_THREAD_PATTERN, _conversation_thread, 250),
+    "speaker": (
+        fields.FACT_SUBJECT_PATTERN,
+        lambda v: turn_of({"speaker": v, "text": "x"}, 1),
+        250,
+    ),
+    "turn id": (
+        fields.SUBJECT_PATTERN,
+        lambda v: turn_of({"speaker": "a", "text": "x", "id": v}, 1),
+        250,
+    ),
     "predicate": (fields.PREDICATE_PATTERN, fields.predicate, 150),
     "tool": (fields.TOOL_PATTERN, fields.tool_name, 250),
     "duration": (fields.DURATION_PATTERN, lambda v: parse_duration(v) if v else v, 20),

@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the public names, loaded on first use (PEP 562: ``__getattr
     )
     from retain.chrono import Clock, ManualClock, SystemClock
     from retain.config import Settings
+    from retain.conversation import Conversation, Turn
     from retain.errors import RetainError
     from retain.governance.retention import Hold, HoldEvent, HoldState, SweepResult
     from retain.grants import Grant
@@ -49,6 +50,7 @@ if TYPE_CHECKING:  # the public names, loaded on first use (PEP 562: ``__getattr
         EditResult,
         ExportResult,
         FactChange,
+        IngestResult,
         MigrateResult,
         ReadResult,
         RetierResult,
@@ -67,6 +69,7 @@ if TYPE_CHECKING:  # the public names, loaded on first use (PEP 562: ``__getattr
 _LAZY = {
     **dict.fromkeys(("Clock", "ManualClock", "SystemClock"), "retain.chrono"),
     "Settings": "retain.config",
+    **dict.fromkeys(("Conversation", "Turn"), "retain.conversation"),
     "RetainError": "retain.errors",
     "Grant": "retain.grants",
     **dict.fromkeys(("LogExport", "Receipt"), "retain.receipt"),
@@ -101,6 +104,7 @@ _LAZY = {
             "EditResult",
             "ExportResult",
             "FactChange",
+            "IngestResult",
             "MigrateResult",
             "ReadResult",
             "RetierResult",
@@ -234,6 +238,7 @@ __all__ = [
     "Clock",
     "ConflictSignal",
     "ContextResult",
+    "Conversation",
     "DeleteResult",
     "EditResult",
     "ExportResult",
@@ -245,6 +250,7 @@ __all__ = [
     "HoldEvent",
     "HoldState",
     "IndexResult",
+    "IngestResult",
     "Injection",
     "LedgerResult",
     "Load",
@@ -271,6 +277,7 @@ __all__ = [
     "Team",
     "TicketStatus",
     "Trust",
+    "Turn",
     "VerifyReport",
     "WriteRequest",
     "WriteResult",

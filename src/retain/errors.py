@@ -14,6 +14,7 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   ├── NoProject                no_project
     │   ├── RequestTooLarge          request_too_large
     │   ├── QueryTooLong             query_too_long
+    │   ├── TranscriptInvalid        transcript_invalid
     │   ├── NoTerminal               no_terminal
     │   └── KeyInvalid               key_invalid
     ├── NotFound                     not_found
@@ -215,6 +216,14 @@ class QueryTooLong(InvalidInput):
     which, with ``limit`` and ``actual``)."""
 
     code = "query_too_long"
+
+
+class TranscriptInvalid(InvalidInput):
+    """A transcript file (JSONL turns, or LoCoMo samples) cannot be read as one: its
+    ``details`` name the ``line`` (JSONL), ``sample`` or ``session`` (LoCoMo) and the
+    ``field`` that is wrong. Nothing was written."""
+
+    code = "transcript_invalid"
 
 
 class NoTerminal(InvalidInput):

@@ -535,6 +535,7 @@ SOURCE_PATTERN = _line_pattern(None, filled=False)
 SUBJECT_PATTERN = _line_pattern(SUBJECT_MAX_CHARS, filled=False)
 FACT_SUBJECT_PATTERN = _line_pattern(SUBJECT_MAX_CHARS, filled=True)
 THREAD_PATTERN = _line_pattern(THREAD_MAX_CHARS, filled=False)
+NAMED_THREAD_PATTERN = _line_pattern(THREAD_MAX_CHARS, filled=True)  # a conversation's
 PREDICATE_PATTERN = _line_pattern(PREDICATE_MAX_CHARS, filled=True)
 TOOL_PATTERN = _line_pattern(TOOL_MAX_CHARS, filled=True)
 DURATION_PATTERN = rf"^(?:{_BLANK}*[0-9]{{1,5}}{_BLANK}*[smhdw]{_BLANK}*)?$"

@@ -1,12 +1,12 @@
 """What the verbs take and give back: frozen value types over the nouns of ``retain.model``.
 
 A write's request (``WriteRequest``, and the ``Restore`` an import brings), and each
-verb's result: a write's, read's, edit's, delete's, search's, fact change's, context
-render's, export's, migration's, verification's, review's, the store's status, and a
-session's observation and reset; a write's carries its ``receipt`` (``retain.receipt``,
-None when nothing was written). Each result says what happened and renders itself for a
-door (``to_dict``); ``before`` and ``after`` of a change are the memory's exported
-text, drawn only when read.
+verb's result: a write's, a conversation ingest's, read's, edit's, delete's, search's,
+fact change's, context render's, export's, migration's, verification's, review's, the
+store's status, and a session's observation and reset; a write's carries its
+``receipt`` (``retain.receipt``, None when nothing was written). Each result says
+what happened and renders itself for a door (``to_dict``); ``before`` and ``after`` of
+a change are the memory's exported text, drawn only when read.
 """
 
 from __future__ import annotations
@@ -181,6 +181,64 @@ class WriteResult(_Changed):
             "before": self.before,
             "after": self.after,
             "receipt": receipted(self.receipt),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class IngestResult:
+    """What an ingest of a conversation's turns did: one write result a turn, in the
+    turns' order (each with its receipt; None for a turn that was already stored as
+    given, which changed nothing)."""
+
+    thread: str
+    project: str | None
+    results: tuple[WriteResult, ...]
+
+    @property
+    def created(self) -> int:
+        return sum(1 for r in self.results if r.created)
+
+    @property
+    def updated(self) -> int:
+        return sum(1 for r in self.results if r.changed and not r.created)
+
+    @property
+    def unchanged(self) -> int:
+        return sum(1 for r in self.results if not r.changed)
+
+    @property
+    def written(self) -> int:
+        """The turns written: created or updated."""
+        return self.created + self.updated
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(r.memory.name or "" for r in self.results)
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(r.memory.id for r in self.results)
+
+    def to_dict(self, now: datetime) -> dict[str, Any]:
+        return {
+            "thread": self.thread,
+            "project": self.project,
+            "turns": len(self.results),
+            "written": self.written,
+            "created": self.created,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "memories": [
+                {
+                    "id": r.memory.id,
+                    "name": r.memory.name,
+                    "created": r.created,
+                    "changed": r.changed,
+                    "status": r.memory.status.value,
+                    "receipt": receipted(r.receipt),
+                }
+                for r in self.results
+            ],
         }
 
 

@@ -104,6 +104,7 @@ EXPECTED: dict[str, dict[str, str]] = {
     "export_log":      row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
     "write":           row(DENIED, OK,     OK,      DENIED, DENIED,   OK),
     "write_many":      row(DENIED, OK,     OK,      DENIED, DENIED,   OK),
+    "ingest_conversation": row(DENIED, OK, OK,      DENIED, DENIED,   OK),
     "edit":            row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
     "delete":          row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
     "import_":         row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
@@ -287,6 +288,17 @@ def _note(name: str) -> dict[str, Any]:
     return {"description": f"a note named {name}", "body": "hello"}
 
 
+_TURNS = [{"speaker": "Ada", "text": "shall we ship?", "id": "t1"},
+          {"speaker": "Bob", "text": "on Friday", "id": "t2"}]  # fmt: skip
+
+
+def _transcript(s: Sample) -> str:
+    """A JSONL transcript of ``_TURNS`` (its thread: the file's name, chat)."""
+    path = s.scratch / "chat.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in _TURNS), encoding="utf-8")
+    return str(path)
+
+
 DOORS: dict[str, Doors] = {
     "search": Doors(
         lambda svc, s: svc.search(["launch plan"]),
@@ -334,6 +346,13 @@ DOORS: dict[str, Doors] = {
     ),
     "write_many": Doors(
         lambda svc, s: svc.write_many([WriteRequest("batch-a", **_note("batch-a"))]),
+    ),
+    "ingest_conversation": Doors(
+        lambda svc, s: svc.ingest_conversation(_TURNS, thread="chat"),
+        ("ingest",), lambda s: [_transcript(s)], cli_as=True,
+        rest=("post", "/v1/conversations"),
+        rest_args=lambda s: {"json": {"thread": "chat", "turns": _TURNS}},
+        mcp="ingest_conversation", mcp_args=lambda s: {"thread": "chat", "turns": _TURNS},
     ),
     "edit": Doors(
         lambda svc, s: svc.edit("to-edit", "ten", "five"),

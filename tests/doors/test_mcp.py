@@ -99,6 +99,7 @@ ALL_TOOLS = {
     "access_list", "access_grant", "access_revoke",
     "memory_index", "memory_query", "memory_stores", "memory_gate",
     "memory_hold", "memory_release", "memory_held", "memory_sweep",
+    "ingest_conversation",
 }  # fmt: skip
 
 
@@ -126,10 +127,13 @@ def test_every_tool_says_truthfully_what_it_does(service: MemoryService) -> None
         "memory_held",
     }  # fmt: skip
     destructive = {n for n, t in tools.items() if t.annotations and t.annotations.destructive_hint}
+    # an ingest overwrites a stored turn that differs, as a write does
     assert destructive == {
         "memory_write", "memory_edit", "memory_delete", "memory_update", "memory_forget",
-        "fact_retract", "memory_review", "access_revoke", "memory_sweep",
+        "fact_retract", "memory_review", "access_revoke", "memory_sweep", "ingest_conversation",
     }  # fmt: skip
+    ingest = tools["ingest_conversation"].annotations
+    assert ingest is not None and ingest.idempotent_hint  # the same turns again: no change
     assert tools["fact_write"].annotations and tools["fact_write"].annotations.idempotent_hint
 
 
@@ -202,6 +206,7 @@ SAMPLE_CALLS: dict[str, dict[str, Any]] = {
     "memory_release": {"id": "01NOSUCHMEMORY", "reason": "closed"},
     "memory_held": {"id": "01NOSUCHMEMORY"},
     "memory_sweep": {"reason": "retention", "dry_run": True},
+    "ingest_conversation": {"thread": "chat", "turns": [{"speaker": "Ada", "text": "hi"}]},
 }
 
 
@@ -657,7 +662,7 @@ HTTP_STATUS_OF = {
     "embedder_error": 503, "embedder_failed": 503, "dimension_mismatch": 503,
     "recall_failed": 504,
     "config_invalid": 500, "extra_missing": 500,
-    "no_terminal": 400, "query_too_long": 400,
+    "no_terminal": 400, "query_too_long": 400, "transcript_invalid": 400,
     "listen_failed": 500, "invalid_port": 500, "port_in_use": 500,
     "secret_detected": 422,
     "review_refused": 409, "content_mismatch": 409, "not_quarantined": 409,

@@ -61,6 +61,8 @@ BEYOND_SCHEMA: set[tuple[str, str | None]] = {
     ("invalid_value", "fact"),  # an index needs a fact or a conflict: one of the two
     ("invalid_value", "metadata"),  # kept with a fact; and its size as JSON
     ("invalid_value", "conflict_reason"),  # a reason needs conflict
+    ("invalid_value", "turns"),  # a turn says something (text or caption); one memory a turn
+    ("invalid_time", "at"),  # a conversation's or a turn's time: the calendar itself
 }
 STATE_STATUSES = {412, 422}  # stale_update; budget, edit, transfer and secret refusals
 

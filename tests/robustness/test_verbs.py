@@ -104,6 +104,39 @@ def test_write_many_lands_whole_or_not_at_all(
     assert {m.name: m.body for m in svc.list_memories()} == last
 
 
+@given(
+    turns=st.lists(
+        st.tuples(texts, texts, st.none() | moments, st.none() | texts, st.none() | texts),
+        max_size=4,
+    ),
+    thread=texts,
+)
+def test_ingest_conversation_lands_whole_or_not_at_all(
+    service: MemoryService,
+    turns: list[tuple[str, str, str | None, str | None, str | None]],
+    thread: str,
+) -> None:
+    svc = fresh(service)
+    given = [
+        {"speaker": s, "text": t}
+        | ({"at": at} if at is not None else {})
+        | ({"id": i} if i is not None else {})
+        | ({"caption": c} if c is not None else {})
+        for s, t, at, i, c in turns
+    ]
+    done = attempt(svc, lambda: svc.ingest_conversation(given, thread=thread))
+    if refused(done):
+        return
+    assert not isinstance(done, Exception)
+    stored = {m.name: m for m in svc.list_memories()}
+    assert set(stored) == set(done.names) and len(done.names) == len(turns)
+    for name, (speaker, text, _, _, caption) in zip(done.names, turns, strict=True):
+        memory = stored[name]
+        assert (memory.subject, memory.thread) == (speaker.strip(), thread.strip())
+        assert read_whole(svc, name).startswith(text) or not text.strip()
+        assert caption is None or not caption.strip() or caption.strip() in memory.body
+
+
 @given(body=texts, old=texts, new=texts, replace_all=st.booleans())
 def test_edit_round_trips_or_refuses(
     service: MemoryService, body: str, old: str, new: str, replace_all: bool

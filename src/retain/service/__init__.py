@@ -50,6 +50,7 @@ from retain.service import (
     erasure,
     exchange,
     fact,
+    ingest,
     lookup,
     policy,
     proposal,
@@ -397,6 +398,7 @@ class MemoryService:
     # tiers and edits
     write = tier.write
     write_many = tier.write_many
+    ingest_conversation = ingest.ingest_conversation
     edit = tier.edit
     delete = tier.delete
 

@@ -66,8 +66,8 @@ NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         ),
         # writing and changing memories, facts and proposals
         **dict.fromkeys(
-            ("write", "write_many", "edit", "import_", "remember", "update", "propose",
-             "fact_write", "fact_retract", "index"),
+            ("write", "write_many", "ingest_conversation", "edit", "import_", "remember",
+             "update", "propose", "fact_write", "fact_retract", "index"),
             _WRITE,
         ),
         "delete": _DELETE,

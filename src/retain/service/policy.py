@@ -91,6 +91,7 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         # the shared tiers
         "write": _write(AUTHORS, _TIERS, offered=True),
         "write_many": _write(AUTHORS, _TIERS),
+        "ingest_conversation": _write(AUTHORS, _TIERS, offered=True),
         "edit": _write(ADMINS, _CHANGES, offered=True),
         "delete": _write(ADMINS, _CHANGES, offered=True),
         "import_": _write(ADMINS, _CHANGES),

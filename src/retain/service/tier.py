@@ -136,22 +136,39 @@ def write_normalized(
     """``write_many`` of requests ``normalized`` already checked and put in stored form."""
 
     def run(work: Work) -> list[WriteResult]:
-        tx, now = work.reads, work.now
-        now_stamp = stamp(now)
-        inline = _Inline(tx.inline_entries(svc.realm, now_stamp))
-        staged = _Staged()
+        batch = Batch(svc, work, notes=notes, reason=reason)
         results = []
         for done, request in enumerate(requests, start=1):
-            results.append(_apply(svc, work, request, inline, staged, notes, reason))
+            results.append(batch.apply(request))
             if progress is not None:
                 progress("write", done, len(requests))
-        inline.check(svc.settings.inline_max_bytes)
-        work.create(list(staged.rows.values()))
-        reporter = None if progress is None else (lambda d, t: progress("embed", d, t))
-        work.make_keys(progress=reporter)
+        batch.close(progress)
         return results
 
     return svc._write(run)
+
+
+class Batch:
+    """The writes of one batch inside one unit of work (``write_normalized``'s, or
+    another verb's that writes many memories at once): each request ``normalized``
+    already, applied in order (``apply``), then the inline budget measured over them
+    all, the new rows created in one statement and the search keys made (``close``)."""
+
+    def __init__(self, svc: MemoryService, work: Work, *, notes: bool, reason: str) -> None:
+        self.svc, self.work, self.notes, self.reason = svc, work, notes, reason
+        self.inline = _Inline(work.reads.inline_entries(svc.realm, stamp(work.now)))
+        self.staged = _Staged()
+
+    def apply(self, request: WriteRequest) -> WriteResult:
+        return _apply(
+            self.svc, self.work, request, self.inline, self.staged, self.notes, self.reason
+        )
+
+    def close(self, progress: Progress | None = None) -> None:
+        self.inline.check(self.svc.settings.inline_max_bytes)
+        self.work.create(list(self.staged.rows.values()))
+        reporter = None if progress is None else (lambda d, t: progress("embed", d, t))
+        self.work.make_keys(progress=reporter)
 
 
 def normalized(svc: MemoryService, r: WriteRequest) -> WriteRequest:

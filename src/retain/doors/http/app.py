@@ -29,6 +29,7 @@ from retain.doors.http import (
     agents,
     assertions,
     context,
+    conversations,
     custody,
     facts,
     grants,
@@ -231,6 +232,7 @@ def create_app(
     memories.add(app, service, acting)
     agents.add(app, service, acting)
     facts.add(app, service, acting)
+    conversations.add(app, service, acting)
     assertions.add(app, service, acting)
     context.add(app, service, acting)
     sessions.add(app, service, acting)

@@ -16,6 +16,7 @@ from fastapi import Query
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from retain import fields, grants
+from retain.conversation import MAX_TURNS
 from retain.service import SEARCH_LIMIT_MAX
 from retain.service.trust import PATH_MAX_CHARS, PATH_PATTERN
 
@@ -122,6 +123,27 @@ class MemoryWrite(_Body):
     expected_hash: Text | None = None
     redact: bool = False  # each secret written as [redacted:KIND] instead of refused
     evidence: Evidence | None = None
+
+
+class TurnBody(_Body):
+    """One turn of a conversation (``retain.conversation.Turn``)."""
+
+    speaker: FactSubject  # one line, not blank
+    text: Text
+    at: Moment | None = None
+    id: Subject | None = None
+    caption: Text | None = None
+
+
+class ConversationBody(_Body):
+    """A thread's turns, in the order they were said, written one memory a turn."""
+
+    thread: Annotated[str, _rule(pattern=F.NAMED_THREAD_PATTERN)]
+    turns: Annotated[list[TurnBody], _rule(minItems=1, maxItems=MAX_TURNS)]
+    project: ProjectArg | None = None
+    at: Moment | None = None
+    reason: Text = ""
+    redact: bool = False
 
 
 class EditBody(_Body):

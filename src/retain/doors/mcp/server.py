@@ -51,6 +51,8 @@ _TIERS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("search", "read"), "Use memory_search to find memories by words and meaning and "
      "memory_read to page through a body."),
     (("write",), "memory_write creates or updates a memory by name."),
+    (("ingest_conversation",), "ingest_conversation writes a conversation's turns, one "
+     "memory a turn, in the order said."),
     (("edit", "delete"), "memory_edit replaces text in a body and memory_delete removes one."),
     (("fact_read", "fact_history"), "For a value that changes over time, fact_read gives "
      "what holds now or held then and fact_history every version."),

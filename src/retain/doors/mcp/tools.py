@@ -12,7 +12,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import AnyHttpUrl, Field
 
 import retain
-from retain.doors.mcp import assertions, retention, tickets
+from retain.doors.mcp import assertions, conversations, retention, tickets
 from retain.doors.mcp.error import refusal
 from retain.doors.mcp.schema import (
     Budget,
@@ -467,6 +467,7 @@ def create_server(
 
     assertions.add(server, call)
     tickets.add(server, call)
+    conversations.add(server, call)
 
     @server.verb_tool("list_quarantine", title="List the quarantine queue", annotations=READS)
     def memory_list_quarantine(
