@@ -6,9 +6,10 @@ DIR holds the development data (default ``../shared/bench``; its README says how
 set is scored):
 
 * ``locomo`` — ``locomo-dev.json``: every conversation becomes a project of a fresh
-  store, its turns written as a host writes a transcript (subject = the speaker,
-  thread = the session, valid time = the session's date, an image's caption part of
-  the turn). Every question with evidence (category 5, adversarial, excluded) is
+  store, its sessions read by ``retain.conversation.parse_locomo`` and written by
+  ``ingest_conversation`` and nothing else, as a host writes a transcript (subject =
+  the speaker, thread = the session, valid time = the session's date, an image's
+  caption part of the turn). Every question with evidence (category 5, adversarial, excluded) is
   searched in its conversation's project: recall@k = share of its evidence turns in
   the top k, all@k = share of questions with every evidence turn in the top k; with
   recall@10 per category and per conversation (the spread).
@@ -46,6 +47,7 @@ import numpy as np
 
 import retain
 from retain import WriteRequest
+from retain.conversation import parse_locomo, sample_project, turn_name
 
 EVIDENCE = re.compile(r"D(\d+):(\d+)")
 ADVERSARIAL = 5
@@ -54,56 +56,26 @@ DUMP: Path | None = None  # --dump: every question's ranked names go in the repo
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "bench"
 
 
-def session_date(text: str) -> str:
-    """LoCoMo's "1:56 pm on 8 May, 2023" as an ISO timestamp (the store's local zone)."""
-    moment = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y")
-    return moment.astimezone().isoformat()
-
-
-def turn_name(dia_id: str) -> str:
-    session, turn = EVIDENCE.fullmatch(dia_id.strip()).groups()  # type: ignore[union-attr]
-    return f"d{session}-{turn}"
-
-
 def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def first_words(text: str, limit: int = 100) -> str:
-    """A one-line description as a host writes one without knowing the question: the
-    text's first words."""
+    """A note's one-line description as a writer gives one without knowing the question:
+    its first words."""
     line = " ".join(text.split())
     if len(line) <= limit:
         return line
     return line[:limit].rsplit(" ", 1)[0] + "…"
 
 
-def ingest(store: retain.MemoryService, conversation: dict[str, Any], project: str) -> int:
-    """Write a LoCoMo conversation's turns, session by session, as a host would."""
+def ingest(store: retain.MemoryService, sample: dict[str, Any], project: str) -> int:
+    """Write a LoCoMo conversation through ``ingest_conversation``, a session a thread,
+    as a host writes a transcript."""
     written = 0
-    number = 1
-    while f"session_{number}" in conversation:
-        date = session_date(conversation[f"session_{number}_date_time"])
-        requests = []
-        for turn in conversation[f"session_{number}"]:
-            text = turn["text"]
-            if turn.get("blip_caption"):
-                text += f" [image: {turn['blip_caption']}]"
-            requests.append(
-                WriteRequest(
-                    turn_name(turn["dia_id"]),
-                    description=first_words(text),
-                    body=text,
-                    subject=turn["speaker"],
-                    thread=f"session-{number}",
-                    valid_from=date,
-                    project=project,
-                    load="search",
-                )
-            )
-        store.write_many(requests)
-        written += len(requests)
-        number += 1
+    for conversation in parse_locomo(sample):
+        store.ingest_conversation(conversation.turns, thread=conversation.thread, project=project)
+        written += len(conversation.turns)
     return written
 
 
@@ -125,7 +97,8 @@ def write_config(home: Path, embedder: str) -> None:
 
 
 def evidence_of(ids: Iterable[str]) -> set[str]:
-    return {f"d{s}-{t}" for s, t in EVIDENCE.findall(" ".join(ids))}
+    """The names ``ingest_conversation`` gave the evidence turns (``D<session>:<turn>``)."""
+    return {turn_name(f"session-{s}", 0, f"D{s}:{t}") for s, t in EVIDENCE.findall(" ".join(ids))}
 
 
 class Tally:
@@ -188,16 +161,16 @@ def conversations(data: Path, ks: Sequence[int], home: Path, sets: Sequence[str]
     started = time.perf_counter()
     written = 0
     for sample in samples:
-        project = slug(sample["sample_id"])
+        project = sample_project(sample["sample_id"])
         store.add_project(project)
-        written += ingest(store, sample["conversation"], project)
+        written += ingest(store, sample, project)
         print(f"{project}: turns written", file=sys.stderr)
     ingest_s = time.perf_counter() - started
     out: dict[str, Any] = {}
     if "locomo" in sets:
         tally = Tally(ks)
         for sample in samples:
-            project = slug(sample["sample_id"])
+            project = sample_project(sample["sample_id"])
             for qa in sample["qa"]:
                 gold = evidence_of(qa.get("evidence", []))
                 if qa.get("category") == ADVERSARIAL or not gold:
@@ -212,7 +185,8 @@ def conversations(data: Path, ks: Sequence[int], home: Path, sets: Sequence[str]
         for field in ("question", "original"):
             tally = Tally(ks)
             for qa in reworded:
-                tally.search(store, qa[field], slug(qa["sample_id"]), evidence_of(qa["evidence"]))
+                project = sample_project(qa["sample_id"])
+                tally.search(store, qa[field], project, evidence_of(qa["evidence"]))
                 tally.group("category", qa["category"])
                 tally.group("conversation", qa["sample_id"])
             out["paraphrase" if field == "question" else "paraphrase_original"] = tally.report()
