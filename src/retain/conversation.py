@@ -126,18 +126,7 @@ def turn_of(value: object, place: int) -> Turn:
 
 
 def _one_line(value: str, key: str, limit: int) -> str:
-    value = fields.text(value, key).strip()
-    if "\n" in value or "\r" in value:
-        raise InvalidValue(
-            f"the {key} must be one line", remedy=f"give the {key} in one line", field=key
-        )
-    if len(value) > limit:
-        raise InvalidValue(
-            f"the {key} is {len(value)} characters long; at most {limit} are allowed",
-            remedy=f"give a {key} of at most {limit} characters",
-            field=key,
-        )
-    return value
+    return fields.one_line(value, key, limit, f"give the {key} in one line of at most {limit}")
 
 
 def body_of(turn: Turn) -> str:

@@ -192,7 +192,8 @@ SESSION_MAX_CHARS = 200
 RECALL_TIMEOUT_MAX_MS = 86_400_000  # a day: past it a wait is no bound (and overflows)
 
 
-def _line(value: str, field: str, limit: int, remedy: str) -> str:
+def one_line(value: str, field: str, limit: int, remedy: str) -> str:
+    """``value`` stripped, refused unless it is one line of at most ``limit`` characters."""
     text(value, field)
     value = value.strip()
     if "\n" in value or "\r" in value:
@@ -225,7 +226,7 @@ def tool_name(value: str, field: str = "tool") -> str:
     """A tool's, a server's or a provenance's name as a host reports it: one line of 1
     to 200 characters, whitespace around it stripped."""
     remedy = f"give the {field}'s name as the host reports it"
-    name = _line(value, field, TOOL_MAX_CHARS, remedy)
+    name = one_line(value, field, TOOL_MAX_CHARS, remedy)
     if not name:
         raise InvalidValue(f"the {field} needs a name", remedy=remedy, field=field)
     return name
@@ -233,7 +234,7 @@ def tool_name(value: str, field: str = "tool") -> str:
 
 def subject(value: str) -> str:
     """Who or what a memory is about (a fact's subject; a speaker's name)."""
-    return _line(value, "subject", SUBJECT_MAX_CHARS, "name who or what it is about in one line")
+    return one_line(value, "subject", SUBJECT_MAX_CHARS, "name who or what it is about in one line")
 
 
 PREDICATE_MAX_CHARS = 100
@@ -242,7 +243,7 @@ PREDICATE_MAX_CHARS = 100
 def predicate(value: str) -> str:
     """What a fact says of its subject (``employer``, ``lives in``): one line, kept
     case-folded with its spaces collapsed, so ``Lives  In`` and ``lives in`` are one."""
-    line = _line(value, "predicate", PREDICATE_MAX_CHARS, "name the property in a few words")
+    line = one_line(value, "predicate", PREDICATE_MAX_CHARS, "name the property in a few words")
     folded = _SPACE.sub(" ", line).casefold()
     if not folded:
         raise InvalidValue(
@@ -253,7 +254,7 @@ def predicate(value: str) -> str:
 
 def thread(value: str) -> str:
     """The conversation or document a memory belongs to, in order of writing."""
-    return _line(value, "thread", THREAD_MAX_CHARS, "give the conversation's id in one line")
+    return one_line(value, "thread", THREAD_MAX_CHARS, "give the conversation's id in one line")
 
 
 def cursor_of(position: ListPosition) -> str:
