@@ -17,6 +17,8 @@ embedder = "static"                  # static | hash | model2vec | sentence-tran
 model = "minilm-l6-static-256"       # the model: a built-in name, a path, or a cached hub id
 url = ""                             # http only: the endpoint's base, e.g. http://localhost:8080/v1
 api_key_env = ""                     # http only: the environment variable holding the key
+reranker = ""                        # a local sentence-transformers directory that reorders
+                                     # each search's 50 best (off when empty; never downloaded)
 
 [context]
 index_max_bytes = 8192               # the index lists entries up to this many bytes ...
@@ -137,6 +139,7 @@ class Settings:
     anonymous_writes: bool = False  # [access] anonymous_writes: may anonymous callers write
     access: AccessSettings = AccessSettings()  # [access] control, [access.roles], grants
     embedder: EmbedderSettings = EmbedderSettings()
+    reranker: str = ""  # [search] reranker: a local model directory; "" is none
     context: ContextSettings = ContextSettings()
     pool_size: int = DEFAULT_POOL_SIZE  # [postgres] pool_size
     secrets: SecretSettings = SecretSettings()  # [secrets]: the kinds a write is scanned for
@@ -202,6 +205,7 @@ def load_settings(home: Path) -> Settings:
         ),
         access=_access(_section(data, "access", path), path),
         embedder=_embedder(data, path),
+        reranker=_reranker(data, path),
         context=_context(data, path),
         pool_size=_pool_size(data, path),
         secrets=_secrets(data, path),
@@ -216,7 +220,7 @@ def load_settings(home: Path) -> Settings:
 # Every setting config.toml may hold, by table: anything else is refused, never ignored.
 KNOWN: dict[str, tuple[str, ...]] = {
     "memory": ("inline_max_bytes", "enabled", "llm_writes"),
-    "search": ("embedder", "model", "url", "api_key_env"),
+    "search": ("embedder", "model", "url", "api_key_env", "reranker"),
     "context": tuple(asdict(ContextSettings())),
     "postgres": ("pool_size",),
     "access": ("anonymous_writes", "control", "roles", "grant"),
@@ -510,6 +514,25 @@ def _context(data: dict[str, Any], path: Path) -> ContextSettings:
             )
         values[key] = value
     return ContextSettings(**values)
+
+
+def _reranker(data: dict[str, Any], path: Path) -> str:
+    from retain.search.rerank import check_path
+
+    value = _section(data, "search", path).get("reranker", "")
+    if not isinstance(value, str):
+        raise ConfigInvalid(
+            f"[search] reranker in {path} must be text",
+            remedy='write it in quotes, like reranker = "/path/to/model"',
+            path=str(path),
+            value=value,
+        )
+    try:
+        return check_path(value)
+    except ConfigInvalid as exc:
+        raise ConfigInvalid(
+            f"{exc.message} (in {path})", remedy=exc.remedy, path=str(path), value=value
+        ) from exc
 
 
 def _embedder(data: dict[str, Any], path: Path) -> EmbedderSettings:

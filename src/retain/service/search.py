@@ -163,6 +163,7 @@ def ranked(
     from retain.search import (
         lexical,
         rank,
+        rerank,
         vectors,  # numpy: loaded by the first search, not on open
     )
 
@@ -239,6 +240,7 @@ def ranked(
         best = max((f.score for f in fused.values()), default=0.0)
         scored = [(rank.final_score(fused[s.id].score, best, s, now), s) for s in standing.values()]
         scored.sort(key=lambda c: (-c[0], c[1].priority, c[1].id))
+        scored = rerank.rerank(svc.store.reranker, queries, scored, tx)
         chosen = rank.pack(scored, limit, budget_tokens, lambda c: rank.tokens(c[1]))
         memories = {m.id: m for m in tx.get_many([s.id for _, s in chosen])}
         top = []

@@ -21,6 +21,7 @@ from retain.storage.base import Backend, Reads
 if TYPE_CHECKING:  # numpy's: imported by the verbs that make or search vectors
     from retain.chrono import Clock
     from retain.search.embed import Embedder, Matrix
+    from retain.search.rerank import Reranker
     from retain.search.vectors import VectorIndex
     from retain.signing import Signer
 
@@ -76,6 +77,16 @@ class Store:
                 if self._embedder is None:
                     self._embedder = load_embedder(self.settings.embedder)
         return self._embedder
+
+    @property
+    def reranker(self) -> Reranker | None:
+        """The ``[search] reranker``, loaded at the first search that needs it (None: unset)."""
+        path = self.settings.reranker
+        if not path:
+            return None
+        from retain.search.rerank import load_reranker
+
+        return load_reranker(path)
 
     @property
     def vector_index(self) -> VectorIndex | None:
