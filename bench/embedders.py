@@ -17,6 +17,8 @@ lexical half.
   writes it); each non-adversarial question with evidence ranks its own
   conversation's turns; recall@k = share of its evidence turns in the top k,
   averaged; all@10 = share of questions with every evidence turn in the top 10.
+  With ``--speaker`` a turn is embedded after its speaker's name (``Caroline: …``),
+  as a host that writes who said what would.
 * Paraphrases (``locomo-dev-paraphrase.json``): the same, for ``question`` (the
   rewording) and ``original`` (the published wording).
 * Notes (``notes-dev.json``): every note's body in one pool of 405; each question
@@ -72,15 +74,16 @@ def load(spec: str) -> Any:
     return _load(EmbedderSettings(provider, model))
 
 
-def turn_texts(conversation: dict[str, Any]) -> tuple[list[str], list[str]]:
-    """Each turn's name (``d<session>-<turn>``) and text, in order."""
+def turn_texts(conversation: dict[str, Any], speaker: bool) -> tuple[list[str], list[str]]:
+    """Each turn's name (``d<session>-<turn>``) and text (``speaker``: after
+    ``"<speaker>: "``), in order."""
     names: list[str] = []
     texts: list[str] = []
     number = 1
     while f"session_{number}" in conversation:
         for turn in conversation[f"session_{number}"]:
             session, index = EVIDENCE.fullmatch(turn["dia_id"].strip()).groups()  # type: ignore[union-attr]
-            text = turn["text"]
+            text = f"{turn['speaker']}: {turn['text']}" if speaker else turn["text"]
             if turn.get("blip_caption"):
                 text += f" [shares a photo: {turn['blip_caption']}]"
             names.append(f"d{session}-{index}")
@@ -98,7 +101,7 @@ def ranked(query: np.ndarray, pool: np.ndarray) -> np.ndarray:
     return np.argsort(-(query @ pool.T), axis=1, kind="stable")
 
 
-def score(spec: str, data: Path) -> dict[str, Any]:
+def score(spec: str, data: Path, speaker: bool = False) -> dict[str, Any]:
     embedder = load(spec)
     started = time.perf_counter()
     texts_embedded = 0
@@ -118,7 +121,7 @@ def score(spec: str, data: Path) -> dict[str, Any]:
     complete: list[float] = []
     per_conversation: dict[str, float] = {}
     for sample in locomo:
-        names, texts = turn_texts(sample["conversation"])
+        names, texts = turn_texts(sample["conversation"], speaker)
         pool = embed(texts)
         pools[sample["sample_id"]] = (names, pool)
         questions = [
@@ -177,6 +180,7 @@ def score(spec: str, data: Path) -> dict[str, Any]:
         "embedder": spec,
         "model_id": embedder.model_id,
         "dim": embedder.dim,
+        "speaker_in_turns": speaker,
         "locomo": locomo_report,
         "paraphrase": paraphrase_report,
         "notes": notes_report,
@@ -190,8 +194,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("embedders", nargs="+", help="static, static:DIR, minilm, PROVIDER:MODEL")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the bench data folder")
+    parser.add_argument(
+        "--speaker", action="store_true", help='embed a turn as "<speaker>: <text>"'
+    )
     args = parser.parse_args()
-    reports = [score(spec, args.data) for spec in args.embedders]
+    reports = [score(spec, args.data, args.speaker) for spec in args.embedders]
     print(
         json.dumps(
             {

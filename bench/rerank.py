@@ -101,7 +101,7 @@ def run(args: argparse.Namespace, home: Path) -> dict[str, Any]:
     settings = store.store.settings
     shipped = rerank.fused_order
     report: dict[str, Any] = {"reranker": reranker.name}
-    for mode in ("off", "rrf", "pure"):
+    for mode in args.modes.split(","):
         # the store's settings, with the reranker on or off (the loader is this cache)
         store.store.settings = replace(settings, reranker="" if mode == "off" else "cached")
         rerank.load_reranker = lambda path: reranker  # type: ignore[assignment]
@@ -136,6 +136,7 @@ def main() -> None:
     parser.add_argument("model", help="minilm, mpnet, or a sentence-transformers directory")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the bench data folder")
     parser.add_argument("--embedder", default="default", help="as bench/recall.py's")
+    parser.add_argument("--modes", default="off,rrf,pure", help="which of off, rrf, pure")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="retain-rerank-") as home:
         print(json.dumps(run(args, Path(home))))
