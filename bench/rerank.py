@@ -2,7 +2,7 @@
 
     python bench/rerank.py MODEL_DIR [--data ../shared/bench] [--embedder default]
 
-Writes every turn of ``locomo-dev.json`` as ``bench/recall.py`` does (its ``turns``),
+Writes every turn of ``locomo-dev.json`` as ``bench/recall.py`` does (``ingest``),
 then searches each non-adversarial question with evidence, and each question of
 ``locomo-dev-paraphrase.json`` in both wordings, three ways: no reranker, the
 reranker's order alone over the hybrid's 50 best (``pure``), and the shipped blend
@@ -31,7 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import recall  # noqa: E402  (bench/recall.py: how turns are written)
 import retain  # noqa: E402
-from embedders import DEFAULT_DATA, evidence_of  # noqa: E402
+from embedders import DEFAULT_DATA  # noqa: E402
+from retain.conversation import sample_project  # noqa: E402
 from retain.search import rerank  # noqa: E402
 
 
@@ -78,24 +79,24 @@ def run(args: argparse.Namespace, home: Path) -> dict[str, Any]:
     recall.write_config(home, args.embedder)
     store = retain.open(home / "retain.db", home=home)
     for sample in locomo:
-        project = recall.project_name(sample["sample_id"])
+        project = sample_project(sample["sample_id"])
         store.add_project(project)
-        store.write_many(recall.turns(sample["conversation"], project))
+        recall.ingest(store, sample, project)
     asks: dict[str, list[tuple[str, str, set[str]]]] = {
         "locomo": [],
         "question": [],
         "original": [],
     }
     for sample in locomo:
-        project = recall.project_name(sample["sample_id"])
+        project = sample_project(sample["sample_id"])
         for qa in sample["qa"]:
-            evidence = evidence_of(qa.get("evidence", []))
+            evidence = recall.evidence_of(qa.get("evidence", []))
             if qa.get("category") != recall.ADVERSARIAL and evidence:
                 asks["locomo"].append((project, qa["question"], evidence))
     for item in paraphrases:
-        project = recall.project_name(item["sample_id"])
+        project = sample_project(item["sample_id"])
         for field in ("question", "original"):
-            asks[field].append((project, item[field], evidence_of(item["evidence"])))
+            asks[field].append((project, item[field], recall.evidence_of(item["evidence"])))
 
     reranker = Cached(rerank.load_reranker(model_dir(args.model)))
     settings = store.store.settings
