@@ -79,9 +79,15 @@ _PATTERNS = (
     ),
     ("weekday", rf"\b(?P<which>last|this|next|on|coming|past)\s+{_WEEKDAY}\b"),
 )
-_UNNAMED = [re.sub(r"[(][?]P<[a-z]+>", "(?:", p) for _, p in _PATTERNS]  # one finder: no names
-_FINDER = re.compile("|".join(f"(?P<p{i}>{p})" for i, p in enumerate(_UNNAMED)), re.I)
-_GROUPS = [re.compile(p, re.I) for _, p in _PATTERNS]
+# One finder for every pattern: the i-th is the group ``p<i>``, its parts ``g<i>_<part>``.
+_NAMED = re.compile(r"[(][?]P<([a-z]+)>")
+_FINDER = re.compile(
+    "|".join(
+        f"(?P<p{i}>" + _NAMED.sub(f"(?P<g{i}_" + r"\1>", p) + ")"
+        for i, (_, p) in enumerate(_PATTERNS)
+    ),
+    re.I,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +108,10 @@ def spans(text: str, anchor: date | None) -> list[Span]:
     """The times ``text`` names, in order; relative ones only when ``anchor`` is given."""
     found = []
     for match in _FINDER.finditer(text):
-        kind = next(i for i in range(len(_PATTERNS)) if match.group(f"p{i}") is not None)
-        parts = _GROUPS[kind].fullmatch(match.group(0))
-        if parts is None:  # pragma: no cover - each alternative matches itself
-            continue
-        span = _resolve(_PATTERNS[kind][0], parts.groupdict(), anchor, match.span())
+        kind = int((match.lastgroup or "p0")[1:])  # the pattern's group closes last
+        prefix = f"g{kind}_"
+        parts = {k[len(prefix) :]: v for k, v in match.groupdict().items() if k.startswith(prefix)}
+        span = _resolve(_PATTERNS[kind][0], parts, anchor, match.span())
         if span is not None:
             found.append(span)
     return found
