@@ -105,7 +105,7 @@ def memory_values(memory: Memory) -> set[str]:
         values.add(memory.name)
     for key, value in memory.metadata.items():
         if key not in SYSTEM_METADATA:
-            values.update(_strings(value))
+            values.update(strings(value))
     return {v for v in values if v}
 
 
@@ -113,15 +113,16 @@ def ticket_values(ticket: Proposal) -> set[str]:
     return {v for v in (ticket.summary, ticket.body, ticket.evidence) if v}
 
 
-def _strings(value: Any) -> Iterable[str]:
+def strings(value: Any) -> Iterable[str]:
+    """Every text ``value`` holds, however deep in its lists and objects."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
         for item in value.values():
-            yield from _strings(item)
+            yield from strings(item)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from _strings(item)
+            yield from strings(item)
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,6 +51,7 @@ from retain.governance.erasure import (
     digest_of,
     memory_values,
     sha256,
+    strings,
     ticket_values,
 )
 from retain.model import Event, Memory, Proposal, Status, agent_scope
@@ -275,7 +276,7 @@ def _deleted(tx: Reads, realm: str, target: str) -> Deleted | None:
     values: set[str] = set()
     for record in records:
         for key in TEXT_KEYS:
-            values.update(_texts(record.get(key)))
+            values.update(strings(record.get(key)))
     return Deleted(
         id=target,
         scope=str(last.get("scope", "")),
@@ -284,16 +285,6 @@ def _deleted(tx: Reads, realm: str, target: str) -> Deleted | None:
         predicate=last.get("predicate"),
         values=frozenset(v for v in values if v),
     )
-
-
-def _texts(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        return [v for v in value if isinstance(v, str)]
-    if isinstance(value, dict):
-        return [v for v in value.values() if isinstance(v, str)]
-    return []
 
 
 def _unforgotten(memory: Memory) -> Memory:
