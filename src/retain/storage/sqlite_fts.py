@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from retain.storage.base import LexicalHit
+from retain.storage.rows import NAMED
 from retain.storage.words import (
     CANDIDATES,
     COMMON,
@@ -244,9 +245,9 @@ class FtsSearch:
         joined = "-".join(w for t in typed for w in t.split())  # a phrase names with hyphens too
         names = list(dict.fromkeys([*typed, joined, *(w.lower() for w in typed), joined.lower()]))
         texts = f"m.id, {_TEXTS}"
-        named = self.con.execute(
+        named = self.con.execute(  # (NAMED: a held name, which the name index holds alone)
             f"SELECT {texts} FROM memories m WHERE m.name IN ({', '.join('?' * len(names))}) "
-            f"AND {filter_sql}",
+            f"AND m.{NAMED} AND {filter_sql}",
             [*names, *filter_args],
         ).fetchall()
         rows: list[tuple[Any, ...]] = []
