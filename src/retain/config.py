@@ -19,6 +19,8 @@ url = ""                             # http only: the endpoint's base, e.g. http
 api_key_env = ""                     # http only: the environment variable holding the key
 reranker = ""                        # a local sentence-transformers directory that reorders
                                      # each search's 50 best (off when empty; never downloaded)
+ann_from = 20000                     # a SQLite store with this many vectors searches them
+                                     # through an approximate index beside its file (0: never)
 
 [context]
 index_max_bytes = 8192               # the index lists entries up to this many bytes ...
@@ -84,6 +86,7 @@ from retain.search.embed import DEFAULT_STATIC_MODEL, EmbedderSettings, check_se
 
 DEFAULT_INLINE_MAX_BYTES = 32 * 1024
 DEFAULT_POOL_SIZE = 8
+DEFAULT_ANN_FROM = 20_000  # [search] ann_from: see storage.sqlite_ann
 STORE_FILE = "retain.db"
 CONFIG_FILE = "config.toml"
 LEGACY_DIR = "agent-memory"  # legacy per-identity markdown, imported once (retain.legacy)
@@ -140,6 +143,7 @@ class Settings:
     access: AccessSettings = AccessSettings()  # [access] control, [access.roles], grants
     embedder: EmbedderSettings = EmbedderSettings()
     reranker: str = ""  # [search] reranker: a local model directory; "" is none
+    ann_from: int = DEFAULT_ANN_FROM  # [search] ann_from: vectors from which SQLite keeps an index
     context: ContextSettings = ContextSettings()
     pool_size: int = DEFAULT_POOL_SIZE  # [postgres] pool_size
     secrets: SecretSettings = SecretSettings()  # [secrets]: the kinds a write is scanned for
@@ -206,6 +210,7 @@ def load_settings(home: Path) -> Settings:
         access=_access(_section(data, "access", path), path),
         embedder=_embedder(data, path),
         reranker=_reranker(data, path),
+        ann_from=_ann_from(data, path),
         context=_context(data, path),
         pool_size=_pool_size(data, path),
         secrets=_secrets(data, path),
@@ -220,7 +225,7 @@ def load_settings(home: Path) -> Settings:
 # Every setting config.toml may hold, by table: anything else is refused, never ignored.
 KNOWN: dict[str, tuple[str, ...]] = {
     "memory": ("inline_max_bytes", "enabled", "llm_writes"),
-    "search": ("embedder", "model", "url", "api_key_env", "reranker"),
+    "search": ("embedder", "model", "url", "api_key_env", "reranker", "ann_from"),
     "context": tuple(asdict(ContextSettings())),
     "postgres": ("pool_size",),
     "access": ("anonymous_writes", "control", "roles", "grant"),
@@ -363,6 +368,19 @@ def _pool_size(data: dict[str, Any], path: Path) -> int:
             value=size,
         )
     return size
+
+
+def _ann_from(data: dict[str, Any], path: Path) -> int:
+    value = _section(data, "search", path).get("ann_from", DEFAULT_ANN_FROM)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ConfigInvalid(
+            f"[search] ann_from in {path} must be a whole number ≥ 0 (0: never)",
+            remedy=f"set it like ann_from = {DEFAULT_ANN_FROM}",
+            key="search.ann_from",
+            path=str(path),
+            value=value,
+        )
+    return value
 
 
 def _secrets(data: dict[str, Any], path: Path) -> SecretSettings:

@@ -131,7 +131,7 @@ class VectorIndex:
     snapshot's columns keep meaning the memories they meant.
     """
 
-    def __init__(self, model: str, dim: int) -> None:
+    def __init__(self, model: str, dim: int, after: int = 0) -> None:
         self.model = model
         self.dim = dim
         self._matrix: Matrix = np.zeros((0, dim), dtype=np.float32)
@@ -147,7 +147,10 @@ class VectorIndex:
         self._version = 0  # moves with every change, for the realms' sums
         self._codes: dict[str, int] = {}
         self._size = 0
-        self._seen = 0
+        # Past ``after`` only: the tail of a persisted index (``storage.sqlite_ann``),
+        # which holds the rows before it and answers for the ones it no longer has.
+        self._after = after
+        self._seen = after
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -159,7 +162,7 @@ class VectorIndex:
             last = tx.last_vector()
             if last == self._seen:
                 return
-            if self._seen == 0:  # the first load: size the matrix once
+            if self._seen == 0:  # the first load of every row: size the matrix once
                 self._reserve(tx.vector_count(self.model))
             while True:
                 rows = tx.vectors_after(self.model, self._seen, REFRESH_CHUNK)
@@ -168,7 +171,7 @@ class VectorIndex:
                 self._put(rows)  # a refused chunk is met again, until it is mended
                 self._seen = rows.last_vec
             self._seen = max(self._seen, last)  # past other models' rows too
-            if tx.vector_count(self.model) != self._size:
+            if not self._after and tx.vector_count(self.model) != self._size:
                 self._keep(tx.vector_nums(self.model))
 
     def _reserve(self, rows: int) -> None:
@@ -277,6 +280,13 @@ class VectorIndex:
         totals = queries.astype(np.float64) @ total
         norms = np.linalg.norm(queries, axis=1)
         return Scored(queries, rough, norms, slack, nums, matrix, totals, count)
+
+    def realm_sum(self, realm: str) -> tuple[npt.NDArray[np.float64], int]:
+        """The sum of ``realm``'s rows and how many there are."""
+        with self._lock:
+            size, code = self._size, self._codes.get(realm)
+            several = len(self._codes) > 1
+            return self._realm_sum(code, self._matrix[:size], self._realm[:size], several)
 
     def _realm_sum(
         self, code: int | None, matrix: Matrix, realms: npt.NDArray[np.int32], several: bool

@@ -69,10 +69,10 @@ from retain.service.actor import LOCAL_OPERATOR, Actor, Kind
 from retain.service.lookup import READ_PAGE_CHARS, Record
 from retain.service.rows import content_hash
 from retain.service.search import SEARCH_LIMIT_MAX
-from retain.service.store import Progress, Store
+from retain.service.store import Store
 from retain.service.view import View
 from retain.service.work import Work
-from retain.storage.base import Backend, Reads, Transaction
+from retain.storage.base import Backend, Progress, Reads, Transaction
 
 if TYPE_CHECKING:
     from retain import legacy

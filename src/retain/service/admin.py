@@ -15,10 +15,9 @@ from retain.model import Event
 from retain.receipt import ChainHead
 from retain.results import MigrateResult, StoreStatus, VerifyReport
 from retain.service import policy
-from retain.service.store import Progress
 from retain.service.work import Work
 from retain.signing import Signer, event_message, head_message
-from retain.storage.base import Backend, Reads
+from retain.storage.base import Backend, Progress, Reads
 
 if TYPE_CHECKING:
     from retain.service import MemoryService
@@ -243,7 +242,8 @@ def migrate_to(
 
 def reindex(svc: MemoryService, *, progress: Progress | None = None) -> int:
     """Make every memory's search key again — context words and vector — with the
-    embedder in use, in every realm of the store; returns how many were re-keyed.
+    embedder in use, in every realm of the store, then the store's vector index (SQLite
+    past ``[search] ann_from``); returns how many were re-keyed.
 
     Runs a page of memories per transaction: the keys are derived data, and
     writers are not held up for the whole run.
@@ -267,6 +267,7 @@ def reindex(svc: MemoryService, *, progress: Progress | None = None) -> int:
         state["done"] += count
         if progress is not None:
             progress("reindex", min(state["done"], total), total)
+    svc.store.index_vectors(progress)  # every vector is new: the index is built again
     return state["done"]
 
 

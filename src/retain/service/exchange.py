@@ -16,9 +16,8 @@ from retain.receipt import LogExport
 from retain.results import ExportResult, WriteResult
 from retain.service import agent, lookup, rows, tier
 from retain.service.actor import Actor
-from retain.service.store import Progress
 from retain.service.work import Work
-from retain.storage.base import Reads
+from retain.storage.base import Progress, Reads
 
 if TYPE_CHECKING:
     from retain import legacy

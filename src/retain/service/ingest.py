@@ -25,8 +25,8 @@ from retain.errors import InvalidValue, NameConflict, RetainError
 from retain.model import GLOBAL_SCOPE, project_scope
 from retain.results import IngestResult, WriteRequest, WriteResult
 from retain.service import tier
-from retain.service.store import Progress
 from retain.service.work import Work
+from retain.storage.base import Progress
 
 if TYPE_CHECKING:
     from retain.service import MemoryService
@@ -123,7 +123,10 @@ def ingest_conversation(
         batch.close(progress)
         return IngestResult(name_of_thread, project or None, tuple(results))
 
-    return svc._write(run, redact=redact)
+    ingested = svc._write(run, redact=redact)
+    if progress is not None:  # a bulk write: the vector index too, while it is shown
+        svc.store.index_vectors(progress)
+    return ingested
 
 
 def _at_turn(place: int, turn: Turn, fn: Callable[[], T]) -> T:

@@ -184,7 +184,9 @@ def ranked(
         background = _background(svc, model) @ query.T
 
         def semantic_of(tx: Reads, where: MemoryFilter) -> list[lexical.SenseHits]:
-            if isinstance(tx, NativeVectors):  # the database searches its vectors
+            if isinstance(tx, NativeVectors) and tx.searches_vectors(
+                model.model_id, model.dim, svc.store.settings.ann_from
+            ):  # the database searches its vectors
                 return _native_semantic(svc, tx, model, query, background, where, depth)
             cosines = _vector_index(svc, tx, model).scores(query, svc.realm)
             found = []

@@ -10,13 +10,12 @@ reason to build another: a session (``MemoryService``) is the store and an actor
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from retain.config import Settings
 from retain.ids import IdFactory
 from retain.search.embed import LoadedEmbedder, load_embedder
-from retain.storage.base import Backend, Reads
+from retain.storage.base import Backend, Progress, Reads
 
 if TYPE_CHECKING:  # numpy's: imported by the verbs that make or search vectors
     from retain.chrono import Clock
@@ -24,9 +23,6 @@ if TYPE_CHECKING:  # numpy's: imported by the verbs that make or search vectors
     from retain.search.rerank import Reranker
     from retain.search.vectors import VectorIndex
     from retain.signing import Signer
-
-Progress = Callable[[str, int, int], None]
-"""A long operation reports ``(phase, done, total)`` through one of these."""
 
 
 class Store:
@@ -104,6 +100,16 @@ class Store:
                 index = self._index = VectorIndex(model, dim)
         index.refresh(tx)
         return index
+
+    def index_vectors(self, progress: Progress | None = None) -> int:
+        """Bring the backend's own vector index up to date (see ``Backend.index_vectors``):
+        after a bulk write or a reindex, so that no search pays for it."""
+        embedder = self.embedder.embedder
+        if embedder is None:
+            return 0
+        return self.backend.index_vectors(
+            embedder.model_id, embedder.dim, self.settings.ann_from, progress
+        )
 
     def background(self, embedder: Embedder) -> Matrix:
         """The relevance gate's reference sentences, embedded once per model."""

@@ -39,9 +39,8 @@ from retain.model import (
     Status,
 )
 from retain.service import erasure
-from retain.service.store import Progress
 from retain.service.work import Work
-from retain.storage.base import Reads
+from retain.storage.base import Progress, Reads
 
 if TYPE_CHECKING:
     from retain.service import MemoryService

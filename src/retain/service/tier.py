@@ -26,9 +26,8 @@ from retain.model import DEFAULT_PRIORITY, GLOBAL_SCOPE, Load, Memory, Status, p
 from retain.results import DeleteResult, EditResult, WriteRequest, WriteResult
 from retain.search import key
 from retain.service import lookup, rows, trust
-from retain.service.store import Progress
 from retain.service.work import Work
-from retain.storage.base import InlineEntry, MemoryFilter, Reads
+from retain.storage.base import InlineEntry, MemoryFilter, Progress, Reads
 
 if TYPE_CHECKING:
     from retain.service import MemoryService
@@ -145,7 +144,10 @@ def write_normalized(
         batch.close(progress)
         return results
 
-    return svc._write(run)
+    results = svc._write(run)
+    if progress is not None:  # a bulk write: the vector index too, while it is shown
+        svc.store.index_vectors(progress)
+    return results
 
 
 class Batch:

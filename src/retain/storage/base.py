@@ -39,6 +39,9 @@ from retain.model import (
     Team,
 )
 
+Progress = Callable[[str, int, int], None]
+"""A long operation reports ``(phase, done, total)`` through one of these."""
+
 T = TypeVar("T")
 
 
@@ -549,8 +552,15 @@ class Transaction(Reads, Protocol):
 
 @runtime_checkable
 class NativeVectors(Protocol):
-    """A transaction whose database searches vectors itself (PostgreSQL's pgvector),
-    instead of the service scanning them in memory."""
+    """A transaction whose database searches vectors itself (PostgreSQL's pgvector, or a
+    large SQLite store's approximate index), instead of the service scanning them in
+    memory."""
+
+    def searches_vectors(self, model: str, dim: int, at_least: int) -> bool:
+        """Whether this store searches ``model``'s vectors itself (SQLite: once it holds
+        ``at_least`` of them, or already keeps an index; 0: never); the two methods
+        below are asked only after it said so."""
+        ...
 
     def vector_sums(self, model: str, realm: str) -> list[tuple[int, npt.NDArray[np.float32], int]]:
         """(dim, the sum of the realm's vectors of ``model``, how many) for each size."""
@@ -615,6 +625,14 @@ class Backend(Protocol):
     def compact(self, *, full: bool = False) -> Compaction:
         """Shed what erasures and deletes left in the store's files (SQLite: merge the
         full-text index, checkpoint and truncate the log; PostgreSQL: VACUUM)."""
+        ...
+
+    def index_vectors(
+        self, model: str, dim: int, at_least: int, progress: Progress | None = None
+    ) -> int:
+        """Bring the store's own index of ``model``'s vectors up to date, building it once
+        the store holds ``at_least`` of them (SQLite's approximate index; PostgreSQL's is
+        kept by every write); how many it holds (0: none is kept)."""
         ...
 
     def residue(self, needles: Sequence[str]) -> dict[str, list[str]]:

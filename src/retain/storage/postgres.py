@@ -46,7 +46,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
 from retain.errors import SchemaTooNew, StoreBusy, StoreError
-from retain.storage.base import Compaction
+from retain.storage.base import Compaction, Progress
 from retain.storage.postgres_schema import MIGRATIONS, latest_version
 from retain.storage.postgres_transaction import PostgresTransaction
 from retain.storage.postgres_vectors import (
@@ -378,6 +378,11 @@ class PostgresBackend:
 
     # The tables an erasure or a delete rewrites rows of.
     _COMPACTED = ("memories", "events", "proposals", "context_sessions", "memory_vectors")
+
+    def index_vectors(
+        self, model: str, dim: int, at_least: int, progress: Progress | None = None
+    ) -> int:
+        return 0  # pgvector's HNSW index is kept by every write
 
     def compact(self, *, full: bool = False) -> Compaction:
         """VACUUM the tables erasures rewrite (dead rows and their index entries go; with

@@ -162,6 +162,9 @@ class PostgresVectors(ABC):
         )
         self._indexed.add(name)
 
+    def searches_vectors(self, model: str, dim: int, at_least: int) -> bool:
+        return True  # pgvector's HNSW index, whatever the size
+
     def vector_sums(self, model: str, realm: str) -> list[tuple[int, npt.NDArray[np.float32], int]]:
         rows = self._rows(
             "SELECT dim, total::text, n FROM vector_sums WHERE realm = %s AND model = %s AND n > 0",

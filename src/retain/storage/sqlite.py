@@ -8,7 +8,9 @@ are per thread and re-opened after a fork. Opening a store migrates its schema
 
 What a transaction can do is ``SqliteTransaction`` in ``sqlite_transaction``,
 re-exported here. Full-text search uses an FTS5 external-content table kept in
-step by triggers; ``sqlite_fts`` plans and runs the word searches over it.
+step by triggers; ``sqlite_fts`` plans and runs the word searches over it. A store
+past ``[search] ann_from`` vectors keeps an approximate vector index beside the file
+(``sqlite_ann``), derived like the full-text index.
 """
 
 from __future__ import annotations
@@ -20,12 +22,15 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from retain.errors import SchemaTooNew, StoreBusy, StoreError
-from retain.storage.base import Compaction
+from retain.storage.base import Compaction, Progress
 from retain.storage.sqlite_schema import MIGRATIONS, latest_version
 from retain.storage.sqlite_transaction import SqliteTransaction
+
+if TYPE_CHECKING:
+    from retain.storage.sqlite_ann import Indexes
 
 __all__ = ["SqliteBackend", "SqliteTransaction"]
 
@@ -51,8 +56,18 @@ class SqliteBackend:
         self.location = str(self.path)
         self._local = threading.local()
         self._common: set[str] = set()  # FTS phrases known to be common (see sqlite_fts)
+        self._indexes: Indexes | None = None  # the approximate vector indexes, once used
         self._create_file()
         self._migrate()
+
+    def vector_indexes(self) -> Indexes:
+        """The approximate vector indexes beside the file (``storage.sqlite_ann``),
+        made at first use: numpy and usearch are loaded by the searches that need them."""
+        if self._indexes is None:
+            from retain.storage.sqlite_ann import Indexes
+
+            self._indexes = Indexes(self.path)
+        return self._indexes
 
     # -- connections ------------------------------------------------------------
 
@@ -140,7 +155,7 @@ class SqliteBackend:
                     continue
                 raise self._mapped(exc) from exc
             try:
-                result = fn(SqliteTransaction(con, self._common))
+                result = fn(SqliteTransaction(con, self._common, self.vector_indexes))
                 con.execute("COMMIT")
                 return result
             except sqlite3.OperationalError as exc:
@@ -234,13 +249,14 @@ class SqliteBackend:
     # -- compaction: what erasure leaves for the file to shed -----------------------
 
     def files(self) -> list[Path]:
-        """The store's files: the database and, while there is one, its write-ahead log."""
+        """The store's files: the database, while there is one its write-ahead log, and
+        the approximate vector indexes beside it."""
         found = []
         for suffix in ("", "-wal", "-shm", "-journal"):
             candidate = Path(str(self.path) + suffix)
             if candidate.exists():
                 found.append(candidate)
-        return found
+        return found + self.vector_indexes().files()
 
     def compact(self, *, full: bool = False) -> Compaction:
         """Merge the full-text index into one segment (dropping what deleted rows left in
@@ -251,6 +267,8 @@ class SqliteBackend:
         self.write(
             lambda tx: tx.con.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
         )
+        if self.read(self.vector_indexes().shed):  # the codes of vectors deleted since
+            steps.append("vector_index_rebuilt")
         con = self._con
         try:
             if full:
@@ -312,6 +330,17 @@ class SqliteBackend:
 
         return self.write(check)
 
+    def index_vectors(
+        self, model: str, dim: int, at_least: int, progress: Progress | None = None
+    ) -> int:
+        def run(tx: SqliteTransaction) -> int:
+            indexes = self.vector_indexes()
+            if not indexes.wanted(tx, model, dim, at_least):
+                return 0
+            return indexes.current(tx, model, dim, progress, folded=True).meta.rows
+
+        return self.read(run)
+
     def rebuild_index(self) -> None:
         def rebuild(tx: SqliteTransaction) -> None:
             tx.con.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
@@ -327,3 +356,4 @@ class SqliteBackend:
             )
 
         self.write(rebuild)
+        self.vector_indexes().drop()  # the next search that needs one builds it

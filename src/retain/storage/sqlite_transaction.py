@@ -11,9 +11,9 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from retain.chrono import parse_stamp, stamp
 from retain.errors import MemoryExists
@@ -56,6 +56,12 @@ from retain.storage.rows import (
 from retain.storage.sqlite_fts import FtsSearch
 from retain.storage.statements import PROPOSAL_COLUMNS, SqlStatements, proposal_of
 from retain.storage.words import scan_hits
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from retain.storage.sqlite_ann import Approximate, Indexes
 
 
 def _json_list(text: str) -> tuple[str, ...]:
@@ -119,10 +125,17 @@ class SqliteTransaction(SqlStatements):
     _SUBJECT_IS = "subject = %s COLLATE NOCASE"  # the memories_subject index (ASCII case)
     _LEDGER_STORE = "json_extract(metadata, '$.ledger.store')"
 
-    def __init__(self, con: sqlite3.Connection, common: set[str]) -> None:
+    def __init__(
+        self,
+        con: sqlite3.Connection,
+        common: set[str],
+        indexes: Callable[[], Indexes] | None = None,
+    ) -> None:
         self.con = con
         self.fts = FtsSearch(con, common)
         self._head: tuple[int, str] | None = None  # the chain head this transaction read or wrote
+        self._indexes = indexes  # the store file's approximate vector indexes (None: in memory)
+        self._ann: Approximate | None = None  # the one ``searches_vectors`` opened
 
     def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         return self.con.execute(_qmark(sql), args).fetchall()
@@ -444,6 +457,72 @@ class SqliteTransaction(SqlStatements):
             return VectorRows(vec, [], [], [], [])
         vecs, nums, dims, blobs, realms = (list(column) for column in zip(*rows, strict=True))
         return VectorRows(vecs[-1], nums, dims, realms, blobs)
+
+    # -- the approximate index (storage.sqlite_ann), for stores past [search] ann_from --
+
+    def searches_vectors(self, model: str, dim: int, at_least: int) -> bool:
+        """Whether ``model``'s vectors are searched through the store's approximate index
+        (opening it, building or extending it as needed), rather than in memory."""
+        indexes = self._indexes() if self._indexes is not None and at_least > 0 else None
+        if indexes is None or not indexes.wanted(self, model, dim, at_least):
+            self._ann = None
+            return False
+        self._ann = indexes.current(self, model, dim)
+        return True
+
+    def vector_sums(self, model: str, realm: str) -> list[tuple[int, npt.NDArray[np.float32], int]]:
+        ann = self._opened_ann(model)
+        total, count = ann.sums(realm)
+        return [(ann.meta.dim, total, count)] if count else []
+
+    def nearest(
+        self, model: str, queries: npt.NDArray[np.float32], where: MemoryFilter, limit: int
+    ) -> list[list[LexicalHit]]:
+        from retain.storage import sqlite_ann
+
+        return sqlite_ann.nearest(self, self._opened_ann(model), queries, where, limit)
+
+    def _opened_ann(self, model: str) -> Approximate:
+        if self._ann is None or self._ann.meta.model != model:
+            raise RuntimeError(f"searches_vectors({model!r}, …) did not open an index")
+        return self._ann
+
+    def vectors_by_num(
+        self, model: str, nums: Sequence[int], upto: int
+    ) -> tuple[list[int], list[bytes]]:
+        """Of ``nums``, those with a vector of ``model`` written at or before ``upto``, and
+        their vectors."""
+        found: list[int] = []
+        blobs: list[bytes] = []
+        for start in range(0, len(nums), 500):
+            part = list(nums[start : start + 500])
+            rows = self.con.execute(
+                f"WITH c(num) AS (VALUES {', '.join(['(?)'] * len(part))}) "
+                "SELECT v.memory_num, v.vector FROM c CROSS JOIN memory_vectors v "
+                "ON v.memory_num = c.num WHERE v.model = ? AND v.vec <= ?",
+                [*part, model, upto],
+            )
+            for num, blob in rows:
+                found.append(num)
+                blobs.append(blob)
+        return found, blobs
+
+    def vectors_where(
+        self, model: str, where: MemoryFilter, after_num: int, limit: int
+    ) -> tuple[list[int], list[str], list[bytes]]:
+        """The memories passing ``where`` past ``after_num`` (in number order, at most
+        ``limit``) with a vector of ``model``: their numbers, ids and vectors."""
+        clause, args = self._filter_sql(where)
+        rows = self.con.execute(
+            "SELECT m.num, m.id, v.vector FROM memories m "
+            "JOIN memory_vectors v ON v.memory_num = m.num "
+            f"WHERE v.model = ? AND m.num > ? AND {clause} ORDER BY m.num LIMIT ?",
+            [model, after_num, *args, limit],
+        ).fetchall()
+        if not rows:
+            return [], [], []
+        nums, ids, blobs = (list(column) for column in zip(*rows, strict=True))
+        return nums, ids, blobs
 
     def saw_stale_vectors(self) -> bool:
         return False  # vectors are stored in the write's own transaction

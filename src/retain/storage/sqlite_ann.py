@@ -1,0 +1,532 @@
+"""The persisted approximate index of an embedded store's vectors: usearch's HNSW.
+
+Below ``[search] ann_from`` vectors of a model, the service scans them exactly in
+memory (``retain.search.vectors``). From there on, every new process would have
+to read them all before its first search (8 s at a million), so the store keeps
+an approximate index beside its file, ``<store>.vectors/``, that a process opens
+memory-mapped in milliseconds. It is derived and disposable, like the full-text
+index: built by the first search or bulk write that needs it, kept up by the
+ones after, built again by ``reindex`` and ``verify --rebuild`` and by an
+erasure's compaction, and never the only copy of anything.
+
+**What is indexed.** The stored vectors with the mean of the first build taken
+away, under the inner product: ``q·x = q·(x − μ) + q·μ``, the same order for a
+query as the cosine of the unit rows. The static model's vectors share one
+strong direction (their mean has norm 0.95): at 20,000 rows an HNSW graph of the
+rows as they are put 0.58 of the exact ten among its first 200 candidates, the
+centred rows' 0.96 (``bench/ann.py``). Codes are half precision: int8 lost too
+much at 100,000 rows. M 32 and ef 8 × the candidates: at 100,000 rows M 16 found
+0.95 of the exact ten at ef 1,024 and 0.97 at 2,048; M 32 at 2,048, 0.99.
+
+**Segments.** The index is a few usearch files, each the rows whose ``vec`` fell
+in one range when they were added. Rows written since the last range (the
+*tail*, past ``upto``) are held exactly in memory; once there are more than
+``TAIL_MAX`` of them they are added to the last segment (loaded, grown, saved
+whole under a new name: the graph's work is only the new rows') while it holds
+fewer than ``SEGMENT_ROWS``, and to a new one after. A row rewritten since its
+segment was built is replaced there when it is the last segment, and otherwise
+leaves a stale key, harmless: a candidate is scored by what the store holds now,
+once. A deleted row's key stays until its index is built again.
+
+**Searching.** Every segment gives its nearest keys with their approximate
+scores (from the codes); the best ``count`` of them are read back from the store
+by number and scored exactly by the vectors stored now, once each; the tail is
+scored beside them. The store's filter (realm, scope, status, trust, expiry)
+then runs on that exact order; when too few pass, the segments are asked for
+four times more, and when so few pass that more than ``WIDEST`` candidates would
+be needed, the rows passing the filter are scanned exactly instead: a scope of
+0.1% of a large store loses nothing to candidates that were elsewhere.
+
+**Files.** ``<slug>-<lo>-<hi>.usearch`` for each segment and ``<slug>.json``, the
+current list of them with the mean and each segment's per-realm vector sums
+(the relevance gate's mean). New segments are written beside the old and the
+JSON replaced last, so a reader sees one whole version or the one before;
+writers take ``lock`` (``flock``), and a reader that still has a replaced
+segment memory-mapped keeps reading it until it next looks at the JSON.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import shutil
+import threading
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from retain.storage.base import LexicalHit, MemoryFilter, Progress
+
+if TYPE_CHECKING:
+    from usearch.index import Index
+
+    from retain.search.vectors import VectorIndex
+    from retain.storage.sqlite_transaction import SqliteTransaction
+
+Matrix = npt.NDArray[np.float32]
+
+TAIL_MAX = 4096  # rows past the last segment held exactly before they are added to one
+SEGMENT_ROWS = 262_144  # rows a segment is filled to (it takes its tails) before a new one
+CONNECTIVITY = 32  # M: each node's neighbours (16 found 0.95 of the exact ten at 100k)
+EXPANSION_ADD = 128  # ef at construction
+FIRST = 256  # candidates asked for first (at least four times the rows wanted)
+EXPANSION = 8  # ef when searching: this many times the candidates asked for
+WIDEST = 16_384  # a filter needing more candidates than this has its rows scanned instead
+CHUNK = 8192  # stored vectors read (and added) at a time
+SUFFIX = ".vectors"
+
+
+def folder_of(db: Path) -> Path:
+    """Where a store file's approximate indexes live."""
+    return Path(str(db) + SUFFIX)
+
+
+def _slug(model: str, dim: int) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", model)[:80] + f"-{dim}"
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """The rows whose ``vec`` was in ``(lo, hi]`` when it was built."""
+
+    lo: int
+    hi: int
+    rows: int
+    sums: dict[str, list[float]]  # each realm's vector sum (uncentred), for the gate
+    counts: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Meta:
+    """One version of a model's index: what its JSON says."""
+
+    model: str
+    dim: int
+    mean: list[float]
+    segments: list[Segment] = field(default_factory=list)
+
+    @property
+    def upto(self) -> int:
+        """The last ``vec`` the segments cover: every row at or below it is in one."""
+        return self.segments[-1].hi if self.segments else 0
+
+    @property
+    def rows(self) -> int:
+        return sum(s.rows for s in self.segments)
+
+    def stem(self, segment: Segment) -> str:
+        return f"{_slug(self.model, self.dim)}-{segment.lo}-{segment.hi}"
+
+
+class Approximate:
+    """One model's persisted index, opened (its segments memory-mapped), and the exact
+    tail past it."""
+
+    def __init__(self, folder: Path, meta: Meta, tail: VectorIndex) -> None:
+        from usearch.index import Index
+
+        self.folder = folder
+        self.meta = meta
+        self.tail = tail
+        self.mean = np.asarray(meta.mean, dtype=np.float32)
+        self.stamp = _stamp(folder, meta.model, meta.dim)
+        self.segments: list[Index] = []
+        for segment in meta.segments:
+            index = Index.restore(str(folder / f"{meta.stem(segment)}.usearch"), view=True)
+            if index is None:
+                raise ValueError(f"{meta.stem(segment)}.usearch is not an index")
+            self.segments.append(index)
+
+    def sums(self, realm: str) -> tuple[npt.NDArray[np.float32], int]:
+        """The realm's vector sum and count, the segments' and the tail's. A row deleted
+        since its segment was built, or rewritten into a later one, counts until the index
+        is built again."""
+        total = np.zeros(self.meta.dim, dtype=np.float64)
+        count = 0
+        for segment in self.meta.segments:
+            if realm in segment.counts:
+                total += np.asarray(segment.sums[realm], dtype=np.float64)
+                count += segment.counts[realm]
+        extra, more = self.tail.realm_sum(realm)
+        return (total + extra).astype(np.float32), count + more
+
+    def candidates(self, query: Matrix, count: int) -> tuple[npt.NDArray[np.int64], bool]:
+        """The ``count`` memory numbers nearest ``query`` (one vector) by the segments'
+        codes, best first, once each; and whether every segment ran out (held fewer)."""
+        keys, scores, exhausted = [], [], True
+        for index in self.segments:
+            index.expansion_search = count * EXPANSION  # type: ignore[misc]  # (it has a setter)
+            found = index.search(query, count, threads=1)
+            keys.append(np.asarray(found.keys, dtype=np.int64))
+            scores.append(-np.asarray(found.distances, dtype=np.float32))  # 1 - q·(x - μ)
+            exhausted = exhausted and len(found.keys) < count
+        if not keys:
+            return np.zeros(0, dtype=np.int64), True
+        at, near = np.concatenate(keys), np.concatenate(scores)
+        order = np.argsort(-near, kind="stable")
+        at = at[order]
+        _, first = np.unique(at, return_index=True)  # a stale key's copy: its best place
+        return at[np.sort(first)][:count], exhausted
+
+
+def _stamp(folder: Path, model: str, dim: int) -> int:
+    """When the model's JSON was last replaced (0: there is none)."""
+    try:
+        return (folder / f"{_slug(model, dim)}.json").stat().st_mtime_ns
+    except OSError:
+        return 0
+
+
+def read_meta(folder: Path, model: str, dim: int) -> Meta | None:
+    """The model's current version, or None (none, or not one this module wrote)."""
+    try:
+        data = json.loads((folder / f"{_slug(model, dim)}.json").read_text(encoding="utf-8"))
+        segments = [Segment(**s) for s in data.pop("segments")]
+        meta = Meta(**data, segments=segments)
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return None
+    return meta if (meta.model, meta.dim) == (model, dim) else None
+
+
+@contextlib.contextmanager
+def locked(folder: Path, *, wait: bool) -> Iterator[bool]:
+    """Hold the folder's writer lock; yields False (another holds it) unless ``wait``."""
+    folder.mkdir(mode=0o700, exist_ok=True)
+    with os.fdopen(
+        os.open(folder / "lock", os.O_CREAT | os.O_APPEND | os.O_WRONLY, 0o600), "a"
+    ) as file:
+        try:
+            fcntl.flock(file, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(file, fcntl.LOCK_UN)
+
+
+class Indexes:
+    """The approximate indexes of one store file, one per model, shared by every thread
+    of a process (see the module docstring)."""
+
+    def __init__(self, db: Path) -> None:
+        self.folder = folder_of(db)
+        self._open: dict[tuple[str, int], Approximate] = {}
+        self._lock = threading.Lock()
+
+    def drop(self) -> bool:
+        """Remove every index of the store, files and all; whether there were any."""
+        with self._lock:
+            self._open.clear()
+            if not self.folder.exists():
+                return False
+            with locked(self.folder, wait=True):
+                for path in self.folder.iterdir():
+                    if path.name != "lock":
+                        path.unlink(missing_ok=True)
+            shutil.rmtree(self.folder, ignore_errors=True)
+            return True
+
+    def files(self) -> list[Path]:
+        if not self.folder.is_dir():
+            return []
+        return sorted(p for p in self.folder.iterdir() if p.is_file() and p.name != "lock")
+
+    def wanted(self, tx: SqliteTransaction, model: str, dim: int, at_least: int) -> bool:
+        """Whether ``model``'s search goes through an approximate index: one exists, or
+        the store holds ``at_least`` of its vectors (0: never)."""
+        if at_least <= 0:
+            return False
+        if (model, dim) in self._open or _stamp(self.folder, model, dim):
+            return True
+        return tx.last_vector() >= at_least and tx.vector_count(model) >= at_least
+
+    def current(
+        self,
+        tx: SqliteTransaction,
+        model: str,
+        dim: int,
+        progress: Progress | None = None,
+        *,
+        folded: bool = False,
+    ) -> Approximate:
+        """``model``'s index as the store holds it in ``tx``: opened (or built), its tail
+        brought up to date, and the tail added to the segments once past ``TAIL_MAX``
+        (with ``folded``, whenever there is one, waiting for another process's writer)."""
+        with self._lock:
+            ann = self._open.get((model, dim))
+            if ann is None or ann.stamp != _stamp(self.folder, model, dim):
+                ann = self._load(tx, model, dim, progress)
+            ann.tail.refresh(tx)
+            if len(ann.tail) > (0 if folded else TAIL_MAX):
+                with locked(self.folder, wait=folded) as mine:
+                    if mine:
+                        ann = self._grown(tx, ann, progress)
+            self._open[model, dim] = ann
+            return ann
+
+    def shed(self, tx: SqliteTransaction) -> bool:
+        """Build again, whole, every index still holding a key of a vector the store no
+        longer has (deleted or erased: its codes stay in a segment until then); whether
+        one was."""
+        with self._lock:
+            rebuilt = False
+            for path in sorted(self.folder.glob("*.json")) if self.folder.is_dir() else []:
+                data = _json(path)
+                meta = read_meta(self.folder, str(data.get("model")), int(data.get("dim") or 0))
+                if meta is None:
+                    continue
+                live = np.fromiter(tx.vector_nums(meta.model), dtype=np.int64)
+                ann = self._opened(meta)
+                if not any(len(np.setdiff1d(np.asarray(i.keys), live)) for i in ann.segments):
+                    continue
+                with locked(self.folder, wait=True):
+                    whole = replace(meta, segments=[])
+                    self._open[meta.model, meta.dim] = self._written(
+                        *_extended(tx, whole, self.folder, None)
+                    )
+                rebuilt = True
+            return rebuilt
+
+    def _load(
+        self, tx: SqliteTransaction, model: str, dim: int, progress: Progress | None
+    ) -> Approximate:
+        meta = read_meta(self.folder, model, dim)
+        if meta is not None:
+            with contextlib.suppress(OSError, RuntimeError, ValueError):
+                return self._opened(meta)
+        with locked(self.folder, wait=True):  # another process may be writing it
+            meta = read_meta(self.folder, model, dim)
+            if meta is not None:
+                with contextlib.suppress(OSError, RuntimeError, ValueError):
+                    return self._opened(meta)
+            return self._written(*_extended(tx, Meta(model, dim, []), self.folder, progress))
+
+    def _opened(self, meta: Meta) -> Approximate:
+        from retain.search.vectors import VectorIndex
+
+        return Approximate(self.folder, meta, VectorIndex(meta.model, meta.dim, meta.upto))
+
+    def _grown(
+        self, tx: SqliteTransaction, ann: Approximate, progress: Progress | None
+    ) -> Approximate:
+        """``ann`` with its tail added to its last segment, or to new ones past
+        ``SEGMENT_ROWS`` (under the folder's lock)."""
+        meta = read_meta(self.folder, ann.meta.model, ann.meta.dim)
+        if meta is not None and meta.upto != ann.meta.upto:  # another process's, meanwhile
+            return self._opened(meta)
+        if meta is None:  # dropped meanwhile: afresh
+            meta = Meta(ann.meta.model, ann.meta.dim, [])
+        elif len(ann.tail) > meta.rows:  # most rows written again (a reindex): afresh
+            meta = replace(meta, segments=[])
+        return self._written(*_extended(tx, meta, self.folder, progress))
+
+    def _written(self, meta: Meta, made: dict[str, Index]) -> Approximate:
+        """Save a new version (its new segments, then the JSON) and open it."""
+        for stem, index in made.items():  # under new names: a reader may map the old
+            staged = self.folder / f"{stem}.usearch.new"
+            index.save(str(staged))
+            os.chmod(staged, 0o600)  # as the store's file: codes of what it holds
+            os.replace(staged, self.folder / f"{stem}.usearch")
+        current = self.folder / f"{_slug(meta.model, meta.dim)}.json"
+        staged = current.with_name(current.name + ".new")
+        staged.write_text(json.dumps(asdict(meta)), encoding="utf-8")
+        os.chmod(staged, 0o600)
+        os.replace(staged, current)
+        keep = {"lock", current.name, *(f"{meta.stem(s)}.usearch" for s in meta.segments)}
+        for old in self.folder.iterdir():  # replaced segments, and other models' indexes
+            if old.name not in keep:
+                old.unlink(missing_ok=True)  # a reader holding it mapped keeps its pages
+        return self._opened(meta)
+
+
+def _json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _chunks(
+    tx: SqliteTransaction, model: str, dim: int, lo: int
+) -> Iterator[tuple[npt.NDArray[np.int64], Matrix, list[str], int]]:
+    """The stored rows of ``model`` past ``vec`` ``lo``, a chunk at a time: (memory
+    numbers, vectors, realms, the chunk's last ``vec``)."""
+    from retain.search.embed import stored_mismatch
+
+    while True:
+        rows = tx.vectors_after(model, lo, CHUNK)
+        if not rows.nums:
+            return
+        for num, size in zip(rows.nums, rows.dims, strict=True):
+            if size != dim:
+                what = f"memory #{num} has a {size}-dimensional vector"
+                raise stored_mismatch(what, model, dim, size)
+        nums = np.array(rows.nums, dtype=np.int64)
+        vectors = np.frombuffer(b"".join(rows.blobs), dtype="<f4").reshape(len(nums), dim)
+        yield nums, vectors, rows.realms, rows.last_vec
+        lo = rows.last_vec
+
+
+def _new_index(dim: int) -> Index:
+    from usearch.index import Index
+
+    return Index(
+        ndim=dim, metric="ip", dtype="f16", connectivity=CONNECTIVITY, expansion_add=EXPANSION_ADD
+    )
+
+
+def _extended(
+    tx: SqliteTransaction, meta: Meta, folder: Path, progress: Progress | None
+) -> tuple[Meta, dict[str, Index]]:
+    """``meta`` with every stored row past its last segment added: to that segment while it
+    holds fewer than ``SEGMENT_ROWS`` (a row it holds already, rewritten since, is replaced
+    there), then to new ones. Without segments it is a whole build, and without a mean yet
+    the mean is taken first (a pass of its own). The new version and its changed segments'
+    indexes, by stem."""
+    from usearch.index import Index
+
+    model, dim = meta.model, meta.dim
+    if not meta.mean:
+        meta = replace(meta, mean=_mean(tx, model, dim))
+    mean = np.asarray(meta.mean, dtype=np.float32)
+    segments = list(meta.segments)
+    open_: _Open | None = None
+    if segments and segments[-1].rows < SEGMENT_ROWS:
+        last = segments.pop()
+        loaded = Index.restore(str(folder / f"{meta.stem(last)}.usearch"), view=False)
+        if loaded is None:
+            raise ValueError(f"{meta.stem(last)}.usearch is not an index")
+        open_ = _Open(last, loaded)
+    total, done = max(tx.vector_count(model) - meta.rows, 0), 0  # about: for the progress
+    if progress is not None:
+        progress("vector index", 0, total)
+    made: dict[str, Index] = {}
+    for nums, vectors, realms, hi in _chunks(tx, model, dim, meta.upto):
+        if open_ is None or open_.rows >= SEGMENT_ROWS:
+            if open_ is not None:
+                segments.append(open_.segment(meta, made))  # (full, as loaded: kept)
+            lo = segments[-1].hi if segments else 0
+            open_ = _Open(Segment(lo, lo, 0, {}, {}), _new_index(dim))
+        open_.add(nums, vectors, realms, hi, mean)
+        done += len(nums)
+        if progress is not None:
+            progress("vector index", min(done, max(total, done)), max(total, done))
+    if open_ is not None:
+        segments.append(open_.segment(meta, made))
+    return replace(meta, segments=segments), made
+
+
+class _Open:
+    """A segment being written: its index (in memory), sums, counts and range."""
+
+    def __init__(self, segment: Segment, index: Index) -> None:
+        self.lo, self.hi, self.index = segment.lo, segment.hi, index
+        self.loaded = segment  # as it was: kept as it is unless a row is added
+        self.grown = False
+        self.sums = {r: np.asarray(v, dtype=np.float64) for r, v in segment.sums.items()}
+        self.counts = dict(segment.counts)
+
+    @property
+    def rows(self) -> int:
+        return len(self.index)
+
+    def add(
+        self, nums: npt.NDArray[np.int64], vectors: Matrix, realms: list[str], hi: int, mean: Matrix
+    ) -> None:
+        held = np.asarray(self.index.contains(nums), dtype=bool).reshape(len(nums))
+        if held.any():  # rewritten since: the old codes go, and their share of the sums
+            old = np.asarray(self.index.get(nums[held]), dtype=np.float32) + mean
+            self._count([r for r, h in zip(realms, held, strict=True) if h], old, -1)
+            self.index.remove(nums[held])
+        self.index.add(nums, vectors - mean, threads=0)
+        self._count(realms, vectors, 1)
+        self.hi, self.grown = hi, True
+
+    def _count(self, realms: list[str], vectors: Matrix, sign: int) -> None:
+        for realm in dict.fromkeys(realms):
+            mine = np.fromiter((r == realm for r in realms), dtype=bool, count=len(realms))
+            self.sums[realm] = self.sums.get(realm, np.zeros(vectors.shape[1])) + sign * (
+                vectors[mine].sum(axis=0, dtype=np.float64)
+            )
+            self.counts[realm] = self.counts.get(realm, 0) + sign * int(mine.sum())
+
+    def segment(self, meta: Meta, made: dict[str, Index]) -> Segment:
+        """The segment as written, its index put in ``made`` under its stem (unless no row
+        was added: then the one loaded)."""
+        if not self.grown:
+            return self.loaded
+        sums = {r: [float(x) for x in v] for r, v in self.sums.items()}
+        done = Segment(self.lo, self.hi, self.rows, sums, self.counts)
+        made[meta.stem(done)] = self.index
+        return done
+
+
+def _mean(tx: SqliteTransaction, model: str, dim: int) -> list[float]:
+    """The mean of every stored row of ``model``."""
+    summed, count = np.zeros(dim, dtype=np.float64), 0
+    for _, vectors, _, _ in _chunks(tx, model, dim, 0):
+        summed += vectors.sum(axis=0, dtype=np.float64)
+        count += len(vectors)
+    return [float(x) for x in summed / max(count, 1)]
+
+
+def nearest(
+    tx: SqliteTransaction, ann: Approximate, queries: Matrix, where: MemoryFilter, limit: int
+) -> list[list[LexicalHit]]:
+    """For each query, the ``limit`` memories passing ``where`` nearest it by exact
+    cosine: the segments' candidates and the tail together (see the module docstring)."""
+    from retain.search import vectors
+
+    tail = ann.tail.scores(queries, where.realm)
+    floor = float(np.finfo(np.float32).min)  # -inf marks another realm's tail rows
+    model, dim, upto = ann.meta.model, ann.meta.dim, ann.meta.upto
+    found = []
+    for i, query in enumerate(queries):
+        tail_scores = tail.exact(i, floor)
+        count = max(FIRST, limit * 4)
+        while True:
+            keys, exhausted = ann.candidates(query, count)
+            nums, blobs = tx.vectors_by_num(model, keys.tolist(), upto)  # newer: the tail's
+            rows = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(nums), dim)
+            at = np.concatenate([np.asarray(nums, dtype=np.int64), tail.nums])
+            scores = np.concatenate([rows @ query, tail_scores]).astype(np.float32)
+            order = np.argsort(at, kind="stable")  # equal cosines in number order, as a scan's
+            sense = vectors.search(tx, at[order], where, scores[order], depth=limit, gate=floor)
+            hits = list(sense.hits)
+            if len(hits) >= limit or exhausted:
+                break
+            if count * limit / max(len(hits), 1) > WIDEST:  # so few pass: a narrow filter
+                hits = _scanned(tx, model, dim, query, where, limit)
+                break
+            count *= 4
+        found.append(hits)
+    return found
+
+
+def _scanned(
+    tx: SqliteTransaction, model: str, dim: int, query: Matrix, where: MemoryFilter, limit: int
+) -> list[LexicalHit]:
+    """The ``limit`` nearest of every row passing ``where``, scanned exactly: for a
+    filter too narrow for the segments' candidates to reach."""
+    best: list[tuple[float, str]] = []
+    after = 0
+    while True:
+        nums, ids, blobs = tx.vectors_where(model, where, after, CHUNK)
+        if not nums:
+            break
+        scores = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(nums), dim) @ query
+        top = np.argsort(-scores, kind="stable")[:limit]
+        best = sorted([*best, *((float(scores[j]), ids[j]) for j in top)], key=lambda b: -b[0])
+        best = best[:limit]
+        after = nums[-1]
+    return [LexicalHit(memory_id, score) for score, memory_id in best]

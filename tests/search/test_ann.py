@@ -1,0 +1,333 @@
+"""The persisted approximate vector index of a large embedded store (storage.sqlite_ann).
+
+Each test writes a store of a few hundred memories with the bundled static model,
+sets ``[search] ann_from`` below its size, and checks the index's searches against
+the exact scan of the same file (``ann_from = 0``): the same memories, the same
+order, through every way a store changes after the index was written.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from retain import WriteRequest
+from retain.config import Settings, load_settings
+from retain.errors import ConfigInvalid
+from retain.search import key
+from retain.service import MemoryService
+from retain.storage import sqlite_ann
+from retain.storage.base import LexicalHit, MemoryFilter, Reads
+from retain.storage.sqlite import SqliteBackend, SqliteTransaction
+
+ADJECTIVES = ("red", "quiet", "ancient", "modern", "tiny", "huge", "bright", "dark", "frozen")
+NOUNS = ("river", "castle", "garden", "server", "kitten", "guitar", "bridge", "rocket", "library")
+VERBS = ("sleeps", "shines", "collapses", "sings", "waits", "grows", "burns", "floats", "hums")
+QUERIES = ("a sleeping cat", "music instrument", "fire and smoke", "an old fortress", "boats")
+SIZE = 400
+
+
+def sentences(count: int, seed: int = 1) -> list[str]:
+    rng = random.Random(seed)
+    return [
+        f"the {rng.choice(ADJECTIVES)} {rng.choice(NOUNS)} {rng.choice(VERBS)} "
+        f"near the {rng.choice(NOUNS)}"
+        for _ in range(count)
+    ]
+
+
+class Opened:
+    """Services on one store file: each ``open`` a new one, as a new process would."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.services: list[MemoryService] = []
+
+    def open(self, ann_from: int = 100, realm: str = "default") -> MemoryService:
+        service = MemoryService(
+            SqliteBackend(self.path), settings=Settings(ann_from=ann_from), realm=realm
+        )
+        self.services.append(service)
+        return service
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[Opened]:
+    opened = Opened(tmp_path / "retain.db")
+    writer = opened.open(ann_from=0)
+    writer.write_many(
+        [WriteRequest(f"m{i:03}", description=text) for i, text in enumerate(sentences(SIZE))]
+    )
+    yield opened
+    for service in opened.services:
+        service.close()
+
+
+def found(service: MemoryService, query: str, **options: object) -> list[str | None]:
+    return [h.memory.name for h in service.search(query, limit=10, **options).hits]  # type: ignore[arg-type]
+
+
+def semantic(service: MemoryService, query: str, **options: object) -> list[str | None]:
+    """The memories found by meaning (whatever else found them too)."""
+    hits = service.search(query, limit=50, **options).hits  # type: ignore[arg-type]
+    return [h.memory.name for h in hits if "semantic" in h.senses]
+
+
+def index_of(service: MemoryService) -> sqlite_ann.Approximate:
+    backend = service.backend
+    assert isinstance(backend, SqliteBackend)
+    (ann,) = backend.vector_indexes()._open.values()
+    return ann
+
+
+def agree(exact: MemoryService, ann: MemoryService, **options: object) -> None:
+    for query in QUERIES:
+        assert found(ann, query, **options) == found(exact, query, **options), query
+
+
+def test_a_store_past_ann_from_searches_through_an_index_and_finds_what_the_scan_finds(
+    store: Opened,
+) -> None:
+    exact, ann = store.open(ann_from=0), store.open()
+    assert any(semantic(exact, q) for q in QUERIES)  # the sense under test answers
+    agree(exact, ann)
+    assert exact.store.vector_index is not None and ann.store.vector_index is None
+    names = sorted(p.name for p in sqlite_ann.folder_of(store.path).iterdir())
+    assert sorted(n.rsplit(".", 1)[-1] for n in names) == ["json", "lock", "usearch"]
+    assert index_of(ann).meta.rows == SIZE
+    folder = sqlite_ann.folder_of(store.path)
+    assert folder.stat().st_mode & 0o777 == 0o700  # as the store's: codes of what it holds
+    assert {p.stat().st_mode & 0o777 for p in folder.iterdir()} == {0o600}
+
+
+def test_a_store_below_ann_from_keeps_no_index(store: Opened) -> None:
+    service = store.open(ann_from=SIZE + 1)
+    found(service, "a sleeping cat")
+    assert service.store.vector_index is not None
+    assert not sqlite_ann.folder_of(store.path).exists()
+
+
+def test_a_new_process_opens_the_written_index_and_reads_no_vector_into_memory(
+    store: Opened,
+) -> None:
+    found(store.open(), "a sleeping cat")  # writes it
+    meta = json.loads(next(sqlite_ann.folder_of(store.path).glob("*.json")).read_text())
+    later = store.open()
+    agree(store.open(ann_from=0), later)
+    ann = index_of(later)
+    assert (ann.meta.upto, len(ann.tail)) == (meta["segments"][-1]["hi"], 0)
+    assert later.store.vector_index is None
+
+
+def test_memories_written_after_the_index_are_searched_exactly_from_its_tail(
+    store: Opened,
+) -> None:
+    ann = store.open()
+    found(ann, "boats")
+    upto = index_of(ann).meta.upto
+    ann.write("late", description="a ferry crosses the harbour at dawn")
+    assert "late" in semantic(ann, "boats")
+    assert (index_of(ann).meta.upto, len(index_of(ann).tail)) == (upto, 1)
+    assert "late" in semantic(store.open(), "boats")  # another process's tail too
+    agree(store.open(ann_from=0), ann)
+
+
+def test_a_rewritten_memory_is_found_by_its_new_meaning_and_a_deleted_one_not_at_all(
+    store: Opened,
+) -> None:
+    ann = store.open()
+    target = semantic(ann, "a sleeping cat")[0]
+    assert target is not None
+    ann.write(target, description="a ferry crosses the harbour at dawn")
+    assert target not in semantic(ann, "a sleeping cat")
+    assert target in semantic(ann, "boats")
+    ann.delete(target)
+    assert target not in semantic(ann, "boats")
+    agree(store.open(ann_from=0), ann)
+
+
+def test_the_nearest_rows_are_the_exact_nearest_each_once(store: Opened) -> None:
+    ann = store.open()
+    found(ann, "boats")
+    ann.write("m000", description="a ferry crosses the harbour at dawn")  # old row indexed
+    embedder = ann.embedder.embedder
+    asked = key.embed(embedder, ["boats"])
+    everyone = MemoryFilter("default")
+
+    def run(tx: Reads) -> tuple[list[LexicalHit], list[tuple[float, str]]]:
+        assert isinstance(tx, SqliteTransaction)
+        assert tx.searches_vectors(embedder.model_id, embedder.dim, 100)
+        (near,) = tx.nearest(embedder.model_id, asked, everyone, 50)
+        _, ids, blobs = tx.vectors_where(embedder.model_id, everyone, 0, 10_000)
+        rows = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), embedder.dim)
+        scores = rows @ asked[0]
+        return near, sorted(zip(scores.tolist(), ids, strict=True), key=lambda s: -s[0])
+
+    near, exact = ann.backend.read(run)
+    ids = [h.memory_id for h in near]
+    assert len(ids) == len(set(ids)) == 50
+    assert ids[:10] == [i for _, i in exact[:10]]
+    assert ids[0] == ann.get("m000").memory.id
+    assert [h.score for h in near[:10]] == pytest.approx([s for s, _ in exact[:10]], abs=1e-5)
+
+
+def files_of(store: Opened) -> set[str]:
+    return {p.name for p in sqlite_ann.folder_of(store.path).iterdir()}
+
+
+def churn(service: MemoryService) -> None:
+    """Eight memories more, one rewritten (its old row stays in its segment), one gone."""
+    service.write_many(
+        [WriteRequest(f"n{i}", description=t) for i, t in enumerate(sentences(8, 2))]
+    )
+    service.write("m000", description="a ferry crosses the harbour at dawn")
+    service.delete("m001")
+
+
+def test_a_tail_past_its_limit_is_added_to_the_last_segment(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_ann, "TAIL_MAX", 5)
+    ann = store.open()
+    found(ann, "boats")
+    (first,) = index_of(ann).meta.segments
+    gone = stored_vector(ann, "m001")
+    churn(ann)
+    agree(store.open(ann_from=0), ann)
+    assert len(index_of(ann).tail) == 0
+    (grown,) = index_of(ann).meta.segments
+    assert (grown.lo, grown.rows) == (0, SIZE + 8)  # m000 replaced in it; m001's key stays
+    assert grown.hi > first.hi
+    assert {n for n in files_of(store) if n.endswith(".usearch")} == {
+        f"{index_of(ann).meta.stem(grown)}.usearch"
+    }
+    agree(store.open(ann_from=0), store.open())  # the new version, from a new process
+    exact = store.open(ann_from=0)
+    found(exact, "boats")
+    assert exact.store.vector_index is not None
+    want, count = exact.store.vector_index.realm_sum("default")
+    total, held = index_of(ann).sums("default")
+    assert held == count + 1 and grown.counts == {"default": count + 1}  # m001 still counts
+    assert np.allclose(total, want + gone, atol=1e-3)  # m000's old codes taken away
+
+
+def stored_vector(service: MemoryService, name: str) -> np.ndarray:
+    """The vector the store holds for memory ``name``."""
+    memory_id = service.get(name).memory.id
+    model = service.embedder.model_id
+    within = MemoryFilter("default", within=(memory_id,))
+    _, _, (blob,) = service.backend.read(lambda tx: tx.vectors_where(model, within, 0, 1))
+    return np.frombuffer(blob, dtype="<f4")
+
+
+def test_a_full_segment_leaves_the_tail_to_a_new_one(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_ann, "TAIL_MAX", 5)
+    monkeypatch.setattr(sqlite_ann, "SEGMENT_ROWS", SIZE)
+    ann = store.open()
+    found(ann, "boats")
+    (first,) = index_of(ann).meta.segments
+    churn(ann)
+    agree(store.open(ann_from=0), ann)
+    meta = index_of(ann).meta
+    assert meta.segments[0] == first
+    assert (meta.segments[1].lo, meta.segments[1].rows) == (first.hi, 9)  # m000's new row too
+    assert {f"{meta.stem(s)}.usearch" for s in meta.segments} <= files_of(store)
+    agree(store.open(ann_from=0), store.open())
+
+
+def test_a_small_scope_of_a_large_store_loses_nothing_to_candidates_elsewhere(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_ann, "FIRST", 8)
+    monkeypatch.setattr(sqlite_ann, "WIDEST", 32)  # past it: the scope's rows, scanned
+    ann = store.open()
+    ann.add_project("tiny")
+    small = [
+        WriteRequest(f"s{i}", description=t, project="tiny") for i, t in enumerate(sentences(6, 4))
+    ]
+    ann.write_many(small)
+    exact = store.open(ann_from=0)
+    for query in QUERIES:
+        want = semantic(exact, query, project="tiny", tier="project")
+        assert semantic(ann, query, project="tiny", tier="project") == want
+    assert any(semantic(exact, q, project="tiny", tier="project") for q in QUERIES)
+
+
+def test_realms_share_one_index_and_nothing_crosses_them(store: Opened) -> None:
+    other = store.open(ann_from=0, realm="other")
+    other.write("theirs", description="a ferry crosses the harbour at dawn")
+    mine, theirs = store.open(), store.open(realm="other")
+    assert "theirs" not in semantic(mine, "boats")
+    assert semantic(theirs, "boats") == ["theirs"]
+    assert index_of(mine).sums("other")[1] == 1
+    assert index_of(mine).sums("default")[1] == SIZE
+
+
+def test_verify_rebuild_and_reindex_build_the_index_again_from_the_new_vectors(
+    store: Opened,
+) -> None:
+    ann = store.open()
+    found(ann, "boats")
+    first = index_of(ann).meta
+    ann.verify(rebuild=True)  # every vector made again, with a higher number: a new build
+    meta = index_of(ann).meta
+    (segment,) = meta.segments
+    assert segment.lo == 0 and segment.hi > first.upto and segment.rows == SIZE
+    assert len(index_of(ann).tail) == 0
+    assert {n for n in files_of(store) if n.endswith(".usearch")} == {
+        f"{meta.stem(segment)}.usearch"
+    }
+    agree(store.open(ann_from=0), store.open())
+
+
+def test_an_erasure_rebuilds_the_index_without_the_erased_vector(store: Opened) -> None:
+    ann = store.open()
+    target = semantic(ann, "a sleeping cat")[0]
+    assert target is not None
+    before = set(np.asarray(index_of(ann).segments[0].keys).tolist())
+    ann.forget(target, reason="asked to")
+    after = index_of(ann)
+    assert [s.rows for s in after.meta.segments] == [SIZE - 1]
+    assert len(before - set(np.asarray(after.segments[0].keys).tolist())) == 1
+    agree(store.open(ann_from=0), ann)
+
+
+def test_ann_from_is_a_whole_number_of_vectors(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text("[search]\nann_from = 5000\n", encoding="utf-8")
+    assert load_settings(tmp_path).ann_from == 5000
+    for bad in ("-1", '"many"', "true", "1.5"):
+        (tmp_path / "config.toml").write_text(f"[search]\nann_from = {bad}\n", encoding="utf-8")
+        with pytest.raises(ConfigInvalid, match="ann_from"):
+            load_settings(tmp_path)
+
+
+def test_a_bulk_write_adds_its_rows_to_the_index_and_shows_it(store: Opened) -> None:
+    ann = store.open()
+    found(ann, "boats")
+    phases: list[str] = []
+    requests = [WriteRequest(f"b{i}", description=t) for i, t in enumerate(sentences(5, 5))]
+    ann.write_many(requests, progress=lambda phase, done, total: phases.append(phase))
+    assert "vector index" in phases
+    assert (len(index_of(ann).tail), index_of(ann).meta.rows) == (0, SIZE + 5)
+
+
+def test_a_version_another_process_wrote_is_read_at_the_next_search(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_ann, "TAIL_MAX", 5)
+    mine, theirs = store.open(), store.open()
+    found(mine, "boats")
+    found(theirs, "boats")
+    churn(theirs)
+    found(theirs, "boats")  # adds the tail: a new version
+    assert index_of(mine).meta != index_of(theirs).meta
+    agree(store.open(ann_from=0), mine)
+    assert index_of(mine).meta == index_of(theirs).meta
+    assert len(index_of(mine).tail) == 0
