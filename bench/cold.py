@@ -1,0 +1,312 @@
+"""A large embedded store searched from cold processes: the approximate index against the
+exact scan, side by side.
+
+    python bench/cold.py [--sizes 100000] [--queries 20] [--cli 10] [--home DIR] [--seed 1]
+                         [--batch 5000] [--reuse]
+
+For each size a store is loaded with ``bench/store.py``'s synthetic memories (the default
+embedder, ``write_many`` in batches of ``--batch`` with a progress callback, as an import
+writes them: the vector index is kept up by those writes), one memory in a thousand in
+the project ``tiny`` (a scope holding 0.1% of the store). ``--reuse`` keeps a store
+already loaded under ``--home``. Then, for each way of searching it — ``ann`` (the
+default settings: the approximate index beside the file) and ``exact``
+(``[search] ann_from = 0``: every vector read into memory) — in a new process each:
+
+* ``open_ms`` and ``first_search_ms`` (everything the first search of a new process
+  loads: the embedder, the vectors or their index, the search itself), the same search
+  again (``same_search_again_ms``: the difference is what the first one loaded), then
+  the store's rare/common/mixed query sets searched warm (p50, p95), and the process's
+  peak RSS (``VmHWM``);
+* ``retain search QUERY`` run as a whole command (``--cli`` of them, a new interpreter
+  each, the machine's page cache warm): wall time p50 and max.
+
+In the ``ann`` process the semantic sense is also checked against the exact scan of the
+stored vectors (read from the file, every row): recall@10 of the index's 10 nearest
+(asked as a search asks: 50) over the query sets, and the same over the ``tiny`` scope
+alone. The top-10 results of the two ways are compared query by query (``same_top10``).
+
+Progress goes to stderr; the last line of stdout is one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+
+import retain  # noqa: E402
+from scale import rss_mib  # noqa: E402
+from store import Corpus, log, machine, make_queries, source_state, summary_ms  # noqa: E402
+
+MODES = ("ann", "exact")
+SCOPE = "tiny"
+SCOPE_EVERY = 1000  # one memory in a thousand is the small scope's
+WARM_QUERY = "deploy the new release to the server"
+TARGETS = {  # the issue's, for this 2-core machine
+    100_000: {"first_search_ms": 50, "cli_ms": 300, "rss_mib": 150, "p50_ms": 5, "p95_ms": 10},
+    1_000_000: {"first_search_ms": 200, "cli_ms": 500, "rss_mib": 400, "p50_ms": 15, "p95_ms": 30},
+}
+RECALL_TARGET = 0.98
+
+
+def write_config(directory: Path, mode: str) -> None:
+    path = directory / "config.toml"
+    if mode == "exact":
+        path.write_text("[search]\nann_from = 0\n", encoding="utf-8")
+    else:
+        path.unlink(missing_ok=True)
+
+
+def load(directory: Path, size: int, batch: int, corpus: Corpus) -> dict[str, Any]:
+    """The store of ``size`` memories, written as an import writes them."""
+    write_config(directory, "ann")
+    store = retain.open(directory / "retain.db", home=directory)
+    for project in ("webdev", "infra", "research", SCOPE):
+        store.add_project(project)
+    phases: dict[str, float] = {}
+
+    def progress(phase: str, done: int, total: int) -> None:
+        phases[phase] = time.perf_counter()
+
+    began = time.perf_counter()
+    index_s = 0.0
+    for start in range(0, size, batch):
+        docs = corpus.docs(start, min(start + batch, size))
+        requests = [
+            replace(d.request(), project=SCOPE if d.number % SCOPE_EVERY == 7 else d.project)
+            for d in docs
+        ]
+        phases.clear()
+        store.write_many(requests, progress=progress)
+        ended = time.perf_counter()
+        if "vector index" in phases:
+            index_s += ended - max(phases.get("embed", ended), phases.get("write", ended))
+        done = start + len(requests)
+        if done % (batch * 10) == 0 or done == size:
+            log(f"  {done:>8} written, {done / (ended - began):6.0f}/s overall")
+    seconds = time.perf_counter() - began
+    store.close()
+    return {
+        "memories": size,
+        "seconds": round(seconds, 1),
+        "per_s": round(size / seconds),
+        "vector_index_seconds": round(index_s, 1),
+    }
+
+
+def measure(directory: Path, mode: str) -> dict[str, Any]:
+    """One new process's searches of the store (see the module docstring)."""
+    spec = json.loads((directory / "queries.json").read_text(encoding="utf-8"))
+    began = time.perf_counter()
+    store = retain.open(directory / "retain.db", home=directory)
+    open_ms = (time.perf_counter() - began) * 1000
+    began = time.perf_counter()
+    store.search(WARM_QUERY)
+    first_ms = (time.perf_counter() - began) * 1000
+    began = time.perf_counter()
+    store.search(WARM_QUERY)
+    again_ms = (time.perf_counter() - began) * 1000
+    seconds, tops = [], {}
+    for texts in spec["sets"].values():
+        for text in texts:
+            began = time.perf_counter()
+            result = store.search(text)
+            seconds.append(time.perf_counter() - began)
+            tops[text] = [hit.memory.id for hit in result.hits]
+    rss = rss_mib()
+    out: dict[str, Any] = {
+        "open_ms": round(open_ms, 1),
+        "first_search_ms": round(first_ms, 1),
+        "same_search_again_ms": round(again_ms, 1),  # first - again: what the first loads
+        "search_ms": summary_ms(seconds),
+        "rss_mib": rss["hwm"],
+        "tops": tops,
+    }
+    if mode == "ann":
+        texts = [t for texts in spec["sets"].values() for t in texts]
+        out["recall"] = recall(store, texts)
+    store.close()
+    return out
+
+
+def recall(store: retain.MemoryService, texts: list[str]) -> dict[str, Any]:
+    """The index's nearest against the exact scan of every stored vector, for the whole
+    realm and for the small scope."""
+    from retain.search import key
+    from retain.storage.base import MemoryFilter
+
+    embedder = store.embedder.embedder
+    assert embedder is not None
+    asked = key.embed(embedder, texts)
+    model, dim = embedder.model_id, embedder.dim
+    wheres = {
+        "realm": MemoryFilter(store.realm),
+        "scope": MemoryFilter(store.realm, scopes=(f"project:{SCOPE}",)),
+    }
+
+    def run(tx: Any) -> dict[str, Any]:
+        assert tx.searches_vectors(model, dim, store.settings.ann_from)
+        found: dict[str, Any] = {}
+        for name, where in wheres.items():
+            began = time.perf_counter()
+            near = tx.nearest(model, asked, where, 50)
+            ms = (time.perf_counter() - began) * 1000 / len(texts)
+            truth = exact_top(tx, model, dim, asked, where, 10)
+            got = [
+                len({h.memory_id for h in n[:10]} & set(t)) / max(1, min(10, len(t)))
+                for n, t in zip(near, truth, strict=True)
+            ]
+            found[name] = {
+                "recall_at_10": round(statistics.fmean(got), 4),
+                "worst": round(min(got), 2),
+                "nearest_ms_per_query": round(ms, 2),
+            }
+        return found
+
+    result: dict[str, Any] = store.backend.read(run)
+    return result
+
+
+def exact_top(tx: Any, model: str, dim: int, asked: Any, where: Any, k: int) -> list[list[str]]:
+    """Each query's ``k`` best ids over every stored vector passing ``where``."""
+    best: list[list[tuple[float, str]]] = [[] for _ in asked]
+    after = 0
+    while True:
+        nums, ids, blobs = tx.vectors_where(model, where, after, 20000)
+        if not nums:
+            break
+        scores = asked @ np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(nums), dim).T
+        for q, row in enumerate(scores):
+            top = np.argsort(-row, kind="stable")[:k]
+            merged = best[q] + [(float(row[j]), ids[j]) for j in top]
+            best[q] = sorted(merged, key=lambda b: -b[0])[:k]
+        after = nums[-1]
+    return [[i for _, i in b] for b in best]
+
+
+def in_new_process(directory: Path, mode: str) -> dict[str, Any]:
+    write_config(directory, mode)
+    command = [sys.executable, str(Path(__file__).resolve()), "--measure", mode, str(directory)]
+    done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def cli_times(directory: Path, texts: list[str]) -> dict[str, Any]:
+    """``retain search`` as a whole command, once per query, wall time each."""
+    retain_cli = Path(sys.executable).with_name("retain")
+    seconds = []
+    for text in texts:
+        began = time.perf_counter()
+        subprocess.run(
+            [str(retain_cli), "search", text, "--home", str(directory), "--format", "json"],
+            stdout=subprocess.DEVNULL,
+            check=True,
+        )
+        seconds.append(time.perf_counter() - began)
+    return {"p50": round(statistics.median(seconds) * 1000, 1), "max": round(max(seconds) * 1000)}
+
+
+def bench_size(size: int, args: argparse.Namespace, corpus: Corpus) -> dict[str, Any]:
+    directory = args.home / f"cold-{size}"
+    loaded: dict[str, Any] | None = None
+    if not (args.reuse and (directory / "retain.db").exists()):
+        directory.mkdir(parents=True, exist_ok=True)
+        for path in directory.glob("retain.db*"):
+            if path.is_dir():
+                for inner in path.iterdir():
+                    inner.unlink()
+                path.rmdir()
+            else:
+                path.unlink()
+        log(f"size {size}: loading")
+        loaded = load(directory, size, args.batch, corpus)
+        log(f"size {size}: {loaded}")
+    sample = [corpus.doc(i * size // min(size, 20000)) for i in range(min(size, 20000))]
+    queries = make_queries(corpus, sample, args.queries, random.Random(f"cold:{args.seed}"))
+    sets = {k: v for k, v in queries.sets.items() if k in ("rare", "common", "mixed")}
+    (directory / "queries.json").write_text(json.dumps({"sets": sets}), encoding="utf-8")
+    modes: dict[str, Any] = {}
+    for mode in MODES:
+        log(f"size {size}: {mode}: measuring in a new process")
+        modes[mode] = in_new_process(directory, mode)
+        texts = [t for v in sets.values() for t in v][: args.cli]
+        modes[mode]["cli_ms"] = cli_times(directory, texts)
+        shown = {k: v for k, v in modes[mode].items() if k != "tops"}
+        log(f"size {size}: {mode}: {shown}")
+    write_config(directory, "ann")
+    same = [modes["ann"]["tops"][t] == modes["exact"]["tops"][t] for t in modes["exact"]["tops"]]
+    overlap = [
+        len(set(modes["ann"]["tops"][t]) & set(e)) / max(1, len(e))
+        for t, e in modes["exact"]["tops"].items()
+    ]
+    for mode in MODES:
+        del modes[mode]["tops"]
+    ann, targets = modes["ann"], TARGETS.get(size, {})
+    checks = {
+        "first_search": ann["first_search_ms"] <= targets.get("first_search_ms", float("inf")),
+        "cli": ann["cli_ms"]["p50"] <= targets.get("cli_ms", float("inf")),
+        "rss": ann["rss_mib"] <= targets.get("rss_mib", float("inf")),
+        "p50": ann["search_ms"]["p50"] <= targets.get("p50_ms", float("inf")),
+        "p95": ann["search_ms"]["p95"] <= targets.get("p95_ms", float("inf")),
+        "recall": ann["recall"]["realm"]["recall_at_10"] >= RECALL_TARGET,
+        "scope_recall": ann["recall"]["scope"]["recall_at_10"] >= RECALL_TARGET,
+    }
+    return {
+        "size": size,
+        "load": loaded,
+        "modes": modes,
+        "same_top10": round(statistics.fmean(same), 4),
+        "top10_overlap": round(statistics.fmean(overlap), 4),
+        "targets": targets if targets else None,
+        "checks": checks if targets else None,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="100000")
+    parser.add_argument("--queries", type=int, default=20, help="queries per set")
+    parser.add_argument("--cli", type=int, default=10, help="whole `retain search` commands")
+    parser.add_argument("--home", type=Path, default=Path("/tmp/retain-bench-cold"))
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--batch", type=int, default=5000)
+    parser.add_argument("--reuse", action="store_true", help="keep a store already loaded")
+    parser.add_argument("--measure", nargs=2, metavar=("MODE", "DIR"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(measure(Path(args.measure[1]), args.measure[0])))
+        return 0
+    corpus = Corpus(args.seed)
+    results = [bench_size(int(s), args, corpus) for s in args.sizes.split(",")]
+    import usearch
+
+    print(
+        json.dumps(
+            {
+                "benchmark": "cold",
+                "source": source_state(),
+                "machine": machine(),
+                "usearch": usearch.__version__,
+                "load_average": os.getloadavg(),
+                "results": results,
+            }
+        )
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
