@@ -20,6 +20,7 @@ from retain import WriteRequest
 from retain.config import Settings, load_settings
 from retain.errors import ConfigInvalid
 from retain.search import key
+from retain.search.embed import EmbedderSettings
 from retain.service import MemoryService
 from retain.storage import sqlite_ann
 from retain.storage.base import LexicalHit, MemoryFilter, Reads
@@ -331,3 +332,55 @@ def test_a_version_another_process_wrote_is_read_at_the_next_search(
     agree(store.open(ann_from=0), mine)
     assert index_of(mine).meta == index_of(theirs).meta
     assert len(index_of(mine).tail) == 0
+
+
+def test_a_tail_row_whose_vector_is_gone_is_not_found_by_its_old_one(store: Opened) -> None:
+    ann = store.open()
+    found(ann, "boats")
+    ann.write("late", description="a ferry crosses the harbour at dawn")
+    assert "late" in semantic(ann, "boats")
+    lexical = MemoryService(
+        SqliteBackend(store.path),
+        settings=Settings(embedder=EmbedderSettings(provider="none"), ann_from=100),
+    )
+    store.services.append(lexical)
+    lexical.write("late", description="a ferry crosses the harbour at noon")  # no vector now
+    assert "late" not in semantic(ann, "boats")
+    agree(store.open(ann_from=0), ann)
+
+
+def test_segments_that_each_ran_out_are_read_whole_before_the_search_gives_up(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_ann, "SEGMENT_ROWS", 100)
+    monkeypatch.setattr(sqlite_ann, "CHUNK", 100)
+    ann = store.open()
+    found(ann, "boats")
+    assert [s.rows for s in index_of(ann).meta.segments] == [100, 100, 100, 100]
+    embedder = ann.embedder.embedder
+    assert embedder is not None
+    asked = key.embed(embedder, ["a sleeping cat"])
+    some = MemoryFilter(
+        "default", within=tuple(sorted(ann.get(f"m{i:03}").memory.id for i in range(0, SIZE, 7)))
+    )
+
+    def run(tx: Reads) -> list[LexicalHit]:
+        assert isinstance(tx, SqliteTransaction)
+        assert tx.searches_vectors(embedder.model_id, embedder.dim, 100)
+        (near,) = tx.nearest(embedder.model_id, asked, some, 70)
+        return near
+
+    near = ann.backend.read(run)
+    assert sorted(h.memory_id for h in near) == sorted(some.within or ())  # all 58
+
+
+def test_an_erasure_takes_the_mean_afresh_too(store: Opened) -> None:
+    ann = store.open()
+    target = semantic(ann, "a sleeping cat")[0]
+    assert target is not None
+    ann.forget(target, reason="asked to")
+    everyone = MemoryFilter("default")
+    model = ann.embedder.model_id
+    _, _, blobs = ann.backend.read(lambda tx: tx.vectors_where(model, everyone, 0, 10_000))
+    rows = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
+    assert np.allclose(index_of(ann).mean, rows.mean(axis=0), atol=1e-6)

@@ -29,13 +29,16 @@ leaves a stale key, harmless: a candidate is scored by what the store holds now,
 once. A deleted row's key stays until its index is built again.
 
 **Searching.** Every segment gives its nearest keys with their approximate
-scores (from the codes); the best ``count`` of them are read back from the store
-by number and scored exactly by the vectors stored now, once each; the tail is
-scored beside them. The store's filter (realm, scope, status, trust, expiry)
-then runs on that exact order; when too few pass, the segments are asked for
-four times more, and when so few pass that more than ``WIDEST`` candidates would
-be needed, the rows passing the filter are scanned exactly instead: a scope of
-0.1% of a large store loses nothing to candidates that were elsewhere.
+scores (from the codes; a segment no larger than the search's beam is read whole,
+exactly), and the tail its nearest by its cosines in memory; the best ``count`` of
+each are read back from the store by number and scored exactly by the vectors the
+store holds in the search's own transaction, once each (a candidate whose vector is
+gone, or another model's now, has none and drops out). The store's filter
+(realm, scope, status, trust, expiry) then runs on that exact order; when too few
+pass, the segments are asked for four times more, and when so few pass that more
+than ``WIDEST`` candidates would be needed, the rows passing the filter are
+scanned exactly instead: a scope of 0.1% of a large store loses nothing to
+candidates that were elsewhere.
 
 **Files.** ``<slug>-<lo>-<hi>.usearch`` for each segment and ``<slug>.json``, the
 current list of them with the mean and each segment's per-realm vector sums
@@ -52,7 +55,6 @@ import fcntl
 import json
 import os
 import re
-import shutil
 import threading
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
@@ -129,14 +131,14 @@ class Approximate:
     """One model's persisted index, opened (its segments memory-mapped), and the exact
     tail past it."""
 
-    def __init__(self, folder: Path, meta: Meta, tail: VectorIndex) -> None:
+    def __init__(self, folder: Path, meta: Meta, tail: VectorIndex, stamp: int) -> None:
         from usearch.index import Index
 
         self.folder = folder
         self.meta = meta
         self.tail = tail
         self.mean = np.asarray(meta.mean, dtype=np.float32)
-        self.stamp = _stamp(folder, meta.model, meta.dim)
+        self.stamp = stamp  # the JSON's, taken before it was read: a newer one is reread
         self.segments: list[Index] = []
         for segment in meta.segments:
             index = Index.restore(str(folder / f"{meta.stem(segment)}.usearch"), view=True)
@@ -163,7 +165,10 @@ class Approximate:
         keys, scores, exhausted = [], [], True
         for index in self.segments:
             index.expansion_search = count * EXPANSION  # type: ignore[misc]  # (it has a setter)
-            found = index.search(query, count, threads=1)
+            # a segment the search's beam would cover anyway is read whole: exact, and
+            # immune to a node a removal left unreachable
+            whole = len(index) <= count * EXPANSION
+            found = index.search(query, count, threads=1, exact=whole)
             keys.append(np.asarray(found.keys, dtype=np.int64))
             scores.append(-np.asarray(found.distances, dtype=np.float32))  # 1 - q·(x - μ)
             exhausted = exhausted and len(found.keys) < count
@@ -173,7 +178,8 @@ class Approximate:
         order = np.argsort(-near, kind="stable")
         at = at[order]
         _, first = np.unique(at, return_index=True)  # a stale key's copy: its best place
-        return at[np.sort(first)][:count], exhausted
+        at = at[np.sort(first)]
+        return at[:count], exhausted and len(at) <= count
 
 
 def _stamp(folder: Path, model: str, dim: int) -> int:
@@ -184,8 +190,14 @@ def _stamp(folder: Path, model: str, dim: int) -> int:
         return 0
 
 
-def read_meta(folder: Path, model: str, dim: int) -> Meta | None:
-    """The model's current version, or None (none, or not one this module wrote)."""
+def _read(folder: Path, model: str, dim: int) -> tuple[Meta | None, int]:
+    """The model's current version (None: none, or not one this module wrote) and its
+    JSON's stamp, taken before it was read."""
+    stamp = _stamp(folder, model, dim)
+    return _parsed(folder, model, dim), stamp
+
+
+def _parsed(folder: Path, model: str, dim: int) -> Meta | None:
     try:
         data = json.loads((folder / f"{_slug(model, dim)}.json").read_text(encoding="utf-8"))
         segments = [Segment(**s) for s in data.pop("segments")]
@@ -228,11 +240,10 @@ class Indexes:
             self._open.clear()
             if not self.folder.exists():
                 return False
-            with locked(self.folder, wait=True):
+            with locked(self.folder, wait=True):  # the lock file stays: a waiter holds it
                 for path in self.folder.iterdir():
                     if path.name != "lock":
                         path.unlink(missing_ok=True)
-            shutil.rmtree(self.folder, ignore_errors=True)
             return True
 
     def files(self) -> list[Path]:
@@ -270,6 +281,7 @@ class Indexes:
                 with locked(self.folder, wait=folded) as mine:
                     if mine:
                         ann = self._grown(tx, ann, progress)
+                ann.tail.refresh(tx)  # (another process's version: rows past its range)
             self._open[model, dim] = ann
             return ann
 
@@ -281,17 +293,18 @@ class Indexes:
             rebuilt = False
             for path in sorted(self.folder.glob("*.json")) if self.folder.is_dir() else []:
                 data = _json(path)
-                meta = read_meta(self.folder, str(data.get("model")), int(data.get("dim") or 0))
-                if meta is None:
-                    continue
-                live = np.fromiter(tx.vector_nums(meta.model), dtype=np.int64)
-                ann = self._opened(meta)
-                if not any(len(np.setdiff1d(np.asarray(i.keys), live)) for i in ann.segments):
-                    continue
+                model, dim = str(data.get("model")), int(data.get("dim") or 0)
                 with locked(self.folder, wait=True):
-                    whole = replace(meta, segments=[])
-                    self._open[meta.model, meta.dim] = self._written(
-                        *_extended(tx, whole, self.folder, None)
+                    meta, stamp = _read(self.folder, model, dim)
+                    if meta is None:
+                        continue
+                    live = np.fromiter(tx.vector_nums(model), dtype=np.int64)
+                    held = self._opened(meta, stamp).segments
+                    if not any(len(np.setdiff1d(np.asarray(i.keys), live)) for i in held):
+                        continue
+                    # afresh, the mean too: an erased vector is part of the old one
+                    self._open[model, dim] = self._written(
+                        *_extended(tx, Meta(model, dim, []), self.folder, None)
                     )
                 rebuilt = True
             return rebuilt
@@ -299,34 +312,33 @@ class Indexes:
     def _load(
         self, tx: SqliteTransaction, model: str, dim: int, progress: Progress | None
     ) -> Approximate:
-        meta = read_meta(self.folder, model, dim)
+        meta, stamp = _read(self.folder, model, dim)
         if meta is not None:
             with contextlib.suppress(OSError, RuntimeError, ValueError):
-                return self._opened(meta)
+                return self._opened(meta, stamp)
         with locked(self.folder, wait=True):  # another process may be writing it
-            meta = read_meta(self.folder, model, dim)
+            meta, stamp = _read(self.folder, model, dim)
             if meta is not None:
                 with contextlib.suppress(OSError, RuntimeError, ValueError):
-                    return self._opened(meta)
+                    return self._opened(meta, stamp)
             return self._written(*_extended(tx, Meta(model, dim, []), self.folder, progress))
 
-    def _opened(self, meta: Meta) -> Approximate:
+    def _opened(self, meta: Meta, stamp: int) -> Approximate:
         from retain.search.vectors import VectorIndex
 
-        return Approximate(self.folder, meta, VectorIndex(meta.model, meta.dim, meta.upto))
+        tail = VectorIndex(meta.model, meta.dim, meta.upto)
+        return Approximate(self.folder, meta, tail, stamp)
 
     def _grown(
         self, tx: SqliteTransaction, ann: Approximate, progress: Progress | None
     ) -> Approximate:
         """``ann`` with its tail added to its last segment, or to new ones past
         ``SEGMENT_ROWS`` (under the folder's lock)."""
-        meta = read_meta(self.folder, ann.meta.model, ann.meta.dim)
+        meta, stamp = _read(self.folder, ann.meta.model, ann.meta.dim)
         if meta is not None and meta.upto != ann.meta.upto:  # another process's, meanwhile
-            return self._opened(meta)
-        if meta is None:  # dropped meanwhile: afresh
+            return self._opened(meta, stamp)
+        if meta is None or len(ann.tail) > meta.rows:  # dropped, or a reindex: afresh
             meta = Meta(ann.meta.model, ann.meta.dim, [])
-        elif len(ann.tail) > meta.rows:  # most rows written again (a reindex): afresh
-            meta = replace(meta, segments=[])
         return self._written(*_extended(tx, meta, self.folder, progress))
 
     def _written(self, meta: Meta, made: dict[str, Index]) -> Approximate:
@@ -336,16 +348,18 @@ class Indexes:
             index.save(str(staged))
             os.chmod(staged, 0o600)  # as the store's file: codes of what it holds
             os.replace(staged, self.folder / f"{stem}.usearch")
-        current = self.folder / f"{_slug(meta.model, meta.dim)}.json"
+        slug = _slug(meta.model, meta.dim)
+        current = self.folder / f"{slug}.json"
         staged = current.with_name(current.name + ".new")
         staged.write_text(json.dumps(asdict(meta)), encoding="utf-8")
         os.chmod(staged, 0o600)
         os.replace(staged, current)
-        keep = {"lock", current.name, *(f"{meta.stem(s)}.usearch" for s in meta.segments)}
-        for old in self.folder.iterdir():  # replaced segments, and other models' indexes
+        stamp = _stamp(self.folder, meta.model, meta.dim)
+        keep = {current.name, *(f"{meta.stem(s)}.usearch" for s in meta.segments)}
+        for old in self.folder.glob(f"{slug}-*"):  # replaced segments, a crash's leftovers
             if old.name not in keep:
                 old.unlink(missing_ok=True)  # a reader holding it mapped keeps its pages
-        return self._opened(meta)
+        return self._opened(meta, stamp)
 
 
 def _json(path: Path) -> dict[str, Any]:
@@ -488,22 +502,27 @@ def nearest(
     from retain.search import vectors
 
     tail = ann.tail.scores(queries, where.realm)
-    floor = float(np.finfo(np.float32).min)  # -inf marks another realm's tail rows
-    model, dim, upto = ann.meta.model, ann.meta.dim, ann.meta.upto
+    floor = float(np.finfo(np.float32).min)
+    model, dim = ann.meta.model, ann.meta.dim
     found = []
     for i, query in enumerate(queries):
-        tail_scores = tail.exact(i, floor)
+        near = tail.exact(i, floor)
+        ranked = np.argsort(-near, kind="stable")
+        ranked = ranked[np.isfinite(near[ranked])]  # -inf: another realm's row
         count = max(FIRST, limit * 4)
         while True:
             keys, exhausted = ann.candidates(query, count)
-            nums, blobs = tx.vectors_by_num(model, keys.tolist(), upto)  # newer: the tail's
+            # Candidates all, the tail's too: each scored by the vector the store holds in
+            # this transaction (gone, or another model's: no row), once.
+            asked = np.unique(np.concatenate([keys, tail.nums[ranked[:count]]]))
+            nums, blobs = tx.vectors_by_num(model, asked.tolist())
             rows = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(nums), dim)
-            at = np.concatenate([np.asarray(nums, dtype=np.int64), tail.nums])
-            scores = np.concatenate([rows @ query, tail_scores]).astype(np.float32)
+            at = np.asarray(nums, dtype=np.int64)
             order = np.argsort(at, kind="stable")  # equal cosines in number order, as a scan's
+            scores = (rows @ query).astype(np.float32)
             sense = vectors.search(tx, at[order], where, scores[order], depth=limit, gate=floor)
             hits = list(sense.hits)
-            if len(hits) >= limit or exhausted:
+            if len(hits) >= limit or (exhausted and len(ranked) <= count):
                 break
             if count * limit / max(len(hits), 1) > WIDEST:  # so few pass: a narrow filter
                 hits = _scanned(tx, model, dim, query, where, limit)

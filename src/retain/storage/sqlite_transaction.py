@@ -487,11 +487,8 @@ class SqliteTransaction(SqlStatements):
             raise RuntimeError(f"searches_vectors({model!r}, …) did not open an index")
         return self._ann
 
-    def vectors_by_num(
-        self, model: str, nums: Sequence[int], upto: int
-    ) -> tuple[list[int], list[bytes]]:
-        """Of ``nums``, those with a vector of ``model`` written at or before ``upto``, and
-        their vectors."""
+    def vectors_by_num(self, model: str, nums: Sequence[int]) -> tuple[list[int], list[bytes]]:
+        """Of ``nums``, those with a vector of ``model``, and their vectors."""
         found: list[int] = []
         blobs: list[bytes] = []
         for start in range(0, len(nums), 500):
@@ -499,8 +496,8 @@ class SqliteTransaction(SqlStatements):
             rows = self.con.execute(
                 f"WITH c(num) AS (VALUES {', '.join(['(?)'] * len(part))}) "
                 "SELECT v.memory_num, v.vector FROM c CROSS JOIN memory_vectors v "
-                "ON v.memory_num = c.num WHERE v.model = ? AND v.vec <= ?",
-                [*part, model, upto],
+                "ON v.memory_num = c.num WHERE v.model = ?",
+                [*part, model],
             )
             for num, blob in rows:
                 found.append(num)
