@@ -383,4 +383,4 @@ def test_an_erasure_takes_the_mean_afresh_too(store: Opened) -> None:
     model = ann.embedder.model_id
     _, _, blobs = ann.backend.read(lambda tx: tx.vectors_where(model, everyone, 0, 10_000))
     rows = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
-    assert np.allclose(index_of(ann).mean, rows.mean(axis=0), atol=1e-6)
+    assert np.allclose(index_of(ann).meta.mean, rows.mean(axis=0), atol=1e-6)

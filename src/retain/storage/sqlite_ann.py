@@ -131,13 +131,12 @@ class Approximate:
     """One model's persisted index, opened (its segments memory-mapped), and the exact
     tail past it."""
 
-    def __init__(self, folder: Path, meta: Meta, tail: VectorIndex, stamp: int) -> None:
+    def __init__(self, folder: Path, meta: Meta, tail: VectorIndex, stamp: tuple[int, int]) -> None:
         from usearch.index import Index
 
         self.folder = folder
         self.meta = meta
         self.tail = tail
-        self.mean = np.asarray(meta.mean, dtype=np.float32)
         self.stamp = stamp  # the JSON's, taken before it was read: a newer one is reread
         self.segments: list[Index] = []
         for segment in meta.segments:
@@ -182,15 +181,17 @@ class Approximate:
         return at[:count], exhausted and len(at) <= count
 
 
-def _stamp(folder: Path, model: str, dim: int) -> int:
-    """When the model's JSON was last replaced (0: there is none)."""
+def _stamp(folder: Path, model: str, dim: int) -> tuple[int, int]:
+    """Which file the model's JSON is, and when it was written ((0, 0): there is none):
+    every version is a new file (``os.replace``), so a coarse clock cannot hide one."""
     try:
-        return (folder / f"{_slug(model, dim)}.json").stat().st_mtime_ns
+        status = (folder / f"{_slug(model, dim)}.json").stat()
     except OSError:
-        return 0
+        return (0, 0)
+    return (status.st_ino, status.st_mtime_ns)
 
 
-def _read(folder: Path, model: str, dim: int) -> tuple[Meta | None, int]:
+def _read(folder: Path, model: str, dim: int) -> tuple[Meta | None, tuple[int, int]]:
     """The model's current version (None: none, or not one this module wrote) and its
     JSON's stamp, taken before it was read."""
     stamp = _stamp(folder, model, dim)
@@ -256,7 +257,7 @@ class Indexes:
         the store holds ``at_least`` of its vectors (0: never)."""
         if at_least <= 0:
             return False
-        if (model, dim) in self._open or _stamp(self.folder, model, dim):
+        if (model, dim) in self._open or _stamp(self.folder, model, dim) != (0, 0):
             return True
         return tx.last_vector() >= at_least and tx.vector_count(model) >= at_least
 
@@ -323,7 +324,7 @@ class Indexes:
                     return self._opened(meta, stamp)
             return self._written(*_extended(tx, Meta(model, dim, []), self.folder, progress))
 
-    def _opened(self, meta: Meta, stamp: int) -> Approximate:
+    def _opened(self, meta: Meta, stamp: tuple[int, int]) -> Approximate:
         from retain.search.vectors import VectorIndex
 
         tail = VectorIndex(meta.model, meta.dim, meta.upto)
