@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -194,10 +195,7 @@ class VectorIndex:
 
     def _put(self, rows: VectorRows) -> None:
         """Write a chunk of stored vectors into their rows (new memories get new rows)."""
-        for num, dim in zip(rows.nums, rows.dims, strict=True):
-            if dim != self.dim:
-                what = f"memory #{num} has a {dim}-dimensional vector"
-                raise stored_mismatch(what, self.model, self.dim, dim)
+        vectors = stored_matrix(rows, self.model, self.dim)
         count = len(rows.nums)
         nums = np.array(rows.nums, dtype=np.int64)
         codes = np.fromiter(
@@ -205,7 +203,6 @@ class VectorIndex:
             dtype=np.int32,
             count=count,
         )
-        vectors = np.frombuffer(b"".join(rows.blobs), dtype="<f4").reshape(count, self.dim)
         top = int(nums.max())
         if top >= len(self._row_of):
             grown = np.full(int((top + 1) * GROWTH) + 1, -1, dtype=np.int32)
@@ -300,6 +297,21 @@ class VectorIndex:
             kept = (self._version, own.sum(axis=0, dtype=np.float64), len(own))
             self._sums[code] = kept
         return kept[1], kept[2]
+
+
+def stored_matrix(rows: VectorRows, model: str, dim: int) -> Matrix:
+    """A chunk of stored vectors as one matrix, a row each; a vector of another size is
+    refused (``dimension_mismatch``, naming the memory)."""
+    for num, size in zip(rows.nums, rows.dims, strict=True):
+        if size != dim:
+            what = f"memory #{num} has a {size}-dimensional vector"
+            raise stored_mismatch(what, model, dim, size)
+    return unpacked(rows.blobs, dim)
+
+
+def unpacked(blobs: Sequence[bytes], dim: int) -> Matrix:
+    """Stored vectors (little-endian float32 blobs) as the rows of one matrix."""
+    return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dim)
 
 
 @functools.cache

@@ -334,10 +334,8 @@ class SqliteBackend:
         self, model: str, dim: int, at_least: int, progress: Progress | None = None
     ) -> int:
         def run(tx: SqliteTransaction) -> int:
-            indexes = self.vector_indexes()
-            if not indexes.wanted(tx, model, dim, at_least):
-                return 0
-            return indexes.current(tx, model, dim, progress, folded=True).meta.rows
+            ann = self.vector_indexes().kept(tx, model, dim, at_least, progress, folded=True)
+            return ann.meta.rows if ann is not None else 0
 
         return self.read(run)
 

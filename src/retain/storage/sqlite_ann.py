@@ -160,7 +160,8 @@ class Approximate:
 
     def candidates(self, query: Matrix, count: int) -> tuple[npt.NDArray[np.int64], bool]:
         """The ``count`` memory numbers nearest ``query`` (one vector) by the segments'
-        codes, best first, once each; and whether every segment ran out (held fewer)."""
+        codes, best first, once each; and whether these are all the segments hold (each
+        gave fewer than ``count``, and together no more)."""
         keys, scores, exhausted = [], [], True
         for index in self.segments:
             index.expansion_search = count * EXPANSION  # type: ignore[misc]  # (it has a setter)
@@ -252,9 +253,24 @@ class Indexes:
             return []
         return sorted(p for p in self.folder.iterdir() if p.is_file() and p.name != "lock")
 
-    def wanted(self, tx: SqliteTransaction, model: str, dim: int, at_least: int) -> bool:
-        """Whether ``model``'s search goes through an approximate index: one exists, or
-        the store holds ``at_least`` of its vectors (0: never)."""
+    def kept(
+        self,
+        tx: SqliteTransaction,
+        model: str,
+        dim: int,
+        at_least: int,
+        progress: Progress | None = None,
+        *,
+        folded: bool = False,
+    ) -> Approximate | None:
+        """``model``'s index brought up to date in ``tx`` (``current``), or None when the
+        store keeps none for it: it has none and holds fewer than ``at_least`` of its
+        vectors (0: never)."""
+        if not self._wanted(tx, model, dim, at_least):
+            return None
+        return self.current(tx, model, dim, progress, folded=folded)
+
+    def _wanted(self, tx: SqliteTransaction, model: str, dim: int, at_least: int) -> bool:
         if at_least <= 0:
             return False
         if (model, dim) in self._open or _stamp(self.folder, model, dim) != (0, 0):
@@ -376,19 +392,14 @@ def _chunks(
 ) -> Iterator[tuple[npt.NDArray[np.int64], Matrix, list[str], int]]:
     """The stored rows of ``model`` past ``vec`` ``lo``, a chunk at a time: (memory
     numbers, vectors, realms, the chunk's last ``vec``)."""
-    from retain.search.embed import stored_mismatch
+    from retain.search.vectors import stored_matrix
 
     while True:
         rows = tx.vectors_after(model, lo, CHUNK)
         if not rows.nums:
             return
-        for num, size in zip(rows.nums, rows.dims, strict=True):
-            if size != dim:
-                what = f"memory #{num} has a {size}-dimensional vector"
-                raise stored_mismatch(what, model, dim, size)
-        nums = np.array(rows.nums, dtype=np.int64)
-        vectors = np.frombuffer(b"".join(rows.blobs), dtype="<f4").reshape(len(nums), dim)
-        yield nums, vectors, rows.realms, rows.last_vec
+        vectors = stored_matrix(rows, model, dim)
+        yield np.array(rows.nums, dtype=np.int64), vectors, rows.realms, rows.last_vec
         lo = rows.last_vec
 
 
@@ -517,7 +528,7 @@ def nearest(
             # this transaction (gone, or another model's: no row), once.
             asked = np.unique(np.concatenate([keys, tail.nums[ranked[:count]]]))
             nums, blobs = tx.vectors_by_num(model, asked.tolist())
-            rows = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(nums), dim)
+            rows = vectors.unpacked(blobs, dim)
             at = np.asarray(nums, dtype=np.int64)
             order = np.argsort(at, kind="stable")  # equal cosines in number order, as a scan's
             scores = (rows @ query).astype(np.float32)
@@ -538,13 +549,15 @@ def _scanned(
 ) -> list[LexicalHit]:
     """The ``limit`` nearest of every row passing ``where``, scanned exactly: for a
     filter too narrow for the segments' candidates to reach."""
+    from retain.search.vectors import unpacked
+
     best: list[tuple[float, str]] = []
     after = 0
     while True:
         nums, ids, blobs = tx.vectors_where(model, where, after, CHUNK)
         if not nums:
             break
-        scores = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(nums), dim) @ query
+        scores = unpacked(blobs, dim) @ query
         top = np.argsort(-scores, kind="stable")[:limit]
         best = sorted([*best, *((float(scores[j]), ids[j]) for j in top)], key=lambda b: -b[0])
         best = best[:limit]

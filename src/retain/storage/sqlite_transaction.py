@@ -33,9 +33,6 @@ from retain.storage.base import (
     LoadCounts,
     MemoryFilter,
     ScannedRow,
-    SearchKey,
-    VectorRows,
-    vector_bytes,
 )
 from retain.storage.rows import (
     AFTER_SQL,
@@ -54,14 +51,12 @@ from retain.storage.rows import (
     params_of,
 )
 from retain.storage.sqlite_fts import FtsSearch
+from retain.storage.sqlite_vectors import SqliteVectors
 from retain.storage.statements import PROPOSAL_COLUMNS, SqlStatements, proposal_of
 from retain.storage.words import scan_hits
 
 if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
-    from retain.storage.sqlite_ann import Approximate, Indexes
+    from retain.storage.sqlite_ann import Indexes
 
 
 def _json_list(text: str) -> tuple[str, ...]:
@@ -118,7 +113,7 @@ def _qmark(sql: str) -> str:
 _SCANNED = ("coalesce(m.name, '')", "m.description", "m.body")  # what a plain-text scan reads
 
 
-class SqliteTransaction(SqlStatements):
+class SqliteTransaction(SqliteVectors, SqlStatements):
     """The operations of one connection, inside whatever transaction is open."""
 
     _memory = staticmethod(_memory)
@@ -135,7 +130,7 @@ class SqliteTransaction(SqlStatements):
         self.fts = FtsSearch(con, common)
         self._head: tuple[int, str] | None = None  # the chain head this transaction read or wrote
         self._indexes = indexes  # the store file's approximate vector indexes (None: in memory)
-        self._ann: Approximate | None = None  # the one ``searches_vectors`` opened
+        self._ann = None
 
     def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         return self.con.execute(_qmark(sql), args).fetchall()
@@ -422,141 +417,6 @@ class SqliteTransaction(SqlStatements):
                 f"FROM memories m WHERE m.id IN ({', '.join('?' * len(part))}) "
                 "AND m.thread IS NOT NULL",
                 part,
-            )
-            found.update(rows)
-        return found
-
-    def set_keys(self, keys: Sequence[SearchKey]) -> None:
-        self.con.executemany(
-            "UPDATE memories SET context = ? WHERE num = ?",
-            [(k.context, k.num) for k in keys if k.context is not None],
-        )
-        self.con.executemany(
-            # REPLACE deletes the old row: the new one takes a fresh, higher ``vec``.
-            "INSERT OR REPLACE INTO memory_vectors(memory_num, model, dim, vector) "
-            "VALUES (?, ?, ?, ?)",
-            [
-                (k.num, v.model, v.dim, vector_bytes(v.vector))
-                for k in keys
-                if (v := k.vector) is not None
-            ],
-        )
-        self.con.executemany(
-            "DELETE FROM memory_vectors WHERE memory_num = ?",
-            [(k.num,) for k in keys if k.vector is None],
-        )
-
-    def vectors_after(self, model: str, vec: int, limit: int) -> VectorRows:
-        rows = self.con.execute(
-            "SELECT v.vec, v.memory_num, v.dim, v.vector, m.realm "
-            "FROM memory_vectors v JOIN memories m ON m.num = v.memory_num "
-            "WHERE v.model = ? AND v.vec > ? ORDER BY v.vec LIMIT ?",
-            (model, vec, limit),
-        ).fetchall()
-        if not rows:
-            return VectorRows(vec, [], [], [], [])
-        vecs, nums, dims, blobs, realms = (list(column) for column in zip(*rows, strict=True))
-        return VectorRows(vecs[-1], nums, dims, realms, blobs)
-
-    # -- the approximate index (storage.sqlite_ann), for stores past [search] ann_from --
-
-    def searches_vectors(self, model: str, dim: int, at_least: int) -> bool:
-        """Whether ``model``'s vectors are searched through the store's approximate index
-        (opening it, building or extending it as needed), rather than in memory."""
-        indexes = self._indexes() if self._indexes is not None and at_least > 0 else None
-        if indexes is None or not indexes.wanted(self, model, dim, at_least):
-            self._ann = None
-            return False
-        self._ann = indexes.current(self, model, dim)
-        return True
-
-    def vector_sums(self, model: str, realm: str) -> list[tuple[int, npt.NDArray[np.float32], int]]:
-        ann = self._opened_ann(model)
-        total, count = ann.sums(realm)
-        return [(ann.meta.dim, total, count)] if count else []
-
-    def nearest(
-        self, model: str, queries: npt.NDArray[np.float32], where: MemoryFilter, limit: int
-    ) -> list[list[LexicalHit]]:
-        from retain.storage import sqlite_ann
-
-        return sqlite_ann.nearest(self, self._opened_ann(model), queries, where, limit)
-
-    def _opened_ann(self, model: str) -> Approximate:
-        if self._ann is None or self._ann.meta.model != model:
-            raise RuntimeError(f"searches_vectors({model!r}, …) did not open an index")
-        return self._ann
-
-    def vectors_by_num(self, model: str, nums: Sequence[int]) -> tuple[list[int], list[bytes]]:
-        """Of ``nums``, those with a vector of ``model``, and their vectors."""
-        found: list[int] = []
-        blobs: list[bytes] = []
-        for start in range(0, len(nums), 500):
-            part = list(nums[start : start + 500])
-            rows = self.con.execute(
-                f"WITH c(num) AS (VALUES {', '.join(['(?)'] * len(part))}) "
-                "SELECT v.memory_num, v.vector FROM c CROSS JOIN memory_vectors v "
-                "ON v.memory_num = c.num WHERE v.model = ?",
-                [*part, model],
-            )
-            for num, blob in rows:
-                found.append(num)
-                blobs.append(blob)
-        return found, blobs
-
-    def vectors_where(
-        self, model: str, where: MemoryFilter, after_num: int, limit: int
-    ) -> tuple[list[int], list[str], list[bytes]]:
-        """The memories passing ``where`` past ``after_num`` (in number order, at most
-        ``limit``) with a vector of ``model``: their numbers, ids and vectors."""
-        clause, args = self._filter_sql(where)
-        rows = self.con.execute(
-            "SELECT m.num, m.id, v.vector FROM memories m "
-            "JOIN memory_vectors v ON v.memory_num = m.num "
-            f"WHERE v.model = ? AND m.num > ? AND {clause} ORDER BY m.num LIMIT ?",
-            [model, after_num, *args, limit],
-        ).fetchall()
-        if not rows:
-            return [], [], []
-        nums, ids, blobs = (list(column) for column in zip(*rows, strict=True))
-        return nums, ids, blobs
-
-    def saw_stale_vectors(self) -> bool:
-        return False  # vectors are stored in the write's own transaction
-
-    def stale_vectors(self, limit: int) -> list[str]:
-        return []
-
-    def pending_vectors(self, model: str) -> int:
-        return 0
-
-    def vector_count(self, model: str) -> int:
-        row = self.con.execute("SELECT count(*) FROM memory_vectors WHERE model = ?", (model,))
-        return int(row.fetchone()[0])
-
-    def vector_counts(self, realm: str | None = None) -> dict[str, int]:
-        if realm is None:
-            rows = self.con.execute("SELECT model, count(*) FROM memory_vectors GROUP BY model")
-        else:
-            rows = self.con.execute(
-                "SELECT v.model, count(*) FROM memory_vectors v "
-                "JOIN memories m ON m.num = v.memory_num WHERE m.realm = ? GROUP BY v.model",
-                (realm,),
-            )
-        return {model: count for model, count in rows}
-
-    def filter_nums(self, where: MemoryFilter, nums: Sequence[int]) -> dict[int, str]:
-        clause, args = self._filter_sql(where)
-        found: dict[int, str] = {}
-        for start in range(0, len(nums), 500):
-            part = list(nums[start : start + 500])
-            # CROSS JOIN keeps the numbers outermost: each row is fetched by its key, never
-            # by scanning the realm's index (which the planner would pick without stats).
-            rows = self.con.execute(
-                f"WITH c(num) AS (VALUES {', '.join(['(?)'] * len(part))}) "
-                f"SELECT m.num, m.id FROM c CROSS JOIN memories m ON m.num = c.num "
-                f"WHERE {clause}",
-                [*part, *args],
             )
             found.update(rows)
         return found

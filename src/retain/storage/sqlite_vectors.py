@@ -1,0 +1,176 @@
+"""Vectors in SQLite: the transaction's part that stores, reads and searches them.
+
+A memory's vector is a row of ``memory_vectors``, stored in the write's own
+transaction (``set_keys``); ``vec`` only grows, so an in-memory index takes in what
+is new by asking for the rows past the last it saw (``vectors_after``). Past
+``[search] ann_from`` vectors the store searches them itself, through the
+approximate index beside its file (``searches_vectors``, ``vector_sums``,
+``nearest``: ``NativeVectors``, as PostgreSQL's; the index is ``sqlite_ann``).
+``SqliteVectors`` is a mixin of ``SqliteTransaction`` (``sqlite_transaction``), which
+supplies the connection, the filters and the store's indexes, as ``PostgresVectors``
+is of ``PostgresTransaction``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, cast
+
+from retain.storage.base import LexicalHit, MemoryFilter, SearchKey, VectorRows, vector_bytes
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from retain.storage.sqlite_ann import Approximate, Indexes
+    from retain.storage.sqlite_transaction import SqliteTransaction
+
+
+class SqliteVectors(ABC):
+    """The vector rows of one SQLite connection (see the module docstring)."""
+
+    con: sqlite3.Connection
+    _indexes: Callable[[], Indexes] | None  # the store file's approximate indexes (None: none)
+    _ann: Approximate | None  # the one ``searches_vectors`` opened
+
+    @abstractmethod
+    def _filter_sql(self, where: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
+        """``where`` as a clause over ``alias`` and its arguments."""
+
+    def _as_transaction(self) -> SqliteTransaction:
+        """This, as the whole transaction the index reads through."""
+        return cast("SqliteTransaction", self)
+
+    def set_keys(self, keys: Sequence[SearchKey]) -> None:
+        self.con.executemany(
+            "UPDATE memories SET context = ? WHERE num = ?",
+            [(k.context, k.num) for k in keys if k.context is not None],
+        )
+        self.con.executemany(
+            # REPLACE deletes the old row: the new one takes a fresh, higher ``vec``.
+            "INSERT OR REPLACE INTO memory_vectors(memory_num, model, dim, vector) "
+            "VALUES (?, ?, ?, ?)",
+            [
+                (k.num, v.model, v.dim, vector_bytes(v.vector))
+                for k in keys
+                if (v := k.vector) is not None
+            ],
+        )
+        self.con.executemany(
+            "DELETE FROM memory_vectors WHERE memory_num = ?",
+            [(k.num,) for k in keys if k.vector is None],
+        )
+
+    def vectors_after(self, model: str, vec: int, limit: int) -> VectorRows:
+        rows = self.con.execute(
+            "SELECT v.vec, v.memory_num, v.dim, v.vector, m.realm "
+            "FROM memory_vectors v JOIN memories m ON m.num = v.memory_num "
+            "WHERE v.model = ? AND v.vec > ? ORDER BY v.vec LIMIT ?",
+            (model, vec, limit),
+        ).fetchall()
+        if not rows:
+            return VectorRows(vec, [], [], [], [])
+        vecs, nums, dims, blobs, realms = (list(column) for column in zip(*rows, strict=True))
+        return VectorRows(vecs[-1], nums, dims, realms, blobs)
+
+    # -- the approximate index (storage.sqlite_ann), for stores past [search] ann_from --
+
+    def searches_vectors(self, model: str, dim: int, at_least: int) -> bool:
+        """Whether ``model``'s vectors are searched through the store's approximate index
+        (opening it, building or extending it as needed), rather than in memory."""
+        indexes = self._indexes() if self._indexes is not None and at_least > 0 else None
+        self._ann = indexes.kept(self._as_transaction(), model, dim, at_least) if indexes else None
+        return self._ann is not None
+
+    def vector_sums(self, model: str, realm: str) -> list[tuple[int, npt.NDArray[np.float32], int]]:
+        ann = self._opened_ann(model)
+        total, count = ann.sums(realm)
+        return [(ann.meta.dim, total, count)] if count else []
+
+    def nearest(
+        self, model: str, queries: npt.NDArray[np.float32], where: MemoryFilter, limit: int
+    ) -> list[list[LexicalHit]]:
+        from retain.storage import sqlite_ann
+
+        return sqlite_ann.nearest(
+            self._as_transaction(), self._opened_ann(model), queries, where, limit
+        )
+
+    def _opened_ann(self, model: str) -> Approximate:
+        if self._ann is None or self._ann.meta.model != model:
+            raise RuntimeError(f"searches_vectors({model!r}, …) did not open an index")
+        return self._ann
+
+    def vectors_by_num(self, model: str, nums: Sequence[int]) -> tuple[list[int], list[bytes]]:
+        """Of ``nums``, those with a vector of ``model``, and their vectors."""
+        rows = self._by_nums(
+            nums,
+            "SELECT v.memory_num, v.vector FROM c CROSS JOIN memory_vectors v "
+            "ON v.memory_num = c.num WHERE v.model = ?",
+            [model],
+        )
+        return [num for num, _ in rows], [blob for _, blob in rows]
+
+    def vectors_where(
+        self, model: str, where: MemoryFilter, after_num: int, limit: int
+    ) -> tuple[list[int], list[str], list[bytes]]:
+        """The memories passing ``where`` past ``after_num`` (in number order, at most
+        ``limit``) with a vector of ``model``: their numbers, ids and vectors."""
+        clause, args = self._filter_sql(where)
+        rows = self.con.execute(
+            "SELECT m.num, m.id, v.vector FROM memories m "
+            "JOIN memory_vectors v ON v.memory_num = m.num "
+            f"WHERE v.model = ? AND m.num > ? AND {clause} ORDER BY m.num LIMIT ?",
+            [model, after_num, *args, limit],
+        ).fetchall()
+        if not rows:
+            return [], [], []
+        nums, ids, blobs = (list(column) for column in zip(*rows, strict=True))
+        return nums, ids, blobs
+
+    def saw_stale_vectors(self) -> bool:
+        return False  # vectors are stored in the write's own transaction
+
+    def stale_vectors(self, limit: int) -> list[str]:
+        return []
+
+    def pending_vectors(self, model: str) -> int:
+        return 0
+
+    def vector_count(self, model: str) -> int:
+        row = self.con.execute("SELECT count(*) FROM memory_vectors WHERE model = ?", (model,))
+        return int(row.fetchone()[0])
+
+    def vector_counts(self, realm: str | None = None) -> dict[str, int]:
+        if realm is None:
+            rows = self.con.execute("SELECT model, count(*) FROM memory_vectors GROUP BY model")
+        else:
+            rows = self.con.execute(
+                "SELECT v.model, count(*) FROM memory_vectors v "
+                "JOIN memories m ON m.num = v.memory_num WHERE m.realm = ? GROUP BY v.model",
+                (realm,),
+            )
+        return {model: count for model, count in rows}
+
+    def filter_nums(self, where: MemoryFilter, nums: Sequence[int]) -> dict[int, str]:
+        clause, args = self._filter_sql(where)
+        return dict(
+            self._by_nums(
+                nums,
+                f"SELECT m.num, m.id FROM c CROSS JOIN memories m ON m.num = c.num WHERE {clause}",
+                args,
+            )
+        )
+
+    def _by_nums(self, nums: Sequence[int], select: str, args: Sequence[Any]) -> list[Any]:
+        """The rows of ``select`` over ``c(num)``, ``nums`` 500 at a time (``args`` follow
+        them). ``c CROSS JOIN`` keeps the numbers outermost: each row is fetched by its
+        key, never by scanning an index the planner would pick without statistics."""
+        found: list[Any] = []
+        for start in range(0, len(nums), 500):
+            part = list(nums[start : start + 500])
+            values = ", ".join(["(?)"] * len(part))
+            found += self.con.execute(f"WITH c(num) AS (VALUES {values}) {select}", [*part, *args])
+        return found
