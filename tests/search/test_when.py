@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import date
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from retain.search import when
 from retain.search.when import DAY, MONTH, WEEK, YEAR
@@ -99,3 +101,61 @@ def test_only_absolute_times_are_taken_out_of_a_query() -> None:
     assert " ".join(when.strip(text, when.spans(text, MONDAY)).split()) == (
         "What did Jo do last weekend before ?"
     )
+
+
+_PIECES = st.sampled_from(
+    [
+        *when.MONTHS,
+        *when.WEEKDAYS,
+        *when.NUMBERS,
+        *when.AROUND,
+        "2023",
+        "1999",
+        "08",
+        "8th",
+        "31",
+        "2023-05-08",
+        "in",
+        "of",
+        "last",
+        "next",
+        "this",
+        "past",
+        "ago",
+        "back",
+        "week",
+        "weekend",
+        "days",
+        "months",
+        "year",
+        "early",
+        "mid",
+        "am",
+        "pm",
+        ":30",
+        ".",
+        ",",
+        "-",
+        "'s",
+        "time",
+        "_",
+        "ſ",
+        "İ",
+        "٣",
+        "x",
+        "May.",
+        "\n",
+        "\u2028",
+    ]
+)
+_SEPARATORS = st.sampled_from(["", " ", "  ", "-", ", ", "\t"])
+
+
+@settings(max_examples=400, deadline=None, database=None)
+@given(st.lists(st.tuples(_PIECES, _SEPARATORS), max_size=24), st.text(max_size=40))
+def test_the_finder_tried_at_word_starts_finds_what_a_scan_of_every_position_finds(
+    pieces: list[tuple[str, str]], noise: str
+) -> None:
+    text = "".join(p + s for p, s in pieces) + noise + "".join(s + p for p, s in pieces)
+    everywhere = [(m.span(), m.lastgroup) for m in when._FINDER.finditer(text)]
+    assert [(m.span(), m.lastgroup) for m in when._matches(text)] == everywhere

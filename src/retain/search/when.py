@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from calendar import monthrange
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
@@ -88,6 +89,9 @@ _FINDER = re.compile(
     ),
     re.I,
 )
+# Every pattern starts with ``\b`` and a word character, so a match can start only where
+# a word does: the finder is tried there alone (a fifth of the positions of a text).
+_WORD_START = re.compile(r"\b\w")
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +111,7 @@ class Span:
 def spans(text: str, anchor: date | None) -> list[Span]:
     """The times ``text`` names, in order; relative ones only when ``anchor`` is given."""
     found = []
-    for match in _FINDER.finditer(text):
+    for match in _matches(text):
         kind = int((match.lastgroup or "p0")[1:])  # the pattern's group closes last
         prefix = f"g{kind}_"
         parts = {k[len(prefix) :]: v for k, v in match.groupdict().items() if k.startswith(prefix)}
@@ -115,6 +119,18 @@ def spans(text: str, anchor: date | None) -> list[Span]:
         if span is not None:
             found.append(span)
     return found
+
+
+def _matches(text: str) -> Iterator[re.Match[str]]:
+    """What ``_FINDER.finditer(text)`` finds, leftmost first, none overlapping."""
+    end = 0
+    for word in _WORD_START.finditer(text):
+        if word.start() < end:
+            continue
+        match = _FINDER.match(text, word.start())
+        if match is not None:
+            yield match
+            end = match.end()
 
 
 def strip(text: str, named: list[Span]) -> str:
