@@ -60,7 +60,7 @@ from retain.results import receipted
 from retain.service import lookup
 from retain.service.hold import require_released
 from retain.service.work import Work
-from retain.storage.base import Reads
+from retain.storage.base import Progress, Reads
 
 if TYPE_CHECKING:
     from retain.service import MemoryService
@@ -635,10 +635,13 @@ def _certificate_of(event: Event) -> Certificate:
     )
 
 
-def compact(svc: MemoryService, *, full: bool = False) -> dict[str, Any]:
-    """Shed what erasures and deletes left in the store's files (``Backend.compact``),
-    with a ``compact`` event; what it did."""
-    compaction = svc.backend.compact(full=full)
+def compact(
+    svc: MemoryService, *, full: bool = False, progress: Progress | None = None
+) -> dict[str, Any]:
+    """Shed what erasures and deletes left in the store's files and merge the indexes
+    (``Backend.compact``, reporting to ``progress``), with a ``compact`` event; what it
+    did."""
+    compaction = svc.backend.compact(full=full, progress=progress)
 
     def run(work: Work) -> dict[str, Any]:
         event = work.event(COMPACT, compaction.to_dict())

@@ -626,9 +626,10 @@ class Backend(Protocol):
         ...
 
     def rebuild_index(self) -> None: ...
-    def compact(self, *, full: bool = False) -> Compaction:
+    def compact(self, *, full: bool = False, progress: Progress | None = None) -> Compaction:
         """Shed what erasures and deletes left in the store's files (SQLite: merge the
-        full-text index, checkpoint and truncate the log; PostgreSQL: VACUUM)."""
+        full-text index and the approximate vector index, with ``progress`` while the
+        latter is built again, checkpoint and truncate the log; PostgreSQL: VACUUM)."""
         ...
 
     def index_vectors(

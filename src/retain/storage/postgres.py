@@ -384,7 +384,7 @@ class PostgresBackend:
     ) -> int:
         return 0  # pgvector's HNSW index is kept by every write
 
-    def compact(self, *, full: bool = False) -> Compaction:
+    def compact(self, *, full: bool = False, progress: Progress | None = None) -> Compaction:
         """VACUUM the tables erasures rewrite (dead rows and their index entries go; with
         ``full``, VACUUM FULL rewrites the tables, which locks each while it runs)."""
         command = sql.SQL("VACUUM (FULL) {}" if full else "VACUUM {}").format(

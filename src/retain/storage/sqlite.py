@@ -258,16 +258,17 @@ class SqliteBackend:
                 found.append(candidate)
         return found + self.vector_indexes().files()
 
-    def compact(self, *, full: bool = False) -> Compaction:
+    def compact(self, *, full: bool = False, progress: Progress | None = None) -> Compaction:
         """Merge the full-text index into one segment (dropping what deleted rows left in
-        it), rebuild the file when ``full``, and checkpoint the write-ahead log into the
-        file and truncate it. ``complete`` is False when a reader kept the log from
-        being emptied."""
+        it), and the approximate vector index too (building it again, with ``progress``,
+        when it has several segments or holds a deleted row's codes), rebuild the file
+        when ``full``, and checkpoint the write-ahead log into the file and truncate it.
+        ``complete`` is False when a reader kept the log from being emptied."""
         steps = ["full_text_optimized"]
         self.write(
             lambda tx: tx.con.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
         )
-        if self.read(self.vector_indexes().shed):  # the codes of vectors deleted since
+        if self.read(lambda tx: self.vector_indexes().compacted(tx, progress)):
             steps.append("vector_index_rebuilt")
         con = self._con
         try:

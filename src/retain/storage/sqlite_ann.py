@@ -19,14 +19,18 @@ much at 100,000 rows. M 32 and ef 8 × the candidates: at 100,000 rows M 16 foun
 0.95 of the exact ten at ef 1,024 and 0.97 at 2,048; M 32 at 2,048, 0.99.
 
 **Segments.** The index is a few usearch files, each the rows whose ``vec`` fell
-in one range when they were added. Rows written since the last range (the
-*tail*, past ``upto``) are held exactly in memory; once there are more than
-``TAIL_MAX`` of them they are added to the last segment (loaded, grown, saved
-whole under a new name: the graph's work is only the new rows') while it holds
-fewer than ``SEGMENT_ROWS``, and to a new one after. A row rewritten since its
-segment was built is replaced there when it is the last segment, and otherwise
-leaves a stale key, harmless: a candidate is scored by what the store holds now,
-once. A deleted row's key stays until its index is built again.
+in one range when they were added. A whole build (the first, ``reindex``,
+``verify --rebuild``, a compaction) puts every row in one segment. Rows written
+since the last range (the *tail*, past ``upto``) are held exactly in memory; once
+there are more than ``TAIL_MAX`` of them they are added to the last segment
+(loaded, grown, saved whole under a new name: the graph's work is only the new
+rows') while it holds fewer than ``SEGMENT_ROWS``, and to a new one after, so that
+growing never rewrites more than that. Each segment costs a search a graph walk of
+its own (at a million rows, four walks cost about four times one), so a
+compaction builds an index of several segments again as one. A row rewritten
+since its segment was built is replaced there when it is the last segment, and
+otherwise leaves a stale key, harmless: a candidate is scored by what the store
+holds now, once. A deleted row's key stays until its index is built again.
 
 **Searching.** Every segment gives its nearest keys with their approximate
 scores (from the codes; a segment no larger than the search's beam is read whole,
@@ -75,7 +79,7 @@ if TYPE_CHECKING:
 Matrix = npt.NDArray[np.float32]
 
 TAIL_MAX = 4096  # rows past the last segment held exactly before they are added to one
-SEGMENT_ROWS = 262_144  # rows a segment is filled to (it takes its tails) before a new one
+SEGMENT_ROWS = 262_144  # rows a segment grows to (it takes its tails) before a new one
 CONNECTIVITY = 32  # M: each node's neighbours (16 found 0.95 of the exact ten at 100k)
 EXPANSION_ADD = 128  # ef at construction
 FIRST = 256  # candidates asked for first (at least four times the rows wanted)
@@ -302,10 +306,10 @@ class Indexes:
             self._open[model, dim] = ann
             return ann
 
-    def shed(self, tx: SqliteTransaction) -> bool:
-        """Build again, whole, every index still holding a key of a vector the store no
-        longer has (deleted or erased: its codes stay in a segment until then); whether
-        one was."""
+    def compacted(self, tx: SqliteTransaction, progress: Progress | None = None) -> bool:
+        """Build again, whole and as one segment, every index of several segments or still
+        holding a key of a vector the store no longer has (deleted or erased: its codes
+        stay in a segment until then); whether one was."""
         with self._lock:
             rebuilt = False
             for path in sorted(self.folder.glob("*.json")) if self.folder.is_dir() else []:
@@ -315,13 +319,14 @@ class Indexes:
                     meta, stamp = _read(self.folder, model, dim)
                     if meta is None:
                         continue
-                    live = np.fromiter(tx.vector_nums(model), dtype=np.int64)
-                    held = self._opened(meta, stamp).segments
-                    if not any(len(np.setdiff1d(np.asarray(i.keys), live)) for i in held):
-                        continue
+                    if len(meta.segments) < 2:
+                        live = np.fromiter(tx.vector_nums(model), dtype=np.int64)
+                        held = self._opened(meta, stamp).segments
+                        if not any(len(np.setdiff1d(np.asarray(i.keys), live)) for i in held):
+                            continue
                     # afresh, the mean too: an erased vector is part of the old one
                     self._open[model, dim] = self._written(
-                        *_extended(tx, Meta(model, dim, []), self.folder, None)
+                        *_extended(tx, Meta(model, dim, []), self.folder, progress)
                     )
                 rebuilt = True
             return rebuilt
@@ -416,12 +421,13 @@ def _extended(
 ) -> tuple[Meta, dict[str, Index]]:
     """``meta`` with every stored row past its last segment added: to that segment while it
     holds fewer than ``SEGMENT_ROWS`` (a row it holds already, rewritten since, is replaced
-    there), then to new ones. Without segments it is a whole build, and without a mean yet
-    the mean is taken first (a pass of its own). The new version and its changed segments'
-    indexes, by stem."""
+    there), then to new ones. Without segments it is a whole build, into one segment
+    however many rows, and without a mean yet the mean is taken first (a pass of its own).
+    The new version and its changed segments' indexes, by stem."""
     from usearch.index import Index
 
     model, dim = meta.model, meta.dim
+    whole = not meta.segments
     if not meta.mean:
         meta = replace(meta, mean=_mean(tx, model, dim))
     mean = np.asarray(meta.mean, dtype=np.float32)
@@ -438,7 +444,7 @@ def _extended(
         progress("vector index", 0, total)
     made: dict[str, Index] = {}
     for nums, vectors, realms, hi in _chunks(tx, model, dim, meta.upto):
-        if open_ is None or open_.rows >= SEGMENT_ROWS:
+        if open_ is None or (open_.rows >= SEGMENT_ROWS and not whole):
             if open_ is not None:
                 segments.append(open_.segment(meta, made))  # (full, as loaded: kept)
             lo = segments[-1].hi if segments else 0

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from retain.doors.cli.output import emit_json, say
+from retain.doors.cli.output import emit_json, progress_bar, say
 from retain.doors.cli.root import acting_option, cli, format_option, home_option, opened
 
 if TYPE_CHECKING:
@@ -92,9 +92,11 @@ def _show(record: dict[str, Any]) -> None:
 @format_option
 def compact(full: bool, home: Path | None, fmt: str) -> None:
     """Shed what erasures and deletes left in the store's files: merge the full-text
-    index, checkpoint and truncate the log (SQLite), VACUUM (PostgreSQL)."""
+    index and the vector index, checkpoint and truncate the log (SQLite), VACUUM
+    (PostgreSQL)."""
     with opened(home, fmt) as service:
-        done = service.compact(full=full)
+        with progress_bar() as progress:
+            done = service.compact(full=full, progress=progress)
         if fmt == "json":
             emit_json(done)
         else:
