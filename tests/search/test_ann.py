@@ -57,6 +57,13 @@ class Opened:
         return service
 
 
+@pytest.fixture(autouse=True)
+def walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Segments as small as these tests' are read whole by default; here they are walked
+    as a large store's are, unless the search's beam would cover them anyway."""
+    monkeypatch.setattr(sqlite_ann, "SCANNED", 0)
+
+
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[Opened]:
     opened = Opened(tmp_path / "retain.db")
@@ -104,6 +111,29 @@ def test_a_store_past_ann_from_searches_through_an_index_and_finds_what_the_scan
     folder = sqlite_ann.folder_of(store.path)
     assert folder.stat().st_mode & 0o777 == 0o700  # as the store's: codes of what it holds
     assert {p.stat().st_mode & 0o777 for p in folder.iterdir()} == {0o600}
+
+
+def test_a_segment_of_at_most_scanned_rows_has_every_code_read_instead_of_its_graph_walked(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from usearch.index import Index
+
+    monkeypatch.setattr(sqlite_ann, "EXPANSION", 1)  # a beam narrower than the 400 rows
+    read_whole: list[bool] = []
+    search = Index.search
+
+    def spied(self: Index, *args: object, exact: bool = False, **options: object) -> object:
+        read_whole.append(exact)
+        return search(self, *args, exact=exact, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Index, "search", spied)
+    ann = store.open()
+    agree(store.open(ann_from=0), ann)
+    assert read_whole and not any(read_whole)
+    monkeypatch.setattr(sqlite_ann, "SCANNED", SIZE)
+    read_whole.clear()
+    agree(store.open(ann_from=0), ann)
+    assert read_whole and all(read_whole)
 
 
 def test_a_store_below_ann_from_keeps_no_index(store: Opened) -> None:

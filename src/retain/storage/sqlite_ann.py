@@ -33,8 +33,10 @@ otherwise leaves a stale key, harmless: a candidate is scored by what the store
 holds now, once. A deleted row's key stays until its index is built again.
 
 **Searching.** Every segment gives its nearest keys with their approximate
-scores (from the codes; a segment no larger than the search's beam is read whole,
-exactly), and the tail its nearest by its cosines in memory; the best ``count`` of
+scores from the codes: by a walk of its graph, or, for a segment of at most
+``SCANNED`` rows (or no larger than the walk's beam), by reading every code, which is
+exact and no dearer (a walk at ef 2,048 costs about what reading 100,000 codes
+does); the tail gives its nearest by its cosines in memory. The best ``count`` of
 each are read back from the store by number and scored exactly by the vectors the
 store holds in the search's own transaction, once each (a candidate whose vector is
 gone, or another model's now, has none and drops out). The store's filter
@@ -85,6 +87,7 @@ EXPANSION_ADD = 128  # ef at construction
 FIRST = 256  # candidates asked for first (at least four times the rows wanted)
 EXPANSION = 8  # ef when searching: this many times the candidates asked for
 WIDEST = 16_384  # a filter needing more candidates than this has its rows scanned instead
+SCANNED = 65_536  # a segment of at most this many rows has every code read, not its graph walked
 CHUNK = 8192  # stored vectors read (and added) at a time
 SUFFIX = ".vectors"
 
@@ -169,9 +172,9 @@ class Approximate:
         keys, scores, exhausted = [], [], True
         for index in self.segments:
             index.expansion_search = count * EXPANSION  # type: ignore[misc]  # (it has a setter)
-            # a segment the search's beam would cover anyway is read whole: exact, and
-            # immune to a node a removal left unreachable
-            whole = len(index) <= count * EXPANSION
+            # a small segment, or one the walk's beam would cover anyway, is read whole:
+            # exact, no dearer, and immune to a node a removal left unreachable
+            whole = len(index) <= max(SCANNED, count * EXPANSION)
             found = index.search(query, count, threads=1, exact=whole)
             keys.append(np.asarray(found.keys, dtype=np.int64))
             scores.append(-np.asarray(found.distances, dtype=np.float32))  # 1 - q·(x - μ)
