@@ -379,59 +379,28 @@ def test_a_tail_row_whose_vector_is_gone_is_not_found_by_its_old_one(store: Open
     agree(store.open(ann_from=0), ann)
 
 
-@pytest.fixture
-def grown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Opened]:
-    """A store of ``SIZE`` memories whose index grew a hundred rows at a time into
-    segments of a hundred (a whole build would put them in one)."""
-    monkeypatch.setattr(sqlite_ann, "SEGMENT_ROWS", 100)
-    monkeypatch.setattr(sqlite_ann, "TAIL_MAX", 5)
-    opened = Opened(tmp_path / "retain.db")
-    ann = opened.open()
-    texts = sentences(SIZE)
-    for start in range(0, SIZE, 100):
-        ann.write_many(
-            [WriteRequest(f"m{i:03}", description=texts[i]) for i in range(start, start + 100)]
-        )
-        found(ann, "boats")
-    assert [s.rows for s in index_of(ann).meta.segments] == [100, 100, 100, 100]
-    yield opened
-    for service in opened.services:
-        service.close()
-
-
-def test_a_whole_build_puts_every_row_in_one_segment(
-    store: Opened, monkeypatch: pytest.MonkeyPatch
+def test_compaction_shows_the_index_built_again_without_a_deleted_rows_codes(
+    store: Opened,
 ) -> None:
-    monkeypatch.setattr(sqlite_ann, "SEGMENT_ROWS", 100)
-    monkeypatch.setattr(sqlite_ann, "CHUNK", 100)  # four chunks, one segment
     ann = store.open()
     found(ann, "boats")
-    assert [s.rows for s in index_of(ann).meta.segments] == [SIZE]
-    more = [WriteRequest(f"b{i}", description=t) for i, t in enumerate(sentences(5, 5))]
-    ann.write_many(more, progress=lambda phase, done, total: None)  # a bulk write: indexed
-    assert [s.rows for s in index_of(ann).meta.segments] == [SIZE, 5]  # past 100: a new one
-    agree(store.open(ann_from=0), ann)
-
-
-def test_compaction_builds_an_index_of_several_segments_again_as_one(grown: Opened) -> None:
-    ann = grown.open()
+    ann.delete("m001")
     phases: list[str] = []
     done = ann.compact(progress=lambda phase, done, total: phases.append(phase))
     assert "vector_index_rebuilt" in done["steps"] and "vector index" in phases
-    (segment,) = index_of(ann).meta.segments
-    assert segment.rows == SIZE
-    assert {n for n in files_of(grown) if n.endswith(".usearch")} == {
-        f"{index_of(ann).meta.stem(segment)}.usearch"
-    }
-    agree(grown.open(ann_from=0), grown.open())
-    assert "vector_index_rebuilt" not in ann.compact()["steps"]  # one segment: kept
+    assert [s.rows for s in index_of(ann).meta.segments] == [SIZE - 1]
+    assert "vector_index_rebuilt" not in ann.compact()["steps"]  # nothing left to shed
+    agree(store.open(ann_from=0), ann)
 
 
 def test_segments_that_each_ran_out_are_read_whole_before_the_search_gives_up(
-    grown: Opened, monkeypatch: pytest.MonkeyPatch
+    store: Opened, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(sqlite_ann, "SEGMENT_ROWS", 100)
     monkeypatch.setattr(sqlite_ann, "CHUNK", 100)
-    ann = grown.open()
+    ann = store.open()
+    found(ann, "boats")
+    assert [s.rows for s in index_of(ann).meta.segments] == [100, 100, 100, 100]
     embedder = ann.embedder.embedder
     assert embedder is not None
     asked = key.embed(embedder, ["a sleeping cat"])

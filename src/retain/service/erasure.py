@@ -638,9 +638,8 @@ def _certificate_of(event: Event) -> Certificate:
 def compact(
     svc: MemoryService, *, full: bool = False, progress: Progress | None = None
 ) -> dict[str, Any]:
-    """Shed what erasures and deletes left in the store's files and merge the indexes
-    (``Backend.compact``, reporting to ``progress``), with a ``compact`` event; what it
-    did."""
+    """Shed what erasures and deletes left in the store's files (``Backend.compact``,
+    reporting to ``progress``), with a ``compact`` event; what it did."""
     compaction = svc.backend.compact(full=full, progress=progress)
 
     def run(work: Work) -> dict[str, Any]:

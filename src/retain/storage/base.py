@@ -628,8 +628,9 @@ class Backend(Protocol):
     def rebuild_index(self) -> None: ...
     def compact(self, *, full: bool = False, progress: Progress | None = None) -> Compaction:
         """Shed what erasures and deletes left in the store's files (SQLite: merge the
-        full-text index and the approximate vector index, with ``progress`` while the
-        latter is built again, checkpoint and truncate the log; PostgreSQL: VACUUM)."""
+        full-text index, build the approximate vector index again, with ``progress``, when
+        it holds a deleted row's codes, checkpoint and truncate the log; PostgreSQL:
+        VACUUM)."""
         ...
 
     def index_vectors(

@@ -260,10 +260,10 @@ class SqliteBackend:
 
     def compact(self, *, full: bool = False, progress: Progress | None = None) -> Compaction:
         """Merge the full-text index into one segment (dropping what deleted rows left in
-        it), and the approximate vector index too (building it again, with ``progress``,
-        when it has several segments or holds a deleted row's codes), rebuild the file
-        when ``full``, and checkpoint the write-ahead log into the file and truncate it.
-        ``complete`` is False when a reader kept the log from being emptied."""
+        it), build the approximate vector index again when it holds a deleted row's codes
+        (reporting to ``progress``), rebuild the file when ``full``, and checkpoint the
+        write-ahead log into the file and truncate it. ``complete`` is False when a
+        reader kept the log from being emptied."""
         steps = ["full_text_optimized"]
         self.write(
             lambda tx: tx.con.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")

@@ -92,8 +92,7 @@ def _show(record: dict[str, Any]) -> None:
 @format_option
 def compact(full: bool, home: Path | None, fmt: str) -> None:
     """Shed what erasures and deletes left in the store's files: merge the full-text
-    index and the vector index, checkpoint and truncate the log (SQLite), VACUUM
-    (PostgreSQL)."""
+    index, checkpoint and truncate the log (SQLite), VACUUM (PostgreSQL)."""
     with opened(home, fmt) as service:
         with progress_bar() as progress:
             done = service.compact(full=full, progress=progress)
