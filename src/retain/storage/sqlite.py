@@ -37,7 +37,10 @@ __all__ = ["SqliteBackend", "SqliteTransaction"]
 T = TypeVar("T")
 
 _RETRIES = 40
-_CACHE_KIB = 64 * 1024  # page cache per connection
+# Page cache per connection. The operating system caches the file too, so a larger one
+# bought nothing measurable (batched writes up to 200,000 rows, searches at 100,000 and
+# a million) but its size in every searching process: 64 MiB held 62 MiB more at 100k.
+_CACHE_KIB = 4 * 1024
 _BUSY_TIMEOUT_MS = 2000
 
 
