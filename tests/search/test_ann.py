@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from retain import WriteRequest
 from retain.config import Settings, load_settings
@@ -428,3 +430,10 @@ def test_an_erasure_takes_the_mean_afresh_too(store: Opened) -> None:
     _, _, blobs = ann.backend.read(lambda tx: tx.vectors_where(model, everyone, 0, 10_000))
     rows = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
     assert np.allclose(index_of(ann).meta.mean, rows.mean(axis=0), atol=1e-6)
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(st.lists(st.integers(-(2**40), 2**40), max_size=60))
+def test_distinct_numbers_are_what_numpy_unique_gives(values: list[int]) -> None:
+    array = np.asarray(values, dtype=np.int64)
+    assert sqlite_ann._distinct(array).tolist() == np.unique(array).tolist()
