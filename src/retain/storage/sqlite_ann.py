@@ -87,7 +87,7 @@ EXPANSION_ADD = 128  # ef at construction
 FIRST = 256  # candidates asked for first (at least four times the rows wanted)
 EXPANSION = 8  # ef when searching: this many times the candidates asked for
 WIDEST = 16_384  # a filter needing more candidates than this has its rows scanned instead
-SCANNED = 65_536  # a segment of at most this many rows has every code read, not its graph walked
+SCANNED = 100_000  # a segment of at most this many rows has every code read, not its graph walked
 CHUNK = 8192  # stored vectors read (and added) at a time
 SUFFIX = ".vectors"
 
