@@ -2,7 +2,7 @@
 exact scan, side by side.
 
     python bench/cold.py [--sizes 100000] [--queries 20] [--cli 10] [--home DIR] [--seed 1]
-                         [--batch 5000] [--reuse]
+                         [--batch 5000] [--reuse] [--compact] [--expansions 2,4,8] [--scan]
 
 For each size a store is loaded with ``bench/store.py``'s synthetic memories (the default
 embedder, ``write_many`` in batches of ``--batch`` with a progress callback, as an import
@@ -24,6 +24,15 @@ In the ``ann`` process the semantic sense is also checked against the exact scan
 stored vectors (read from the file, every row): recall@10 of the index's 10 nearest
 (asked as a search asks: 50) over the query sets, and the same over the ``tiny`` scope
 alone. The top-10 results of the two ways are compared query by query (``same_top10``).
+Beside recall, ``within_0.001``: the share of the index's ten that score at least the
+exact tenth's cosine less 0.001 (the synthetic corpus holds many rows within a
+thousandth of each other: a miss among them is a tie). ``--expansions 2,4,8`` measures
+the realm's recall again with each of those multiples of the candidates as the search's
+ef (``sqlite_ann.EXPANSION``; the searches above use the module's own), and ``--scan``
+with every segment's codes read whole instead of walked (``sqlite_ann.SCANNED``).
+
+``--compact`` runs ``compact`` on the loaded store first (timed: it builds an index of
+several segments again as one); ``segments`` says how many each measurement met.
 
 Progress goes to stderr; the last line of stdout is one JSON object.
 """
@@ -106,7 +115,7 @@ def load(directory: Path, size: int, batch: int, corpus: Corpus) -> dict[str, An
     }
 
 
-def measure(directory: Path, mode: str) -> dict[str, Any]:
+def measure(directory: Path, mode: str, expansions: list[int], scan: bool) -> dict[str, Any]:
     """One new process's searches of the store (see the module docstring)."""
     spec = json.loads((directory / "queries.json").read_text(encoding="utf-8"))
     began = time.perf_counter()
@@ -134,14 +143,39 @@ def measure(directory: Path, mode: str) -> dict[str, Any]:
         "rss_mib": rss["hwm"],
         "tops": tops,
     }
+    out["segments"] = segments(directory)
     if mode == "ann":
         texts = [t for texts in spec["sets"].values() for t in texts]
         out["recall"] = recall(store, texts)
+        if expansions:
+            from retain.storage import sqlite_ann
+
+            kept = sqlite_ann.EXPANSION
+            out["by_expansion"] = {}
+            for expansion in expansions:
+                sqlite_ann.EXPANSION = expansion
+                out["by_expansion"][expansion] = recall(store, texts, scope=False)["realm"]
+            sqlite_ann.EXPANSION = kept
+        if scan:
+            from retain.storage import sqlite_ann
+
+            kept = sqlite_ann.SCANNED
+            sqlite_ann.SCANNED = 1 << 62
+            out["every_code_read"] = recall(store, texts, scope=False)["realm"]
+            sqlite_ann.SCANNED = kept
     store.close()
     return out
 
 
-def recall(store: retain.MemoryService, texts: list[str]) -> dict[str, Any]:
+def segments(directory: Path) -> list[int]:
+    """The rows of each segment of the store's approximate index (none: [])."""
+    found = sorted((directory / "retain.db.vectors").glob("*.json"))
+    if not found:
+        return []
+    return [s["rows"] for s in json.loads(found[0].read_text(encoding="utf-8"))["segments"]]
+
+
+def recall(store: retain.MemoryService, texts: list[str], scope: bool = True) -> dict[str, Any]:
     """The index's nearest against the exact scan of every stored vector, for the whole
     realm and for the small scope."""
     from retain.search import key
@@ -155,6 +189,8 @@ def recall(store: retain.MemoryService, texts: list[str]) -> dict[str, Any]:
         "realm": MemoryFilter(store.realm),
         "scope": MemoryFilter(store.realm, scopes=(f"project:{SCOPE}",)),
     }
+    if not scope:
+        del wheres["scope"]
 
     def run(tx: Any) -> dict[str, Any]:
         assert tx.searches_vectors(model, dim, store.settings.ann_from)
@@ -165,12 +201,17 @@ def recall(store: retain.MemoryService, texts: list[str]) -> dict[str, Any]:
             ms = (time.perf_counter() - began) * 1000 / len(texts)
             truth = exact_top(tx, model, dim, asked, where, 10)
             got = [
-                len({h.memory_id for h in n[:10]} & set(t)) / max(1, min(10, len(t)))
+                len({h.memory_id for h in n[:10]} & {i for _, i in t}) / max(1, min(10, len(t)))
+                for n, t in zip(near, truth, strict=True)
+            ]
+            tied = [
+                statistics.fmean(h.score >= t[-1][0] - 0.001 for h in n[:10]) if t else 1.0
                 for n, t in zip(near, truth, strict=True)
             ]
             found[name] = {
                 "recall_at_10": round(statistics.fmean(got), 4),
                 "worst": round(min(got), 2),
+                "within_0.001": round(statistics.fmean(tied), 4),
                 "nearest_ms_per_query": round(ms, 2),
             }
         return found
@@ -179,8 +220,10 @@ def recall(store: retain.MemoryService, texts: list[str]) -> dict[str, Any]:
     return result
 
 
-def exact_top(tx: Any, model: str, dim: int, asked: Any, where: Any, k: int) -> list[list[str]]:
-    """Each query's ``k`` best ids over every stored vector passing ``where``."""
+def exact_top(
+    tx: Any, model: str, dim: int, asked: Any, where: Any, k: int
+) -> list[list[tuple[float, str]]]:
+    """Each query's ``k`` best (cosine, id) over every stored vector passing ``where``."""
     best: list[list[tuple[float, str]]] = [[] for _ in asked]
     after = 0
     while True:
@@ -193,15 +236,34 @@ def exact_top(tx: Any, model: str, dim: int, asked: Any, where: Any, k: int) -> 
             merged = best[q] + [(float(row[j]), ids[j]) for j in top]
             best[q] = sorted(merged, key=lambda b: -b[0])[:k]
         after = nums[-1]
-    return [[i for _, i in b] for b in best]
+    return best
 
 
-def in_new_process(directory: Path, mode: str) -> dict[str, Any]:
+def in_new_process(directory: Path, mode: str, expansions: list[int], scan: bool) -> dict[str, Any]:
     write_config(directory, mode)
     command = [sys.executable, str(Path(__file__).resolve()), "--measure", mode, str(directory)]
+    command += ["--expansions", ",".join(map(str, expansions))] if expansions else []
+    command += ["--scan"] if scan else []
     done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
+
+
+def compact(directory: Path) -> dict[str, Any]:
+    """``compact`` of the store, timed, and the index's segments before and after."""
+    write_config(directory, "ann")
+    before = segments(directory)
+    store = retain.open(directory / "retain.db", home=directory)
+    began = time.perf_counter()
+    done = store.compact(progress=lambda phase, done, total: None)
+    seconds = time.perf_counter() - began
+    store.close()
+    return {
+        "seconds": round(seconds, 1),
+        "steps": done["steps"],
+        "segments_before": before,
+        "segments_after": segments(directory),
+    }
 
 
 def cli_times(directory: Path, texts: list[str]) -> dict[str, Any]:
@@ -234,6 +296,10 @@ def bench_size(size: int, args: argparse.Namespace, corpus: Corpus) -> dict[str,
         log(f"size {size}: loading")
         loaded = load(directory, size, args.batch, corpus)
         log(f"size {size}: {loaded}")
+    compacted: dict[str, Any] | None = None
+    if args.compact:
+        compacted = compact(directory)
+        log(f"size {size}: {compacted}")
     sample = [corpus.doc(i * size // min(size, 20000)) for i in range(min(size, 20000))]
     queries = make_queries(corpus, sample, args.queries, random.Random(f"cold:{args.seed}"))
     sets = {k: v for k, v in queries.sets.items() if k in ("rare", "common", "mixed")}
@@ -241,7 +307,7 @@ def bench_size(size: int, args: argparse.Namespace, corpus: Corpus) -> dict[str,
     modes: dict[str, Any] = {}
     for mode in MODES:
         log(f"size {size}: {mode}: measuring in a new process")
-        modes[mode] = in_new_process(directory, mode)
+        modes[mode] = in_new_process(directory, mode, args.expansions, args.scan)
         texts = [t for v in sets.values() for t in v][: args.cli]
         modes[mode]["cli_ms"] = cli_times(directory, texts)
         shown = {k: v for k, v in modes[mode].items() if k != "tops"}
@@ -267,6 +333,7 @@ def bench_size(size: int, args: argparse.Namespace, corpus: Corpus) -> dict[str,
     return {
         "size": size,
         "load": loaded,
+        "compact": compacted,
         "modes": modes,
         "same_top10": round(statistics.fmean(same), 4),
         "top10_overlap": round(statistics.fmean(overlap), 4),
@@ -284,10 +351,19 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--batch", type=int, default=5000)
     parser.add_argument("--reuse", action="store_true", help="keep a store already loaded")
+    parser.add_argument("--compact", action="store_true", help="compact the store first")
+    parser.add_argument(
+        "--expansions",
+        type=lambda text: [int(x) for x in text.split(",")],
+        default=[],
+        help="ef multiples to measure recall at, e.g. 2,4,8",
+    )
+    parser.add_argument("--scan", action="store_true", help="also every segment read whole")
     parser.add_argument("--measure", nargs=2, metavar=("MODE", "DIR"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
-        print(json.dumps(measure(Path(args.measure[1]), args.measure[0])))
+        mode, directory = args.measure
+        print(json.dumps(measure(Path(directory), mode, args.expansions, args.scan)))
         return 0
     corpus = Corpus(args.seed)
     results = [bench_size(int(s), args, corpus) for s in args.sizes.split(",")]
