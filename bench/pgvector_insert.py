@@ -2,6 +2,7 @@
 
     python bench/pgvector_insert.py --database-url postgresql://USER:PASSWORD@HOST/DB
                                     [--dim 256] [--rows 20000] [--measure 5000] [--batch 100]
+                                    [--clients 1]
 
 The floor under ``bench/writers.py``'s PostgreSQL figures: in a scratch schema of the
 database (``pgvector_insert``, dropped first and at the end), a table of vectors of
@@ -10,8 +11,10 @@ are (50 centres, noise), then ``--measure`` more are inserted in batches of ``--
 one transaction each, one row per vector, as retain's writes insert them — once with no
 index, once under an HNSW index (cosine) of pgvector's default build settings
 (``m = 16``, ``ef_construction = 64``; retain's). The server's CPU time per row is read
-from the backend's own ``/proc/<pid>/stat`` when the server runs on this machine (it does
-under the test suite and in ``bench/RESULTS.md``).
+from the backends' own ``/proc/<pid>/stat`` when the server runs on this machine (it does
+under the test suite and in ``bench/RESULTS.md``). ``--clients N`` inserts the measured
+batches from N connections at once (threads; the literals are made beforehand), as N
+writers would: the ceiling ``bench/writers.py --writers N`` is compared with.
 
 With the writers' own CPU per write from ``bench/writers.py``, it bounds what a machine
 of N cores can do with the server beside the writers: N / (writers + server) per ms.
@@ -27,6 +30,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -85,15 +89,26 @@ def measure(con: psycopg.Connection[Any], args: argparse.Namespace, index: bool)
         clustered(rng, centres, min(args.batch, args.measure - start))
         for start in range(0, args.measure, args.batch)
     ]
-    pid = con.info.backend_pid
-    cpu_before = server_cpu_s(pid)
+    connections = [con] + [
+        psycopg.connect(args.database_url, options=f"-c search_path={search_path(con)}")
+        for _ in range(args.clients - 1)
+    ]
+    pids = [c.info.backend_pid for c in connections]
+    cpu_before = [server_cpu_s(pid) for pid in pids]
     began = time.perf_counter()
-    for batch in batches:
-        con.execute(insert, (batch,))
-        con.commit()
+    with ThreadPoolExecutor(len(connections)) as pool:
+        for done in [
+            pool.submit(insert_each, c, insert, batches[i :: len(connections)])
+            for i, c in enumerate(connections)
+        ]:
+            done.result()
     seconds = time.perf_counter() - began
-    cpu_after = server_cpu_s(pid)
-    cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
+    cpu_after = [server_cpu_s(pid) for pid in pids]
+    for other in connections[1:]:
+        other.close()
+    cpu = None
+    if None not in cpu_before and None not in cpu_after:
+        cpu = sum(a - b for a, b in zip(cpu_after, cpu_before, strict=True) if a and b)
     name = "hnsw" if index else "no_index"
     per_row_ms = 1000 * seconds / args.measure
     log(f"{name}: {args.measure / seconds:.0f} rows/s, {per_row_ms:.3f} ms a row")
@@ -104,6 +119,18 @@ def measure(con: psycopg.Connection[Any], args: argparse.Namespace, index: bool)
     }
 
 
+def insert_each(con: psycopg.Connection[Any], insert: str, batches: list[list[str]]) -> None:
+    """Each batch in a transaction of its own."""
+    for batch in batches:
+        con.execute(insert, (batch,))
+        con.commit()
+
+
+def search_path(con: psycopg.Connection[Any]) -> str:
+    row = con.execute("SHOW search_path").fetchone()
+    return str(row[0]).replace(" ", "") if row else SCHEMA
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--database-url", required=True)
@@ -111,6 +138,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--rows", type=int, default=20_000, help="vectors in the table first")
     parser.add_argument("--measure", type=int, default=5_000, help="vectors inserted, timed")
     parser.add_argument("--batch", type=int, default=100, help="vectors a transaction")
+    parser.add_argument("--clients", type=int, default=1, help="connections inserting at once")
     return parser.parse_args(argv)
 
 
@@ -142,7 +170,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "server": server_info(args.database_url),
                 "database": shown_url(args.database_url),
                 "psycopg": metadata.version("psycopg"),
-                "settings": {k: getattr(args, k) for k in ("dim", "rows", "measure", "batch")},
+                "settings": {
+                    k: getattr(args, k) for k in ("dim", "rows", "measure", "batch", "clients")
+                },
                 "results": results,
             }
         )
