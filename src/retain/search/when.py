@@ -22,6 +22,7 @@ from calendar import monthrange
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from datetime import date, timedelta
+from functools import cache
 
 DAY, WEEK, MONTH, YEAR = "day", "week", "month", "year"
 
@@ -80,15 +81,7 @@ _PATTERNS = (
     ),
     ("weekday", rf"\b(?P<which>last|this|next|on|coming|past)\s+{_WEEKDAY}\b"),
 )
-# One finder for every pattern: the i-th is the group ``p<i>``, its parts ``g<i>_<part>``.
 _NAMED = re.compile(r"[(][?]P<([a-z]+)>")
-_FINDER = re.compile(
-    "|".join(
-        f"(?P<p{i}>" + _NAMED.sub(f"(?P<g{i}_" + r"\1>", p) + ")"
-        for i, (_, p) in enumerate(_PATTERNS)
-    ),
-    re.I,
-)
 # Every pattern starts with ``\b`` and a word character, so a match can start only where
 # a word does: the finder is tried there alone (a fifth of the positions of a text).
 _WORD_START = re.compile(r"\b\w")
@@ -121,13 +114,27 @@ def spans(text: str, anchor: date | None) -> list[Span]:
     return found
 
 
+@cache
+def finder() -> re.Pattern[str]:
+    """One pattern of every pattern: the i-th is the group ``p<i>``, its parts
+    ``g<i>_<part>``. Compiled at first use (about 5 ms), so that a command that never
+    looks for a time does not pay for it."""
+    return re.compile(
+        "|".join(
+            f"(?P<p{i}>" + _NAMED.sub(f"(?P<g{i}_" + r"\1>", p) + ")"
+            for i, (_, p) in enumerate(_PATTERNS)
+        ),
+        re.I,
+    )
+
+
 def _matches(text: str) -> Iterator[re.Match[str]]:
-    """What ``_FINDER.finditer(text)`` finds, leftmost first, none overlapping."""
-    end = 0
+    """What ``finder().finditer(text)`` finds, leftmost first, none overlapping."""
+    end, pattern = 0, finder()
     for word in _WORD_START.finditer(text):
         if word.start() < end:
             continue
-        match = _FINDER.match(text, word.start())
+        match = pattern.match(text, word.start())
         if match is not None:
             yield match
             end = match.end()
