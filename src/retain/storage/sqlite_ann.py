@@ -35,9 +35,10 @@ deleted row's key stays until its index is built again.
 **Searching.** Every segment gives its nearest keys with their approximate
 scores from the codes: by a walk of its graph, or, for a segment of at most
 ``SCANNED`` rows (or no larger than the walk's beam), by reading every code, which is
-exact and no dearer (a walk at ef 2,048 costs about what reading 100,000 codes
-does); the tail gives its nearest by its cosines in memory. The best ``count`` of
-each are read back from the store by number and scored exactly by the vectors the
+exact and no dearer (a search reading every code of 25,000 rows took 7.9 ms against
+9.9 walking them, of 50,000 10.8 against 11.4, of 100,000 17.6 against 15.1); the
+tail gives its nearest by its cosines in memory. The best ``count`` of each are read
+back from the store by number and scored exactly by the vectors the
 store holds in the search's own transaction, once each (a candidate whose vector is
 gone, or another model's now, has none and drops out). The store's filter
 (realm, scope, status, trust, expiry) then runs on that exact order; when too few
@@ -87,7 +88,7 @@ EXPANSION_ADD = 128  # ef at construction
 FIRST = 256  # candidates asked for first (at least four times the rows wanted)
 EXPANSION = 8  # ef when searching: this many times the candidates asked for
 WIDEST = 16_384  # a filter needing more candidates than this has its rows scanned instead
-SCANNED = 100_000  # a segment of at most this many rows has every code read, not its graph walked
+SCANNED = 50_000  # a segment of at most this many rows has every code read, not its graph walked
 CHUNK = 8192  # stored vectors read (and added) at a time
 SUFFIX = ".vectors"
 
