@@ -172,8 +172,8 @@ def measure(directory: Path, mode: str, expansions: list[int], scan: bool) -> di
     return out
 
 
-def warm_p50(store: retain.MemoryService, texts: list[str]) -> float:
-    """The median search over two passes of ``texts`` after one untimed pass."""
+def warm_seconds(store: retain.MemoryService, texts: list[str]) -> list[float]:
+    """Each search of two passes of ``texts`` after one untimed pass, in seconds."""
     for text in texts:
         store.search(text)
     seconds = []
@@ -182,7 +182,11 @@ def warm_p50(store: retain.MemoryService, texts: list[str]) -> float:
             began = time.perf_counter()
             store.search(text)
             seconds.append(time.perf_counter() - began)
-    return round(statistics.median(seconds) * 1000, 2)
+    return seconds
+
+
+def warm_p50(store: retain.MemoryService, texts: list[str]) -> float:
+    return round(statistics.median(warm_seconds(store, texts)) * 1000, 2)
 
 
 def segments(directory: Path) -> list[int]:

@@ -42,18 +42,12 @@ def status() -> dict[str, int]:
 
 def searches(directory: Path) -> dict[str, Any]:
     import retain
+    from cold import warm_seconds
 
     spec = json.loads((directory / "queries.json").read_text(encoding="utf-8"))
     texts = [t for texts in spec["sets"].values() for t in texts]
     store = retain.open(directory / "retain.db", home=directory)
-    for text in texts:
-        store.search(text)
-    seconds = []
-    for _ in range(2):
-        for text in texts:
-            began = time.perf_counter()
-            store.search(text)
-            seconds.append(time.perf_counter() - began)
+    seconds = warm_seconds(store, texts)
     store.close()
     ordered = sorted(seconds)
     return {
