@@ -33,8 +33,8 @@ with every segment's codes read whole instead of walked (``sqlite_ann.SCANNED``)
 recall and, since the nearest alone misleads (it asks for every query vector at once),
 the whole search's p50 over two warm passes of the query sets, read whole and walked.
 
-``--compact`` runs ``compact`` on the loaded store first (timed: it builds an index of
-several segments again as one); ``segments`` says how many each measurement met.
+``--compact`` runs ``compact`` on the loaded store first (timed, with the segments before
+and after); ``segments`` says how many each measurement met.
 
 Progress goes to stderr; the last line of stdout is one JSON object.
 """
@@ -52,12 +52,14 @@ import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 
 import retain  # noqa: E402
+from retain.storage import sqlite_ann  # noqa: E402
 from scale import rss_mib  # noqa: E402
 from store import Corpus, log, machine, make_queries, source_state, summary_ms  # noqa: E402
 
@@ -150,24 +152,16 @@ def measure(directory: Path, mode: str, expansions: list[int], scan: bool) -> di
         texts = [t for texts in spec["sets"].values() for t in texts]
         out["recall"] = recall(store, texts)
         if expansions:
-            from retain.storage import sqlite_ann
-
-            kept = sqlite_ann.EXPANSION
             out["by_expansion"] = {}
             for expansion in expansions:
-                sqlite_ann.EXPANSION = expansion
-                out["by_expansion"][expansion] = recall(store, texts, scope=False)["realm"]
-            sqlite_ann.EXPANSION = kept
+                with patch.object(sqlite_ann, "EXPANSION", expansion):
+                    out["by_expansion"][expansion] = recall(store, texts, scope=False)["realm"]
         if scan:
-            from retain.storage import sqlite_ann
-
-            kept = sqlite_ann.SCANNED
-            sqlite_ann.SCANNED = 1 << 62
-            out["every_code_read"] = recall(store, texts, scope=False)["realm"]
-            out["every_code_read"]["warm_search_p50_ms"] = warm_p50(store, texts)
-            sqlite_ann.SCANNED = 0
-            out["walked_warm_search_p50_ms"] = warm_p50(store, texts)
-            sqlite_ann.SCANNED = kept
+            with patch.object(sqlite_ann, "SCANNED", 1 << 62):
+                out["every_code_read"] = recall(store, texts, scope=False)["realm"]
+                out["every_code_read"]["warm_search_p50_ms"] = warm_p50(store, texts)
+            with patch.object(sqlite_ann, "SCANNED", 0):
+                out["walked_warm_search_p50_ms"] = warm_p50(store, texts)
     store.close()
     return out
 

@@ -27,17 +27,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from scale import rss_mib  # noqa: E402
 from store import Corpus, log, machine, source_state  # noqa: E402
-
-
-def status() -> dict[str, int]:
-    """Peak and anonymous resident memory of this process, MiB."""
-    found = {}
-    for line in Path("/proc/self/status").read_text(encoding="utf-8").splitlines():
-        if line.startswith(("VmHWM", "RssAnon")):
-            name, value = line.split(":")
-            found[name] = int(value.split()[0]) // 1024
-    return found
 
 
 def searches(directory: Path) -> dict[str, Any]:
@@ -53,7 +44,7 @@ def searches(directory: Path) -> dict[str, Any]:
     return {
         "p50_ms": round(statistics.median(seconds) * 1000, 2),
         "p95_ms": round(ordered[int(len(ordered) * 0.95)] * 1000, 2),
-        "rss_mib": status(),
+        "rss_mib": {k: v for k, v in rss_mib().items() if k in ("hwm", "anon")},
     }
 
 

@@ -108,7 +108,7 @@ def measure(con: psycopg.Connection[Any], args: argparse.Namespace, index: bool)
         other.close()
     cpu = None
     if None not in cpu_before and None not in cpu_after:
-        cpu = sum(a - b for a, b in zip(cpu_after, cpu_before, strict=True) if a and b)
+        cpu = sum(a - b for a, b in zip(cpu_after, cpu_before, strict=True))
     name = "hnsw" if index else "no_index"
     per_row_ms = 1000 * seconds / args.measure
     log(f"{name}: {args.measure / seconds:.0f} rows/s, {per_row_ms:.3f} ms a row")
