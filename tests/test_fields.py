@@ -218,6 +218,19 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
         },
     ),  # fmt: skip
     "acting_as": (False, ("agent:ada",), {"realm": "default"}),
+    "graph": (False, ("deploy-rule",), {"project": "web"}),
+    "link": (
+        False,
+        ("deploy-rule", "01ID", "similar_to"),
+        {"reason": "alike", "project": "web"},
+    ),
+    "decide": (
+        False,
+        ("deploy-rule", "keep"),
+        {"target": "01ID", "reason": "both hold", "project": "web"},
+    ),
+    "dedup": (False, (), {"threshold": 0.7, "project": "web", "progress": _progress}),
+    "hygiene": (False, (), {"unverified": "90d", "expiring": "7d", "limit": 5}),
 }
 # Verbs without an argument to get wrong.
 NO_ARGUMENTS = {

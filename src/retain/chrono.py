@@ -287,6 +287,16 @@ def before(moment: datetime, period: timedelta) -> datetime:
         ) from exc
 
 
+def after(moment: datetime, period: timedelta) -> datetime:
+    """``moment + period``, refused rather than overflowing past year 9999."""
+    try:
+        return moment + period
+    except OverflowError as exc:
+        raise InvalidTime(
+            "that period reaches past year 9999", remedy="give a shorter period"
+        ) from exc
+
+
 def in_zone(moment: datetime, zone: tzinfo | None) -> datetime:
     """``moment`` on the clock of ``zone`` (None: the system's), or in UTC where that clock
     would read a day before year 1 or after 9999."""

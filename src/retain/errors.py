@@ -36,6 +36,7 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   ├── GatePending              gate_pending
     │   ├── GrantReadOnly            grant_read_only
     │   ├── AlreadyForgotten         already_forgotten
+    │   ├── NotActive                not_active
     │   ├── HoldActive               hold_active
     │   ├── AlreadyHeld              already_held
     │   └── NotHeld                  not_held
@@ -365,6 +366,14 @@ class AlreadyForgotten(Conflict):
     the erasure, which ``certificate`` fetches)."""
 
     code = "already_forgotten"
+
+
+class NotActive(Conflict):
+    """A decision needs an active memory and the one named is not (``details``: its
+    ``id`` and ``status``): a superseded memory is superseded once, a retracted or
+    forgotten one takes no new relation."""
+
+    code = "not_active"
 
 
 class HoldActive(Conflict):

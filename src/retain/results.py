@@ -12,7 +12,7 @@ a change are the memory's exported text, drawn only when read.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -532,6 +532,7 @@ class VerifyReport:
     erased_events: int = 0  # events whose payload an erasure certificate accounts for
     key_id: str | None = None  # the signing key's, when one is configured
     head_signature: str | None = None  # the key's signature of the head (retain.signing)
+    relations: dict[str, int] = field(default_factory=dict)  # the realm's edges, by type
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -543,6 +544,7 @@ class VerifyReport:
             "chain_ok": self.chain_ok,
             "vectors": self.vectors,
             "pending_vectors": self.pending_vectors,
+            "relations": dict(self.relations),
             "early_reversals": self.early_reversals,
             "broken_at": self.broken_at,
             "head": {

@@ -50,6 +50,7 @@ def test_verify_reports_a_sound_store(retain: Retain) -> None:
         "chain_ok": True,
         "vectors": 2,
         "pending_vectors": 0,
+        "relations": {"similar_to": 0, "supersedes": 0, "contradicts": 0, "derived_from": 0},
         "early_reversals": 0,
         "broken_at": None,
         "signed_events": 0,

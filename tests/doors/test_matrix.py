@@ -91,7 +91,11 @@ def settings_of(column: str) -> Settings:
 # anonymous callers read only, unless the installation allows them to write ([access]
 # anonymous_writes), and then they write the shared tiers and facts, and no more;
 # legal holds are placed and released, and retention swept, by operators and applications
-# (issue 17), and whether a memory is held is read by anyone but an agent (as the log is).
+# (issue 17), and whether a memory is held is read by anyone but an agent (as the log is);
+# a memory's relation graph is read by anyone (through their view), relations are made
+# and pairs decided by the curators (operators and the steward: supersedes and contradicts
+# are decisions), a dedup pass (which only proposes pairs) is upkeep for operators,
+# applications and the steward, and the hygiene report is the curators' worklist.
 EXPECTED: dict[str, dict[str, str]] = {
     #                      agent   app     operator steward anonymous anonymous-writing
     "search":          row(OK,     OK,     OK,      OK,     OK,       OK),
@@ -158,6 +162,11 @@ EXPECTED: dict[str, dict[str, str]] = {
     "release_hold":    row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
     "held":            row(DENIED, OK,     OK,      OK,     OK,       OK),
     "sweep":           row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
+    "graph":           row(OK,     OK,     OK,      OK,     OK,       OK),
+    "link":            row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
+    "decide":          row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
+    "dedup":           row(DENIED, OK,     OK,      OK,     DENIED,   DENIED),
+    "hygiene":         row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
 }
 # fmt: on
 
@@ -282,6 +291,10 @@ _GRANT_ARGS = dict(zip(("subject", "action", "on"), _GRANT, strict=True))
 _ASSERTED = "production deploys require approval"
 _INDEXED = {"entity": "identity:ops", "topic": "deployment", "store": "knowledge_graph",
             "fact": _ASSERTED}  # fmt: skip
+
+
+_DRAFTED = "drafted from the plan"
+_LINKED = {"source": "to-edit", "target": "plan", "type": "derived_from", "reason": _DRAFTED}
 
 
 def _note(name: str) -> dict[str, Any]:
@@ -655,6 +668,39 @@ DOORS: dict[str, Doors] = {
         rest=("post", "/v1/sweep"),
         rest_args=lambda s: {"json": {"reason": "retention", "before": "2000-01-01"}},
         mcp="memory_sweep", mcp_args=lambda s: {"reason": "retention", "before": "2000-01-01"},
+    ),
+    "graph": Doors(
+        lambda svc, s: svc.graph("plan"),
+        ("graph",), lambda s: ["plan"], cli_as=True,
+        rest=("get", "/v1/memories/{memory_id}/graph"), rest_args=lambda s: {"memory_id": "plan"},
+        mcp="memory_graph", mcp_args=lambda s: {"memory": "plan"},
+    ),
+    "link": Doors(
+        lambda svc, s: svc.link("to-edit", "plan", "derived_from", reason=_DRAFTED),
+        ("link",), lambda s: ["to-edit", "plan", "derived_from", "--reason", _DRAFTED],
+        cli_as=True,
+        rest=("post", "/v1/relations"), rest_args=lambda s: {"json": dict(_LINKED)},
+        mcp="memory_link", mcp_args=lambda s: dict(_LINKED),
+    ),
+    "decide": Doors(  # the pair the same actor linked just before (VERBS order): both stand
+        lambda svc, s: svc.decide("to-edit", "keep", target="plan"),
+        ("decide",), lambda s: ["to-edit", "keep", "--target", "plan"], cli_as=True,
+        rest=("post", "/v1/memories/{memory_id}/decide"),
+        rest_args=lambda s: {"memory_id": "to-edit", "json": {"action": "keep", "target": "plan"}},
+        mcp="memory_decide",
+        mcp_args=lambda s: {"memory": "to-edit", "action": "keep", "target": "plan"},
+    ),
+    "dedup": Doors(
+        lambda svc, s: svc.dedup(),
+        ("dedup",), cli_as=True,
+        rest=("post", "/v1/dedup"), rest_args=lambda s: {"json": {}},
+        mcp="memory_dedup",
+    ),
+    "hygiene": Doors(
+        lambda svc, s: svc.hygiene(),
+        ("hygiene",), cli_as=True,
+        rest=("get", "/v1/hygiene"),
+        mcp="memory_hygiene",
     ),
 }  # fmt: skip
 VERBS = tuple(DOORS)  # the order each (column, door) runs them in

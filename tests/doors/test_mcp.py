@@ -100,6 +100,7 @@ ALL_TOOLS = {
     "memory_index", "memory_query", "memory_stores", "memory_gate",
     "memory_hold", "memory_release", "memory_held", "memory_sweep",
     "ingest_conversation",
+    "memory_graph", "memory_link", "memory_decide", "memory_dedup", "memory_hygiene",
 }  # fmt: skip
 
 
@@ -124,13 +125,15 @@ def test_every_tool_says_truthfully_what_it_does(service: MemoryService) -> None
         "memory_search", "memory_recall", "fact_read", "fact_history", "ticket_list",
         "ticket_show", "memory_list_quarantine", "access_list", "memory_query",
         "memory_stores", "memory_gate",
-        "memory_held",
+        "memory_held", "memory_graph", "memory_hygiene",
     }  # fmt: skip
     destructive = {n for n, t in tools.items() if t.annotations and t.annotations.destructive_hint}
-    # an ingest overwrites a stored turn that differs, as a write does
+    # an ingest overwrites a stored turn that differs, as a write does; a supersede (a
+    # decision, or a supersedes link) retires a memory for good
     assert destructive == {
         "memory_write", "memory_edit", "memory_delete", "memory_update", "memory_forget",
         "fact_retract", "memory_review", "access_revoke", "memory_sweep", "ingest_conversation",
+        "memory_link", "memory_decide",
     }  # fmt: skip
     ingest = tools["ingest_conversation"].annotations
     assert ingest is not None and ingest.idempotent_hint  # the same turns again: no change
@@ -207,6 +210,11 @@ SAMPLE_CALLS: dict[str, dict[str, Any]] = {
     "memory_held": {"id": "01NOSUCHMEMORY"},
     "memory_sweep": {"reason": "retention", "dry_run": True},
     "ingest_conversation": {"thread": "chat", "turns": [{"speaker": "Ada", "text": "hi"}]},
+    "memory_graph": {"memory": "01NOSUCHMEMORY"},
+    "memory_link": {"source": "01NOSUCHMEMORY", "target": "01NOSUCHOTHER", "type": "similar_to"},
+    "memory_decide": {"memory": "01NOSUCHMEMORY", "action": "keep", "target": "01NOSUCHOTHER"},
+    "memory_dedup": {},
+    "memory_hygiene": {},
 }
 
 
@@ -649,7 +657,7 @@ HTTP_STATUS_OF = {
     "agent_exists": 409, "team_exists": 409, "ambiguous_name": 409,
     "evidence_mismatch": 409, "trust_capped": 409,
     "project_not_empty": 409, "ticket_closed": 409, "gate_pending": 409,
-    "grant_read_only": 409, "already_forgotten": 409,
+    "grant_read_only": 409, "already_forgotten": 409, "not_active": 409,
     "hold_active": 409, "already_held": 409, "not_held": 409,
     "budget_exceeded": 422, "inline_budget_exceeded": 422,
     "edit_failed": 422, "edit_no_match": 422, "edit_ambiguous": 422,

@@ -55,12 +55,14 @@ from retain.service import (
     policy,
     proposal,
     registry,
+    relation,
     ticket,
     tier,
     trust,
 )
 from retain.service import context as section
 from retain.service import hold as holds
+from retain.service import hygiene as cleaning
 from retain.service import review as reviewing
 from retain.service import search as finding
 from retain.service import session as sessions
@@ -462,6 +464,13 @@ class MemoryService:
     grant = access.grant
     revoke = access.revoke
     list_grants = access.list_grants
+
+    # the relation graph and the hygiene pass
+    graph = relation.graph_of
+    link = relation.link
+    decide = relation.decide
+    dedup = relation.dedup
+    hygiene = cleaning.hygiene_of
 
     # legal holds and retention
     hold = holds.hold

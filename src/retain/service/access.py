@@ -61,13 +61,14 @@ NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
              "recall", "list_proposals", "list_injections", "fact_read", "fact_history",
              "list_projects", "list_agents", "list_teams", "events", "session_status",
              "list_tickets", "get_ticket", "certificate", "query", "stores", "gate",
-             "chain_head"),
+             "chain_head", "graph", "hygiene"),
             _READ,
         ),
         # writing and changing memories, facts and proposals
         **dict.fromkeys(
             ("write", "write_many", "ingest_conversation", "edit", "import_", "remember",
-             "update", "propose", "fact_write", "fact_retract", "index"),
+             "update", "propose", "fact_write", "fact_retract", "index", "link", "decide",
+             "dedup"),
             _WRITE,
         ),
         "delete": _DELETE,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, TypeVar
 
-from retain import budget, ledger
+from retain import budget, graph, ledger
 from retain.chrono import stamp
 from retain.errors import IntegrityFailed
 from retain.model import Event
@@ -130,7 +130,9 @@ def verify(
     signer = svc.store.signer
     signatures: EventSignatures | None = None
 
-    def chain(tx: Reads) -> tuple[int, int, int, int, int, ledger.ChainCheck]:
+    def chain(
+        tx: Reads,
+    ) -> tuple[int, int, int, int, int, ledger.ChainCheck, dict[str, int]]:
         nonlocal signatures
         total = tx.count_events()
         events = tx.iter_events()
@@ -147,9 +149,10 @@ def verify(
             pending,
             total,
             ledger.check_chain(events, ordered_from=tx.ordered_from(), signatures=signatures),
+            tx.relation_counts(svc.realm),
         )
 
-    memories, everywhere, vectored, pending, total, check = svc.backend.read(chain)
+    memories, everywhere, vectored, pending, total, check, relations = svc.backend.read(chain)
     all_problems = list(problems)
     # A vector a committed write has yet to store (or a later write to make again) is
     # work under way, not damage.
@@ -182,6 +185,9 @@ def verify(
         rebuilt=rebuild,
         vectors=vectored,
         pending_vectors=min(pending, everywhere - vectored),
+        relations={
+            kind: relations.get(kind, 0) for kind in graph.TYPES if kind != graph.REFERENCES
+        },
         early_reversals=check.early_reversals,
         notes=tuple(notes),
         broken_at=check.broken_at,

@@ -99,7 +99,7 @@ def ingest_conversation(
     scope = project_scope(project) if project else GLOBAL_SCOPE
 
     def run(work: Work) -> IngestResult:
-        batch = tier.Batch(svc, work, notes=False, reason=reason)
+        batch = tier.Batch(svc, work, reason=reason)
         results: list[WriteResult] = []
         for place, (turn, request) in enumerate(zip(checked, requests, strict=True), start=1):
             if request.valid_from is None:  # no time given: now, the first time it is written

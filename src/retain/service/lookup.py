@@ -106,9 +106,18 @@ def referenced_by(svc: MemoryService, tx: Reads, memory: Memory) -> tuple[str, .
     return tuple(
         rows.label(m)
         for m in tx.referencing(svc.realm, targets)
-        if m.id != memory.id
-        and not view.hides(m)
-        and (memory.id in m.references or memory.scope == GLOBAL_SCOPE or m.scope == memory.scope)
+        if m.id != memory.id and not view.hides(m) and cites(m, memory)
+    )
+
+
+def cites(citing: Memory, memory: Memory) -> bool:
+    """Whether a reference of ``citing`` (one naming ``memory``'s id or name) resolves to
+    ``memory``: its id from anywhere, its name from its own tier or, for a global memory,
+    from anywhere."""
+    return (
+        memory.id in citing.references
+        or memory.scope == GLOBAL_SCOPE
+        or citing.scope == memory.scope
     )
 
 

@@ -85,6 +85,11 @@ _LEDGER = "the assertion ledger is written by operators, applications and the st
 _HOLDS = "legal holds are placed and released by operators and applications"
 _HELD = "legal holds are the realm's custody, not an agent's to read"
 _RETAIN = "retention sweeps are upkeep for operators and applications"
+_CURATE = "only a curator (an operator or the steward) relates memories explicitly: supersedes and contradicts are decisions"  # noqa: E501
+_DEDUP = (
+    "a dedup pass is upkeep for operators, applications and the steward; it only proposes pairs"  # noqa: E501
+)
+_HYGIENE = "the hygiene listing is the curators' worklist"
 
 POLICY: Mapping[str, Rule] = MappingProxyType(
     {
@@ -165,6 +170,12 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "release_hold": _write(ADMINS, _HOLDS, offered=True),
         "held": _read(NOT_AGENTS, _HELD, offered=True),
         "sweep": _write(ADMINS, _RETAIN, offered=True),
+        # the relation graph: reading it, a curator's links and decisions, the passes
+        "graph": _read(EVERYONE, offered=True),
+        "link": _write(CURATORS, _CURATE, offered=True),
+        "decide": _write(CURATORS, _CURATE, offered=True),
+        "dedup": _write(KEEPERS, _DEDUP, offered=True),
+        "hygiene": _read(CURATORS, _HYGIENE, offered=True),
     }
 )
 

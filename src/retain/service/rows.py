@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from retain.errors import StaleUpdate
+from retain.graph import SUPERSEDES
 from retain.model import DEFAULT_PRIORITY, Load, Memory, Status, lower_trust
 from retain.service.admission import CAP
 from retain.service.work import Work
@@ -189,4 +190,9 @@ def linked(tx: Reads, memories: Sequence[Memory]) -> list[Memory]:
         taken = status not in (Status.RETRACTED.value, Status.DISCARDED.value)
         if taken and new > latest.get(old, ""):
             latest[old] = new  # ids sort by creation
+    unlinked = {m.id: m.realm for m in memories if m.id in retired and m.id not in latest}
+    for realm in set(unlinked.values()):  # a curator's supersede (once a row)
+        for relation in tx.relations(realm, list(unlinked)):
+            if relation.type == SUPERSEDES and relation.target in unlinked:
+                latest[relation.target] = relation.source
     return [replace(m, superseded_by=latest[m.id]) if m.id in latest else m for m in memories]

@@ -4,7 +4,6 @@ budget measured over it), edits of a body, and deletes.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
@@ -20,20 +19,18 @@ from retain.errors import (
     MemoryExists,
     NameConflict,
     NoProject,
+    NotActive,
     StaleUpdate,
 )
 from retain.model import DEFAULT_PRIORITY, GLOBAL_SCOPE, Load, Memory, Status, project_scope
 from retain.results import DeleteResult, EditResult, WriteRequest, WriteResult
 from retain.search import key
-from retain.service import lookup, rows, trust
+from retain.service import lookup, relation, rows, trust
 from retain.service.work import Work
-from retain.storage.base import InlineEntry, MemoryFilter, Progress, Reads
+from retain.storage.base import InlineEntry, Progress
 
 if TYPE_CHECKING:
     from retain.service import MemoryService
-
-_WORDS = re.compile(r"[^\W_]+")
-SIMILAR_DESCRIPTION = 0.6
 
 
 class _Inline:
@@ -85,10 +82,6 @@ class _Staged:
         self.rows[memory.id] = memory
 
 
-def _words(text: str) -> set[str]:
-    return {w for w in _WORDS.findall(text.casefold()) if len(w) > 1}
-
-
 def _excerpt(body: str, start: int, length: int, context: int = 2) -> str:
     """The lines around a change, for showing what an edit did."""
     lines = body.splitlines(keepends=True)
@@ -105,20 +98,22 @@ def _unless_kept(value: Any, check: Callable[[Any], str]) -> str | None:
 def write(svc: MemoryService, name: str, **options: Any) -> WriteResult:
     """Create or update one memory by name (see ``WriteRequest`` for the options)."""
     request = fields.made(WriteRequest, {"name": name, **options})
-    return write_many(svc, [request], notes=True)[0]
+    return write_many(svc, [request])[0]
 
 
 def write_many(
     svc: MemoryService,
     requests: Sequence[WriteRequest],
     *,
-    notes: bool = False,
+    notes: bool = True,
     reason: str = "",
     progress: Progress | None = None,
 ) -> list[WriteResult]:
     """Apply every write in one transaction: all land or none does.
 
-    The inline budget is measured once, over the batch as a whole.
+    The inline budget is measured once, over the batch as a whole. With ``notes``, a
+    memory created or redescribed is noted when another already says nearly the same
+    (``relation.noted``; a batch of more than ``relation.NOTED_BATCH`` is not).
     """
     checked = [normalized(svc, request) for request in requests]
     return write_normalized(svc, checked, notes=notes, reason=reason, progress=progress)
@@ -135,7 +130,7 @@ def write_normalized(
     """``write_many`` of requests ``normalized`` already checked and put in stored form."""
 
     def run(work: Work) -> list[WriteResult]:
-        batch = Batch(svc, work, notes=notes, reason=reason)
+        batch = Batch(svc, work, reason=reason)
         results = []
         for done, request in enumerate(requests, start=1):
             results.append(batch.apply(request))
@@ -147,7 +142,7 @@ def write_normalized(
     results = svc._write(run)
     if progress is not None:  # a bulk write: the vector index too, while it is shown
         svc.store.index_vectors(progress)
-    return results
+    return relation.noted(svc, results) if notes else results
 
 
 class Batch:
@@ -156,15 +151,13 @@ class Batch:
     already, applied in order (``apply``), then the inline budget measured over them
     all, the new rows created in one statement and the search keys made (``close``)."""
 
-    def __init__(self, svc: MemoryService, work: Work, *, notes: bool, reason: str) -> None:
-        self.svc, self.work, self.notes, self.reason = svc, work, notes, reason
+    def __init__(self, svc: MemoryService, work: Work, *, reason: str) -> None:
+        self.svc, self.work, self.reason = svc, work, reason
         self.inline = _Inline(work.reads.inline_entries(svc.realm, stamp(work.now)))
         self.staged = _Staged()
 
     def apply(self, request: WriteRequest) -> WriteResult:
-        return _apply(
-            self.svc, self.work, request, self.inline, self.staged, self.notes, self.reason
-        )
+        return _apply(self.svc, self.work, request, self.inline, self.staged, self.reason)
 
     def close(self, progress: Progress | None = None) -> None:
         self.inline.check(self.svc.settings.inline_max_bytes)
@@ -219,7 +212,6 @@ def _apply(
     r: WriteRequest,
     inline: _Inline,
     staged: _Staged,
-    notes: bool,
     reason: str,
 ) -> WriteResult:
     tx, now, rekey = work.reads, work.now, work.rekey
@@ -243,6 +235,18 @@ def _apply(
             fix="force_import" if r.restore is not None else "update",
             name=r.name,
             tier=existing.tier,
+        )
+    if existing is not None and existing.status is Status.SUPERSEDED and r.restore is None:
+        successor = rows.linked(tx, [existing])[0].superseded_by
+        raise NotActive(
+            f"{r.name!r} was superseded"
+            + (f" by {successor!r}" if successor else "")
+            + ", so a write to it would change a memory that is no longer in force",
+            remedy="write to the memory that replaced it, or remove this one and write anew",
+            fix="graph",
+            id=existing.id,
+            status=existing.status.value,
+            superseded_by=successor,
         )
     if r.expected_hash is not None and (
         existing is None or existing.content_hash != r.expected_hash
@@ -286,15 +290,6 @@ def _apply(
         )
     if existing is not None and existing.scope != merged.scope:
         out_notes.append(f"Moved '{r.name}' from the {existing.tier} tier to {merged.tier}.")
-    if notes and (existing is None or existing.description != merged.description):
-        similar = _similar(svc, tx, merged)
-        if similar is not None:
-            out_notes.append(
-                f"Note: '{similar.name}' already says something very similar. If this is "
-                f"the same fact, write to '{similar.name}' instead and remove "
-                f"'{r.name}'. Two near-copies both stay in the index and neither "
-                "supersedes the other."
-            )
 
     if existing is not None and rows.same(existing, merged):
         return WriteResult(
@@ -448,27 +443,6 @@ def _merge(
     if not rows.same(existing, merged):
         merged = rows.changed(svc, merged, now)
     return merged
-
-
-def _similar(svc: MemoryService, tx: Reads, memory: Memory) -> Memory | None:
-    """A visible memory whose description says nearly the same thing."""
-    mine = _words(memory.description)
-    if not mine:
-        return None
-    scopes = None if memory.scope == GLOBAL_SCOPE else (GLOBAL_SCOPE, memory.scope)
-    where = MemoryFilter(realm=svc.realm, scopes=scopes, tiers_only=True)
-    ids = tx.lookup_words(where, sorted(mine), field="description", limit=8)
-    candidates = tx.get_many(ids)
-    view = svc._reader(tx)  # under access control, it reads only what the grants allow
-    best: tuple[float, Memory] | None = None
-    for other in candidates:
-        if other.id == memory.id or other.name == memory.name or not view.sees(other):
-            continue
-        theirs = _words(other.description)
-        similarity = len(mine & theirs) / len(mine | theirs) if theirs else 0.0
-        if similarity >= SIMILAR_DESCRIPTION and (best is None or similarity > best[0]):
-            best = (similarity, other)
-    return best[1] if best else None
 
 
 def edit(

@@ -19,6 +19,7 @@ from retain.assertions import ConflictSignal
 from retain.chrono import stamp
 from retain.governance.retention import Hold
 from retain.grants import Grant
+from retain.graph import Relation
 from retain.model import AgentSession, Event, Injection, Memory, Proposal
 from retain.receipt import Receipt
 from retain.search import key
@@ -99,6 +100,7 @@ class Work:
         admission.admit_removal(self, memory)
         self.rekey.leave(self._tx, memory.id)
         self._tx.delete_memory(memory.id)
+        self._tx.delete_relations(memory.realm, memory.id)  # its edges go with it
 
     def erase(self, erased: Memory, current: Memory) -> bool:
         """Store ``erased`` (``current`` with its text taken out, by ``forget``) if the row
@@ -111,6 +113,7 @@ class Work:
         if not self._tx.update_memory(erased, current):
             return False
         self._tx.set_keys([SearchKey(s.num, "", None) for s in keyed])
+        self._tx.erase_relation_reasons(erased.realm, erased.id)  # a reason may quote it
         self.rekey.ids.discard(erased.id)
         return True
 
@@ -165,6 +168,10 @@ class Work:
     def put_conflict(self, signal: ConflictSignal) -> None:
         """Store the assertion ledger's conflict signal of one key (its change is an event)."""
         self._tx.put_conflict(signal)
+
+    def put_relation(self, relation: Relation) -> None:
+        """Store an edge of the relation graph, or a decision on it (each is an event)."""
+        self._tx.put_relation(relation)
 
     def add_hold(self, hold: Hold) -> None:
         self._tx.insert_hold(hold)

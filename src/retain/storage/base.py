@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # vectors are numpy arrays; only a command that makes one loa
 from retain.assertions import ConflictSignal
 from retain.governance.retention import Hold
 from retain.grants import Grant
+from retain.graph import Relation
 from retain.model import (
     Agent,
     AgentSession,
@@ -245,6 +246,23 @@ class Reads(Protocol):
     def successors(self, ids: Sequence[str]) -> list[tuple[str, str, str]]:
         """(the id it supersedes, id, status) of every memory whose ``supersedes`` is
         one of ``ids``, in no order."""
+        ...
+
+    def relations(self, realm: str, ids: Sequence[str]) -> list[Relation]:
+        """The realm's stored edges with one of ``ids`` at either end, oldest first."""
+        ...
+
+    def open_relations(self, realm: str, after: str | None, limit: int) -> list[Relation]:
+        """The realm's pairs waiting for a curator (``Relation.open``), by id, after the
+        relation of id ``after`` (None: from the first), at most ``limit``."""
+        ...
+
+    def derived_from(self, realm: str, memory_id: str) -> list[Memory]:
+        """The memories made from ``memory_id`` (their ``derived_from``), oldest first."""
+        ...
+
+    def relation_counts(self, realm: str | None = None) -> dict[str, int]:
+        """How many edges of each type are stored (in ``realm``; None: every realm)."""
         ...
 
     def fact_versions(
@@ -533,6 +551,18 @@ class Transaction(Reads, Protocol):
 
     def put_conflict(self, signal: ConflictSignal) -> None:
         """Insert or replace the signal of (realm, entity, topic, store)."""
+        ...
+
+    def put_relation(self, relation: Relation) -> None:
+        """Insert the edge, or replace the one of its (realm, source, target, type)."""
+        ...
+
+    def delete_relations(self, realm: str, memory_id: str) -> int:
+        """Remove every edge with ``memory_id`` at either end; how many."""
+        ...
+
+    def erase_relation_reasons(self, realm: str, memory_id: str) -> None:
+        """Take the reasons out of every edge with ``memory_id`` at either end."""
         ...
 
     def set_keys(self, keys: Sequence[SearchKey]) -> None: ...

@@ -442,6 +442,28 @@ CREATE TRIGGER event_signatures_not_truncated BEFORE TRUNCATE ON event_signature
     FOR EACH STATEMENT EXECUTE FUNCTION retain_event_signatures_append_only();
 """
 
+# The relation graph (``retain.graph``): one row per (realm, source, target, type), a
+# symmetric pair once with the lower id first, and a curator's decision on it; each change
+# is an event too. Read by either end.
+_RELATIONS = """
+CREATE TABLE relations (
+    realm TEXT NOT NULL REFERENCES realms(name),
+    id TEXT NOT NULL PRIMARY KEY,
+    source TEXT NOT NULL,
+    target TEXT NOT NULL,
+    type TEXT NOT NULL,
+    score DOUBLE PRECISION,
+    reason TEXT NOT NULL DEFAULT '',
+    principal TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    decision TEXT,
+    decided_by TEXT,
+    decided_at TEXT,
+    UNIQUE (realm, source, target, type)
+);
+CREATE INDEX relations_target ON relations(realm, target);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "deferred vectors", _DEFERRED_VECTORS),
@@ -458,6 +480,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(13, "conflicts", _CONFLICTS),
     Migration(14, "holds", _HOLDS),
     Migration(15, "event signatures", _EVENT_SIGNATURES),
+    Migration(16, "relations", _RELATIONS),
 )
 
 

@@ -24,6 +24,7 @@ from retain.model import Agent, Event, Injection, ListPosition, Memory, Proposal
 from retain.storage.base import KeySource, LoadCounts, MemoryFilter
 from retain.storage.postgres_vectors import PendingVectors, PostgresVectors
 from retain.storage.postgres_words import PostgresWords
+from retain.storage.relations import RelationStatements
 from retain.storage.rows import (
     AFTER_SQL,
     COLUMNS,
@@ -87,7 +88,7 @@ def _params(m: Memory) -> dict[str, Any]:
     return params_of(m, Jsonb, Jsonb, bool)
 
 
-class PostgresTransaction(PostgresWords, PostgresVectors, SqlStatements):
+class PostgresTransaction(PostgresWords, PostgresVectors, RelationStatements, SqlStatements):
     """The operations of one connection, inside the transaction the backend opened."""
 
     _memory = staticmethod(_memory)

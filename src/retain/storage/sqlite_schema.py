@@ -531,6 +531,33 @@ def _m015_event_signatures(con: sqlite3.Connection) -> None:
     )
 
 
+def _m016_relations(con: sqlite3.Connection) -> None:
+    """The relation graph (``retain.graph``): one row per (realm, source, target, type),
+    a symmetric pair once with the lower id first, and a curator's decision on it; each
+    change is an event too. Read by either end."""
+    run_script(
+        con,
+        """
+        CREATE TABLE relations (
+            realm TEXT NOT NULL REFERENCES realms(name),
+            id TEXT NOT NULL PRIMARY KEY,
+            source TEXT NOT NULL,
+            target TEXT NOT NULL,
+            type TEXT NOT NULL,
+            score REAL,
+            reason TEXT NOT NULL DEFAULT '',
+            principal TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            decision TEXT,
+            decided_by TEXT,
+            decided_at TEXT,
+            UNIQUE (realm, source, target, type)
+        );
+        CREATE INDEX relations_target ON relations(realm, target);
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", _m001_foundation),
     Migration(2, "retrieval", _m002_retrieval),
@@ -547,6 +574,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(13, "conflicts", _m013_conflicts),
     Migration(14, "holds", _m014_holds),
     Migration(15, "event signatures", _m015_event_signatures),
+    Migration(16, "relations", _m016_relations),
 )
 
 

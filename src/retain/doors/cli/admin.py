@@ -40,6 +40,9 @@ def verify(rebuild: bool, home: Path | None, fmt: str) -> None:
                 f"{report.memories} memories, {report.index_documents} indexed documents, "
                 f"{report.vectors} vectors, {report.events} events."
             )
+            if any(report.relations.values()):
+                kinds = ", ".join(f"{n} {kind}" for kind, n in report.relations.items() if n)
+                say(f"Relations: {kinds}.")
             if report.pending_vectors:
                 say(
                     f"{report.pending_vectors} vectors pending: a write that landed is storing "

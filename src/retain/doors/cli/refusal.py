@@ -108,4 +108,5 @@ HINTS: Mapping[str, errors.Hint] = {
     "ticket": "`retain ticket show {ticket}` shows the ticket it waits on",
     "release_hold": "`retain release {id} --reason ...` releases it",
     "keygen": "`retain receipt keygen --out FILE`, then key_file under [signing]",
+    "graph": "`retain graph {id}` shows what replaced it",
 }

@@ -58,6 +58,7 @@ COMMANDS = {
     **dict.fromkeys(("context", "injections", "recall", "remember"), "agent"),
     **dict.fromkeys(("certificate", "compact", "forget"), "custody"),
     **dict.fromkeys(("fact",), "fact"),
+    **dict.fromkeys(("decide", "dedup", "graph", "hygiene", "link"), "graph"),
     **dict.fromkeys(("ingest",), "conversation"),
     **dict.fromkeys(("add", "edit", "get", "list", "read", "remove", "search", "show"), "memory"),
     **dict.fromkeys(("agent", "project", "team"), "registry"),

@@ -33,6 +33,7 @@ from retain.doors.http import (
     custody,
     facts,
     grants,
+    graph,
     memories,
     realm,
     retention,
@@ -242,4 +243,5 @@ def create_app(
     grants.add(app, service, acting)
     custody.add(app, service, acting)
     retention.add(app, service, acting)
+    graph.add(app, service, acting)
     return app

@@ -74,6 +74,7 @@ HINTS: Mapping[str, errors.Hint] = {
     "ticket": f"GET {API}/tickets/{{ticket}} shows the ticket it waits on",
     "release_hold": f"an operator's or application's DELETE {API}/memories/{{id}}/hold",
     "keygen": "`retain receipt keygen` where the store is, then key_file under [signing]",
+    "graph": f"GET {API}/memories/{{id}}/graph shows what replaced it",
 }
 
 

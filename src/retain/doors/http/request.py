@@ -15,7 +15,7 @@ from fastapi import Path as InPath
 from fastapi import Query
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from retain import fields, grants
+from retain import fields, grants, graph
 from retain.conversation import MAX_TURNS
 from retain.service import SEARCH_LIMIT_MAX
 from retain.service.trust import PATH_MAX_CHARS, PATH_PATTERN
@@ -323,3 +323,39 @@ class SweepBody(_Body):
     scope: SweepScope | None = None
     keep_digest: bool = True
     dry_run: bool = False
+
+
+# The relation graph: a relation's type and a decision on a pair, as the service names
+# them (it also takes them in any case, with - for _), and a reason's length.
+RelationType = Annotated[str, _rule(enum=list(graph.LINKED))]
+Decision = Annotated[str, _rule(enum=list(graph.DECISIONS))]
+RelationReason = Annotated[str, _rule(pattern=F.TEXT_PATTERN, maxLength=graph.REASON_MAX_CHARS)]
+MemoryRef = Filled  # a memory's id, or a name one memory of the caller's view holds
+
+
+class LinkBody(_Body):
+    """An explicit relation ``source`` → ``target`` (ids or names) of ``type``."""
+
+    source: MemoryRef
+    target: MemoryRef
+    type: RelationType
+    reason: RelationReason = ""
+    project: ProjectArg | None = None
+
+
+class PairDecisionBody(_Body):
+    """A curator's decision on the memory of the path and ``target``: for ``supersede``,
+    ``target`` is the newer memory that takes over."""
+
+    action: Decision
+    target: MemoryRef
+    reason: RelationReason = ""
+    project: ProjectArg | None = None
+
+
+class DedupBody(_Body):
+    """A dedup pass: pairs scoring ``threshold`` (none: the store's default), in
+    ``project``'s tier (``""``: the global tier; none: every scope in view)."""
+
+    threshold: Annotated[float, _rule(exclusiveMinimum=0, maximum=1)] | None = None
+    project: ProjectArg | None = None

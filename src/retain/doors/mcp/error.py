@@ -41,6 +41,7 @@ HINTS: Mapping[str, Hint] = {
     "ticket": "ticket_show shows the ticket it waits on",
     "release_hold": "an operator or an application releases it (memory_release)",
     "keygen": "an operator runs `retain receipt keygen` and configures the key",
+    "graph": "memory_graph shows what replaced it",
 }
 
 

@@ -90,6 +90,19 @@ INDEXING = (  # told to whoever keeps the ledger (operators, applications, the s
     "memory_index records an assertion in one of the ledger's stores, and sets or clears "
     "a key's conflict signal."
 )
+GRAPHING = (  # told to every principal: the graph is read through the reader's view
+    "memory_graph shows a memory's relations: what it supersedes or was superseded by, "
+    "what contradicts it, its near-copies, what it derives from and references."
+)
+CURATING = (  # told to a curator (an operator, the steward)
+    "memory_hygiene lists what needs a curator (unverified and expired memories, dangling "
+    "references, open contradictions, near-duplicates); memory_decide settles a pair "
+    "(supersede, contradict or keep) and memory_link relates two memories explicitly."
+)
+DEDUPING = (  # told to whoever runs the dedup pass (operators, applications, the steward)
+    "memory_dedup links near-copies as similar_to pairs for a curator to decide; it "
+    "merges and retires nothing."
+)
 # What else a principal is told, when it is offered every verb named first.
 _TOLD_MORE: tuple[tuple[tuple[str, ...], str], ...] = (
     (("list_quarantine", "review"), REVIEWING),
@@ -98,6 +111,9 @@ _TOLD_MORE: tuple[tuple[tuple[str, ...], str], ...] = (
     (("expire_tickets",), SWEEPING),
     (("gate", "query", "stores"), GATING),
     (("index",), INDEXING),
+    (("graph",), GRAPHING),
+    (("hygiene", "decide", "link"), CURATING),
+    (("dedup",), DEDUPING),
 )
 MEMORY_OFF = (
     "Memory is turned off for this installation ([memory] enabled = false in its "

@@ -12,7 +12,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import AnyHttpUrl, Field
 
 import retain
-from retain.doors.mcp import assertions, conversations, retention, tickets
+from retain.doors.mcp import assertions, conversations, graph, retention, tickets
 from retain.doors.mcp.error import refusal
 from retain.doors.mcp.schema import (
     Budget,
@@ -522,6 +522,7 @@ def create_server(
         return call(lambda s: {"revoked": s.revoke(subject, action, on, effect=effect).to_dict()})
 
     retention.add(server, call)
+    graph.add(server, call)
 
     @server.resource(
         CONTEXT_URI,

@@ -1,0 +1,369 @@
+"""The relation graph's pure rules and values: the five edge types, a relation as the
+store keeps it, and the pair finder that proposes ``similar_to`` edges.
+
+A relation is a typed edge from one memory to another. ``similar_to`` is the only type
+the machine infers (``retain dedup``, from the cosine of two memories' vectors); the
+others are a principal's explicit act: ``supersedes`` (newer to older: the older stays
+readable, pointing at what replaced it), ``contradicts`` (two claims a curator must
+settle: it raises a conflict signal), ``derived_from``. ``references`` edges are not
+stored: they are read from the memories' own references, so they cannot disagree with
+them.
+
+**The pair finder.** No cosine threshold alone separates a reworded copy from a note on
+the same topic that states a different fact: a static embedding averages its words, so
+"Alice is in UTC+8" and "Alice is in UTC+9", or the same sentence about two teams, sit
+closer than most rewordings. So a pair's score is its cosine, lowered by
+``DETAIL_PENALTY`` when each side names a detail the other lacks: a number or a word
+holding one, a lower-case identifier, a weekday or month, a name (a word the batch
+writes with a capital inside a sentence, wherever it stands). A detail added on one
+side only (a copy with more to say) is no conflict. The threshold and the penalty are
+chosen on ``bench/dedup.py`` (``bench/RESULTS.md``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from retain.assertions import ConflictSignal
+from retain.chrono import stamp
+from retain.model import Memory
+from retain.receipt import Receipt
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+SIMILAR_TO = "similar_to"
+SUPERSEDES = "supersedes"
+CONTRADICTS = "contradicts"
+REFERENCES = "references"
+DERIVED_FROM = "derived_from"
+TYPES = (SIMILAR_TO, SUPERSEDES, CONTRADICTS, REFERENCES, DERIVED_FROM)
+LINKED = (SIMILAR_TO, SUPERSEDES, CONTRADICTS, DERIVED_FROM)  # what ``link`` may create
+SYMMETRIC = frozenset({SIMILAR_TO, CONTRADICTS})  # kept once a pair, the lower id first
+DECISIONS = ("supersede", "contradict", "keep")  # what a curator makes of a pair
+
+THRESHOLD = 0.72  # the default score a pair needs to be linked (bench/dedup.py)
+DETAIL_PENALTY = 0.3  # taken off a pair whose sides conflict (``pair_score``)
+NEIGHBOURS = 8  # the most similar_to pairs one memory takes part in, per pass
+BLOCK = 1024  # rows of the pairwise cosine computed at a time
+REASON_MAX_CHARS = 1000
+
+_NUMBER = r"[+\-−]?\d+(?:[.,:/\-]\d+)*(?:st|nd|rd|th|%|[a-z]{1,3}\b)?"
+_CALENDAR = (
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|"
+    r"april|may|june|july|august|september|october|november|december|"
+    r"mon|tue|tues|wed|thu|thurs|fri|sat|sun|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|"
+    r"nov|dec|yesterday|today|tomorrow|tonight|morning|afternoon|evening|noon|midnight"
+)
+# a word, an identifier kept whole ("eu-west-1", "report-builder", "pyproject.toml")
+_TOKEN = r"[^\W_]+(?:[-_./:+][^\W_]+)*"
+_NAME = r"(?<=[^\W\d_] )[A-Z][\w\-]+"  # a capital inside a sentence, two letters or more
+_DETAIL = re.compile(
+    rf"(?i:{_NUMBER})|\b(?i:{_CALENDAR})s?\b|{_NAME}|"
+    rf"\b[^\W\d_]+(?:[-_./:][^\W_]+)*\d[\w\-.]*|\b[a-z]+(?:[-_./][a-z0-9]+)+\b"
+)
+_NAMES = re.compile(_NAME)
+_WORD = re.compile(_TOKEN)
+_POSSESSIVE = re.compile(r"['’]s$")
+# words a batch may capitalise ("US states") that are no name where they stand lower case
+# fmt: off
+_FUNCTION_WORDS = frozenset((
+    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
+    "been", "but", "by", "can", "could", "did", "do", "does", "for", "from", "had", "has",
+    "have", "he", "her", "here", "him", "his", "how", "i", "if", "in", "into", "is", "it",
+    "its", "me", "my", "no", "not", "now", "of", "on", "or", "our", "out", "she", "so",
+    "some", "than", "that", "the", "their", "them", "then", "there", "these", "they", "this",
+    "those", "to", "too", "up", "us", "was", "we", "were", "what", "when", "where", "which",
+    "who", "why", "will", "with", "would", "you", "your",
+))
+# fmt: on
+
+
+@dataclass(frozen=True, slots=True)
+class Relation:
+    """One stored edge: ``source`` → ``target`` of ``type``, who made it and why, and a
+    curator's decision on it (None: open, for a ``similar_to`` or ``contradicts`` pair)."""
+
+    id: str
+    realm: str
+    source: str
+    target: str
+    type: str
+    score: float | None
+    reason: str
+    principal: str
+    created_at: datetime
+    decision: str | None = None
+    decided_by: str | None = None
+    decided_at: datetime | None = None
+
+    @property
+    def open(self) -> bool:
+        """Whether it waits for a curator: a pair no decision has settled."""
+        return self.type in SYMMETRIC and self.decision is None
+
+    def other(self, memory_id: str) -> str:
+        return self.target if self.source == memory_id else self.source
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "source": self.source,
+            "target": self.target,
+            "type": self.type,
+            "score": None if self.score is None else round(self.score, 4),
+            "reason": self.reason,
+            "principal": self.principal,
+            "created_at": stamp(self.created_at),
+            "decision": self.decision,
+            "decided_by": self.decided_by,
+            "decided_at": None if self.decided_at is None else stamp(self.decided_at),
+            "open": self.open,
+        }
+
+
+def ordered(source: str, target: str, type_: str) -> tuple[str, str]:
+    """The ends as stored: a symmetric pair once, the lower id first."""
+    if type_ in SYMMETRIC and target < source:
+        return target, source
+    return source, target
+
+
+def details(text: str, names: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The details a text names that a copy would keep and a different fact would change:
+    numbers (with their unit or suffix) and words holding one ("eu-west-1"), lower-case
+    identifiers ("report-builder"), weekdays and months (a plural as the singular),
+    names written with a capital inside a sentence, and the words of ``names`` wherever
+    they stand (a name that opens a sentence); folded to lower case, possessives
+    dropped."""
+    found = set()
+    for match in _DETAIL.finditer(text):
+        found.add(_folded(match.group(0)))
+    if names:
+        found.update(w for w in map(_folded, _WORD.findall(text)) if w in names)
+    return frozenset(found)
+
+
+def names_in(texts: Sequence[str]) -> frozenset[str]:
+    """The words that ``texts`` write with a capital inside a sentence, folded: the names
+    a batch uses, a detail wherever one of its texts names them."""
+    found = {_folded(m.group(0)) for text in texts for m in _NAMES.finditer(text)}
+    return frozenset(
+        w
+        for w in found
+        if len(w) > 1 and w not in _FUNCTION_WORDS and not re.fullmatch(_CALENDAR, w)
+    )
+
+
+def _folded(detail: str) -> str:
+    """A detail folded: lower case, a possessive dropped, a plural weekday or month made
+    singular."""
+    detail = _POSSESSIVE.sub("", detail.casefold().replace("−", "-"))
+    if detail.endswith("s") and re.fullmatch(_CALENDAR, detail[:-1]):
+        detail = detail[:-1]
+    return detail
+
+
+def differing(
+    a: str, b: str, names: frozenset[str] = frozenset()
+) -> tuple[frozenset[str], frozenset[str]]:
+    """The details only ``a`` names and those only ``b`` names, when each has one the
+    other lacks (a conflict); else two empty sets (the same details, or one side adds)."""
+    mine, theirs = details(a, names), details(b, names)
+    only_a, only_b = mine - theirs, theirs - mine
+    if only_a and only_b:
+        return only_a, only_b
+    return frozenset(), frozenset()
+
+
+def pair_score(cosine: float, a: str, b: str, names: frozenset[str] = frozenset()) -> float:
+    """A pair's score: its cosine, less ``DETAIL_PENALTY`` when each side names a detail
+    the other lacks (``names``: the batch's, which count wherever they stand)."""
+    only_a, only_b = differing(a, b, names)
+    return cosine - DETAIL_PENALTY if only_a and only_b else cosine
+
+
+def words(text: str) -> set[str]:
+    return {w for w in _WORD.findall(text.casefold()) if len(w) > 1}
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """Two rows (by place) the pair finder proposes, with their cosine and score."""
+
+    first: int
+    second: int
+    cosine: float
+    score: float
+
+
+def similar_pairs(
+    vectors: npt.NDArray[np.float32],
+    texts: Sequence[str],
+    threshold: float,
+    *,
+    groups: Sequence[str] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[Pair]:
+    """The pairs of rows whose score (``pair_score``, with the names of all ``texts``)
+    reaches ``threshold``, best first,
+    each row in at most ``NEIGHBOURS`` of them; rows of different ``groups`` (scopes)
+    never pair. ``vectors`` are one row per text, unit length; computed a block of rows
+    at a time, reporting rows done to ``progress``."""
+    import numpy as np
+
+    count = len(texts)
+    names = names_in(texts)
+    group = np.asarray(groups if groups is not None else [""] * count, dtype=object)
+    floor = threshold  # a cosine below the threshold cannot score above it
+    found: list[Pair] = []
+    for start in range(0, count, BLOCK):
+        stop = min(start + BLOCK, count)
+        cosines = vectors[start:stop] @ vectors[start:].T  # each pair once: j > i
+        for i in range(start, stop):
+            row = cosines[i - start, i - start + 1 :]
+            near = np.flatnonzero(row >= floor)
+            for offset in near[np.argsort(-row[near], kind="stable")]:
+                j = i + 1 + int(offset)
+                if group[i] != group[j]:
+                    continue
+                cosine = float(row[offset])
+                score = pair_score(cosine, texts[i], texts[j], names)
+                if score >= threshold:
+                    found.append(Pair(i, j, cosine, score))
+        if progress is not None:
+            progress(stop, count)
+    found.sort(key=lambda p: (-p.score, p.first, p.second))
+    taken = [0] * count
+    kept = []
+    for pair in found:
+        if taken[pair.first] < NEIGHBOURS and taken[pair.second] < NEIGHBOURS:
+            taken[pair.first] += 1
+            taken[pair.second] += 1
+            kept.append(pair)
+    return kept
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """One edge of a memory's graph as ``graph`` shows it: its type, whether it leaves
+    the memory (``out``) or arrives, the memory at the other end (None: a reference that
+    names no memory, given as ``reference``), and the stored relation behind it (None:
+    read from the memories themselves: a reference, a version's ``supersedes``, a
+    successor's ``derived_from``)."""
+
+    type: str
+    out: bool
+    other: Memory | None
+    relation: Relation | None = None
+    reference: str | None = None
+
+    def to_dict(self, now: datetime) -> dict[str, Any]:
+        other = self.other
+        return {
+            "type": self.type,
+            "direction": "out" if self.out else "in",
+            "id": None if other is None else other.id,
+            "name": None if other is None else other.name,
+            "scope": None if other is None else other.scope,
+            "description": None if other is None else other.description,
+            "status": None if other is None else other.status.value,
+            "expired": None if other is None else other.is_expired(now),
+            "reference": self.reference,
+            "relation": None if self.relation is None else self.relation.to_dict(),
+            "stored": self.relation is not None,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class GraphResult:
+    """A memory with its outgoing and incoming edges (``graph``)."""
+
+    memory: Memory
+    edges: tuple[Edge, ...]
+    now: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "memory": self.memory.to_dict(self.now),
+            "outgoing": [e.to_dict(self.now) for e in self.edges if e.out],
+            "incoming": [e.to_dict(self.now) for e in self.edges if not e.out],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class LinkResult:
+    """What ``link`` or ``decide`` did: the relation as it stands, the memories at its
+    ends as they now are, whether the call changed anything, and its receipt."""
+
+    relation: Relation
+    source: Memory
+    target: Memory
+    changed: bool
+    now: datetime
+    receipt: Receipt | None = None
+    conflict: ConflictSignal | None = None  # a contradiction's signal, as it now stands
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "relation": self.relation.to_dict(),
+            "source": self.source.to_dict(self.now),
+            "target": self.target.to_dict(self.now),
+            "changed": self.changed,
+            "conflict": None if self.conflict is None else self.conflict.to_dict(),
+            "receipt": None if self.receipt is None else self.receipt.to_dict(),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A pair for a curator: two memories, their cosine and score, the details only one
+    of them names (a possible contradiction), and the ``similar_to`` relation recording
+    them (``new``: linked by this pass)."""
+
+    first: Memory
+    second: Memory
+    cosine: float
+    score: float
+    relation: Relation
+    new: bool
+    differs: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+
+    def to_dict(self, now: datetime) -> dict[str, Any]:
+        return {
+            "first": self.first.to_dict(now),
+            "second": self.second.to_dict(now),
+            "cosine": round(self.cosine, 4),
+            "score": round(self.score, 4),
+            "relation": self.relation.to_dict(),
+            "new": self.new,
+            "differs": [list(self.differs[0]), list(self.differs[1])],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class DedupResult:
+    """What a ``dedup`` pass found: the pairs at or above ``threshold`` waiting for a
+    curator (those linked before and still open too), best first, and how many memories
+    it compared."""
+
+    pairs: tuple[Candidate, ...]
+    compared: int
+    threshold: float
+    linked: int
+    now: datetime
+    receipt: Receipt | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "threshold": self.threshold,
+            "compared": self.compared,
+            "linked": self.linked,
+            "pairs": [p.to_dict(self.now) for p in self.pairs],
+            "receipt": None if self.receipt is None else self.receipt.to_dict(),
+        }

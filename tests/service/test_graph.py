@@ -1,0 +1,465 @@
+"""The relation graph: graph, link, decide, dedup, the near-copy note, hygiene and verify's
+relation counts, on both backends."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from tests.conftest import ServiceFactory, store_state
+
+from retain import errors, graph
+from retain.chrono import ManualClock
+from retain.config import Settings
+from retain.model import Status
+from retain.results import WriteRequest
+from retain.service import MemoryService
+
+ALICE = "Alice works in the UTC+8 time zone"
+
+
+@pytest.fixture
+def world(make_service: ServiceFactory) -> dict[str, MemoryService]:
+    """An operator, the steward, an application, two registered agents and a project."""
+    operator = make_service()
+    operator.add_agent("planner")
+    operator.add_agent("coder")
+    operator.add_project("web")
+    return {
+        "operator": operator,
+        "steward": make_service(principal="steward"),
+        "app": make_service(principal="app:records"),
+        "planner": make_service(principal="agent:planner"),
+        "coder": make_service(principal="agent:coder"),
+    }
+
+
+def pairs_of(result: graph.DedupResult) -> set[frozenset[str]]:
+    return {frozenset((p.first.id, p.second.id)) for p in result.pairs}
+
+
+# -- similar_to: found by the machine, within one scope -----------------------------------
+
+
+def test_dedup_links_a_near_copy_and_lists_both_sides(world: dict[str, MemoryService]) -> None:
+    operator = world["operator"]
+    first = operator.write("alice-tz", description=ALICE).memory
+    second = operator.write("alice-zone", description="Alice is in the UTC+8 time zone").memory
+    operator.write("deploys", description="Deploys go out on Tuesdays after the review")
+
+    found = world["steward"].dedup()
+
+    assert pairs_of(found) == {frozenset((first.id, second.id))}
+    (pair,) = found.pairs
+    assert pair.new and pair.relation.type == graph.SIMILAR_TO and pair.relation.open
+    assert pair.score >= graph.THRESHOLD and found.linked == 1 and found.compared == 3
+    assert pair.relation.principal == "steward"
+    assert found.receipt is not None
+    again = operator.dedup()  # still open: listed again, linked once
+    assert pairs_of(again) == pairs_of(found) and again.linked == 0 and not again.pairs[0].new
+
+
+def test_similar_to_never_crosses_a_scope_or_an_identity(world: dict[str, MemoryService]) -> None:
+    operator = world["operator"]
+    world["planner"].remember(ALICE)
+    world["coder"].remember(ALICE)
+    operator.write("alice-tz", description=ALICE)
+    operator.write("alice-tz", description=ALICE, project="web", tier="project")
+
+    assert operator.dedup().pairs == ()  # four copies, each alone in its scope
+    assert world["steward"].dedup(threshold=0.1).pairs == ()
+    mine = world["planner"].remember(ALICE + ", mostly")
+    assert {p.first.scope for p in operator.dedup().pairs} == {"agent:planner"}
+    assert mine.id in {i for pair in pairs_of(operator.dedup()) for i in pair}
+
+
+def test_a_changed_detail_lowers_the_score_and_is_named(world: dict[str, MemoryService]) -> None:
+    operator = world["operator"]
+    operator.write("alice-tz", description=ALICE)
+    operator.write("alice-tz9", description="Alice works in the UTC+9 time zone")
+
+    (pair,) = operator.dedup(threshold=0.5).pairs
+    assert pair.score == pytest.approx(pair.cosine - graph.DETAIL_PENALTY)
+    assert set(pair.differs) == {("+8",), ("+9",)}
+
+
+def test_a_decided_pair_is_not_proposed_again(world: dict[str, MemoryService]) -> None:
+    operator = world["operator"]
+    a = operator.write("alice-tz", description=ALICE).memory
+    b = operator.write("alice-zone", description="Alice is in the UTC+8 time zone").memory
+    operator.dedup()
+    kept = operator.decide(a.id, "keep", target=b.id, reason="one is the team's, one hers")
+    assert kept.relation.decision == "keep" and not kept.relation.open
+    assert operator.dedup().pairs == ()
+
+
+def test_keep_before_any_pass_is_remembered(world: dict[str, MemoryService]) -> None:
+    operator = world["operator"]
+    a = operator.write("alice-tz", description=ALICE).memory
+    b = operator.write("alice-zone", description="Alice is in the UTC+8 time zone").memory
+    operator.decide("alice-tz", "keep", target="alice-zone")
+    assert operator.dedup().pairs == ()
+    (edge,) = [e for e in operator.graph(a.id).edges if e.relation is not None]
+    assert (edge.type, edge.other and edge.other.id, edge.relation.decision) == (
+        graph.SIMILAR_TO, b.id, "keep",
+    )  # fmt: skip
+
+
+def test_dedup_refuses_a_threshold_out_of_range(world: dict[str, MemoryService]) -> None:
+    for bad in (0, 1.5, -0.2, True):
+        with pytest.raises(errors.InvalidValue):
+            world["operator"].dedup(threshold=bad)  # type: ignore[arg-type]
+
+
+def test_dedup_reports_progress_and_keeps_to_a_project(world: dict[str, MemoryService]) -> None:
+    operator = world["operator"]
+    operator.write("a", description=ALICE, project="web", tier="project")
+    operator.write(
+        "b", description="Alice is in the UTC+8 time zone", project="web", tier="project"
+    )
+    operator.write("c", description=ALICE)
+    operator.write("d", description="Alice is in the UTC+8 time zone")
+    seen: list[tuple[str, int, int]] = []
+    found = operator.dedup(project="web", progress=lambda *step: seen.append(step))
+    assert {p.first.scope for p in found.pairs} == {"project:web"} and found.compared == 2
+    assert ("compare", 2, 2) in seen and seen[0][0] == "embed"
+    with pytest.raises(errors.ProjectNotFound):
+        operator.dedup(project="nowhere")
+
+
+# -- graph ----------------------------------------------------------------------------
+
+
+def test_graph_of_an_unknown_id_fails_loudly(world: dict[str, MemoryService]) -> None:
+    operator = world["operator"]
+    operator.write("alice-tz", description=ALICE)
+    for unknown in ("01ZZZZZZZZZZZZZZZZZZZZZZZZ", "no-such-memory"):
+        with pytest.raises(errors.NotFound):
+            operator.graph(unknown)
+    lone = operator.graph("alice-tz")
+    assert lone.edges == () and lone.to_dict()["outgoing"] == []
+
+
+def test_graph_does_not_disclose_what_the_reader_cannot_see(
+    world: dict[str, MemoryService],
+) -> None:
+    mine = world["planner"].remember(ALICE)
+    with pytest.raises(errors.NotFound):
+        world["coder"].graph(mine.id)
+    shared = world["operator"].write("alice-tz", description=ALICE + " now").memory
+    world["operator"].link(shared.id, mine.id, "similar_to")
+    assert [e.other.id for e in world["planner"].graph(shared.id).edges if e.other] == [mine.id]
+    assert world["coder"].graph(shared.id).edges == ()
+
+
+def test_graph_reads_references_versions_and_their_reverse(
+    world: dict[str, MemoryService],
+) -> None:
+    operator = world["operator"]
+    host = operator.write("deploy-host", description="The deploy host is bastion-2").memory
+    runbook = operator.write(
+        "runbook", description="How to deploy", references=["deploy-host", "wiki/ops/deploy"]
+    ).memory
+    out = operator.graph("runbook").to_dict()["outgoing"]
+    assert [(e["type"], e["id"], e["reference"]) for e in out] == [
+        ("references", host.id, "deploy-host"),
+        ("references", None, "wiki/ops/deploy"),  # names no memory: shown bare
+    ]
+    incoming = operator.graph("deploy-host").to_dict()["incoming"]
+    assert [(e["type"], e["id"]) for e in incoming] == [("references", runbook.id)]
+
+    old = operator.fact_write("alice", "timezone", "UTC+8").fact
+    new = operator.fact_write("alice", "timezone", "UTC+9").fact
+    assert [(e.type, e.out, e.other and e.other.id) for e in operator.graph(new.id).edges] == [
+        (graph.SUPERSEDES, True, old.id)
+    ]
+    assert [(e.type, e.out) for e in operator.graph(old.id).edges] == [(graph.SUPERSEDES, False)]
+
+
+# -- supersede and contradict: explicit acts only ------------------------------------------
+
+
+def test_supersede_keeps_the_older_readable_with_its_pointer(
+    world: dict[str, MemoryService], clock: ManualClock
+) -> None:
+    operator = world["operator"]
+    old = operator.write("alice-tz", description=ALICE).memory
+    clock.advance(minutes=1)
+    new = operator.write("alice-zone", description="Alice is in the UTC+9 time zone").memory
+
+    done = world["steward"].decide("alice-tz", "supersede", target=new.id, reason="she moved")
+
+    assert done.relation.type == graph.SUPERSEDES
+    assert (done.relation.source, done.relation.target) == (new.id, old.id)
+    assert done.target.status is Status.SUPERSEDED and done.target.superseded_by == new.id
+    record = operator.get("alice-tz").memory
+    assert (record.status, record.superseded_by) == (Status.SUPERSEDED, new.id)
+    assert [h.memory.id for h in operator.search("Alice time zone").hits] == [new.id]
+    kinds = [e.kind for e in operator.events(memory_id=old.id)]
+    assert kinds[-1] == "supersede"
+    assert "relate" in [e.kind for e in operator.events(memory_id=new.id)]
+    assert done.receipt is not None
+    with pytest.raises(errors.NotActive) as again:
+        operator.decide(old.id, "supersede", target=new.id)
+    assert again.value.details["status"] == "superseded"
+
+
+def test_a_link_of_supersedes_is_the_same_decision(world: dict[str, MemoryService]) -> None:
+    operator = world["operator"]
+    old = operator.write("alice-tz", description=ALICE).memory
+    new = operator.write("alice-zone", description="Alice is in the UTC+9 time zone").memory
+    operator.link(new.id, old.id, "supersedes", reason="newer")
+    assert operator.get("alice-tz").memory.superseded_by == new.id
+
+
+def test_contradicts_raises_a_conflict_signal_the_gate_reports(
+    world: dict[str, MemoryService],
+) -> None:
+    operator = world["operator"]
+    a = operator.fact_write("alice", "timezone", "UTC+8").fact
+    b = operator.fact_write("alice", "timezone", "UTC+9", project="web").fact
+    assert not [c for c in operator.gate("alice", "timezone").conflicts]
+
+    made = world["steward"].link(a.id, b.id, "contradicts", reason="which is it?")
+
+    assert made.relation.open and made.conflict is not None and made.conflict.active
+    answer = operator.gate("alice", "timezone")
+    assert answer.contested
+    assert [(c.entity, c.topic, c.store, c.reason) for c in answer.conflicts] == [
+        ("alice", "timezone", "knowledge_graph", "which is it?")
+    ]
+    settled = operator.decide(b.id, "keep", target=a.id, reason="both hold: two offices")
+    assert settled.conflict is not None and not settled.conflict.active
+    assert operator.gate("alice", "timezone").conflicts == []
+
+
+def test_a_notes_contradiction_is_gated_under_its_name(world: dict[str, MemoryService]) -> None:
+    operator = world["operator"]
+    operator.write("deploy-day", description="Deploys go out on Tuesdays")
+    operator.write("deploy-friday", description="Deploys go out on Fridays")
+    operator.decide("deploy-day", "contradict", target="deploy-friday")
+    assert operator.gate("deploy-day", "contradicts").contested
+    operator.decide("deploy-day", "supersede", target="deploy-friday")
+    assert not operator.gate("deploy-day", "contradicts").contested
+
+
+def test_only_an_explicit_act_makes_supersedes_or_contradicts(
+    world: dict[str, MemoryService],
+) -> None:
+    operator = world["operator"]
+    operator.write("alice-tz", description=ALICE)
+    operator.write("alice-tz9", description="Alice works in the UTC+9 time zone")
+    operator.write("alice-zone", description="Alice is in the UTC+8 time zone")
+    world["steward"].dedup(threshold=0.3)
+    counts = operator.verify().relations
+    assert counts[graph.SIMILAR_TO] > 0
+    assert counts[graph.SUPERSEDES] == counts[graph.CONTRADICTS] == 0
+    for agent in ("planner", "coder"):
+        with pytest.raises(errors.AccessDenied):
+            world[agent].link("alice-tz", "alice-tz9", "contradicts")
+        with pytest.raises(errors.AccessDenied):
+            world[agent].decide("alice-tz", "supersede", target="alice-tz9")
+    with pytest.raises(errors.AccessDenied):
+        world["app"].decide("alice-tz", "supersede", target="alice-tz9")
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "kind", "error"),
+    [
+        ("alice-tz", "alice-tz", "similar_to", errors.InvalidValue),
+        ("alice-tz", "deploys", "references", errors.InvalidValue),
+        ("alice-tz", "deploys", "friend_of", errors.InvalidValue),
+        ("alice-tz", "nowhere", "similar_to", errors.NotFound),
+        ("alice-tz", "", "similar_to", errors.InvalidValue),
+    ],
+)
+def test_a_bad_link_is_refused_with_nothing_written(
+    world: dict[str, MemoryService], source: str, target: str, kind: str, error: type
+) -> None:
+    operator = world["operator"]
+    operator.write("alice-tz", description=ALICE)
+    operator.write("deploys", description="Deploys go out on Tuesdays")
+    before = store_state(operator)
+    with pytest.raises(error):
+        operator.link(source, target, kind)
+    with pytest.raises(errors.InvalidValue):
+        operator.decide(source, "merge", target="deploys")
+    assert store_state(operator) == before
+
+
+def test_a_link_that_stands_changes_nothing(world: dict[str, MemoryService]) -> None:
+    operator = world["operator"]
+    operator.write("a", description="one")
+    operator.write("b", description="two")
+    first = operator.link("a", "b", "derived_from", reason="b came first")
+    again = operator.link("a", "b", "derived_from")
+    assert first.changed and not again.changed and again.receipt is None
+    assert again.relation.id == first.relation.id
+
+
+def test_a_deleted_memory_takes_its_edges_and_a_forgotten_one_their_reasons(
+    world: dict[str, MemoryService],
+) -> None:
+    operator = world["operator"]
+    operator.write("a", description="one")
+    operator.write("b", description="two")
+    operator.write("c", description="three")
+    operator.link("a", "b", "similar_to", reason="alpha bravo secret words")
+    operator.link("a", "c", "derived_from", reason="charlie words")
+    operator.delete("b")
+    assert [e.type for e in operator.graph("a").edges] == [graph.DERIVED_FROM]
+    operator.forget("c", reason="asked")
+    (edge,) = operator.graph("a").edges
+    assert edge.relation is not None and edge.relation.reason == ""
+
+
+# -- the near-copy note of a write ------------------------------------------------------------
+
+
+def test_a_near_copy_in_the_same_batch_is_noted(world: dict[str, MemoryService]) -> None:
+    results = world["operator"].write_many(
+        [
+            WriteRequest("alice-tz", description=ALICE),
+            WriteRequest("deploys", description="Deploys go out on Tuesdays"),
+            WriteRequest("alice-zone", description="Alice is in the UTC+8 time zone"),
+        ]
+    )
+    assert results[0].notes == () and results[1].notes == ()
+    assert any("'alice-tz', written in the same batch" in n for n in results[2].notes)
+
+
+def test_a_reworded_near_copy_is_noted_by_its_vector(world: dict[str, MemoryService]) -> None:
+    operator = world["operator"]
+    operator.write("alice-tz", description=ALICE)
+    result = operator.write("alice-zone", description="Alice is on UTC+8 hours")
+    assert any("'alice-tz' already says something very similar" in n for n in result.notes)
+    changed = operator.write("alice-tz9", description="Alice works in the UTC+9 time zone")
+    assert changed.created  # noted or not, never blocked
+
+
+# -- hygiene and verify ---------------------------------------------------------------------
+
+
+def test_hygiene_lists_what_keeps_a_store_honest(
+    make_service: ServiceFactory, world: dict[str, MemoryService], clock: ManualClock
+) -> None:
+    operator = make_service(settings=replace(Settings(), inline_max_bytes=100))
+    operator.write("old", description="An old note nobody checked")
+    clock.advance(days=100)
+    operator.write("freeze", description="Code freeze for the spring release", expires="2026-01-01")
+    operator.write(
+        "runbook", description="Where the database runbook lives", references=["db-host"]
+    )
+    operator.write("rule", description="Answer in kind", load="inline", body="x" * 90)
+    operator.write("alice-tz", description=ALICE)
+    operator.write("alice-zone", description="Alice is in the UTC+8 time zone")
+    operator.write("deploy-day", description="Deploys go out on Tuesdays")
+    operator.write("deploy-friday", description="Deploys go out on Fridays")
+    operator.decide("deploy-day", "contradict", target="deploy-friday")
+    operator.dedup()
+    world["planner"].propose("Freeze deploys on Fridays")
+
+    report = operator.hygiene(unverified="90d", expiring="8d")
+
+    counts = {s.name: s.count for s in report.sections}
+    assert list(counts) == list(graph_sections())
+    assert counts["unverified"] == 1 and report.section("unverified").items[0]["name"] == "old"
+    assert counts["expired"] == 1
+    assert report.section("dangling_references").items[0]["reference"] == "db-host"
+    assert report.section("inline_pressure").items[0]["bytes"] == 90
+    assert counts["contradictions"] == 1 and counts["conflicts"] == 1
+    assert counts["tickets_expiring"] == 1
+    (cluster,) = report.section("near_duplicates").items
+    assert {m["name"] for m in cluster["memories"]} == {"alice-tz", "alice-zone"}
+    assert not report.clean and report.to_dict()["sections"]["expired"]["count"] == 1
+    assert operator.hygiene(expiring="1d").section("tickets_expiring").count == 0
+    with pytest.raises(errors.InvalidTime):
+        operator.hygiene(unverified="often")
+    with pytest.raises(errors.AccessDenied):
+        world["planner"].hygiene()
+
+
+def graph_sections() -> tuple[str, ...]:
+    from retain import hygiene
+
+    return hygiene.SECTIONS
+
+
+def test_a_superseded_end_leaves_the_near_duplicates(world: dict[str, MemoryService]) -> None:
+    operator = world["operator"]
+    operator.write("alice-tz", description=ALICE)
+    operator.write("alice-zone", description="Alice is in the UTC+8 time zone")
+    operator.dedup()
+    operator.decide("alice-tz", "supersede", target="alice-zone")
+    assert operator.hygiene().section("near_duplicates").count == 0
+
+
+def test_verify_counts_the_relations(world: dict[str, MemoryService]) -> None:
+    operator = world["operator"]
+    operator.write("a", description="one")
+    operator.write("b", description="two")
+    operator.link("a", "b", "derived_from")
+    report = operator.verify()
+    assert report.relations == {
+        "similar_to": 0, "supersedes": 0, "contradicts": 0, "derived_from": 1,
+    }  # fmt: skip
+    assert report.to_dict()["relations"]["derived_from"] == 1
+
+
+def test_keeping_a_pair_twice_changes_nothing_the_second_time(
+    world: dict[str, MemoryService],
+) -> None:
+    operator = world["operator"]
+    operator.write("a", description="one")
+    operator.write("b", description="two")
+    first = operator.decide("a", "keep", target="b")
+    before = store_state(operator)
+    again = operator.decide("a", "keep", target="b")
+    assert first.changed and first.receipt is not None
+    assert not again.changed and again.receipt is None and store_state(operator) == before
+
+
+def test_a_write_to_a_superseded_name_is_refused(world: dict[str, MemoryService]) -> None:
+    operator = world["operator"]
+    operator.write("tz", description=ALICE)
+    new = operator.write("tz2", description="Alice is in the UTC+9 time zone").memory
+    operator.decide("tz", "supersede", target="tz2")
+    before = store_state(operator)
+    with pytest.raises(errors.NotActive) as refused:
+        operator.write("tz", description="Alice is back on UTC+8")
+    assert refused.value.details["superseded_by"] == new.id
+    assert store_state(operator) == before
+
+
+def test_superseding_settles_the_older_memorys_open_contradictions(
+    world: dict[str, MemoryService],
+) -> None:
+    operator = world["operator"]
+    operator.write("day", description="Deploys go out on Tuesdays")
+    operator.write("friday", description="Deploys go out on Fridays")
+    operator.write("thursday", description="Deploys go out on Thursdays from now on")
+    operator.decide("day", "contradict", target="friday")
+    assert operator.gate("day", "contradicts").contested
+    operator.decide("day", "supersede", target="thursday")
+    assert not operator.gate("day", "contradicts").contested
+    report = operator.hygiene()
+    assert report.section("contradictions").count == report.section("conflicts").count == 0
+
+
+def test_an_unknown_id_or_name_is_named_as_either(world: dict[str, MemoryService]) -> None:
+    with pytest.raises(errors.NotFound) as missing:
+        world["operator"].graph("01ZZZZZZZZZZZZZZZZZZZZZZZZ")
+    assert "id or name" in missing.value.message
+    with pytest.raises(errors.ProjectNotFound):
+        world["operator"].graph("anything", project="nowhere")
+
+
+def test_a_near_copy_with_other_details_is_noted_as_a_decision(
+    world: dict[str, MemoryService],
+) -> None:
+    operator = world["operator"]
+    operator.write("alice-tz", description=ALICE)
+    result = operator.write("alice-nine", description="Alice works in the UTC+9 time zone")
+    (note,) = result.notes
+    assert "'alice-tz' says nearly the same with other details (+8 against +9)" in note
+    assert "supersedes" in note and "contradict" in note
