@@ -426,27 +426,46 @@ def _put(
     again."""
     source, target = graph.ordered(first.id, second.id, kind)
     standing = _standing(svc, work.reads, source, target, kind)
-    if standing is not None:
-        changed = replace(
-            standing,
-            reason=reason or standing.reason,
-            decision=None if reopen else standing.decision,
-            decided_by=None if reopen else standing.decided_by,
-            decided_at=None if reopen else standing.decided_at,
-        )
-        if changed == standing:
-            return standing, False
-    else:
-        changed = Relation(
-            id=svc.store.ids.new(work.now), realm=work.realm, source=source, target=target,
-            type=kind, score=score, reason=reason, principal=svc.principal,
-            created_at=work.now, decision=decision,
-            decided_by=svc.principal if decision else None,
-            decided_at=work.now if decision else None,
-        )  # fmt: skip
+    if standing is None:
+        made = _created(svc, work, first, second, kind, reason, score=score, decision=decision)
+        return made, True
+    changed = replace(
+        standing,
+        reason=reason or standing.reason,
+        decision=None if reopen else standing.decision,
+        decided_by=None if reopen else standing.decided_by,
+        decided_at=None if reopen else standing.decided_at,
+    )
+    if changed == standing:
+        return standing, False
     work.put_relation(changed)
     work.event("relate", changed.to_dict(), memory_id=source, reason=reason)
     return changed, True
+
+
+def _created(
+    svc: MemoryService,
+    work: Work,
+    first: Memory,
+    second: Memory,
+    kind: str,
+    reason: str,
+    *,
+    score: float | None = None,
+    decision: str | None = None,
+) -> Relation:
+    """Store a new edge ``first`` → ``second`` (none stands between them of ``kind``),
+    with its ``relate`` event."""
+    source, target = graph.ordered(first.id, second.id, kind)
+    made = Relation(
+        id=svc.store.ids.new(work.now), realm=work.realm, source=source, target=target,
+        type=kind, score=score, reason=reason, principal=svc.principal, created_at=work.now,
+        decision=decision, decided_by=svc.principal if decision else None,
+        decided_at=work.now if decision else None,
+    )  # fmt: skip
+    work.put_relation(made)
+    work.event("relate", made.to_dict(), memory_id=source, reason=reason)
+    return made
 
 
 def _standing(
@@ -518,7 +537,11 @@ def dedup(
     names = graph.names_in([text_of(m) for m in memories])
 
     def write(work: Work) -> DedupResult:
-        current = {m.id: m for m in work.reads.get_many([m.id for m in memories])}
+        paired = sorted({memories[i].id for p in pairs for i in (p.first, p.second)})
+        current = {m.id: m for m in work.reads.get_many(paired)}
+        between: dict[frozenset[str], list[Relation]] = {}
+        for relation in work.reads.relations(svc.realm, paired):  # one read for them all
+            between.setdefault(frozenset((relation.source, relation.target)), []).append(relation)
         listed: list[Candidate] = []
         linked = 0
         for pair in pairs:
@@ -526,10 +549,7 @@ def dedup(
             b = current.get(memories[pair.second].id)
             if a is None or b is None or {a.status, b.status} != {Status.ACTIVE}:
                 continue  # changed since it was compared
-            known = [
-                r for r in work.reads.relations(svc.realm, [a.id])
-                if {r.source, r.target} == {a.id, b.id}
-            ]  # fmt: skip
+            known = between.get(frozenset((a.id, b.id)), [])
             similar = next((r for r in known if r.type == SIMILAR_TO), None)
             if similar is None and known:
                 continue  # already related otherwise: linked, contradicted, superseded
@@ -538,7 +558,7 @@ def dedup(
             new = similar is None
             if similar is None:
                 why = f"cosine {pair.cosine:.3f}"
-                similar, _ = _put(svc, work, a, b, SIMILAR_TO, why, score=pair.score)
+                similar = _created(svc, work, a, b, SIMILAR_TO, why, score=pair.score)
                 linked += 1
             only_a, only_b = graph.differing(text_of(a), text_of(b), names)
             differs = (tuple(sorted(only_a)), tuple(sorted(only_b)))
