@@ -395,6 +395,17 @@ def typed(cls: C) -> C:
     return cls
 
 
+def _arguments_of(method: Callable[..., Any]) -> Callable[..., Any]:
+    """``method`` with its arguments' annotations alone: its result's type need not be
+    importable when it is called (a verb's result module is imported as it runs)."""
+    inner = inspect.unwrap(method)  # the module its names are resolved in
+    stand_in = types.FunctionType(
+        inner.__code__, inner.__globals__, inner.__name__, None, inner.__closure__
+    )
+    stand_in.__annotations__ = {k: v for k, v in method.__annotations__.items() if k != "return"}
+    return stand_in
+
+
 @dataclass(frozen=True, slots=True)
 class _Parameters:
     """A method's parameters as a call is checked against them."""
@@ -407,7 +418,7 @@ class _Parameters:
     @classmethod
     def of(cls, method: Callable[..., Any], names: dict[str, Any]) -> _Parameters:
         signature = inspect.signature(method)
-        hints = typing.get_type_hints(method, localns=names)
+        hints = typing.get_type_hints(_arguments_of(method), localns=names)
         order, tests, required, open_keywords = [], {}, set(), False
         for p in signature.parameters.values():
             if p.kind is p.VAR_KEYWORD:
