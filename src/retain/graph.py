@@ -22,20 +22,19 @@ chosen on ``bench/dedup.py`` (``bench/RESULTS.md``).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from retain.assertions import ConflictSignal
 from retain.chrono import stamp
-from retain.model import Memory
-from retain.receipt import Receipt
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
+
 
 SIMILAR_TO = "similar_to"
 SUPERSEDES = "supersedes"
@@ -63,13 +62,11 @@ _CALENDAR = (
 # a word, an identifier kept whole ("eu-west-1", "report-builder", "pyproject.toml")
 _TOKEN = r"[^\W_]+(?:[-_./:+][^\W_]+)*"
 _NAME = r"(?<=[^\W\d_] )[A-Z][\w\-]+"  # a capital inside a sentence, two letters or more
-_DETAIL = re.compile(
+_DETAIL = (
     rf"(?i:{_NUMBER})|\b(?i:{_CALENDAR})s?\b|{_NAME}|"
     rf"\b[^\W\d_]+(?:[-_./:][^\W_]+)*\d[\w\-.]*|\b[a-z]+(?:[-_./][a-z0-9]+)+\b"
 )
-_NAMES = re.compile(_NAME)
-_WORD = re.compile(_TOKEN)
-_POSSESSIVE = re.compile(r"['’]s$")
+_POSSESSIVE = r"['’]s$"
 # words a batch may capitalise ("US states") that are no name where they stand lower case
 # fmt: off
 _FUNCTION_WORDS = frozenset((
@@ -142,17 +139,17 @@ def details(text: str, names: frozenset[str] = frozenset()) -> frozenset[str]:
     they stand (a name that opens a sentence); folded to lower case, possessives
     dropped."""
     found = set()
-    for match in _DETAIL.finditer(text):
+    for match in _compiled(_DETAIL).finditer(text):
         found.add(_folded(match.group(0)))
     if names:
-        found.update(w for w in map(_folded, _WORD.findall(text)) if w in names)
+        found.update(w for w in map(_folded, _compiled(_TOKEN).findall(text)) if w in names)
     return frozenset(found)
 
 
 def names_in(texts: Sequence[str]) -> frozenset[str]:
     """The words that ``texts`` write with a capital inside a sentence, folded: the names
     a batch uses, a detail wherever one of its texts names them."""
-    found = {_folded(m.group(0)) for text in texts for m in _NAMES.finditer(text)}
+    found = {_folded(m.group(0)) for text in texts for m in _compiled(_NAME).finditer(text)}
     return frozenset(
         w
         for w in found
@@ -160,10 +157,16 @@ def names_in(texts: Sequence[str]) -> frozenset[str]:
     )
 
 
+@functools.cache
+def _compiled(pattern: str) -> re.Pattern[str]:
+    """A pattern compiled at its first use (the graph is imported by every command)."""
+    return re.compile(pattern)
+
+
 def _folded(detail: str) -> str:
     """A detail folded: lower case, a possessive dropped, a plural weekday or month made
     singular."""
-    detail = _POSSESSIVE.sub("", detail.casefold().replace("−", "-"))
+    detail = _compiled(_POSSESSIVE).sub("", detail.casefold().replace("−", "-"))
     if detail.endswith("s") and re.fullmatch(_CALENDAR, detail[:-1]):
         detail = detail[:-1]
     return detail
@@ -189,7 +192,7 @@ def pair_score(cosine: float, a: str, b: str, names: frozenset[str] = frozenset(
 
 
 def words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.casefold()) if len(w) > 1}
+    return {w for w in _compiled(_TOKEN).findall(text.casefold()) if len(w) > 1}
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,123 +250,3 @@ def similar_pairs(
             taken[pair.second] += 1
             kept.append(pair)
     return kept
-
-
-@dataclass(frozen=True, slots=True)
-class Edge:
-    """One edge of a memory's graph as ``graph`` shows it: its type, whether it leaves
-    the memory (``out``) or arrives, the memory at the other end (None: a reference that
-    names no memory, given as ``reference``), and the stored relation behind it (None:
-    read from the memories themselves: a reference, a version's ``supersedes``, a
-    successor's ``derived_from``)."""
-
-    type: str
-    out: bool
-    other: Memory | None
-    relation: Relation | None = None
-    reference: str | None = None
-
-    def to_dict(self, now: datetime) -> dict[str, Any]:
-        other = self.other
-        return {
-            "type": self.type,
-            "direction": "out" if self.out else "in",
-            "id": None if other is None else other.id,
-            "name": None if other is None else other.name,
-            "scope": None if other is None else other.scope,
-            "description": None if other is None else other.description,
-            "status": None if other is None else other.status.value,
-            "expired": None if other is None else other.is_expired(now),
-            "reference": self.reference,
-            "relation": None if self.relation is None else self.relation.to_dict(),
-            "stored": self.relation is not None,
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class GraphResult:
-    """A memory with its outgoing and incoming edges (``graph``)."""
-
-    memory: Memory
-    edges: tuple[Edge, ...]
-    now: datetime
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "memory": self.memory.to_dict(self.now),
-            "outgoing": [e.to_dict(self.now) for e in self.edges if e.out],
-            "incoming": [e.to_dict(self.now) for e in self.edges if not e.out],
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class LinkResult:
-    """What ``link`` or ``decide`` did: the relation as it stands, the memories at its
-    ends as they now are, whether the call changed anything, and its receipt."""
-
-    relation: Relation
-    source: Memory
-    target: Memory
-    changed: bool
-    now: datetime
-    receipt: Receipt | None = None
-    conflict: ConflictSignal | None = None  # a contradiction's signal, as it now stands
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "relation": self.relation.to_dict(),
-            "source": self.source.to_dict(self.now),
-            "target": self.target.to_dict(self.now),
-            "changed": self.changed,
-            "conflict": None if self.conflict is None else self.conflict.to_dict(),
-            "receipt": None if self.receipt is None else self.receipt.to_dict(),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    """A pair for a curator: two memories, their cosine and score, the details only one
-    of them names (a possible contradiction), and the ``similar_to`` relation recording
-    them (``new``: linked by this pass)."""
-
-    first: Memory
-    second: Memory
-    cosine: float
-    score: float
-    relation: Relation
-    new: bool
-    differs: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
-
-    def to_dict(self, now: datetime) -> dict[str, Any]:
-        return {
-            "first": self.first.to_dict(now),
-            "second": self.second.to_dict(now),
-            "cosine": round(self.cosine, 4),
-            "score": round(self.score, 4),
-            "relation": self.relation.to_dict(),
-            "new": self.new,
-            "differs": [list(self.differs[0]), list(self.differs[1])],
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class DedupResult:
-    """What a ``dedup`` pass found: the pairs at or above ``threshold`` waiting for a
-    curator (those linked before and still open too), best first, and how many memories
-    it compared."""
-
-    pairs: tuple[Candidate, ...]
-    compared: int
-    threshold: float
-    linked: int
-    now: datetime
-    receipt: Receipt | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "threshold": self.threshold,
-            "compared": self.compared,
-            "linked": self.linked,
-            "pairs": [p.to_dict(self.now) for p in self.pairs],
-            "receipt": None if self.receipt is None else self.receipt.to_dict(),
-        }

@@ -5,7 +5,8 @@ The sections, in the order they are listed: memories unverified for longer than 
 period asked, memories past their expiry, references that name no memory, inline bands
 near or past their budget, open contradictions, active conflict signals, tickets about
 to expire, and clusters of near-duplicates waiting for a curator. The service fills them
-(``retain.service.hygiene``); nothing here reads a store.
+(``retain.service.hygiene``, which imports this module when it runs: it is not worth
+every command's start); nothing here reads a store.
 """
 
 from __future__ import annotations
@@ -27,10 +28,6 @@ SECTIONS = (
     "tickets_expiring",
     "near_duplicates",
 )
-UNVERIFIED = "90d"  # the default period a memory may go unverified
-EXPIRING = "7d"  # the default window of a ticket about to expire
-PRESSURE = 0.8  # a band holding this share of its budget or more is listed
-SHOWN = 20  # the items a section lists by default
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ from tests.conftest import ServiceFactory, store_state
 from retain import errors, graph
 from retain.chrono import ManualClock
 from retain.config import Settings
+from retain.graph_results import DedupResult
 from retain.model import Status
 from retain.results import WriteRequest
 from retain.service import MemoryService
@@ -34,7 +35,7 @@ def world(make_service: ServiceFactory) -> dict[str, MemoryService]:
     }
 
 
-def pairs_of(result: graph.DedupResult) -> set[frozenset[str]]:
+def pairs_of(result: DedupResult) -> set[frozenset[str]]:
     return {frozenset((p.first.id, p.second.id)) for p in result.pairs}
 
 
@@ -463,3 +464,31 @@ def test_a_near_copy_with_other_details_is_noted_as_a_decision(
     (note,) = result.notes
     assert "'alice-tz' says nearly the same with other details (+8 against +9)" in note
     assert "supersedes" in note and "contradict" in note
+
+
+def test_a_landed_ticket_is_where_its_memory_derives_from(
+    world: dict[str, MemoryService],
+) -> None:
+    ticket = world["planner"].propose("Freeze deploys on Fridays")
+    landed = world["operator"].approve(ticket.id, reason="agreed")
+    assert landed.landed is not None
+    (edge,) = world["operator"].graph(landed.landed).edges
+    assert (edge.type, edge.out, edge.other, edge.reference) == (
+        graph.DERIVED_FROM, True, None, f"ticket:{ticket.id}",
+    )  # fmt: skip
+
+
+def test_dedup_keeps_to_one_scope_when_asked(world: dict[str, MemoryService]) -> None:
+    operator = world["operator"]
+    world["planner"].remember(ALICE)
+    world["planner"].remember(ALICE + ", mostly")
+    operator.write("a", description=ALICE)
+    operator.write("b", description=ALICE + ", mostly")
+    found = operator.dedup(scope="agent:planner")
+    assert {p.first.scope for p in found.pairs} == {"agent:planner"} and found.compared == 2
+    assert {p.first.scope for p in operator.dedup(scope="global").pairs} == {"global"}
+    before = store_state(operator)
+    for bad in ({"scope": "planner"}, {"scope": "global", "project": "web"}):
+        with pytest.raises(errors.InvalidValue):
+            operator.dedup(**bad)  # type: ignore[arg-type]
+    assert store_state(operator) == before

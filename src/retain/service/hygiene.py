@@ -12,10 +12,9 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from retain import budget, fields, hygiene
+from retain import budget, fields
 from retain.chrono import after, before, parse_duration, stamp
 from retain.graph import CONTRADICTS, SIMILAR_TO, Relation
-from retain.hygiene import HygieneReport, Section
 from retain.model import GLOBAL_SCOPE, Memory, Status
 from retain.service import ticket
 from retain.service.relation import conflict_key
@@ -23,17 +22,22 @@ from retain.service.view import View
 from retain.storage.base import MemoryFilter, Reads
 
 if TYPE_CHECKING:
+    from retain.hygiene import HygieneReport, Section
     from retain.service import MemoryService
 
 PAGE = 1000  # rows read at a time
+UNVERIFIED = "90d"  # the default period a memory may go unverified
+EXPIRING = "7d"  # the default window of a ticket about to expire
+PRESSURE = 0.8  # a band holding this share of its budget or more is listed
+SHOWN = 20  # the items a section lists by default
 
 
 def hygiene_of(
     svc: MemoryService,
     *,
-    unverified: str = hygiene.UNVERIFIED,
-    expiring: str = hygiene.EXPIRING,
-    limit: int = hygiene.SHOWN,
+    unverified: str = UNVERIFIED,
+    expiring: str = EXPIRING,
+    limit: int = SHOWN,
 ) -> HygieneReport:
     """Every section of ``retain.hygiene.SECTIONS`` as the caller sees the store now:
     memories not verified within ``unverified`` (a period: ``90d``), tickets expiring
@@ -41,6 +45,8 @@ def hygiene_of(
     unverified_for = parse_duration(fields.text(unverified, "unverified"))
     expiring_in = parse_duration(fields.text(expiring, "expiring"))
     fields.page(limit)
+
+    from retain.hygiene import HygieneReport
 
     def run(tx: Reads) -> HygieneReport:
         now = svc._read_now(tx)
@@ -68,6 +74,8 @@ def hygiene_of(
 
 
 def _section(name: str, items: list[dict[str, Any]], limit: int) -> Section:
+    from retain.hygiene import Section
+
     return Section(name, len(items), tuple(items[:limit]))
 
 
@@ -106,13 +114,13 @@ def _dangling(
 
 
 def _pressure(svc: MemoryService, tx: Reads, now: datetime) -> list[dict[str, Any]]:
-    """Each inline band holding ``hygiene.PRESSURE`` of the budget or more, fullest first."""
+    """Each inline band holding ``PRESSURE`` of the budget or more, fullest first."""
     limit = svc.settings.inline_max_bytes
     entries = tx.inline_entries(svc.realm, stamp(now))
     found = []
     for band in budget.bands(entries).values():
         share = band.total / limit if limit else (1.0 if band.total else 0.0)
-        if share >= hygiene.PRESSURE:
+        if share >= PRESSURE:
             found.append(
                 {"project": band.project, "bytes": band.total, "budget": limit,
                  "share": round(share, 3), "memories": len(band.members)}
@@ -174,11 +182,13 @@ def _clusters(
     tx: Reads, view: View, relations: list[Relation], now: datetime
 ) -> list[dict[str, Any]]:
     """The groups of memories joined by open ``similar_to`` pairs, largest first."""
+    from retain.hygiene import clusters
+
     chosen = [r for r in relations if r.type == SIMILAR_TO]
     ends = _seen(tx, view, chosen)
     pairs = [(r.source, r.target) for r in chosen if r.source in ends and r.target in ends]
     return [
         {"size": len(group), "memories": [_memory(ends[i], now) for i in group],
          "pairs": sum(1 for a, _ in pairs if a in group)}
-        for group in hygiene.clusters(pairs)
+        for group in clusters(pairs)
     ]  # fmt: skip

@@ -12,7 +12,16 @@ from typing import TYPE_CHECKING
 from retain import fields
 from retain.chrono import age_phrase, before, parse_duration, stamp
 from retain.errors import AmbiguousName, InvalidValue, NotFound
-from retain.model import GLOBAL_SCOPE, Memory, Status, Trust, project_scope
+from retain.model import (
+    AGENT_PREFIX,
+    GLOBAL_SCOPE,
+    PROJECT_PREFIX,
+    TEAM_PREFIX,
+    Memory,
+    Status,
+    Trust,
+    project_scope,
+)
 from retain.results import ReadResult, Reference
 from retain.service import rows, trust
 from retain.service.work import Work
@@ -261,4 +270,19 @@ def filter_of(
         verified_before=verified_before,
         expired_at=stamp(now) if expired else None,
         trusts=trust.at_least(min_trust),
+    )
+
+
+def check_scope(scope: str) -> None:
+    """A scope a verb may be asked for by name (a sweep's, a dedup pass's): global, or
+    project:, team: or agent: a name; else ``invalid_value``."""
+    fields.text(scope, "scope")
+    prefix = next((p for p in (PROJECT_PREFIX, TEAM_PREFIX, AGENT_PREFIX) if scope.startswith(p)),
+                  None)  # fmt: skip
+    if scope == GLOBAL_SCOPE or (prefix is not None and fields.is_name(scope[len(prefix) :])):
+        return
+    raise InvalidValue(
+        f"{scope!r} is not a scope",
+        remedy="name global, or a scope such as project:web, team:blue or agent:ada",
+        field="scope",
     )

@@ -32,19 +32,7 @@ from typing import TYPE_CHECKING, Any
 from retain import assertions, fields, graph
 from retain.assertions import ConflictSignal
 from retain.errors import InvalidInput, InvalidValue, NotActive, NotFound
-from retain.graph import (
-    CONTRADICTS,
-    DERIVED_FROM,
-    REFERENCES,
-    SIMILAR_TO,
-    SUPERSEDES,
-    Candidate,
-    DedupResult,
-    Edge,
-    GraphResult,
-    LinkResult,
-    Relation,
-)
+from retain.graph import CONTRADICTS, DERIVED_FROM, REFERENCES, SIMILAR_TO, SUPERSEDES, Relation
 from retain.model import GLOBAL_SCOPE, Memory, Status, project_scope
 from retain.receipt import Receipt
 from retain.results import WriteResult
@@ -54,6 +42,7 @@ from retain.service.work import Work
 from retain.storage.base import MemoryFilter, Progress, Reads
 
 if TYPE_CHECKING:
+    from retain.graph_results import Candidate, DedupResult, Edge, GraphResult, LinkResult
     from retain.service import MemoryService
 
 SIGNAL_STORE = "knowledge_graph"  # the ledger store a contradiction's signal is kept in
@@ -123,6 +112,8 @@ def graph_of(svc: MemoryService, memory: str, *, project: str | None = None) -> 
     """A memory (by id or name) with its outgoing and incoming edges, the stored ones and
     those read from the memories; an edge to a memory the reader does not see is left
     out. An unknown id is ``not_found``, never an empty graph."""
+    from retain.graph_results import GraphResult
+
     now = svc._now()
 
     def run(tx: Reads) -> GraphResult:
@@ -135,6 +126,8 @@ def graph_of(svc: MemoryService, memory: str, *, project: str | None = None) -> 
 
 
 def _edges(svc: MemoryService, tx: Reads, view: View, memory: Memory) -> list[Edge]:
+    from retain.graph_results import Edge
+
     stored = tx.relations(svc.realm, [memory.id])
     successors = tx.successors([memory.id])
     derived = tx.derived_from(svc.realm, memory.id)
@@ -154,7 +147,10 @@ def _edges(svc: MemoryService, tx: Reads, view: View, memory: Memory) -> list[Ed
     edges += [Edge(SUPERSEDES, False, others[new]) for _, new, _ in successors if new in others]
     if memory.derived_from is not None and memory.derived_from not in hidden:
         origin = others.get(memory.derived_from)  # None: a ticket's id, or one now gone
-        edges.append(Edge(DERIVED_FROM, True, origin, reference=memory.derived_from))
+        reference = memory.derived_from
+        if origin is None and tx.get_proposal(svc.realm, reference) is not None:
+            reference = f"ticket:{reference}"  # the ticket whose approval landed it
+        edges.append(Edge(DERIVED_FROM, True, origin, reference=reference))
     edges += [Edge(DERIVED_FROM, False, m) for m in derived if view.sees(m)]
     for reference in memory.references:
         if reference in hidden:
@@ -199,6 +195,8 @@ def link(
     ``supersedes`` link retires ``target`` as ``decide`` does, a ``contradicts`` link
     raises its key's conflict signal. Linking an edge that stands changes nothing but
     its reason."""
+    from retain.graph_results import LinkResult
+
     kind, why = _type(type), _reason(reason)
 
     def run(work: Work) -> LinkResult:
@@ -284,6 +282,8 @@ def _active(memory: Memory, what: str) -> None:
 def _supersede(
     svc: MemoryService, work: Work, *, newer: Memory, older: Memory, reason: str
 ) -> LinkResult:
+    from retain.graph_results import LinkResult
+
     _active(older, "superseded")
     _active(newer, "the memory that supersedes another")
     retired = replace(
@@ -301,6 +301,8 @@ def _supersede(
 def _contradict(
     svc: MemoryService, work: Work, first: Memory, second: Memory, reason: str
 ) -> LinkResult:
+    from retain.graph_results import LinkResult
+
     for memory in (first, second):
         _active(memory, "contradicted")
     ends = {first.id, second.id}
@@ -320,6 +322,8 @@ def _contradict(
 
 
 def _keep(svc: MemoryService, work: Work, first: Memory, second: Memory, reason: str) -> LinkResult:
+    from retain.graph_results import LinkResult
+
     decided, signal = _settle(svc, work, first, second, "keep")
     if decided:
         relation, changed = decided[0], True
@@ -498,14 +502,26 @@ def dedup(
     *,
     threshold: float | None = None,
     project: str | None = None,
+    scope: str | None = None,
     progress: Progress | None = None,
 ) -> DedupResult:
     """Link as ``similar_to`` the pairs of active memories, each pair of one scope, whose
     score (``graph.pair_score``) reaches ``threshold`` (default ``graph.THRESHOLD``), and
     list every such pair still open for a curator, best first. ``project``: that
-    project's tier alone (``""``: the global tier); None: every scope the caller sees. A
-    pair a curator decided, or already related otherwise, is not proposed again."""
+    project's tier alone (``""``: the global tier), or ``scope``: that one scope (global,
+    project:, team: or agent: a name); neither: every scope the caller sees. A pair a
+    curator decided, or already related otherwise, is not proposed again."""
+    from retain.graph_results import Candidate, DedupResult
+
     bar = _threshold(threshold)
+    if scope is not None:
+        lookup.check_scope(scope)
+        if project is not None:
+            raise InvalidValue(
+                "a dedup pass takes a project or a scope, not both",
+                remedy="name the one scope to compare, or the project's tier",
+                field="scope",
+            )
     embedder = svc.store.embedder.embedder
     if embedder is None:
         raise InvalidValue(
@@ -515,7 +531,7 @@ def dedup(
         )
 
     def scan(tx: Reads) -> tuple[list[Memory], list[graph.Pair]]:
-        where = _scopes(svc, tx, project)
+        where = _scopes(svc, tx, project, scope)
         memories = tx.list_memories(where, None)
         memories.sort(key=lambda m: m.id)
         texts = [text_of(m) for m in memories]
@@ -581,18 +597,22 @@ def _threshold(value: float | None) -> float:
     return float(value)
 
 
-def _scopes(svc: MemoryService, tx: Reads, project: str | None) -> MemoryFilter:
-    """The memories a pass compares: active, in ``project``'s tier (``""``: the global
-    tier; None: every scope), of the scopes the caller's view reads."""
+def _scopes(svc: MemoryService, tx: Reads, project: str | None, scope: str | None) -> MemoryFilter:
+    """The memories a pass compares: active, in ``scope``, or in ``project``'s tier
+    (``""``: the global tier; neither: every scope), of the scopes the caller's view
+    reads."""
     scopes: tuple[str, ...] | None
-    if project is None:
+    if scope is not None:
+        scopes = (scope,)
+    elif project is None:
         scopes = None
     elif project == "":
         scopes = (GLOBAL_SCOPE,)
     else:
         svc._require_project(tx, project)
         scopes = (project_scope(project),)
-    narrowed, tiers_only = svc._reader(tx).narrow(scopes, with_own=project is None, reads=tx)
+    own = project is None and scope is None
+    narrowed, tiers_only = svc._reader(tx).narrow(scopes, with_own=own, reads=tx)
     return MemoryFilter(realm=svc.realm, scopes=narrowed, tiers_only=tiers_only)
 
 

@@ -30,15 +30,11 @@ from retain.chrono import parse_moment, parse_stamp, stamp
 from retain.errors import HoldActive, InvalidValue, NotFound
 from retain.governance.retention import Cutoff, SweepResult, Swept, window_for
 from retain.model import (
-    AGENT_PREFIX,
-    GLOBAL_SCOPE,
-    PROJECT_PREFIX,
-    TEAM_PREFIX,
     Memory,
     Proposal,
     Status,
 )
-from retain.service import erasure
+from retain.service import erasure, lookup
 from retain.service.work import Work
 from retain.storage.base import Progress, Reads
 
@@ -80,7 +76,7 @@ def sweep(
         )  # fmt: skip
     instant = parse_stamp(parse_moment(before, svc.clock, "before")) if before else None
     if scope is not None:
-        _check_scope(scope)
+        lookup.check_scope(scope)
     chosen = svc.backend.read(lambda tx: _select(svc, tx, instant, scope, progress))
     certificates: list[erasure.Certificate] = []
     if not dry_run:
@@ -141,20 +137,6 @@ def _forget(
     if progress is not None:
         progress("forget", len(ids), len(ids))
     return done, late
-
-
-def _check_scope(scope: str) -> None:
-    """A scope a sweep may be asked for: global, or project:, team: or agent: a name."""
-    fields.text(scope, "scope")
-    prefix = next((p for p in (PROJECT_PREFIX, TEAM_PREFIX, AGENT_PREFIX) if scope.startswith(p)),
-                  None)  # fmt: skip
-    if scope == GLOBAL_SCOPE or (prefix is not None and fields.is_name(scope[len(prefix) :])):
-        return
-    raise InvalidValue(
-        f"{scope!r} is not a scope",
-        remedy="name global, or a scope such as project:web, team:blue or agent:ada",
-        field="scope",
-    )
 
 
 def _select(

@@ -85,8 +85,10 @@ def _edges(title: str, edges: list[dict[str, Any]]) -> None:
     for header in ("Type", "Memory", "Description", "Status", "Pair"):
         table.add_column(header, overflow="fold", no_wrap=header == "Memory")
     for edge in sorted(edges, key=lambda e: order.get(e["type"], len(order))):
-        if edge["id"] is None:  # a reference that names no memory
-            add_row(table, edge["type"], edge["reference"], "(no memory found)", "", "")
+        if edge["id"] is None:  # a reference that names no memory, or a ticket
+            ticket = str(edge["reference"]).startswith("ticket:")
+            what = "(the ticket it was landed by)" if ticket else "(no memory found)"
+            add_row(table, edge["type"], edge["reference"], what, "", "")
             continue
         status = edge["status"] + (", expired" if edge["expired"] else "")
         add_row(table, edge["type"], _label(edge), edge["description"], status, _pair(edge))
@@ -224,11 +226,20 @@ def _said_after(data: dict[str, Any]) -> None:
     help="The score a pair needs (above 0, at most 1); default the store's (0.72).",
 )
 @project_option('Only this project\'s tier; "" the global tier (default: every scope).')
+@click.option(
+    "--scope",
+    help="Only this scope: global, project:NAME, team:NAME or agent:NAME (not with --project).",
+)
 @acting_option
 @home_option
 @format_option
 def dedup(
-    threshold: float | None, project: str | None, principal: str, home: Path | None, fmt: str
+    threshold: float | None,
+    project: str | None,
+    scope: str | None,
+    principal: str,
+    home: Path | None,
+    fmt: str,
 ) -> None:
     """Find near-copies and list the pairs to decide.
 
@@ -237,7 +248,9 @@ def dedup(
     Nothing is merged, retired or deleted."""
     with opened(home, fmt, principal) as service:
         with progress_bar() as progress:
-            result = service.dedup(threshold=threshold, project=project, progress=progress)
+            result = service.dedup(
+                threshold=threshold, project=project, scope=scope, progress=progress
+            )
         data = result.to_dict()
         if fmt == "json":
             emit_json(data)

@@ -355,7 +355,9 @@ class PairDecisionBody(_Body):
 
 class DedupBody(_Body):
     """A dedup pass: pairs scoring ``threshold`` (none: the store's default), in
-    ``project``'s tier (``""``: the global tier; none: every scope in view)."""
+    ``project``'s tier (``""``: the global tier) or in ``scope`` (none of the two: every
+    scope in view)."""
 
     threshold: Annotated[float, _rule(exclusiveMinimum=0, maximum=1)] | None = None
     project: ProjectArg | None = None
+    scope: str | None = None  # one scope (global, project:, team: or agent: a name)

@@ -257,11 +257,15 @@ def add(server: Server, call: Call) -> None:
             str | None,
             Field(description='Only this project\'s tier ("" the global tier); default all.'),
         ] = None,
+        scope: Annotated[
+            str | None,
+            Field(description="Only this scope: global, project:, team: or agent: a name."),
+        ] = None,
     ) -> Annotated[CallToolResult, DedupOut]:
         """Link the pairs of memories of one scope that say nearly the same as similar_to,
         and list every open pair, best first, for a curator to decide (memory_decide).
         Nothing is merged, retired or deleted."""
-        return call(lambda s: s.dedup(threshold=threshold, project=project).to_dict())
+        return call(lambda s: s.dedup(threshold=threshold, project=project, scope=scope).to_dict())
 
     @server.verb_tool("hygiene", title="What needs a curator", annotations=_READS)
     def memory_hygiene(
