@@ -17,7 +17,7 @@ Two sources, reported apart:
 
 **The path measured is the product's.** Each source's notes are written into a fresh
 store (``retain.open``, its default embedder) as global memories ``note-<n>`` (the
-note's description and body: what ``dedup`` compares, ``relation.text_of``, is then
+note's description and body: what ``dedup`` compares, ``similar.text_of``, is then
 the note's text, which the run checks; a locomo question is taken as a description is
 stored, its spaces collapsed). The operator (``retain.open``'s default principal) calls
 the service verb ``dedup(threshold=FLOOR)``, and each ``Candidate`` it lists is mapped
@@ -83,7 +83,7 @@ import retain  # noqa: E402
 from dedup_corpus import NEAR_KINDS, RELATED_KINDS, Corpus, Note, build  # noqa: E402
 from retain import WriteRequest, fields, graph  # noqa: E402
 from retain.service import MemoryService  # noqa: E402
-from retain.service.relation import text_of  # noqa: E402
+from retain.service.similar import text_of  # noqa: E402
 from store import log, machine, source_state  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "bench"

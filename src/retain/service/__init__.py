@@ -56,6 +56,7 @@ from retain.service import (
     proposal,
     registry,
     relation,
+    similar,
     ticket,
     tier,
     trust,
@@ -469,7 +470,7 @@ class MemoryService:
     graph = relation.graph_of
     link = relation.link
     decide = relation.decide
-    dedup = relation.dedup
+    dedup = similar.dedup
     hygiene = cleaning.hygiene_of
 
     # legal holds and retention

@@ -25,7 +25,7 @@ from retain.errors import (
 from retain.model import DEFAULT_PRIORITY, GLOBAL_SCOPE, Load, Memory, Status, project_scope
 from retain.results import DeleteResult, EditResult, WriteRequest, WriteResult
 from retain.search import key
-from retain.service import lookup, relation, rows, trust
+from retain.service import lookup, rows, similar, trust
 from retain.service.work import Work
 from retain.storage.base import InlineEntry, Progress
 
@@ -113,7 +113,7 @@ def write_many(
 
     The inline budget is measured once, over the batch as a whole. With ``notes``, a
     memory created or redescribed is noted when another already says nearly the same
-    (``relation.noted``; a batch of more than ``relation.NOTED_BATCH`` is not).
+    (``similar.noted``; a batch of more than ``similar.NOTED_BATCH`` is not).
     """
     checked = [normalized(svc, request) for request in requests]
     return write_normalized(svc, checked, notes=notes, reason=reason, progress=progress)
@@ -142,7 +142,7 @@ def write_normalized(
     results = svc._write(run)
     if progress is not None:  # a bulk write: the vector index too, while it is shown
         svc.store.index_vectors(progress)
-    return relation.noted(svc, results) if notes else results
+    return similar.noted(svc, results) if notes else results
 
 
 class Batch:
