@@ -64,6 +64,7 @@ BEYOND_SCHEMA: set[tuple[str, str | None]] = {
     ("invalid_value", "turns"),  # a turn says something (text or caption); one memory a turn
     ("invalid_time", "at"),  # a conversation's or a turn's time: the calendar itself
     ("invalid_time", "before"),  # a sweep's instant: the calendar itself (no 31 June)
+    ("invalid_value", "scope"),  # a dedup pass's scope or project, not both
 }
 STATE_STATUSES = {412, 422}  # stale_update; budget, edit, transfer and secret refusals
 

@@ -309,7 +309,8 @@ class HoldBody(_Body):
     reason: Filled
 
 
-SweepScope = Annotated[
+# One scope by name, as a sweep or a dedup pass takes it (``lookup.check_scope``).
+ScopeArg = Annotated[
     str, _rule(pattern=f"^(?:global|(?:project|team|agent):{F.NAME_PATTERN[1:-1]})$")
 ]
 
@@ -320,7 +321,7 @@ class SweepBody(_Body):
 
     reason: Filled
     before: Moment | None = None
-    scope: SweepScope | None = None
+    scope: ScopeArg | None = None
     keep_digest: bool = True
     dry_run: bool = False
 
@@ -360,4 +361,4 @@ class DedupBody(_Body):
 
     threshold: Annotated[float, _rule(exclusiveMinimum=0, maximum=1)] | None = None
     project: ProjectArg | None = None
-    scope: str | None = None  # one scope (global, project:, team: or agent: a name)
+    scope: ScopeArg | None = None  # not with a project: that refusal is the service's
