@@ -2,6 +2,7 @@
 
     python bench/dedup.py [--seed N] [--source constructed|locomo|both] [--out FILE]
                           [--data DIR]
+    python bench/dedup.py --scale 10000,30000      # what one pass costs, instead
 
 Two sources, reported apart:
 
@@ -58,6 +59,7 @@ Progress goes to stderr; stdout is one JSON object (``--out`` writes it to a fil
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
@@ -80,6 +82,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np  # noqa: E402
 
 import retain  # noqa: E402
+import store  # noqa: E402
 from dedup_corpus import NEAR_KINDS, RELATED_KINDS, Corpus, Note, build  # noqa: E402
 from retain import WriteRequest, fields, graph  # noqa: E402
 from retain.service import MemoryService  # noqa: E402
@@ -585,6 +588,43 @@ def run(data: Path, source: str, seed: int, home: Path) -> dict[str, Any]:
     return report
 
 
+def _phase_ends(phases: dict[str, float], began: float, phase: str, *_: int) -> None:
+    """A progress callback: when each phase last reported, in seconds since ``began``."""
+    phases[phase] = time.perf_counter() - began
+
+
+def scale(sizes: Sequence[int], seed: int, home: Path) -> dict[str, Any]:
+    """What one ``dedup`` pass costs over ``sizes`` memories of one scope: the synthetic
+    documents of ``bench/store.py`` (``store.Corpus``, as ``scale.py`` and ``cold.py`` load:
+    few of them alike, as in a store), the pass timed whole and by its progress phases."""
+    corpus = store.Corpus(seed)
+    out: dict[str, Any] = {}
+    for size in sizes:
+        directory = home / f"scale-{size}"
+        directory.mkdir(parents=True)
+        service = retain.open(directory / "retain.db", home=directory)
+        requests = [
+            WriteRequest(f"scale-{doc.number}", description=doc.description, body=doc.body)
+            for doc in corpus.docs(0, size)
+        ]
+        for start in range(0, size, 5000):
+            service.write_many(requests[start : start + 5000], notes=False)
+        phases: dict[str, float] = {}
+        began = time.perf_counter()
+        result = service.dedup(progress=functools.partial(_phase_ends, phases, began))
+        seconds = time.perf_counter() - began
+        service.close()
+        out[str(size)] = {
+            "seconds": round(seconds, 2),
+            "embedded_by_s": round(phases.get("embed", 0.0), 2),
+            "compared_by_s": round(phases.get("compare", 0.0), 2),
+            "pairs": len(result.pairs),
+            "linked": result.linked,
+        }
+        log(f"scale {size}: {seconds:.1f} s, {len(result.pairs)} pairs")
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int, default=20240601, help="the corpus's seed")
@@ -593,9 +633,20 @@ def main() -> None:
     )
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the locomo data")
     parser.add_argument("--out", type=Path, help="also write the report here")
+    parser.add_argument(
+        "--scale",
+        metavar="N,N",
+        help="instead, time one pass over N memories of one scope for each N given",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="retain-dedup-") as home:
-        report = run(args.data, args.source, args.seed, Path(home))
+        if args.scale:
+            sizes = [int(n) for n in args.scale.split(",")]
+            measured = scale(sizes, args.seed, Path(home))
+            report = {"benchmark": "dedup --scale", "machine": machine(),
+                      "source": source_state(), "scale": measured}  # fmt: skip
+        else:
+            report = run(args.data, args.source, args.seed, Path(home))
     text = json.dumps(report, ensure_ascii=False)
     if args.out is not None:
         args.out.write_text(text + "\n", encoding="utf-8")

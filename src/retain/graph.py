@@ -146,6 +146,12 @@ def details(text: str, names: frozenset[str] = frozenset()) -> frozenset[str]:
     return frozenset(found)
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _details_of(text: str, names: frozenset[str]) -> frozenset[str]:
+    """``details``, remembered: a pass asks it of each text once for every pair it is in."""
+    return details(text, names)
+
+
 def names_in(texts: Sequence[str]) -> frozenset[str]:
     """The words that ``texts`` write with a capital inside a sentence, folded: the names
     a batch uses, a detail wherever one of its texts names them."""
@@ -177,7 +183,7 @@ def differing(
 ) -> tuple[frozenset[str], frozenset[str]]:
     """The details only ``a`` names and those only ``b`` names, when each has one the
     other lacks (a conflict); else two empty sets (the same details, or one side adds)."""
-    mine, theirs = details(a, names), details(b, names)
+    mine, theirs = _details_of(a, names), _details_of(b, names)
     only_a, only_b = mine - theirs, theirs - mine
     if only_a and only_b:
         return only_a, only_b
