@@ -46,9 +46,11 @@ LINKED = (SIMILAR_TO, SUPERSEDES, CONTRADICTS, DERIVED_FROM)  # what ``link`` ma
 SYMMETRIC = frozenset({SIMILAR_TO, CONTRADICTS})  # kept once a pair, the lower id first
 DECISIONS = ("supersede", "contradict", "keep")  # what a curator makes of a pair
 
-THRESHOLD = 0.72  # the default score a pair needs to be linked (bench/dedup.py)
+THRESHOLD = 0.625  # the default score a pair needs to be linked, centred (bench/dedup.py)
+NOTE_THRESHOLD = 0.72  # the score a write's note needs: of raw cosines, not centred
 DETAIL_PENALTY = 0.3  # taken off a pair whose sides conflict (``pair_score``)
 NEIGHBOURS = 8  # the most similar_to pairs one memory takes part in, per pass
+WEIGHED = 4  # of a row's pairs above the threshold, the nearest WEIGHED × NEIGHBOURS scored
 BLOCK = 1024  # rows of the pairwise cosine computed at a time
 REASON_MAX_CHARS = 1000
 
@@ -211,6 +213,23 @@ class Pair:
     score: float
 
 
+def centred(
+    vectors: npt.NDArray[np.float32], reference: npt.NDArray[np.float32]
+) -> npt.NDArray[np.float32]:
+    """``vectors`` (unit rows) less the mean of them and the ``reference`` rows together,
+    made unit again. A static model gives every text a share of one direction (long
+    texts most), so raw cosines of unrelated notes can pass any threshold; the mean
+    takes it away, and the reference (the relevance gate's unrelated sentences) keeps
+    the mean of a store of three memories from being theirs alone."""
+    import numpy as np
+
+    mean = (vectors.sum(axis=0) + reference.sum(axis=0)) / (len(vectors) + len(reference))
+    moved = vectors - mean
+    norms = np.linalg.norm(moved, axis=1, keepdims=True)
+    made: npt.NDArray[np.float32] = (moved / np.where(norms == 0, 1, norms)).astype(np.float32)
+    return made
+
+
 def similar_pairs(
     vectors: npt.NDArray[np.float32],
     texts: Sequence[str],
@@ -220,10 +239,11 @@ def similar_pairs(
     progress: Callable[[int, int], None] | None = None,
 ) -> list[Pair]:
     """The pairs of rows whose score (``pair_score``, with the names of all ``texts``)
-    reaches ``threshold``, best first,
-    each row in at most ``NEIGHBOURS`` of them; rows of different ``groups`` (scopes)
-    never pair. ``vectors`` are one row per text, unit length; computed a block of rows
-    at a time, reporting rows done to ``progress``."""
+    reaches ``threshold``, best first, each row in at most ``NEIGHBOURS`` of them (of a
+    row's later rows above the threshold, only its ``WEIGHED`` × ``NEIGHBOURS`` nearest
+    are scored); rows of different ``groups`` (scopes) never pair. ``vectors`` are one
+    row per text, unit length (``centred`` ones, for a dedup pass); computed a block of
+    rows at a time, reporting rows done to ``progress``."""
     import numpy as np
 
     count = len(texts)
@@ -237,6 +257,10 @@ def similar_pairs(
         for i in range(start, stop):
             row = cosines[i - start, i - start + 1 :]
             near = np.flatnonzero(row >= floor)
+            if len(near) > WEIGHED * NEIGHBOURS:  # a crowd alike: its nearest are enough
+                near = near[
+                    np.argpartition(-row[near], WEIGHED * NEIGHBOURS)[: WEIGHED * NEIGHBOURS]
+                ]
             for offset in near[np.argsort(-row[near], kind="stable")]:
                 j = i + 1 + int(offset)
                 if group[i] != group[j]:

@@ -166,7 +166,7 @@ def test_the_cli_dedup_lists_the_planted_pair_for_review(retain: Retain) -> None
     pairs = {frozenset((p["first"]["id"], p["second"]["id"])): p for p in found["pairs"]}
     planted = pairs[frozenset((ids["alice-tz"], ids["alice-zone"]))]
     assert planted["new"] and planted["relation"]["open"]
-    assert planted["score"] >= found["threshold"] == 0.72
+    assert planted["score"] >= found["threshold"] == graph.THRESHOLD
     assert ids["deploys"] not in {i for pair in pairs for i in pair}
     text = retain.ok("dedup").stdout  # listed again, linked once
     assert "0 new pairs linked" in text
@@ -175,7 +175,14 @@ def test_the_cli_dedup_lists_the_planted_pair_for_review(retain: Retain) -> None
     assert f"retain decide {first} ACTION --target {second}" in text
     strict = retain.json("dedup", "--threshold", "1")
     assert strict["threshold"] == 1.0 and strict["linked"] == 0
-    retain.refused("dedup", "--threshold", "0", status=INVALID, code="invalid_value", remedy="0.72")
+    retain.refused(
+        "dedup",
+        "--threshold",
+        "0",
+        status=INVALID,
+        code="invalid_value",
+        remedy=str(graph.THRESHOLD),
+    )
     assert retain("dedup", "--threshold", "most").exit_code == 2  # not a number: usage
 
 

@@ -50,7 +50,8 @@ def dedup(
     progress: Progress | None = None,
 ) -> DedupResult:
     """Link as ``similar_to`` the pairs of active memories, each pair of one scope, whose
-    score (``graph.pair_score``) reaches ``threshold`` (default ``graph.THRESHOLD``), and
+    score (``graph.pair_score`` of their vectors ``graph.centred`` on the pass's mean and
+    the gate's unrelated sentences) reaches ``threshold`` (default ``graph.THRESHOLD``), and
     list every such pair still open for a curator, best first. ``project``: that
     project's tier alone (``""``: the global tier), or ``scope``: that one scope (global,
     project:, team: or agent: a name); neither: every scope the caller sees. A pair a
@@ -83,7 +84,10 @@ def dedup(
             progress("embed", 0, len(texts))
         if not texts:
             return memories, []
-        vectors = _unit(svc, texts, few=False)
+        from retain.search.vectors import BACKGROUND  # numpy's: loaded as a pass runs
+
+        reference = _unit(svc, BACKGROUND, few=False)
+        vectors = graph.centred(_unit(svc, texts, few=False), reference)
         report: Callable[[int, int], None] | None = None
         if progress is not None:
             progress("embed", len(texts), len(texts))
@@ -173,7 +177,8 @@ def noted(svc: MemoryService, results: Sequence[WriteResult]) -> list[WriteResul
     redescribed given a note naming a memory that says nearly the same thing (an earlier
     one of the batch, or one the writer sees in its tiers), when there is one: two
     descriptions sharing ``SIMILAR_DESCRIPTION`` of their words, or whose vectors score
-    ``graph.THRESHOLD`` under the detail rule. Read after the commit: a note never
+    ``graph.NOTE_THRESHOLD`` under the detail rule (raw cosines: a single write has no
+    store's mean at hand, and descriptions are short). Read after the commit: a note never
     blocks a write, and the vectors compared are of the descriptions alone."""
     asked = [
         i for i, r in enumerate(results)
@@ -261,7 +266,7 @@ def _near_copies(svc: MemoryService, tx: Reads, mine: list[Memory]) -> dict[str,
                 cosine = _dot(vectors, row[memory.id], row[other.id])
                 names = graph.names_in([memory.description, other.description])
                 score = graph.pair_score(cosine, memory.description, other.description, names)
-            if share >= SIMILAR_DESCRIPTION or score >= graph.THRESHOLD:
+            if share >= SIMILAR_DESCRIPTION or score >= graph.NOTE_THRESHOLD:
                 scored.append((max(share, score), other.id, other))
         if scored:
             best[memory.id] = max(scored, key=lambda s: (s[0], s[1]))[2]
