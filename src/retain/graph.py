@@ -14,10 +14,10 @@ the same topic that states a different fact: a static embedding averages its wor
 "Alice is in UTC+8" and "Alice is in UTC+9", or the same sentence about two teams, sit
 closer than most rewordings. So a pair's score is its cosine, lowered by
 ``DETAIL_PENALTY`` when each side names a detail the other lacks: a number or a word
-holding one, a lower-case identifier, a weekday or month, a name (a word the batch
-writes with a capital inside a sentence, wherever it stands). A detail added on one
-side only (a copy with more to say) is no conflict. The threshold and the penalty are
-chosen on ``bench/dedup.py`` (``bench/RESULTS.md``).
+holding one, a count or frequency in words, a lower-case identifier, a weekday or
+month, a name (a word the batch writes with a capital inside a sentence, wherever it
+stands). A detail added on one side only (a copy with more to say) is no conflict.
+The threshold and the penalty are chosen on ``bench/dedup.py`` (``bench/RESULTS.md``).
 """
 
 from __future__ import annotations
@@ -64,8 +64,14 @@ _CALENDAR = (
 # a word, an identifier kept whole ("eu-west-1", "report-builder", "pyproject.toml")
 _TOKEN = r"[^\W_]+(?:[-_./:+][^\W_]+)*"
 _NAME = r"(?<=[^\W\d_] )[A-Z][\w\-]+"  # a capital inside a sentence, two letters or more
+# a value spelled in words: a count, an ordinal, a frequency ("twice", "daily", "every")
+_SPELLED = (
+    r"once|twice|daily|weekly|monthly|yearly|hourly|nightly|quarterly|annually|fortnightly|"
+    r"biweekly|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen|hundred|"
+    r"thousand|first|second|third|fourth|fifth|half|quarter|every"
+)
 _DETAIL = (
-    rf"(?i:{_NUMBER})|\b(?i:{_CALENDAR})s?\b|{_NAME}|"
+    rf"(?i:{_NUMBER})|\b(?i:{_CALENDAR})s?\b|\b(?i:{_SPELLED})\b|{_NAME}|"
     rf"\b[^\W\d_]+(?:[-_./:][^\W_]+)*\d[\w\-.]*|\b[a-z]+(?:[-_./][a-z0-9]+)+\b"
 )
 _POSSESSIVE = r"['’]s$"
@@ -135,8 +141,9 @@ def ordered(source: str, target: str, type_: str) -> tuple[str, str]:
 
 def details(text: str, names: frozenset[str] = frozenset()) -> frozenset[str]:
     """The details a text names that a copy would keep and a different fact would change:
-    numbers (with their unit or suffix) and words holding one ("eu-west-1"), lower-case
-    identifiers ("report-builder"), weekdays and months (a plural as the singular),
+    numbers (with their unit or suffix) and words holding one ("eu-west-1"), counts and
+    frequencies in words ("twice", "daily"), lower-case identifiers ("report-builder"),
+    weekdays and months (a plural as the singular),
     names written with a capital inside a sentence, and the words of ``names`` wherever
     they stand (a name that opens a sentence); folded to lower case, possessives
     dropped."""

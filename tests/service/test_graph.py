@@ -492,3 +492,13 @@ def test_dedup_keeps_to_one_scope_when_asked(world: dict[str, MemoryService]) ->
         with pytest.raises(errors.InvalidValue):
             operator.dedup(**bad)  # type: ignore[arg-type]
     assert store_state(operator) == before
+
+
+def test_a_value_in_words_is_a_detail() -> None:
+    assert graph.differing(
+        "On-call for payments changes hands every two weeks",
+        "On-call for payments changes hands daily",
+    ) == (frozenset({"every", "two"}), frozenset({"daily"}))
+    assert graph.differing("Backups run twice a day", "Backups run twice a day, at noon") == (
+        frozenset(), frozenset(),
+    )  # fmt: skip
