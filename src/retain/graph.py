@@ -46,9 +46,9 @@ LINKED = (SIMILAR_TO, SUPERSEDES, CONTRADICTS, DERIVED_FROM)  # what ``link`` ma
 SYMMETRIC = frozenset({SIMILAR_TO, CONTRADICTS})  # kept once a pair, the lower id first
 DECISIONS = ("supersede", "contradict", "keep")  # what a curator makes of a pair
 
-THRESHOLD = 0.625  # the default score a pair needs to be linked, centred (bench/dedup.py)
+THRESHOLD = 0.6  # the default score a pair needs to be linked, centred (bench/dedup.py)
 NOTE_THRESHOLD = 0.72  # the score a write's note needs: of raw cosines, not centred
-DETAIL_PENALTY = 0.3  # taken off a pair whose sides conflict (``pair_score``)
+DETAIL_PENALTY = 0.5  # taken off a pair whose sides conflict (``pair_score``): a veto
 NEIGHBOURS = 8  # the most similar_to pairs one memory takes part in, per pass
 WEIGHED = 4  # of a row's pairs above the threshold, the nearest WEIGHED × NEIGHBOURS scored
 BLOCK = 1024  # rows of the pairwise cosine computed at a time

@@ -79,7 +79,7 @@ def test_a_changed_detail_lowers_the_score_and_is_named(world: dict[str, MemoryS
     operator.write("alice-tz", description=ALICE)
     operator.write("alice-tz9", description="Alice works in the UTC+9 time zone")
 
-    (pair,) = operator.dedup(threshold=0.5).pairs
+    (pair,) = operator.dedup(threshold=0.3).pairs
     assert pair.score == pytest.approx(pair.cosine - graph.DETAIL_PENALTY)
     assert set(pair.differs) == {("+8",), ("+9",)}
 

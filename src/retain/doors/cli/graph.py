@@ -223,7 +223,7 @@ def _said_after(data: dict[str, Any]) -> None:
 @click.option(
     "--threshold",
     type=float,
-    help="The score a pair needs (above 0, at most 1); default 0.625 (of centred vectors).",
+    help="The score a pair needs (above 0, at most 1); default 0.6 (of centred vectors).",
 )
 @project_option('Only this project\'s tier; "" the global tier (default: every scope).')
 @click.option(
