@@ -228,13 +228,10 @@ def centred(
     texts most), so raw cosines of unrelated notes can pass any threshold; the mean
     takes it away, and the reference (the relevance gate's unrelated sentences) keeps
     the mean of a store of three memories from being theirs alone."""
-    import numpy as np
+    from retain.search.embed import normalised
 
     mean = (vectors.sum(axis=0) + reference.sum(axis=0)) / (len(vectors) + len(reference))
-    moved = vectors - mean
-    norms = np.linalg.norm(moved, axis=1, keepdims=True)
-    made: npt.NDArray[np.float32] = (moved / np.where(norms == 0, 1, norms)).astype(np.float32)
-    return made
+    return normalised(vectors - mean)
 
 
 def similar_pairs(

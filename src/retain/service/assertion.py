@@ -221,7 +221,7 @@ def _visible(
     return [m for m in found if view.sees(m)]
 
 
-def _signals(
+def active_signals(
     svc: MemoryService, tx: Reads, view: View, entity: str | None = None,
     topic: str | None = None, store: str | None = None,
 ) -> list[ConflictSignal]:  # fmt: skip
@@ -270,7 +270,7 @@ def query(
         found = [a for a in map(Assertion.of, held) if kept(a)]
         signals = [
             c
-            for c in _signals(svc, tx, view, wanted_entity, wanted_topic, wanted_store)
+            for c in active_signals(svc, tx, view, wanted_entity, wanted_topic, wanted_store)
             if assertions.contains(needle, c.entity, c.topic, c.reason)
         ]
         return LedgerResult(found, signals)
@@ -285,7 +285,7 @@ def stores(svc: MemoryService, *, project: str | None = None) -> list[StoreInfo]
     def run(tx: Reads) -> list[StoreInfo]:
         view = svc._reader(tx, project)
         seen = map(Assertion.of, _visible(svc, tx, view, None, None, indexed=True))
-        return assertions.store_counts(seen, _signals(svc, tx, view))
+        return assertions.store_counts(seen, active_signals(svc, tx, view))
 
     return svc.backend.read(run)
 
@@ -303,7 +303,7 @@ def gate(
 
     def run(tx: Reads) -> GateAnswer:
         view = svc._reader(tx, project)
-        signals = _signals(svc, tx, view, entity, topic)
+        signals = active_signals(svc, tx, view, entity, topic)
         believed = _visible(svc, tx, view, entity, folded, indexed=False)
         disagree = assertions.contradicting(believed)
         facts = [assertions.fact_entry(m) for m in disagree]

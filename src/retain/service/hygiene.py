@@ -16,7 +16,7 @@ from retain import budget, fields
 from retain.chrono import after, before, parse_duration, stamp
 from retain.graph import CONTRADICTS, SIMILAR_TO, Relation
 from retain.model import GLOBAL_SCOPE, Memory, Status
-from retain.service import ticket
+from retain.service import assertion, ticket
 from retain.service.relation import conflict_key
 from retain.service.view import View
 from retain.storage.base import MemoryFilter, Reads
@@ -64,7 +64,9 @@ def hygiene_of(
             _section("dangling_references", _dangling(svc, tx, view, every, now), limit),
             _section("inline_pressure", _pressure(svc, tx, now), limit),
             _section("contradictions", _pairs(tx, view, open_pairs, CONTRADICTS, now), limit),
-            _section("conflicts", _signals(svc, tx, view), limit),
+            _section(
+                "conflicts", [c.to_dict() for c in assertion.active_signals(svc, tx, view)], limit
+            ),
             _section("tickets_expiring", _tickets(svc, tx, now, after(now, expiring_in)), limit),
             _section("near_duplicates", _clusters(tx, view, open_pairs, now), limit),
         )
@@ -157,13 +159,6 @@ def _seen(tx: Reads, view: View, relations: list[Relation]) -> dict[str, Memory]
     superseded, retracted or gone since waits for nobody)."""
     ids = sorted({r.source for r in relations} | {r.target for r in relations})
     return {m.id: m for m in tx.get_many(ids) if m.status is Status.ACTIVE and view.sees(m)}
-
-
-def _signals(svc: MemoryService, tx: Reads, view: View) -> list[dict[str, Any]]:
-    """The active conflict signals (a realm's, read as its global tier is)."""
-    if not view.covers(svc.realm, GLOBAL_SCOPE):
-        return []
-    return [c.to_dict() for c in tx.conflicts(svc.realm)]
 
 
 def _tickets(svc: MemoryService, tx: Reads, now: datetime, until: datetime) -> list[dict[str, Any]]:

@@ -84,9 +84,9 @@ def dedup(
             progress("embed", 0, len(texts))
         if not texts:
             return memories, []
-        from retain.search.vectors import BACKGROUND  # numpy's: loaded as a pass runs
+        from retain.search.embed import normalised
 
-        reference = _unit(svc, BACKGROUND, few=False)
+        reference = normalised(svc.store.background(embedder))  # embedded once a model
         vectors = graph.centred(_unit(svc, texts, few=False), reference)
         report: Callable[[int, int], None] | None = None
         if progress is not None:
@@ -291,11 +291,9 @@ def _unit(svc: MemoryService, texts: Sequence[str], *, few: bool = True) -> Any:
 
     if few and isinstance(embedder, StaticEmbedder) and key.few(texts):
         return embedder.embed_few(texts)
-    import numpy as np
+    from retain.search.embed import normalised
 
-    vectors = key.embed(embedder, texts)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return (vectors / np.where(norms == 0, 1, norms)).astype(np.float32)
+    return normalised(key.embed(embedder, texts))
 
 
 def _noting_vectors(svc: MemoryService, texts: Sequence[str]) -> Any:
