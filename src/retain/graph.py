@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -75,6 +76,7 @@ _DETAIL = (
     rf"\b[^\W\d_]+(?:[-_./:][^\W_]+)*\d[\w\-.]*|\b[a-z]+(?:[-_./][a-z0-9]+)+\b"
 )
 _POSSESSIVE = r"['’]s$"
+_POSSESSIVE_WORD = r"(?<=\w)['’]s\b"
 # words a batch may capitalise ("US states") that are no name where they stand lower case
 # fmt: off
 _FUNCTION_WORDS = frozenset((
@@ -179,9 +181,12 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 
 
 def _folded(detail: str) -> str:
-    """A detail folded: lower case, a possessive dropped, a plural weekday or month made
-    singular."""
-    detail = _compiled(_POSSESSIVE).sub("", detail.casefold().replace("−", "-"))
+    """A detail folded: lower case without accents ("Tomás" is "tomas"), a possessive
+    dropped, a plural weekday or month made singular."""
+    detail = unicodedata.normalize("NFKD", detail.casefold().replace("−", "-"))
+    detail = _compiled(_POSSESSIVE).sub(
+        "", "".join(c for c in detail if not unicodedata.combining(c))
+    )
     if detail.endswith("s") and re.fullmatch(_CALENDAR, detail[:-1]):
         detail = detail[:-1]
     return detail
@@ -194,9 +199,41 @@ def differing(
     other lacks (a conflict); else two empty sets (the same details, or one side adds)."""
     mine, theirs = _details_of(a, names), _details_of(b, names)
     only_a, only_b = mine - theirs, theirs - mine
+    if only_a and not only_b:
+        only_b = _stand_ins(a, b, only_a)
+    elif only_b and not only_a:
+        only_a = _stand_ins(b, a, only_b)
     if only_a and only_b:
         return only_a, only_b
     return frozenset(), frozenset()
+
+
+def _stand_ins(a: str, b: str, only_a: frozenset[str]) -> frozenset[str]:
+    """The words of ``b`` that stand where ``a`` names a detail ``b`` lacks, at the
+    subject's place: when the two texts open with words of their own and go on alike,
+    and ``a``'s opening holds such a detail, the words of ``b``'s opening that are no
+    function word and not in ``a``. "Lena's hours are UTC-8" against "Yuki's hours are
+    UTC-8" is one sentence about two people even where only "Yuki" is known as a name
+    (a name that opens a sentence shows no capital of its own). Elsewhere a detail one
+    side adds, or words the other has instead, are no conflict: a copy may say more."""
+    from difflib import SequenceMatcher
+
+    ours, theirs = _words_of(a), _words_of(b)
+    opening = SequenceMatcher(None, ours, theirs, autojunk=False).get_opcodes()
+    if len(opening) < 2 or opening[0][0] != "replace":
+        return frozenset()  # no opening of their own, or nothing alike after it
+    _, _, i2, _, j2 = opening[0]
+    if not only_a.intersection(ours[:i2]):
+        return frozenset()
+    known = set(ours)
+    return frozenset(w for w in theirs[:j2] if w not in known and w not in _FUNCTION_WORDS)
+
+
+def _words_of(text: str) -> list[str]:
+    """A text's words in order, folded as details are (a possessive dropped)."""
+    return [
+        _folded(w) for w in _compiled(_TOKEN).findall(_compiled(_POSSESSIVE_WORD).sub("", text))
+    ]
 
 
 def pair_score(cosine: float, a: str, b: str, names: frozenset[str] = frozenset()) -> float:
