@@ -16,7 +16,9 @@ closer than most rewordings. So a pair's score is its cosine, lowered by
 ``DETAIL_PENALTY`` when each side names a detail the other lacks: a number or a word
 holding one, a count or frequency in words, a lower-case identifier, a weekday or
 month, a name (a word the batch writes with a capital inside a sentence, wherever it
-stands). A detail added on one side only (a copy with more to say) is no conflict.
+stands). A detail added on one side only (a copy with more to say) is no conflict,
+but at the subject's place (the texts open differently, then go on alike) the words
+that stand where one side names a detail are taken as the other's (``_stand_ins``).
 The threshold and the penalty are chosen on ``bench/dedup.py`` (``bench/RESULTS.md``).
 """
 

@@ -502,3 +502,33 @@ def test_a_value_in_words_is_a_detail() -> None:
     assert graph.differing("Backups run twice a day", "Backups run twice a day, at noon") == (
         frozenset(), frozenset(),
     )  # fmt: skip
+
+
+def test_a_word_standing_where_the_other_names_someone_is_a_conflict() -> None:
+    # "Yuki" is a name the batch knows; "Lena" opens her sentence, so shows no capital
+    # of her own, but she stands where Yuki does: one sentence about two people
+    names = graph.names_in(["Ask Yuki first"])
+    assert graph.differing(
+        "Lena's working hours are in UTC-8", "Yuki's working hours are in UTC-8", names
+    ) == (frozenset({"lena"}), frozenset({"yuki"}))
+    assert graph.differing(
+        "heads up, lena avoids calls on Fridays",
+        "Please be aware that Yuki Tanaka avoids calls on Fridays.",
+        names,
+    )[0] == frozenset({"heads", "lena"})
+    # a detail one side adds, elsewhere than at the opening, is no conflict
+    for a, b in (
+        ("Sven is vegan", "For team meals, remember that Sven is vegan"),
+        ("Priya Nair reports to Grace Okafor", "priya's boss is Grace Okafor"),
+        (
+            "auth-gateway deploys on Thursdays\nTold me directly.",
+            "auth-gateway deploys on Thursdays, at 10:00",
+        ),
+    ):
+        assert graph.differing(a, b, names) == (frozenset(), frozenset()), (a, b)
+
+
+def test_details_are_folded_without_accents() -> None:
+    names = graph.names_in(["a note from Tomás"])
+    assert names == {"tomas"}
+    assert graph.details("Tomas leads search", names) == graph.details("ask Tomás") == {"tomas"}
