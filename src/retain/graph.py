@@ -17,8 +17,8 @@ closer than most rewordings. So a pair's score is its cosine, lowered by
 holding one, a count or frequency in words, a lower-case identifier, a weekday or
 month, a name (a word the batch writes with a capital inside a sentence, wherever it
 stands). A detail added on one side only (a copy with more to say) is no conflict,
-but at the subject's place (the texts open differently, then go on alike) the words
-that stand where one side names a detail are taken as the other's (``_stand_ins``).
+but the words that stand where one side names a detail, at the subject's place or
+swapped one for one inside a shared sentence, are taken as the other's (``_stand_ins``).
 The threshold and the penalty are chosen on ``bench/dedup.py`` (``bench/RESULTS.md``).
 """
 
@@ -211,24 +211,27 @@ def differing(
 
 
 def _stand_ins(a: str, b: str, only_a: frozenset[str]) -> frozenset[str]:
-    """The words of ``b`` that stand where ``a`` names a detail ``b`` lacks, at the
-    subject's place: when the two texts open with words of their own and go on alike,
-    and ``a``'s opening holds such a detail, the words of ``b``'s opening that are no
-    function word and not in ``a``. "Lena's hours are UTC-8" against "Yuki's hours are
-    UTC-8" is one sentence about two people even where only "Yuki" is known as a name
-    (a name that opens a sentence shows no capital of its own). Elsewhere a detail one
-    side adds, or words the other has instead, are no conflict: a copy may say more."""
+    """The words of ``b`` that stand where ``a`` names a detail ``b`` lacks: where the
+    two texts word a span differently and go on alike after it, and ``a``'s span holds
+    such a detail, the words of ``b``'s span that are no function word and not in
+    ``a``; at the opening (the subject's place) a span of any length, elsewhere one
+    word for one. "Lena's hours are UTC-8" against "Yuki's hours are UTC-8" is one
+    sentence about two people even where only "Yuki" is known as a name (a name that
+    opens a sentence shows no capital of its own), as "the team uses npm for builds"
+    against "the team uses Poetry for builds" gives two values of one attribute. Other
+    details one side adds, or says otherwise, are no conflict: a copy may say more."""
     from difflib import SequenceMatcher
 
     ours, theirs = _words_of(a), _words_of(b)
     opening = SequenceMatcher(None, ours, theirs, autojunk=False).get_opcodes()
-    if len(opening) < 2 or opening[0][0] != "replace":
-        return frozenset()  # no opening of their own, or nothing alike after it
-    _, _, i2, _, j2 = opening[0]
-    if not only_a.intersection(ours[:i2]):
-        return frozenset()
     known = set(ours)
-    return frozenset(w for w in theirs[:j2] if w not in known and w not in _FUNCTION_WORDS)
+    found = set()
+    for k, (tag, i1, i2, j1, j2) in enumerate(opening):
+        if tag != "replace" or k == len(opening) - 1 or not only_a.intersection(ours[i1:i2]):
+            continue
+        if k == 0 or (i2 - i1 == 1 and j2 - j1 == 1):
+            found.update(w for w in theirs[j1:j2] if w not in known and w not in _FUNCTION_WORDS)
+    return frozenset(found)
 
 
 def _words_of(text: str) -> list[str]:

@@ -516,7 +516,11 @@ def test_a_word_standing_where_the_other_names_someone_is_a_conflict() -> None:
         "Please be aware that Yuki Tanaka avoids calls on Fridays.",
         names,
     )[0] == frozenset({"heads", "lena"})
-    # a detail one side adds, elsewhere than at the opening, is no conflict
+    # one word swapped for a detail inside a shared sentence: two values of one attribute
+    assert graph.differing(
+        "The payments team uses npm for builds", "The payments team uses Poetry for builds"
+    ) == (frozenset({"npm"}), frozenset({"poetry"}))
+    # a detail one side adds, or says in other words, is no conflict
     for a, b in (
         ("Sven is vegan", "For team meals, remember that Sven is vegan"),
         ("Priya Nair reports to Grace Okafor", "priya's boss is Grace Okafor"),
