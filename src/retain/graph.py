@@ -215,21 +215,26 @@ def _stand_ins(a: str, b: str, only_a: frozenset[str]) -> frozenset[str]:
     two texts word a span differently and go on alike after it, and ``a``'s span holds
     such a detail, the words of ``b``'s span that are no function word and not in
     ``a``; at the opening (the subject's place) a span of any length, elsewhere one
-    word for one. "Lena's hours are UTC-8" against "Yuki's hours are UTC-8" is one
+    word for one, unless the word before it is a name with a capital (the surname of
+    "Priya Nair" against "Priya"). "Lena's hours are UTC-8" against "Yuki's hours are UTC-8" is one
     sentence about two people even where only "Yuki" is known as a name (a name that
     opens a sentence shows no capital of its own), as "the team uses npm for builds"
     against "the team uses Poetry for builds" gives two values of one attribute. Other
     details one side adds, or says otherwise, are no conflict: a copy may say more."""
     from difflib import SequenceMatcher
 
-    ours, theirs = _words_of(a), _words_of(b)
-    opening = SequenceMatcher(None, ours, theirs, autojunk=False).get_opcodes()
+    written = _compiled(_TOKEN).findall(_compiled(_POSSESSIVE_WORD).sub("", a))
+    ours, theirs = [_folded(w) for w in written], _words_of(b)
+    spans = SequenceMatcher(None, ours, theirs, autojunk=False).get_opcodes()
     known = set(ours)
-    found = set()
-    for k, (tag, i1, i2, j1, j2) in enumerate(opening):
-        if tag != "replace" or k == len(opening) - 1 or not only_a.intersection(ours[i1:i2]):
+    found: set[str] = set()
+    for k, (tag, i1, i2, j1, j2) in enumerate(spans[:-1]):  # the last has nothing after
+        if tag != "replace" or not only_a.intersection(ours[i1:i2]):
             continue
-        if k == 0 or (i2 - i1 == 1 and j2 - j1 == 1):
+        before = written[i1 - 1]
+        named = before[0].isupper() and ours[i1 - 1] not in _FUNCTION_WORDS  # a surname
+        swapped = i2 - i1 == 1 and j2 - j1 == 1 and not named
+        if k == 0 or swapped:
             found.update(w for w in theirs[j1:j2] if w not in known and w not in _FUNCTION_WORDS)
     return frozenset(found)
 

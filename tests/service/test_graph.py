@@ -524,6 +524,7 @@ def test_a_word_standing_where_the_other_names_someone_is_a_conflict() -> None:
     for a, b in (
         ("Sven is vegan", "For team meals, remember that Sven is vegan"),
         ("Priya Nair reports to Grace Okafor", "priya's boss is Grace Okafor"),
+        ("Priya Nair is in the reporting line of Grace Okafor", "priya's boss is Grace Okafor"),
         (
             "auth-gateway deploys on Thursdays\nTold me directly.",
             "auth-gateway deploys on Thursdays, at 10:00",
