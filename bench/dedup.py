@@ -48,8 +48,8 @@ possible contradiction: its share found is given too); per penalty the best thre
 (highest recall at precision ≥ ``PRECISION_TARGET``, else None) and that of best F1;
 the default penalty's rows at ``AROUND_DEFAULT``; the figures and examples of false
 positives and negatives at the defaults. For the constructed corpus also ``ceiling``
-(every pair of one attribute with another value or entity vetoed by its label: what no
-rule that only lowers scores can beat with this embedder) and the spread at the
+(the rule, and every pair of one attribute with another value or entity vetoed by its
+label besides: what the rule would reach if it told every such pair apart) and the spread at the
 defaults: folds by family (each also at a threshold chosen on the other folds) and the
 corpora of ``SPREAD_SEEDS`` seeds, each in a fresh store.
 
@@ -238,9 +238,10 @@ def mentions(text: str, name: str) -> bool:
 
 
 def ceiling(corpus: Corpus) -> Scorer:
-    """The perfect penalty: a pair of one attribute with another value or entity
-    (``changed_value``, ``same_attribute``) vetoed by its label, every other pair its
-    cosine."""
+    """The rule with a perfect veto added: a pair of one attribute with another value or
+    entity (``changed_value``, ``same_attribute``) vetoed by its label, every other pair
+    scored as ``graph.pair_score`` scores it."""
+    rule = graph.pair_score
     vetoed = {
         (corpus.notes[i].text, corpus.notes[j].text)
         for i in range(len(corpus.notes))
@@ -249,7 +250,9 @@ def ceiling(corpus: Corpus) -> Scorer:
     }
 
     def pair_score(cosine: float, a: str, b: str, names: frozenset[str] = frozenset()) -> float:
-        return cosine - 1 if (a, b) in vetoed or (b, a) in vetoed else cosine
+        if (a, b) in vetoed or (b, a) in vetoed:
+            return cosine - 1
+        return rule(cosine, a, b, names)
 
     return pair_score
 
