@@ -296,7 +296,12 @@ def whole(value: int, field: str, least: int) -> int:
 
 def page(limit: int) -> int:
     """The size of one page of a listing (memories, events): 1 to ``PAGE_MAX``."""
-    whole(limit, "limit", 1)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise InvalidValue(
+            f"limit {limit!r} is not a whole number from 1 to {PAGE_MAX}",
+            remedy=f"pass a limit from 1 to {PAGE_MAX}",
+            field="limit",
+        )
     if limit > PAGE_MAX:
         raise InvalidValue(
             f"limit {limit} is more than one page holds (at most {PAGE_MAX})",

@@ -66,7 +66,9 @@ _CALENDAR = (
 )
 # a word, an identifier kept whole ("eu-west-1", "report-builder", "pyproject.toml")
 _TOKEN = r"[^\W_]+(?:[-_./:+][^\W_]+)*"
-_NAME = r"(?<=[^\W\d_] )[A-Z][\w\-]+"  # a capital inside a sentence, two letters or more
+# a capital inside a sentence (after a word, or a word and a comma or semicolon), two
+# letters or more
+_NAME = r"(?:(?<=[^\W\d_] )|(?<=[^\W\d_][,;] ))[A-Z][\w\-]+"
 # a value spelled in words: a count, an ordinal, a frequency ("twice", "daily", "every")
 _SPELLED = (
     r"once|twice|daily|weekly|monthly|yearly|hourly|nightly|quarterly|annually|fortnightly|"

@@ -133,6 +133,12 @@ def test_the_cli_supersede_keeps_the_older_memory_readable(retain: Retain) -> No
         code="not_active", remedy="read its graph",
     )  # fmt: skip
     assert refusal.error["details"]["status"] == "superseded"
+    before = retain.json("graph", "alice-zone")
+    retain.refused(
+        "decide", ids["alice-tz"], "keep", "--target", "alice-zone", status=CONFLICT,
+        code="not_active", remedy="read its graph",
+    )  # fmt: skip
+    assert retain.json("graph", "alice-zone") == before
     said = retain.ok("decide", "alice-tz9", "supersede", "--target", "alice-zone").stdout
     assert (
         said
@@ -317,15 +323,25 @@ def test_the_rest_decides_a_supersede_and_a_contradiction(
     superseded = web.post(
         route, headers=as_("op"), json={"action": "supersede", "target": "alice-zone"}
     )
-    assert superseded.status_code == 200
+    assert superseded.status_code == 201
     assert superseded.json()["relation"]["type"] == "supersedes"
     older = web.get("/v1/memories/alice-tz", headers=as_("op")).json()
     assert older["status"] == "superseded" and older["superseded_by"] == ids["alice-zone"]
     again = web.post(route, headers=as_("op"), json={"action": "supersede", "target": "alice-zone"})
     assert code_of(again) == (409, "not_active")
+    keep = {"action": "keep", "target": "alice-zone"}
+    assert code_of(web.post(route, headers=as_("op"), json=keep)) == (409, "not_active")
     contradict = {"action": "contradict", "target": "alice-tz9", "reason": "which zone?"}
     raised = web.post("/v1/memories/alice-zone/decide", headers=as_("st"), json=contradict)
-    assert raised.status_code == 200 and raised.json()["conflict"]["active"]
+    assert raised.status_code == 201 and raised.json()["conflict"]["active"]
+    kept = {"action": "keep", "target": "alice-tz9"}
+    assert (
+        web.post("/v1/memories/alice-zone/decide", headers=as_("st"), json=kept).status_code == 201
+    )
+    unchanged = web.post("/v1/memories/alice-zone/decide", headers=as_("st"), json=kept)
+    assert unchanged.status_code == 200 and unchanged.json()["receipt"] is None
+    raised = web.post("/v1/memories/alice-zone/decide", headers=as_("st"), json=contradict)
+    assert raised.json()["conflict"]["active"]
     key = raised.json()["conflict"]
     gate = web.get(
         "/v1/gate", headers=as_("ag"), params={"subject": key["entity"], "predicate": key["topic"]}

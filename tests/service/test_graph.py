@@ -533,7 +533,31 @@ def test_a_word_standing_where_the_other_names_someone_is_a_conflict() -> None:
         assert graph.differing(a, b, names) == (frozenset(), frozenset()), (a, b)
 
 
+def test_a_capital_after_a_comma_or_semicolon_is_a_name() -> None:
+    texts = ["Lena works from the office; Yuki works remotely", "heads up, Dima is away"]
+    assert graph.names_in(texts) == {"yuki", "dima"}
+
+
 def test_details_are_folded_without_accents() -> None:
     names = graph.names_in(["a note from Tomás"])
     assert names == {"tomas"}
     assert graph.details("Tomas leads search", names) == graph.details("ask Tomás") == {"tomas"}
+
+
+def test_a_keep_needs_both_memories_active_and_records_keep_over_an_earlier_decision(
+    world: dict[str, MemoryService],
+) -> None:
+    operator = world["operator"]
+    operator.write("day", description="Deploys go out on Tuesdays")
+    operator.write("friday", description="Deploys go out on Fridays")
+    operator.write("later", description="Deploys go out on Thursdays")
+    operator.decide("day", "contradict", target="friday")
+    kept = operator.decide("friday", "keep", target="day")
+    assert kept.changed and kept.relation.decision == "keep"
+    operator.decide("day", "contradict", target="friday")  # open again, then kept again
+    assert operator.decide("day", "keep", target="friday").relation.decision == "keep"
+    operator.decide("day", "supersede", target="later")
+    before = store_state(operator)
+    with pytest.raises(errors.NotActive):
+        operator.decide("day", "keep", target="friday")
+    assert store_state(operator) == before

@@ -40,6 +40,8 @@ from retain.service.work import Work
 from retain.storage.base import Reads
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from retain.graph_results import Edge, GraphResult, LinkResult
     from retain.service import MemoryService
 
@@ -322,9 +324,19 @@ def _contradict(
 def _keep(svc: MemoryService, work: Work, first: Memory, second: Memory, reason: str) -> LinkResult:
     from retain.graph_results import LinkResult
 
+    for memory in (first, second):
+        _active(memory, "kept")
     decided, signal = _settle(svc, work, first, second, "keep")
+    ends = {first.id, second.id}
+    kept = [
+        r
+        for r in work.reads.relations(svc.realm, [first.id])
+        if {r.source, r.target} == ends and r.decision == "keep"
+    ]
     if decided:
         relation, changed = decided[0], True
+    elif kept:  # kept already (a pair of any type): nothing to record
+        relation, changed = kept[0], False
     else:  # no open pair: recorded kept, so that no dedup pass proposes it
         relation, changed = _put(svc, work, first, second, SIMILAR_TO, reason, decision="keep")
     receipt = _receipt(work, changed)
@@ -334,7 +346,8 @@ def _keep(svc: MemoryService, work: Work, first: Memory, second: Memory, reason:
 def conflict_key(first: Memory, second: Memory) -> tuple[str, str]:
     """The (entity, topic) a contradiction's signal is kept under: the facts' shared
     subject and predicate (so that the gate on that fact reports it); else the first
-    memory's name (or id) and ``contradicts``."""
+    memory's name (or id) and ``contradicts``. The first is the pair's in stored order:
+    the lower id, so the older memory, whichever a curator named first."""
     if first.subject and first.predicate and second.subject and second.predicate:
         same = (first.subject.casefold(), first.predicate) == (
             second.subject.casefold(),
@@ -424,19 +437,26 @@ def _put(
 ) -> tuple[Relation, bool]:
     """Store the edge ``first`` → ``second`` of ``kind`` (a symmetric one in its stored
     order), with its ``relate`` event; the edge, and whether anything changed. One that
-    stands keeps its id and creation, takes a new reason, and with ``reopen`` is open
-    again."""
+    stands keeps its id and creation, takes a new reason and ``decision`` (when it had
+    another), and with ``reopen`` is open again."""
     source, target = graph.ordered(first.id, second.id, kind)
     standing = _standing(svc, work.reads, source, target, kind)
     if standing is None:
         made = created(svc, work, first, second, kind, reason, score=score, decision=decision)
         return made, True
+    decided: tuple[str | None, str | None, datetime | None] = (
+        standing.decision, standing.decided_by, standing.decided_at
+    )  # fmt: skip
+    if decision is not None and decision != standing.decision:
+        decided = (decision, svc.principal, work.now)
+    elif reopen:
+        decided = (None, None, None)
     changed = replace(
         standing,
         reason=reason or standing.reason,
-        decision=None if reopen else standing.decision,
-        decided_by=None if reopen else standing.decided_by,
-        decided_at=None if reopen else standing.decided_at,
+        decision=decided[0],
+        decided_by=decided[1],
+        decided_at=decided[2],
     )
     if changed == standing:
         return standing, False

@@ -140,6 +140,8 @@ def link(
             return
         relation = data["relation"]
         first, second = _ends(data, relation)
+        if relation["type"] in ("similar_to", "contradicts"):  # symmetric: as it was asked
+            first, second = _label(data["source"]), _label(data["target"])
         if not result.changed:
             say(f"Unchanged: {first} {relation['type']} {second} stands already.")
         elif relation["type"] == "supersedes":
@@ -186,11 +188,11 @@ def decide(
         if fmt == "json":
             emit_json(data)
             return
-        relation = data["relation"]
-        first, second = _ends(data, relation)
-        if relation["decision"] == "keep":
+        first, second = _label(data["source"]), _label(data["target"])
+        verb = action.strip().casefold()  # the service took it: one of graph.DECISIONS
+        if verb == "keep":
             say(f"Kept both {first} and {second}.")
-        elif relation["type"] == "supersedes":
+        elif verb == "supersede":  # the result's source is the newer memory
             _said_superseded(first, second)
         else:
             say(f"Recorded that {first} and {second} contradict each other.")

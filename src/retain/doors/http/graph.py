@@ -52,15 +52,19 @@ def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
         done = svc.link(given.pop("source"), given.pop("target"), given.pop("type"), **given)
         return JSONResponse(done.to_dict(), status_code=201 if done.changed else 200)
 
-    @app.post(f"{API}/memories/{{memory_id}}/decide", tags=["graph"])
-    def decide(
-        memory_id: str, body: PairDecisionBody, svc: MemoryService = acting
-    ) -> dict[str, Any]:
+    @app.post(
+        f"{API}/memories/{{memory_id}}/decide",
+        tags=["graph"],
+        status_code=201,
+        responses={200: {"description": "unchanged: the decision stands already"}},
+    )
+    def decide(memory_id: str, body: PairDecisionBody, svc: MemoryService = acting) -> JSONResponse:
         """Decide the pair of the memory and ``target`` (curators): ``supersede`` (the
         target takes over; the memory is retired, still readable with ``superseded_by``),
         ``contradict`` (a conflict signal until decided) or ``keep`` (both stand)."""
         given = body.model_dump()
-        return svc.decide(memory_id, given.pop("action"), **given).to_dict()
+        done = svc.decide(memory_id, given.pop("action"), **given)
+        return JSONResponse(done.to_dict(), status_code=201 if done.changed else 200)
 
     @app.post(f"{API}/dedup", tags=["graph"])
     def dedup(body: DedupBody | None = None, svc: MemoryService = acting) -> dict[str, Any]:
