@@ -117,6 +117,26 @@ _PIECES = st.sampled_from(
         "2023-05-08",
         "in",
         "of",
+        "In",
+        "MAY",
+        "during",
+        "since",
+        "From",
+        "until",
+        "by",
+        "before",
+        "after",
+        "around",
+        "late",
+        "on",
+        "coming",
+        "previous",
+        "earlier",
+        "today",
+        "tonight",
+        "this morning",
+        "mayday",
+        "inn",
         "last",
         "next",
         "this",
@@ -151,7 +171,7 @@ _PIECES = st.sampled_from(
 _SEPARATORS = st.sampled_from(["", " ", "  ", "-", ", ", "\t"])
 
 
-@settings(max_examples=400, deadline=None, database=None)
+@settings(max_examples=1000, deadline=None, database=None)
 @given(st.lists(st.tuples(_PIECES, _SEPARATORS), max_size=24), st.text(max_size=40))
 def test_the_finder_tried_at_word_starts_finds_what_a_scan_of_every_position_finds(
     pieces: list[tuple[str, str]], noise: str

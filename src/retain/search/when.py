@@ -83,8 +83,15 @@ _PATTERNS = (
 )
 _NAMED = re.compile(r"[(][?]P<([a-z]+)>")
 # Every pattern starts with ``\b`` and a word character, so a match can start only where
-# a word does: the finder is tried there alone (a fifth of the positions of a text).
-_WORD_START = re.compile(r"\b\w")
+# a word does, and only where that word is one a pattern opens with: a number, a month,
+# a count, or one of these. The finder is tried there alone (a few words of a text).
+_OPENERS = frozenset((
+    *MONTHS, *(words.split()[0] for words in NUMBERS), *(w.split()[0] for w in AROUND),
+    "in", "of", "during", "since", "from", "until", "by", "before", "after", "around",
+    "early", "late", "mid", "today", "tonight", "this", "last", "next", "past", "coming",
+    "previous", "earlier", "on",
+))  # fmt: skip
+_WORD = re.compile(r"\b\w+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,9 +138,12 @@ def finder() -> re.Pattern[str]:
 def _matches(text: str) -> Iterator[re.Match[str]]:
     """What ``finder().finditer(text)`` finds, leftmost first, none overlapping."""
     end, pattern = 0, finder()
-    for word in _WORD_START.finditer(text):
+    for word in _WORD.finditer(text):
         if word.start() < end:
             continue
+        opening = word.group()
+        if opening.isascii() and opening.isalpha() and opening.lower() not in _OPENERS:
+            continue  # (a word of other letters, or with a digit, is tried: re.I folds more)
         match = pattern.match(text, word.start())
         if match is not None:
             yield match
