@@ -2,7 +2,7 @@
 exact scan, side by side.
 
     python bench/cold.py [--sizes 100000] [--queries 20] [--cli 10] [--home DIR] [--seed 1]
-                         [--batch 5000] [--reuse] [--compact] [--expansions 2,4,8] [--scan]
+                         [--batch 5000] [--reuse] [--compact]
 
 For each size a store is loaded with ``bench/store.py``'s synthetic memories (the default
 embedder, ``write_many`` in batches of ``--batch`` with a progress callback, as an import
@@ -26,12 +26,7 @@ stored vectors (read from the file, every row): recall@10 of the index's 10 near
 alone. The top-10 results of the two ways are compared query by query (``same_top10``).
 Beside recall, ``within_0.001``: the share of the index's ten that score at least the
 exact tenth's cosine less 0.001 (the synthetic corpus holds many rows within a
-thousandth of each other: a miss among them is a tie). ``--expansions 2,4,8`` measures
-the realm's recall again with each of those multiples of the candidates as the search's
-ef (``sqlite_ann.EXPANSION``; the searches above use the module's own), and ``--scan``
-with every segment's codes read whole instead of walked (``sqlite_ann.SCANNED``): the
-recall and, since the nearest alone misleads (it asks for every query vector at once),
-the whole search's p50 over two warm passes of the query sets, read whole and walked.
+thousandth of each other: a miss among them is a tie).
 
 ``--compact`` runs ``compact`` on the loaded store first (timed, with the segments before
 and after); ``segments`` says how many each measurement met.
@@ -52,14 +47,12 @@ import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
-from unittest.mock import patch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 
 import retain  # noqa: E402
-from retain.storage import sqlite_ann  # noqa: E402
 from scale import rss_mib  # noqa: E402
 from store import Corpus, log, machine, make_queries, source_state, summary_ms  # noqa: E402
 
@@ -119,7 +112,7 @@ def load(directory: Path, size: int, batch: int, corpus: Corpus) -> dict[str, An
     }
 
 
-def measure(directory: Path, mode: str, expansions: list[int], scan: bool) -> dict[str, Any]:
+def measure(directory: Path, mode: str) -> dict[str, Any]:
     """One new process's searches of the store (see the module docstring)."""
     spec = json.loads((directory / "queries.json").read_text(encoding="utf-8"))
     began = time.perf_counter()
@@ -151,36 +144,8 @@ def measure(directory: Path, mode: str, expansions: list[int], scan: bool) -> di
     if mode == "ann":
         texts = [t for texts in spec["sets"].values() for t in texts]
         out["recall"] = recall(store, texts)
-        if expansions:
-            out["by_expansion"] = {}
-            for expansion in expansions:
-                with patch.object(sqlite_ann, "EXPANSION", expansion):
-                    out["by_expansion"][expansion] = recall(store, texts, scope=False)["realm"]
-        if scan:
-            with patch.object(sqlite_ann, "SCANNED", 1 << 62):
-                out["every_code_read"] = recall(store, texts, scope=False)["realm"]
-                out["every_code_read"]["warm_search_p50_ms"] = warm_p50(store, texts)
-            with patch.object(sqlite_ann, "SCANNED", 0):
-                out["walked_warm_search_p50_ms"] = warm_p50(store, texts)
     store.close()
     return out
-
-
-def warm_seconds(store: retain.MemoryService, texts: list[str]) -> list[float]:
-    """Each search of two passes of ``texts`` after one untimed pass, in seconds."""
-    for text in texts:
-        store.search(text)
-    seconds = []
-    for _ in range(2):
-        for text in texts:
-            began = time.perf_counter()
-            store.search(text)
-            seconds.append(time.perf_counter() - began)
-    return seconds
-
-
-def warm_p50(store: retain.MemoryService, texts: list[str]) -> float:
-    return round(statistics.median(warm_seconds(store, texts)) * 1000, 2)
 
 
 def segments(directory: Path) -> list[int]:
@@ -255,11 +220,9 @@ def exact_top(
     return best
 
 
-def in_new_process(directory: Path, mode: str, expansions: list[int], scan: bool) -> dict[str, Any]:
+def in_new_process(directory: Path, mode: str) -> dict[str, Any]:
     write_config(directory, mode)
     command = [sys.executable, str(Path(__file__).resolve()), "--measure", mode, str(directory)]
-    command += ["--expansions", ",".join(map(str, expansions))] if expansions else []
-    command += ["--scan"] if scan else []
     done = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
@@ -323,7 +286,7 @@ def bench_size(size: int, args: argparse.Namespace, corpus: Corpus) -> dict[str,
     modes: dict[str, Any] = {}
     for mode in MODES:
         log(f"size {size}: {mode}: measuring in a new process")
-        modes[mode] = in_new_process(directory, mode, args.expansions, args.scan)
+        modes[mode] = in_new_process(directory, mode)
         texts = [t for v in sets.values() for t in v][: args.cli]
         modes[mode]["cli_ms"] = cli_times(directory, texts)
         shown = {k: v for k, v in modes[mode].items() if k != "tops"}
@@ -368,30 +331,20 @@ def main() -> int:
     parser.add_argument("--batch", type=int, default=5000)
     parser.add_argument("--reuse", action="store_true", help="keep a store already loaded")
     parser.add_argument("--compact", action="store_true", help="compact the store first")
-    parser.add_argument(
-        "--expansions",
-        type=lambda text: [int(x) for x in text.split(",")],
-        default=[],
-        help="ef multiples to measure recall at, e.g. 2,4,8",
-    )
-    parser.add_argument("--scan", action="store_true", help="also every segment read whole")
     parser.add_argument("--measure", nargs=2, metavar=("MODE", "DIR"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
         mode, directory = args.measure
-        print(json.dumps(measure(Path(directory), mode, args.expansions, args.scan)))
+        print(json.dumps(measure(Path(directory), mode)))
         return 0
     corpus = Corpus(args.seed)
     results = [bench_size(int(s), args, corpus) for s in args.sizes.split(",")]
-    import usearch
-
     print(
         json.dumps(
             {
                 "benchmark": "cold",
                 "source": source_state(),
                 "machine": machine(),
-                "usearch": usearch.__version__,
                 "load_average": os.getloadavg(),
                 "results": results,
             }

@@ -20,7 +20,7 @@ api_key_env = ""                     # http only: the environment variable holdi
 reranker = ""                        # a local sentence-transformers directory that reorders
                                      # each search's 50 best (off when empty; never downloaded)
 ann_from = 20000                     # a SQLite store with this many vectors searches them
-                                     # through an approximate index beside its file (0: never)
+                                     # through int8 codes kept beside its file (0: never)
 
 [context]
 index_max_bytes = 8192               # the index lists entries up to this many bytes ...

@@ -587,7 +587,7 @@ class Transaction(Reads, Protocol):
 @runtime_checkable
 class NativeVectors(Protocol):
     """A transaction whose database searches vectors itself (PostgreSQL's pgvector, or a
-    large SQLite store's approximate index), instead of the service scanning them in
+    large SQLite store's vector codes), instead of the service scanning them in
     memory."""
 
     def searches_vectors(self, model: str, dim: int, at_least: int) -> bool:
@@ -658,7 +658,7 @@ class Backend(Protocol):
     def rebuild_index(self) -> None: ...
     def compact(self, *, full: bool = False, progress: Progress | None = None) -> Compaction:
         """Shed what erasures and deletes left in the store's files (SQLite: merge the
-        full-text index, build the approximate vector index again, with ``progress``, when
+        full-text index, build the vector codes again, with ``progress``, when
         it holds a deleted row's codes, checkpoint and truncate the log; PostgreSQL:
         VACUUM)."""
         ...
@@ -667,7 +667,7 @@ class Backend(Protocol):
         self, model: str, dim: int, at_least: int, progress: Progress | None = None
     ) -> int:
         """Bring the store's own index of ``model``'s vectors up to date, building it once
-        the store holds ``at_least`` of them (SQLite's approximate index; PostgreSQL's is
+        the store holds ``at_least`` of them (SQLite's vector codes; PostgreSQL's is
         kept by every write); how many it holds (0: none is kept)."""
         ...
 

@@ -1,58 +1,56 @@
-"""The persisted approximate index of an embedded store's vectors: usearch's HNSW.
+"""The persisted vector codes of an embedded store: every vector as int8, memory-mapped.
 
 Below ``[search] ann_from`` vectors of a model, the service scans them exactly in
 memory (``retain.search.vectors``). From there on, every new process would have
-to read them all before its first search (8 s at a million), so the store keeps
-an approximate index beside its file, ``<store>.vectors/``, that a process opens
-memory-mapped in milliseconds. It is derived and disposable, like the full-text
-index: built by the first search or bulk write that needs it, kept up by the
-ones after, built again by ``reindex`` and ``verify --rebuild`` and by an
-erasure's compaction, and never the only copy of anything.
+to read them all from the store before its first search (8 s at a million), so the
+store keeps a compact copy of them beside its file, ``<store>.vectors/``, that a
+process maps in microseconds and reads straight from the operating system's page
+cache. It is derived and disposable, like the full-text index: built by the first
+search or bulk write that needs it, kept up by the ones after, built again by
+``reindex`` and ``verify --rebuild`` and by an erasure's compaction, and never the only
+copy of anything.
 
-**What is indexed.** The stored vectors with the mean of the first build taken
-away, under the inner product: ``q·x = q·(x − μ) + q·μ``, the same order for a
-query as the cosine of the unit rows. The static model's vectors share one
-strong direction (their mean has norm 0.95): at 20,000 rows an HNSW graph of the
-rows as they are put 0.58 of the exact ten among its first 200 candidates, the
-centred rows' 0.96 (``bench/ann.py``). Codes are half precision: int8 lost too
-much at 100,000 rows. M 32 and ef 8 × the candidates: at 100,000 rows M 16 found
-0.95 of the exact ten at ef 1,024 and 0.97 at 2,048; M 32 at 2,048, 0.99.
+**What is kept.** Each stored vector with the mean of the first build taken away
+(``q·x = q·(x − μ) + q·μ``: the same order for a query as the cosine of the unit rows),
+as int8 codes and a step per row: ``x − μ ≈ step × code``. The static model's vectors
+share one strong direction (their mean has norm 0.95), so the centred rows are what
+differ, and a step per centred row keeps their differences (a code is a quarter of a
+float32 row). A search reads every code, a chunk at a time cast to float32 and
+multiplied by the query vectors on one BLAS thread: at 100,000 rows 6 ms a search, at
+a million 60, against 15 and 51 ms for the HNSW graph it replaced (usearch, walked at
+ef 2,048), which found 0.997 and 0.978 of the exact ten where this finds them all,
+took half a loading's time to build, and held 930 MiB at a million against 311
+(``bench/cold.py``; ``bench/RESULTS.md``). The codes' best ``FIRST`` are candidates:
+they are scored again exactly by the vectors the store holds, so the codes' rounding
+can only reorder candidates, never the answer.
 
-**Segments.** The index is a few usearch files, each the rows whose ``vec`` fell
-in one range when they were added. Rows written since the last range (the
-*tail*, past ``upto``) are held exactly in memory; once there are more than
-``TAIL_MAX`` of them they are added to the last segment (loaded, grown, saved
-whole under a new name: the graph's work is only the new rows') while it holds
-fewer than ``SEGMENT_ROWS``, and to a new one after. A whole build fills segments
-the same way. Each segment costs a search a walk of its own, and the walks find
-more together than one graph of all the rows walked as far: at a million rows one
-segment walked at ef 2,048 put 0.93 of the exact ten among its candidates in 25 ms,
-four segments 0.98 in 51 ms (``bench/cold.py``). A row rewritten since its segment
-was built is replaced there when it is the last segment, and otherwise leaves a
-stale key, harmless: a candidate is scored by what the store holds now, once. A
-deleted row's key stays until its index is built again.
+**Segments.** The codes are a few files, each the rows whose ``vec`` fell in one range
+when they were added. Rows written since the last range (the *tail*, past ``upto``)
+are held exactly in memory; once there are more than ``TAIL_MAX`` of them they are
+added to the last segment (read, grown, saved whole under a new name) while it holds
+fewer than ``SEGMENT_ROWS``, and to a new one after. A whole build fills segments the
+same way. A row rewritten since its segment was built is replaced there when it is the
+last segment, and otherwise leaves a stale key, harmless: a candidate is scored by
+what the store holds now, once. A deleted row's key stays until its codes are built
+again (``compacted``).
 
-**Searching.** Every segment gives its nearest keys with their approximate
-scores from the codes: by a walk of its graph, or, for a segment of at most
-``SCANNED`` rows (or no larger than the walk's beam), by reading every code, which is
-exact and no dearer (a search reading every code of 25,000 rows took 7.9 ms against
-9.9 walking them, of 50,000 10.8 against 11.4, of 100,000 17.6 against 15.1); the
-tail gives its nearest by its cosines in memory. The best ``count`` of each are read
-back from the store by number and scored exactly by the vectors the
-store holds in the search's own transaction, once each (a candidate whose vector is
-gone, or another model's now, has none and drops out). The store's filter
-(realm, scope, status, trust, expiry) then runs on that exact order; when too few
-pass, the segments are asked for four times more, and when so few pass that more
-than ``WIDEST`` candidates would be needed, the rows passing the filter are
-scanned exactly instead: a scope of 0.1% of a large store loses nothing to
-candidates that were elsewhere.
+**Searching.** Every segment's codes give each query's approximate scores of all its
+rows; the tail gives its exact ones. The best ``count`` are read back from the store
+by number and scored exactly by the vectors the store holds in the search's own
+transaction, once each (a candidate whose vector is gone, or another model's now, has
+none and drops out). The store's filter (realm, scope, status, trust, expiry) then runs
+on that exact order; when too few pass, four times more candidates are taken from the
+same scores, and when so few pass that more than ``WIDEST`` candidates would be needed,
+the rows passing the filter are scanned exactly instead: a scope of 0.1% of a large
+store loses nothing to candidates that were elsewhere.
 
-**Files.** ``<slug>-<lo>-<hi>.usearch`` for each segment and ``<slug>.json``, the
-current list of them with the mean and each segment's per-realm vector sums
-(the relevance gate's mean). New segments are written beside the old and the
-JSON replaced last, so a reader sees one whole version or the one before;
-writers take ``lock`` (``flock``), and a reader that still has a replaced
-segment memory-mapped keeps reading it until it next looks at the JSON.
+**Files.** ``<slug>-<lo>-<hi>.codes.npy`` (the int8 codes, a row each) and
+``<slug>-<lo>-<hi>.rows.npy`` (each row's memory number and step) for each segment, and
+``<slug>.json``, the current list of them with the mean and each segment's per-realm
+vector sums (the relevance gate's mean). New segments are written beside the old and
+the JSON replaced last, so a reader sees one whole version or the one before; writers
+take ``lock`` (``flock``), and a reader that still has a replaced segment mapped keeps
+reading it until it next looks at the JSON.
 """
 
 from __future__ import annotations
@@ -74,22 +72,19 @@ import numpy.typing as npt
 from retain.storage.base import LexicalHit, MemoryFilter, Progress
 
 if TYPE_CHECKING:
-    from usearch.index import Index
-
     from retain.search.vectors import VectorIndex
     from retain.storage.sqlite_transaction import SqliteTransaction
 
 Matrix = npt.NDArray[np.float32]
 
 TAIL_MAX = 4096  # rows past the last segment held exactly before they are added to one
-SEGMENT_ROWS = 262_144  # rows a segment grows to (it takes its tails) before a new one
-CONNECTIVITY = 32  # M: each node's neighbours (16 found 0.95 of the exact ten at 100k)
-EXPANSION_ADD = 128  # ef at construction
-FIRST = 256  # candidates asked for first (at least four times the rows wanted)
-EXPANSION = 8  # ef when searching: this many times the candidates asked for
+SEGMENT_ROWS = 65_536  # rows a segment grows to (it takes its tails) before a new one
+FIRST = 256  # candidates taken first (at least four times the rows wanted)
 WIDEST = 16_384  # a filter needing more candidates than this has its rows scanned instead
-SCANNED = 50_000  # a segment of at most this many rows has every code read, not its graph walked
 CHUNK = 8192  # stored vectors read (and added) at a time
+SCAN_ROWS = 1024  # codes cast to float32 at a time when scanning: 1 MiB, which stays cached
+ROW = np.dtype([("key", "<i8"), ("step", "<f4")])  # a segment's rows: number and step
+PARTS = ("codes", "rows")  # a segment's files: <stem>.codes.npy, <stem>.rows.npy
 SUFFIX = ".vectors"
 
 
@@ -136,27 +131,22 @@ class Meta:
 
 
 class Approximate:
-    """One model's persisted index, opened (its segments memory-mapped), and the exact
-    tail past it."""
+    """One model's persisted codes, opened (each segment's files mapped), and the exact
+    tail past them."""
 
     def __init__(self, folder: Path, meta: Meta, tail: VectorIndex, stamp: tuple[int, int]) -> None:
-        from usearch.index import Index
-
         self.folder = folder
         self.meta = meta
         self.tail = tail
         self.stamp = stamp  # the JSON's, taken before it was read: a newer one is reread
-        self.segments: list[Index] = []
-        for segment in meta.segments:
-            index = Index.restore(str(folder / f"{meta.stem(segment)}.usearch"), view=True)
-            if index is None:
-                raise ValueError(f"{meta.stem(segment)}.usearch is not an index")
-            self.segments.append(index)
+        self.segments: list[Codes] = [
+            Codes.mapped(folder, meta.stem(segment), meta.dim) for segment in meta.segments
+        ]
 
     def sums(self, realm: str) -> tuple[npt.NDArray[np.float32], int]:
         """The realm's vector sum and count, the segments' and the tail's. A row deleted
-        since its segment was built, or rewritten into a later one, counts until the index
-        is built again."""
+        since its segment was built, or rewritten into a later one, counts until the codes
+        are built again."""
         total = np.zeros(self.meta.dim, dtype=np.float64)
         count = 0
         for segment in self.meta.segments:
@@ -166,28 +156,68 @@ class Approximate:
         extra, more = self.tail.realm_sum(realm)
         return (total + extra).astype(np.float32), count + more
 
-    def candidates(self, query: Matrix, count: int) -> tuple[npt.NDArray[np.int64], bool]:
-        """The ``count`` memory numbers nearest ``query`` (one vector) by the segments'
-        codes, best first, once each; and whether these are all the segments hold (each
-        gave fewer than ``count``, and together no more)."""
-        keys, scores, exhausted = [], [], True
-        for index in self.segments:
-            index.expansion_search = count * EXPANSION  # type: ignore[misc]  # (it has a setter)
-            # a small segment, or one the walk's beam would cover anyway, is read whole:
-            # exact, no dearer, and immune to a node a removal left unreachable
-            whole = len(index) <= max(SCANNED, count * EXPANSION)
-            found = index.search(query, count, threads=1, exact=whole)
-            keys.append(np.asarray(found.keys, dtype=np.int64))
-            scores.append(-np.asarray(found.distances, dtype=np.float32))  # 1 - q·(x - μ)
-            exhausted = exhausted and len(found.keys) < count
-        if not keys:
-            return np.zeros(0, dtype=np.int64), True
-        at, near = np.concatenate(keys), np.concatenate(scores)
-        order = np.argsort(-near, kind="stable")
-        at = at[order]
-        _, first = np.unique(at, return_index=True)  # a stale key's copy: its best place
-        at = at[np.sort(first)]
-        return at[:count], exhausted and len(at) <= count
+    def scored(self, queries: Matrix) -> tuple[npt.NDArray[np.int64], Matrix]:
+        """Every segment row's memory number, and each query's (a row) approximate score
+        of it from the codes (``q·(x − μ)``, the same order as the cosine)."""
+        if not self.segments:
+            return np.zeros(0, dtype=np.int64), np.zeros((len(queries), 0), dtype=np.float32)
+        keys = np.concatenate([codes.rows["key"] for codes in self.segments])
+        rough = np.empty((len(queries), len(keys)), dtype=np.float32)
+        at = 0
+        for codes in self.segments:
+            codes.scan(queries, rough[:, at : at + len(codes)])
+            at += len(codes)
+        return keys, rough
+
+
+@dataclass(frozen=True, slots=True)
+class Codes:
+    """One segment's rows: ``codes`` (int8, a row each) and ``rows`` (each row's memory
+    number ``key`` and ``step``: the centred vector is about ``step × code``)."""
+
+    codes: npt.NDArray[np.int8]
+    rows: npt.NDArray[np.void]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @classmethod
+    def mapped(cls, folder: Path, stem: str, dim: int) -> Codes:
+        codes = np.load(folder / f"{stem}.codes.npy", mmap_mode="r", allow_pickle=False)
+        rows = np.load(folder / f"{stem}.rows.npy", mmap_mode="r", allow_pickle=False)
+        if codes.dtype != np.int8 or codes.ndim != 2 or codes.shape[1] != dim:
+            raise ValueError(f"{stem}.codes.npy is not {dim}-dimensional int8 codes")
+        if rows.dtype != ROW or rows.shape != (len(codes),):
+            raise ValueError(f"{stem}.rows.npy does not match its codes")
+        return cls(codes, rows)
+
+    @classmethod
+    def of(cls, nums: npt.NDArray[np.int64], centred: Matrix) -> Codes:
+        """The codes of centred rows: each row's largest magnitude is ±127."""
+        step = np.abs(centred).max(axis=1) / 127
+        step[step == 0] = 1.0
+        rows = np.empty(len(nums), dtype=ROW)
+        rows["key"], rows["step"] = nums, step
+        return cls(np.rint(centred / step[:, None]).astype(np.int8), rows)
+
+    def decoded(self, at: npt.NDArray[np.intp]) -> Matrix:
+        """The centred rows at ``at``, as the codes keep them."""
+        step = np.asarray(self.rows["step"][at], dtype=np.float32)
+        return self.codes[at].astype(np.float32) * step[:, None]
+
+    def scan(self, queries: Matrix, out: Matrix) -> None:
+        """Each query's score of every row into ``out`` (queries × rows), a chunk at a
+        time on one BLAS thread (the products are small; see ``search.vectors``)."""
+        from retain.search.vectors import _blas
+
+        size = len(self)
+        chunk = np.empty((min(size, SCAN_ROWS), self.codes.shape[1]), dtype=np.float32)
+        with _blas().limit(limits=1, user_api="blas"):
+            for start in range(0, size, SCAN_ROWS):
+                part = chunk[: min(SCAN_ROWS, size - start)]
+                np.copyto(part, self.codes[start : start + len(part)], casting="unsafe")
+                np.matmul(queries, part.T, out=out[:, start : start + len(part)])
+        out *= np.asarray(self.rows["step"], dtype=np.float32)
 
 
 def _stamp(folder: Path, model: str, dim: int) -> tuple[int, int]:
@@ -325,7 +355,7 @@ class Indexes:
                         continue
                     live = np.fromiter(tx.vector_nums(model), dtype=np.int64)
                     held = self._opened(meta, stamp).segments
-                    if not any(len(np.setdiff1d(np.asarray(i.keys), live)) for i in held):
+                    if not any(len(np.setdiff1d(c.rows["key"], live)) for c in held):
                         continue
                     # afresh, the mean too: an erased vector is part of the old one
                     self._open[model, dim] = self._written(
@@ -366,13 +396,16 @@ class Indexes:
             meta = Meta(ann.meta.model, ann.meta.dim, [])
         return self._written(*_extended(tx, meta, self.folder, progress))
 
-    def _written(self, meta: Meta, made: dict[str, Index]) -> Approximate:
+    def _written(self, meta: Meta, made: dict[str, Codes]) -> Approximate:
         """Save a new version (its new segments, then the JSON) and open it."""
-        for stem, index in made.items():  # under new names: a reader may map the old
-            staged = self.folder / f"{stem}.usearch.new"
-            index.save(str(staged))
-            os.chmod(staged, 0o600)  # as the store's file: codes of what it holds
-            os.replace(staged, self.folder / f"{stem}.usearch")
+        for stem, codes in made.items():  # under new names: a reader may map the old
+            for part, array in (("codes", codes.codes), ("rows", codes.rows)):
+                final = self.folder / f"{stem}.{part}.npy"
+                staged = final.with_name(final.name + ".new")
+                with staged.open("wb") as file:
+                    np.lib.format.write_array(file, np.ascontiguousarray(array))
+                os.chmod(staged, 0o600)  # as the store's file: codes of what it holds
+                os.replace(staged, final)
         slug = _slug(meta.model, meta.dim)
         current = self.folder / f"{slug}.json"
         staged = current.with_name(current.name + ".new")
@@ -380,7 +413,8 @@ class Indexes:
         os.chmod(staged, 0o600)
         os.replace(staged, current)
         stamp = _stamp(self.folder, meta.model, meta.dim)
-        keep = {current.name, *(f"{meta.stem(s)}.usearch" for s in meta.segments)}
+        keep = {current.name}
+        keep.update(f"{meta.stem(s)}.{part}.npy" for s in meta.segments for part in PARTS)
         for old in self.folder.glob(f"{slug}-*"):  # replaced segments, a crash's leftovers
             if old.name not in keep:
                 old.unlink(missing_ok=True)  # a reader holding it mapped keeps its pages
@@ -411,24 +445,14 @@ def _chunks(
         lo = rows.last_vec
 
 
-def _new_index(dim: int) -> Index:
-    from usearch.index import Index
-
-    return Index(
-        ndim=dim, metric="ip", dtype="f16", connectivity=CONNECTIVITY, expansion_add=EXPANSION_ADD
-    )
-
-
 def _extended(
     tx: SqliteTransaction, meta: Meta, folder: Path, progress: Progress | None
-) -> tuple[Meta, dict[str, Index]]:
+) -> tuple[Meta, dict[str, Codes]]:
     """``meta`` with every stored row past its last segment added: to that segment while it
     holds fewer than ``SEGMENT_ROWS`` (a row it holds already, rewritten since, is replaced
     there), then to new ones. Without segments it is a whole build, and without a mean yet
     the mean is taken first (a pass of its own). The new version and its changed segments'
-    indexes, by stem."""
-    from usearch.index import Index
-
+    codes, by stem."""
     model, dim = meta.model, meta.dim
     if not meta.mean:
         meta = replace(meta, mean=_mean(tx, model, dim))
@@ -437,20 +461,17 @@ def _extended(
     open_: _Open | None = None
     if segments and segments[-1].rows < SEGMENT_ROWS:
         last = segments.pop()
-        loaded = Index.restore(str(folder / f"{meta.stem(last)}.usearch"), view=False)
-        if loaded is None:
-            raise ValueError(f"{meta.stem(last)}.usearch is not an index")
-        open_ = _Open(last, loaded)
+        open_ = _Open(last, Codes.mapped(folder, meta.stem(last), dim))
     total, done = max(tx.vector_count(model) - meta.rows, 0), 0  # about: for the progress
     if progress is not None:
         progress("vector index", 0, total)
-    made: dict[str, Index] = {}
+    made: dict[str, Codes] = {}
     for nums, vectors, realms, hi in _chunks(tx, model, dim, meta.upto):
         if open_ is None or open_.rows >= SEGMENT_ROWS:
             if open_ is not None:
                 segments.append(open_.segment(meta, made))  # (full, as loaded: kept)
             lo = segments[-1].hi if segments else 0
-            open_ = _Open(Segment(lo, lo, 0, {}, {}), _new_index(dim))
+            open_ = _Open(Segment(lo, lo, 0, {}, {}), Codes.of(*_none(dim)))
         open_.add(nums, vectors, realms, hi, mean)
         done += len(nums)
         if progress is not None:
@@ -460,31 +481,48 @@ def _extended(
     return replace(meta, segments=segments), made
 
 
-class _Open:
-    """A segment being written: its index (in memory), sums, counts and range."""
+def _none(dim: int) -> tuple[npt.NDArray[np.int64], Matrix]:
+    return np.zeros(0, dtype=np.int64), np.zeros((0, dim), dtype=np.float32)
 
-    def __init__(self, segment: Segment, index: Index) -> None:
-        self.lo, self.hi, self.index = segment.lo, segment.hi, index
+
+class _Open:
+    """A segment being written: its codes (in memory), sums, counts and range."""
+
+    def __init__(self, segment: Segment, codes: Codes) -> None:
+        self.lo, self.hi = segment.lo, segment.hi
         self.loaded = segment  # as it was: kept as it is unless a row is added
         self.grown = False
+        self.parts = [Codes(np.array(codes.codes), np.array(codes.rows))]  # read, not mapped
+        self.rows = len(codes)
         self.sums = {r: np.asarray(v, dtype=np.float64) for r, v in segment.sums.items()}
         self.counts = dict(segment.counts)
-
-    @property
-    def rows(self) -> int:
-        return len(self.index)
 
     def add(
         self, nums: npt.NDArray[np.int64], vectors: Matrix, realms: list[str], hi: int, mean: Matrix
     ) -> None:
-        held = np.asarray(self.index.contains(nums), dtype=bool).reshape(len(nums))
+        whole = self._joined()
+        held = np.isin(whole.rows["key"], nums)
         if held.any():  # rewritten since: the old codes go, and their share of the sums
-            old = np.asarray(self.index.get(nums[held]), dtype=np.float32) + mean
-            self._count([r for r, h in zip(realms, held, strict=True) if h], old, -1)
-            self.index.remove(nums[held])
-        self.index.add(nums, vectors - mean, threads=0)
+            at = np.flatnonzero(held)
+            realm_of = dict(zip(nums.tolist(), realms, strict=True))
+            old = whole.decoded(at) + mean
+            self._count([realm_of[k] for k in whole.rows["key"][at].tolist()], old, -1)
+            whole = Codes(whole.codes[~held], whole.rows[~held])
+        codes = Codes.of(nums, vectors - mean)
+        self.parts = [whole, codes]  # joined when next needed: one copy per segment written
+        self.rows = len(whole) + len(codes)
         self._count(realms, vectors, 1)
         self.hi, self.grown = hi, True
+
+    def _joined(self) -> Codes:
+        if len(self.parts) > 1:
+            self.parts = [
+                Codes(
+                    np.concatenate([p.codes for p in self.parts]),
+                    np.concatenate([p.rows for p in self.parts]),
+                )
+            ]
+        return self.parts[0]
 
     def _count(self, realms: list[str], vectors: Matrix, sign: int) -> None:
         for realm in dict.fromkeys(realms):
@@ -494,14 +532,14 @@ class _Open:
             )
             self.counts[realm] = self.counts.get(realm, 0) + sign * int(mine.sum())
 
-    def segment(self, meta: Meta, made: dict[str, Index]) -> Segment:
-        """The segment as written, its index put in ``made`` under its stem (unless no row
-        was added: then the one loaded)."""
+    def segment(self, meta: Meta, made: dict[str, Codes]) -> Segment:
+        """The segment as written, its codes put in ``made`` under its stem (unless no row
+        was added: then the ones loaded)."""
         if not self.grown:
             return self.loaded
         sums = {r: [float(x) for x in v] for r, v in self.sums.items()}
         done = Segment(self.lo, self.hi, self.rows, sums, self.counts)
-        made[meta.stem(done)] = self.index
+        made[meta.stem(done)] = self._joined()
         return done
 
 
@@ -522,6 +560,7 @@ def nearest(
     from retain.search import vectors
 
     tail = ann.tail.scores(queries, where.realm)
+    keys, rough = ann.scored(queries)
     floor = float(np.finfo(np.float32).min)
     model, dim = ann.meta.model, ann.meta.dim
     found = []
@@ -531,10 +570,11 @@ def nearest(
         ranked = ranked[np.isfinite(near[ranked])]  # -inf: another realm's row
         count = max(FIRST, limit * 4)
         while True:
-            keys, exhausted = ann.candidates(query, count)
+            exhausted = count >= len(keys)
+            best = keys if exhausted else keys[np.argpartition(-rough[i], count - 1)[:count]]
             # Candidates all, the tail's too: each scored by the vector the store holds in
             # this transaction (gone, or another model's: no row), once.
-            asked = _distinct(np.concatenate([keys, tail.nums[ranked[:count]]]))
+            asked = _distinct(np.concatenate([best, tail.nums[ranked[:count]]]))
             nums, blobs = tx.vectors_by_num(model, asked.tolist())
             rows = vectors.unpacked(blobs, dim)
             at = np.asarray(nums, dtype=np.int64)
