@@ -110,7 +110,12 @@ def test_a_store_past_ann_from_searches_through_an_index_and_finds_what_the_scan
     assert {p.stat().st_mode & 0o777 for p in folder.iterdir()} == {0o600}
 
 
-def test_the_codes_keep_each_centred_row_within_half_a_step(store: Opened) -> None:
+@pytest.mark.parametrize(("chunk", "threads"), [(4096, 1), (16, 2), (7, 3)])
+def test_the_codes_keep_each_centred_row_within_half_a_step(
+    store: Opened, monkeypatch: pytest.MonkeyPatch, chunk: int, threads: int
+) -> None:
+    monkeypatch.setattr(sqlite_ann, "SCAN_ROWS", chunk)  # the scan split in parts, or not
+    monkeypatch.setattr(sqlite_ann, "THREADS", threads)
     ann = store.open()
     found(ann, "boats")
     opened = index_of(ann)
