@@ -9,7 +9,7 @@ are per thread and re-opened after a fork. Opening a store migrates its schema
 What a transaction can do is ``SqliteTransaction`` in ``sqlite_transaction``,
 re-exported here. Full-text search uses an FTS5 external-content table kept in
 step by triggers; ``sqlite_fts`` plans and runs the word searches over it. A store
-past ``[search] ann_from`` vectors keeps an approximate vector index beside the file
+past ``[search] ann_from`` vectors keeps int8 codes of its vectors beside the file
 (``sqlite_ann``), derived like the full-text index.
 """
 
@@ -59,12 +59,12 @@ class SqliteBackend:
         self.location = str(self.path)
         self._local = threading.local()
         self._common: set[str] = set()  # FTS phrases known to be common (see sqlite_fts)
-        self._indexes: Indexes | None = None  # the approximate vector indexes, once used
+        self._indexes: Indexes | None = None  # the vector codes beside the file, once used
         self._create_file()
         self._migrate()
 
     def vector_indexes(self) -> Indexes:
-        """The approximate vector indexes beside the file (``storage.sqlite_ann``),
+        """The vector codes beside the file (``storage.sqlite_ann``),
         made at first use: numpy and usearch are loaded by the searches that need them."""
         if self._indexes is None:
             from retain.storage.sqlite_ann import Indexes
@@ -253,7 +253,7 @@ class SqliteBackend:
 
     def files(self) -> list[Path]:
         """The store's files: the database, while there is one its write-ahead log, and
-        the approximate vector indexes beside it."""
+        the vector codes beside it."""
         found = []
         for suffix in ("", "-wal", "-shm", "-journal"):
             candidate = Path(str(self.path) + suffix)
@@ -263,7 +263,7 @@ class SqliteBackend:
 
     def compact(self, *, full: bool = False, progress: Progress | None = None) -> Compaction:
         """Merge the full-text index into one segment (dropping what deleted rows left in
-        it), build the approximate vector index again when it holds a deleted row's codes
+        it), build the vector codes again when they hold a deleted row's codes
         (reporting to ``progress``), rebuild the file when ``full``, and checkpoint the
         write-ahead log into the file and truncate it. ``complete`` is False when a
         reader kept the log from being emptied."""

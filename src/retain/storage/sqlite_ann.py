@@ -93,7 +93,7 @@ SUFFIX = ".vectors"
 
 
 def folder_of(db: Path) -> Path:
-    """Where a store file's approximate indexes live."""
+    """Where a store file's vector codes live."""
     return Path(str(db) + SUFFIX)
 
 
@@ -290,7 +290,7 @@ def locked(folder: Path, *, wait: bool) -> Iterator[bool]:
 
 
 class Indexes:
-    """The approximate indexes of one store file, one per model, shared by every thread
+    """The vector codes of one store file, one per model, shared by every thread
     of a process (see the module docstring)."""
 
     def __init__(self, db: Path) -> None:

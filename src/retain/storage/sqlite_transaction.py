@@ -130,7 +130,7 @@ class SqliteTransaction(SqliteVectors, RelationStatements, SqlStatements):
         self.con = con
         self.fts = FtsSearch(con, common)
         self._head: tuple[int, str] | None = None  # the chain head this transaction read or wrote
-        self._indexes = indexes  # the store file's approximate vector indexes (None: in memory)
+        self._indexes = indexes  # the store file's vector codes (None: in memory)
         self._ann = None
 
     def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:

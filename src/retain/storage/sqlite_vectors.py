@@ -4,7 +4,7 @@ A memory's vector is a row of ``memory_vectors``, stored in the write's own
 transaction (``set_keys``); ``vec`` only grows, so an in-memory index takes in what
 is new by asking for the rows past the last it saw (``vectors_after``). Past
 ``[search] ann_from`` vectors the store searches them itself, through the
-approximate index beside its file (``searches_vectors``, ``vector_sums``,
+vector codes beside its file (``searches_vectors``, ``vector_sums``,
 ``nearest``: ``NativeVectors``, as PostgreSQL's; the index is ``sqlite_ann``).
 ``SqliteVectors`` is a mixin of ``SqliteTransaction`` (``sqlite_transaction``), which
 supplies the connection, the filters and the store's indexes, as ``PostgresVectors``
@@ -32,7 +32,7 @@ class SqliteVectors(ABC):
     """The vector rows of one SQLite connection (see the module docstring)."""
 
     con: sqlite3.Connection
-    _indexes: Callable[[], Indexes] | None  # the store file's approximate indexes (None: none)
+    _indexes: Callable[[], Indexes] | None  # the store file's vector codes (None: none)
     _ann: Approximate | None  # the one ``searches_vectors`` opened
 
     @abstractmethod
@@ -75,10 +75,10 @@ class SqliteVectors(ABC):
         vecs, nums, dims, blobs, realms = (list(column) for column in zip(*rows, strict=True))
         return VectorRows(vecs[-1], nums, dims, realms, blobs)
 
-    # -- the approximate index (storage.sqlite_ann), for stores past [search] ann_from --
+    # -- the vector codes (storage.sqlite_ann), for stores past [search] ann_from --
 
     def searches_vectors(self, model: str, dim: int, at_least: int) -> bool:
-        """Whether ``model``'s vectors are searched through the store's approximate index
+        """Whether ``model``'s vectors are searched through the store's vector codes
         (opening it, building or extending it as needed), rather than in memory."""
         indexes = self._indexes() if self._indexes is not None and at_least > 0 else None
         self._ann = indexes.kept(self._as_transaction(), model, dim, at_least) if indexes else None
