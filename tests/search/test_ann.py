@@ -438,3 +438,22 @@ def test_an_erasure_takes_the_mean_afresh_too(store: Opened) -> None:
 def test_distinct_numbers_are_what_numpy_unique_gives(values: list[int]) -> None:
     array = np.asarray(values, dtype=np.int64)
     assert sqlite_ann._distinct(array).tolist() == np.unique(array).tolist()
+
+
+def test_a_part_that_fails_on_another_thread_fails_the_search(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ann = store.open()
+    found(ann, "boats")
+    monkeypatch.setattr(sqlite_ann, "SCAN_ROWS", 16)
+    monkeypatch.setattr(sqlite_ann, "THREADS", 2)
+    scan = sqlite_ann._scan
+
+    def broken(queries: np.ndarray, codes: sqlite_ann.Codes, start: int, *rest: object) -> None:
+        if start:  # the second part: read on the helper thread
+            raise OSError("the codes could not be read")
+        scan(queries, codes, start, *rest)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sqlite_ann, "_scan", broken)
+    with pytest.raises(OSError, match="could not be read"):
+        index_of(ann).scored(np.ones((1, index_of(ann).meta.dim), dtype=np.float32))

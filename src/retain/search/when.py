@@ -136,15 +136,16 @@ def finder() -> re.Pattern[str]:
 
 
 def _matches(text: str) -> Iterator[re.Match[str]]:
-    """What ``finder().finditer(text)`` finds, leftmost first, none overlapping."""
-    end, pattern = 0, finder()
+    """What ``finder().finditer(text)`` finds, leftmost first, none overlapping (the
+    pattern is compiled only for a text with a word it could match at)."""
+    end = 0
     for word in _WORD.finditer(text):
         if word.start() < end:
             continue
         opening = word.group()
         if opening.isascii() and opening.isalpha() and opening.lower() not in _OPENERS:
             continue  # (a word of other letters, or with a digit, is tried: re.I folds more)
-        match = pattern.match(text, word.start())
+        match = finder().match(text, word.start())
         if match is not None:
             yield match
             end = match.end()

@@ -57,13 +57,11 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import functools
 import json
 import os
 import re
 import threading
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -180,12 +178,19 @@ class Approximate:
                 stop = min(start + cut, size) if cut else size
                 parts.append((codes, start, stop, rough[:, at + start : at + stop]))
             at += size
+        failed: list[BaseException] = []
         with _blas().limit(limits=1, user_api="blas"):
-            if len(parts) > 1 and THREADS > 1:
-                list(_pool().map(lambda part: _scan(queries, *part), parts))
-            else:
-                for part in parts:
-                    _scan(queries, *part)
+            helpers = [
+                threading.Thread(target=_scan_all, args=(queries, parts[i::THREADS], failed))
+                for i in range(1, min(THREADS, len(parts)))
+            ]  # a thread each (no pool: concurrent.futures costs a command 5 ms to import)
+            for helper in helpers:
+                helper.start()
+            _scan_all(queries, parts[::THREADS] if helpers else parts, failed)
+            for helper in helpers:
+                helper.join()
+        if failed:
+            raise failed[0]
         at = 0
         for codes, step in zip(self.segments, self.steps, strict=True):
             rough[:, at : at + len(codes)] *= step
@@ -202,10 +207,15 @@ def _scan(queries: Matrix, codes: Codes, start: int, stop: int, out: Matrix) -> 
         np.matmul(queries, part.T, out=out[:, at - start : at - start + len(part)])
 
 
-@functools.cache
-def _pool() -> ThreadPoolExecutor:
-    """The threads a scan's parts are read on (made at the first scan that splits)."""
-    return ThreadPoolExecutor(THREADS, thread_name_prefix="retain-scan")
+def _scan_all(
+    queries: Matrix, parts: list[tuple[Codes, int, int, Matrix]], failed: list[BaseException]
+) -> None:
+    """``_scan`` of each part; what fails is kept for the caller to raise."""
+    try:
+        for part in parts:
+            _scan(queries, *part)
+    except BaseException as exc:  # noqa: BLE001 - raised again by the thread that waits
+        failed.append(exc)
 
 
 @dataclass(frozen=True, slots=True)
