@@ -457,3 +457,27 @@ def test_a_part_that_fails_on_another_thread_fails_the_search(
     monkeypatch.setattr(sqlite_ann, "_scan", broken)
     with pytest.raises(OSError, match="could not be read"):
         index_of(ann).scored(np.ones((1, index_of(ann).meta.dim), dtype=np.float32))
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(
+    st.integers(1, 50_000),
+    st.integers(1, 300),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(["normal", "ties", "sorted", "reversed"]),
+)
+def test_the_best_places_hold_the_highest_scores(
+    size: int, count: int, seed: int, shape: str
+) -> None:
+    rng = np.random.default_rng(seed)
+    scores = rng.standard_normal(size).astype(np.float32)
+    if shape == "ties":
+        scores = np.round(scores * 3).astype(np.float32)  # a few values, each many times
+    elif shape != "normal":
+        scores = np.sort(scores)[:: 1 if shape == "sorted" else -1].copy()
+    count = min(count, size - 1) or 1
+    if count >= size:
+        return
+    best = sqlite_ann._best(scores, count)
+    assert len(best) == len(set(best.tolist())) == count
+    assert sorted(scores[best].tolist()) == sorted(scores.tolist())[size - count :]
