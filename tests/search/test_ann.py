@@ -481,3 +481,18 @@ def test_the_best_places_hold_the_highest_scores(
     best = sqlite_ann._best(scores, count)
     assert len(best) == len(set(best.tolist())) == count
     assert sorted(scores[best].tolist()) == sorted(scores.tolist())[size - count :]
+
+
+def test_codes_that_cannot_be_read_are_built_again_by_a_compaction_and_a_search(
+    store: Opened,
+) -> None:
+    found(store.open(), "boats")
+    folder = sqlite_ann.folder_of(store.path)
+    for codes in folder.glob("*.codes.npy"):  # as an earlier format, or a damaged file
+        codes.unlink()
+    ann = store.open()
+    assert "vector_index_rebuilt" in ann.compact()["steps"]
+    assert [s.rows for s in index_of(ann).meta.segments] == [SIZE]
+    for codes in folder.glob("*.codes.npy"):
+        codes.write_bytes(b"not an array")
+    agree(store.open(ann_from=0), store.open())

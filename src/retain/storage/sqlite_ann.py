@@ -4,7 +4,7 @@ Below ``[search] ann_from`` vectors of a model, the service scans them exactly i
 memory (``retain.search.vectors``). From there on, every new process would have
 to read them all from the store before its first search (8 s at a million), so the
 store keeps a compact copy of them beside its file, ``<store>.vectors/``, that a
-process maps in microseconds and reads straight from the operating system's page
+process maps in milliseconds and reads straight from the operating system's page
 cache. It is derived and disposable, like the full-text index: built by the first
 search or bulk write that needs it, kept up by the ones after, built again by
 ``reindex`` and ``verify --rebuild`` and by an erasure's compaction, and never the only
@@ -16,21 +16,23 @@ as int8 codes and a step per row: ``x − μ ≈ step × code``. The static mode
 share one strong direction (their mean has norm 0.95), so the centred rows are what
 differ, and a step per centred row keeps their differences (a code is a quarter of a
 float32 row). A search reads every code, a chunk at a time cast to float32 and
-multiplied by the query vectors on one BLAS thread: at 100,000 rows 6 ms a search, at
-a million 60, against 15 and 51 ms for the HNSW graph it replaced (usearch, walked at
+multiplied by the query vectors on one BLAS thread, in two parts side by side: at
+100,000 rows 2.5 ms a query vector, at a million 18, against 15 and 51 ms for the HNSW
+graph it replaced (usearch, walked at
 ef 2,048), which found 0.997 and 0.978 of the exact ten where this finds them all,
-took half a loading's time to build, and held 930 MiB at a million against 311
+took half a loading's time to build, and held 930 MiB at a million against 342
 (``bench/cold.py``; ``bench/RESULTS.md``). The codes' best ``FIRST`` are candidates:
 they are scored again exactly by the vectors the store holds, so the codes' rounding
-can only reorder candidates, never the answer.
+could only keep out of them a row within the rounding of the 256th (none was, in any
+measurement: every search found all of the exact ten).
 
 **Segments.** The codes are a few files, each the rows whose ``vec`` fell in one range
 when they were added. Rows written since the last range (the *tail*, past ``upto``)
 are held exactly in memory; once there are more than ``TAIL_MAX`` of them they are
 added to the last segment (read, grown, saved whole under a new name) while it holds
 fewer than ``SEGMENT_ROWS``, and to a new one after. A whole build fills segments the
-same way. A row rewritten since its segment was built is replaced there when it is the
-last segment, and otherwise leaves a stale key, harmless: a candidate is scored by
+same way. A row rewritten since its segment was built is replaced there when that is
+the segment still taking rows, and otherwise leaves a stale key, harmless: a candidate is scored by
 what the store holds now, once. A deleted row's key stays until its codes are built
 again (``compacted``).
 
@@ -44,8 +46,9 @@ same scores, and when so few pass that more than ``WIDEST`` candidates would be 
 the rows passing the filter are scanned exactly instead: a scope of 0.1% of a large
 store loses nothing to candidates that were elsewhere.
 
-**Files.** ``<slug>-<lo>-<hi>.codes.npy`` (the int8 codes, a row each) and
-``<slug>-<lo>-<hi>.rows.npy`` (each row's memory number and step) for each segment, and
+**Files.** ``<slug>-<lo>-<hi>-<tag>.codes.npy`` (the int8 codes, a row each) and
+``….rows.npy`` (each row's memory number and step) for each segment (the tag drawn
+by the build that wrote it, so files are never rewritten in place), and
 ``<slug>.json``, the current list of them with the mean and each segment's per-realm
 vector sums (the relevance gate's mean). New segments are written beside the old and
 the JSON replaced last, so a reader sees one whole version or the one before; writers
@@ -78,13 +81,14 @@ if TYPE_CHECKING:
 Matrix = npt.NDArray[np.float32]
 
 TAIL_MAX = 4096  # rows past the last segment held exactly before they are added to one
-SEGMENT_ROWS = 65_536  # rows a segment grows to (it takes its tails) before a new one
+SEGMENT_ROWS = 65_536  # rows past which a segment takes no more (a chunk may overshoot)
 FIRST = 256  # candidates taken first (at least four times the rows wanted)
 WIDEST = 16_384  # a filter needing more candidates than this has its rows scanned instead
 CHUNK = 8192  # stored vectors read (and added) at a time
 SCAN_ROWS = 4096  # codes cast to float32 at a time when scanning (4 MiB: 4.6 ms at 100,000
 # rows, 5.3 at 1,024 a chunk, 6.6 at 16,384)
-THREADS = max(1, min(2, os.cpu_count() or 1))  # a scan's parts read side by side
+# a scan's parts read side by side: two, or one on a process held to one core
+THREADS = max(1, min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2))
 ROW = np.dtype([("key", "<i8"), ("step", "<f4")])  # a segment's rows: number and step
 PARTS = ("codes", "rows")  # a segment's files: <stem>.codes.npy, <stem>.rows.npy
 SUFFIX = ".vectors"
@@ -101,13 +105,16 @@ def _slug(model: str, dim: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Segment:
-    """The rows whose ``vec`` was in ``(lo, hi]`` when it was built."""
+    """The rows whose ``vec`` was in ``(lo, hi]`` when it was built, under a ``tag`` its
+    build drew (so that a segment built again, of the same range, has files of its own:
+    its two files are never replaced one after the other under a reader's feet)."""
 
     lo: int
     hi: int
     rows: int
     sums: dict[str, list[float]]  # each realm's vector sum (uncentred), for the gate
     counts: dict[str, int]
+    tag: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,7 +136,8 @@ class Meta:
         return sum(s.rows for s in self.segments)
 
     def stem(self, segment: Segment) -> str:
-        return f"{_slug(self.model, self.dim)}-{segment.lo}-{segment.hi}"
+        tag = f"-{segment.tag}" if segment.tag else ""
+        return f"{_slug(self.model, self.dim)}-{segment.lo}-{segment.hi}{tag}"
 
 
 class Approximate:
@@ -388,8 +396,12 @@ class Indexes:
                     if meta is None:
                         continue
                     live = np.fromiter(tx.vector_nums(model), dtype=np.int64)
-                    held = self._opened(meta, stamp).segments
-                    if not any(len(np.setdiff1d(c.rows["key"], live)) for c in held):
+                    try:
+                        held = self._opened(meta, stamp).segments
+                        stale = any(len(np.setdiff1d(c.rows["key"], live)) for c in held)
+                    except (OSError, RuntimeError, ValueError):
+                        stale = True  # unreadable (an earlier format, a damaged file)
+                    if not stale:
                         continue
                     # afresh, the mean too: an erased vector is part of the old one
                     self._open[model, dim] = self._written(
@@ -425,7 +437,9 @@ class Indexes:
         ``SEGMENT_ROWS`` (under the folder's lock)."""
         meta, stamp = _read(self.folder, ann.meta.model, ann.meta.dim)
         if meta is not None and meta.upto != ann.meta.upto:  # another process's, meanwhile
-            return self._opened(meta, stamp)
+            with contextlib.suppress(OSError, RuntimeError, ValueError):
+                return self._opened(meta, stamp)
+            meta = None  # unreadable (an earlier format, a damaged file): afresh
         if meta is None or len(ann.tail) > meta.rows:  # dropped, or a reindex: afresh
             meta = Meta(ann.meta.model, ann.meta.dim, [])
         return self._written(*_extended(tx, meta, self.folder, progress))
@@ -572,7 +586,7 @@ class _Open:
         if not self.grown:
             return self.loaded
         sums = {r: [float(x) for x in v] for r, v in self.sums.items()}
-        done = Segment(self.lo, self.hi, self.rows, sums, self.counts)
+        done = Segment(self.lo, self.hi, self.rows, sums, self.counts, os.urandom(4).hex())
         made[meta.stem(done)] = self._joined()
         return done
 
