@@ -29,7 +29,7 @@ from retain.results import WriteResult
 from retain.service import lookup, rows
 from retain.service.relation import created
 from retain.service.work import Work
-from retain.storage.base import MemoryFilter, Progress, Reads
+from retain.storage.base import CountsAhead, MemoryFilter, Progress, Reads
 
 if TYPE_CHECKING:
     from retain.graph_results import DedupResult
@@ -231,6 +231,9 @@ def _near_copies(svc: MemoryService, tx: Reads, mine: list[Memory]) -> dict[str,
     an embedder, by their vectors as a dedup pass compares them."""
     view = svc._reader(tx)
     order = {m.id: i for i, m in enumerate(mine)}
+    if isinstance(tx, CountsAhead):  # a round trip a lookup: every word counted at once
+        every = sorted({w for m in mine for w in graph.words(m.description)})
+        tx.count_ahead(every, field="description")
     candidates: list[list[str]] = []
     for memory in mine:
         words = sorted(graph.words(memory.description))

@@ -42,6 +42,20 @@ _FREQUENCIES = (
 )
 
 
+# A lookup's words are counted up to this many rows: enough to tell its rarest two apart
+# (it keeps ``limit`` rows, at most 8), and a word's count reads as many rows as it counts,
+# each checked for its field's weight: counting every word of a batch of 100 descriptions
+# up to ``COMMON`` took the server 1.5 s.
+LOOKUP_COUNTED = 64
+
+
+def _word_queries(words: Sequence[str], field: str) -> list[tuple[str, str]]:
+    """``lookup_words``' query of each word (once each): its lexeme in ``field``'s weight."""
+    weight = _FIELD_WEIGHT[field]
+    query = f"to_tsquery({_CONFIG}, %s)"
+    return [(query, f"{_lexeme(w)}:{weight}") for w in dict.fromkeys(w for w in words if w)]
+
+
 def _lexeme(word: str) -> str:
     """``word`` as one quoted tsquery lexeme (its quotes and backslashes escaped)."""
     return "'" + word.replace("\\", "\\\\").replace("'", "\\'") + "'"
@@ -166,10 +180,14 @@ class PostgresWords(ABC):
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
 
-    def count_ahead(self, terms: Sequence[str]) -> None:
+    def count_ahead(self, terms: Sequence[str], *, field: str | None = None) -> None:
         """Count the rows of a search's words and phrases in one statement, before its
-        queries' senses ask for them one query at a time (``CountsAhead``)."""
-        self._frequencies(_term_queries(terms), keep=True)
+        queries' senses ask for them one query at a time (``CountsAhead``); with
+        ``field``, of words as ``lookup_words`` asks for them."""
+        if field is None:
+            self._frequencies(_term_queries(terms), keep=True)
+        else:
+            self._frequencies(_word_queries(terms, field), keep=True, cap=LOOKUP_COUNTED)
 
     def _newest(
         self,
@@ -208,7 +226,7 @@ class PostgresWords(ABC):
         return int(self._one("SELECT coalesce(max(num), 0) FROM memories")[0])
 
     def _frequencies(
-        self, queries: Sequence[tuple[str, str]], *, keep: bool = False
+        self, queries: Sequence[tuple[str, str]], *, keep: bool = False, cap: int = plan.COMMON
     ) -> tuple[list[int], int]:
         """Rows matching each term's query (a tsquery expression and its argument),
         counted up to ``COMMON`` (0 for a query that holds no word), and about how many
@@ -224,7 +242,7 @@ class PostgresWords(ABC):
         if not asked:
             return counts, self._highest if self._highest is not None else self._total()
         rows = self._rows(_FREQUENCIES, [
-            plan.COMMON,
+            cap,
             [queries[i][0].split("(", 1)[0] for i in asked],
             [queries[i][1] for i in asked],
         ])  # fmt: skip
@@ -242,15 +260,14 @@ class PostgresWords(ABC):
     def lookup_words(
         self, where: MemoryFilter, words: Sequence[str], *, field: str, limit: int
     ) -> list[str]:
-        weight = _FIELD_WEIGHT[field]
-        query = f"to_tsquery({_CONFIG}, %s)"
-        forms = [f"{_lexeme(word)}:{weight}" for word in dict.fromkeys(w for w in words if w)]
-        counts, _ = self._frequencies([(query, form) for form in forms])
-        stats = sorted((n, form) for form, n in zip(forms, counts, strict=True) if n)
+        queries = _word_queries(words, field)
+        counts, _ = self._frequencies(queries, cap=LOOKUP_COUNTED)
+        stats = sorted((n, form) for (_, form), n in zip(queries, counts, strict=True) if n)
         if not stats:
             return []
         rarest = [form for _, form in stats[:2]]
         clause, args = self._filter_sql(where)
+        query = f"to_tsquery({_CONFIG}, %s)"
         rows = self._planned(
             f"SELECT m.id FROM memories m WHERE m.fts @@ ({' && '.join([query] * len(rarest))}) "
             f"AND {clause} ORDER BY m.num DESC LIMIT %s",
