@@ -233,7 +233,7 @@ def _near_copies(svc: MemoryService, tx: Reads, mine: list[Memory]) -> dict[str,
     order = {m.id: i for i, m in enumerate(mine)}
     if isinstance(tx, CountsAhead):  # a round trip a lookup: every word counted at once
         every = sorted({w for m in mine for w in graph.words(m.description)})
-        tx.count_ahead(every, field="description")
+        tx.count_ahead(every, ranked=True)
     candidates: list[list[str]] = []
     for memory in mine:
         words = sorted(graph.words(memory.description))

@@ -42,18 +42,23 @@ _FREQUENCIES = (
 )
 
 
-# A lookup's words are counted up to this many rows: enough to tell its rarest two apart
-# (it keeps ``limit`` rows, at most 8), and a word's count reads as many rows as it counts,
-# each checked for its field's weight: counting every word of a batch of 100 descriptions
-# up to ``COMMON`` took the server 1.5 s.
-LOOKUP_COUNTED = 64
-
-
 def _word_queries(words: Sequence[str], field: str) -> list[tuple[str, str]]:
     """``lookup_words``' query of each word (once each): its lexeme in ``field``'s weight."""
     weight = _FIELD_WEIGHT[field]
     query = f"to_tsquery({_CONFIG}, %s)"
     return [(query, f"{_lexeme(w)}:{weight}") for w in dict.fromkeys(w for w in words if w)]
+
+
+# ``lookup_words`` ranks its words by the rows holding each anywhere (no row's text is
+# read to check the field's weight), counted up to this many: enough to tell the rarest
+# two apart. Counting every word of a batch of 100 descriptions up to ``COMMON`` rows,
+# each row checked for the weight, took the server 1.5 s.
+RANKED_UP_TO = 64
+
+
+def _ranked_queries(words: Sequence[str]) -> list[tuple[str, str]]:
+    """How ``lookup_words`` counts each word: its lexeme, in any field."""
+    return [(f"to_tsquery({_CONFIG}, %s)", _lexeme(w)) for w in words]
 
 
 def _lexeme(word: str) -> str:
@@ -180,14 +185,14 @@ class PostgresWords(ABC):
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
 
-    def count_ahead(self, terms: Sequence[str], *, field: str | None = None) -> None:
+    def count_ahead(self, terms: Sequence[str], *, ranked: bool = False) -> None:
         """Count the rows of a search's words and phrases in one statement, before its
-        queries' senses ask for them one query at a time (``CountsAhead``); with
-        ``field``, of words as ``lookup_words`` asks for them."""
-        if field is None:
-            self._frequencies(_term_queries(terms), keep=True)
+        queries' senses ask for them one query at a time (``CountsAhead``); ``ranked``:
+        words as ``lookup_words`` ranks them."""
+        if ranked:
+            self._frequencies(_ranked_queries(terms), keep=True, cap=RANKED_UP_TO)
         else:
-            self._frequencies(_word_queries(terms, field), keep=True, cap=LOOKUP_COUNTED)
+            self._frequencies(_term_queries(terms), keep=True)
 
     def _newest(
         self,
@@ -260,9 +265,10 @@ class PostgresWords(ABC):
     def lookup_words(
         self, where: MemoryFilter, words: Sequence[str], *, field: str, limit: int
     ) -> list[str]:
-        queries = _word_queries(words, field)
-        counts, _ = self._frequencies(queries, cap=LOOKUP_COUNTED)
-        stats = sorted((n, form) for (_, form), n in zip(queries, counts, strict=True) if n)
+        distinct = [w for w in dict.fromkeys(words) if w.strip()]
+        counts, _ = self._frequencies(_ranked_queries(distinct), cap=RANKED_UP_TO)
+        forms = [form for _, form in _word_queries(distinct, field)]
+        stats = sorted((n, form) for form, n in zip(forms, counts, strict=True) if n)
         if not stats:
             return []
         rarest = [form for _, form in stats[:2]]
