@@ -432,13 +432,18 @@ def test_a_write_to_a_superseded_name_is_refused(world: dict[str, MemoryService]
     assert store_state(operator) == before
 
 
+def deploy_days(operator: MemoryService) -> None:
+    """Three notes of one attribute: ``day``, ``friday`` and ``thursday``."""
+    operator.write("day", description="Deploys go out on Tuesdays")
+    operator.write("friday", description="Deploys go out on Fridays")
+    operator.write("thursday", description="Deploys go out on Thursdays from now on")
+
+
 def test_superseding_settles_the_older_memorys_open_contradictions(
     world: dict[str, MemoryService],
 ) -> None:
     operator = world["operator"]
-    operator.write("day", description="Deploys go out on Tuesdays")
-    operator.write("friday", description="Deploys go out on Fridays")
-    operator.write("thursday", description="Deploys go out on Thursdays from now on")
+    deploy_days(operator)
     operator.decide("day", "contradict", target="friday")
     assert operator.gate("day", "contradicts").contested
     operator.decide("day", "supersede", target="thursday")
@@ -548,15 +553,13 @@ def test_a_keep_needs_both_memories_active_and_records_keep_over_an_earlier_deci
     world: dict[str, MemoryService],
 ) -> None:
     operator = world["operator"]
-    operator.write("day", description="Deploys go out on Tuesdays")
-    operator.write("friday", description="Deploys go out on Fridays")
-    operator.write("later", description="Deploys go out on Thursdays")
+    deploy_days(operator)
     operator.decide("day", "contradict", target="friday")
     kept = operator.decide("friday", "keep", target="day")
     assert kept.changed and kept.relation.decision == "keep"
     operator.decide("day", "contradict", target="friday")  # open again, then kept again
     assert operator.decide("day", "keep", target="friday").relation.decision == "keep"
-    operator.decide("day", "supersede", target="later")
+    operator.decide("day", "supersede", target="thursday")
     before = store_state(operator)
     with pytest.raises(errors.NotActive):
         operator.decide("day", "keep", target="friday")
