@@ -29,7 +29,7 @@ from retain.results import WriteResult
 from retain.service import lookup, rows
 from retain.service.relation import created
 from retain.service.work import Work
-from retain.storage.base import CountsAhead, MemoryFilter, Progress, Reads
+from retain.storage.base import CountsAhead, MemoryFilter, NativeVectors, Progress, Reads
 
 if TYPE_CHECKING:
     from retain.graph_results import DedupResult
@@ -231,23 +231,9 @@ def _near_copies(svc: MemoryService, tx: Reads, mine: list[Memory]) -> dict[str,
     an embedder, by their vectors as a dedup pass compares them."""
     view = svc._reader(tx)
     order = {m.id: i for i, m in enumerate(mine)}
-    if isinstance(tx, CountsAhead):  # a round trip a lookup: every word counted at once
-        every = sorted({w for m in mine for w in graph.words(m.description)})
-        tx.count_ahead(every, ranked=True)
-    candidates: list[list[str]] = []
-    for memory in mine:
-        words = sorted(graph.words(memory.description))
-        where = _tiers_of(svc, memory)
-        # those sharing its two rarest words (a near-copy by words), then those sharing
-        # one of its longest (a rewording keeps a name or a term, and vectors judge it)
-        asked = [words] + [[w] for w in sorted(words, key=lambda w: (-len(w), w))[:LONGEST]]
-        found = [
-            i
-            for a in asked
-            if a
-            for i in tx.lookup_words(where, a, field="description", limit=NEAR)
-        ]
-        candidates.append(list(dict.fromkeys(found))[:NEAR])
+    candidates = _nearest_stored(svc, tx, mine)
+    if candidates is None:
+        candidates = [_by_words(svc, tx, memory) for memory in mine]
     held = {m.id: m for m in tx.get_many(sorted({i for ids in candidates for i in ids}))}
     compared = list({m.id: m for m in [*mine, *held.values()]}.values())
     vectors = _noting_vectors(svc, [m.description for m in compared])
@@ -274,6 +260,44 @@ def _near_copies(svc: MemoryService, tx: Reads, mine: list[Memory]) -> dict[str,
         if scored:
             best[memory.id] = max(scored, key=lambda s: (s[0], s[1]))[2]
     return best
+
+
+def _by_words(svc: MemoryService, tx: Reads, memory: Memory) -> list[str]:
+    """The memories of ``memory``'s tiers whose descriptions share its two rarest words (a
+    near-copy by words), then one of its longest (a rewording keeps a name or a term,
+    and vectors judge it): at most ``NEAR``."""
+    words = sorted(graph.words(memory.description))
+    where = _tiers_of(svc, memory)
+    asked = [words] + [[w] for w in sorted(words, key=lambda w: (-len(w), w))[:LONGEST]]
+    found = [
+        i for a in asked if a for i in tx.lookup_words(where, a, field="description", limit=NEAR)
+    ]
+    return list(dict.fromkeys(found))[:NEAR]
+
+
+def _nearest_stored(svc: MemoryService, tx: Reads, mine: list[Memory]) -> list[list[str]] | None:
+    """On a database where each lookup is a round trip and that searches the vectors it
+    indexes (PostgreSQL), each of ``mine``'s ``NEAR`` nearest memories of its tiers by its
+    description's vector, one statement a tier: counting and looking up a batch's words
+    cost the server four times its write. None elsewhere, or when the store's vectors
+    are not the bundled static model's (the note's own)."""
+    from retain.search.static_model import StaticEmbedder
+
+    embedder = svc.store.embedder.embedder
+    if not isinstance(tx, CountsAhead) or not isinstance(tx, NativeVectors):
+        return None
+    if not isinstance(embedder, StaticEmbedder):
+        return None
+    queries = _unit(svc, [m.description for m in mine], few=False)
+    tiers: dict[MemoryFilter, list[int]] = {}
+    for i, memory in enumerate(mine):
+        tiers.setdefault(_tiers_of(svc, memory), []).append(i)
+    found: list[list[str]] = [[] for _ in mine]
+    for where, places in tiers.items():
+        near = tx.nearest(embedder.model_id, queries[places], where, NEAR + 1)
+        for i, hits in zip(places, near, strict=True):
+            found[i] = [h.memory_id for h in hits]
+    return found
 
 
 def _tiers_of(svc: MemoryService, memory: Memory) -> MemoryFilter:
