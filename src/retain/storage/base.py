@@ -615,11 +615,9 @@ class CountsAhead(Protocol):
     counts the rows of all of a search's words and phrases in one, before the search's
     queries ask for them one at a time (eight synonyms asked sixteen times)."""
 
-    def count_ahead(self, terms: Sequence[str], *, ranked: bool = False) -> None:
+    def count_ahead(self, terms: Sequence[str]) -> None:
         """Count, for the rest of the transaction, the rows matching each of ``terms``
-        as ``match_terms`` counts them unprefixed; with ``ranked``, words as
-        ``lookup_words`` ranks them (a write's near-copy note looks up a batch's
-        descriptions one at a time)."""
+        as ``match_terms`` counts them unprefixed."""
         ...
 
 

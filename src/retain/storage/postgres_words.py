@@ -185,14 +185,10 @@ class PostgresWords(ABC):
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
 
-    def count_ahead(self, terms: Sequence[str], *, ranked: bool = False) -> None:
+    def count_ahead(self, terms: Sequence[str]) -> None:
         """Count the rows of a search's words and phrases in one statement, before its
-        queries' senses ask for them one query at a time (``CountsAhead``); ``ranked``:
-        words as ``lookup_words`` ranks them."""
-        if ranked:
-            self._frequencies(_ranked_queries(terms), keep=True, cap=RANKED_UP_TO)
-        else:
-            self._frequencies(_term_queries(terms), keep=True)
+        queries' senses ask for them one query at a time (``CountsAhead``)."""
+        self._frequencies(_term_queries(terms), keep=True)
 
     def _newest(
         self,
