@@ -15,6 +15,7 @@ from retain.graph_results import DedupResult
 from retain.model import Status
 from retain.results import WriteRequest
 from retain.service import MemoryService
+from retain.storage.sqlite import SqliteBackend
 
 ALICE = "Alice works in the UTC+8 time zone"
 
@@ -336,6 +337,33 @@ def test_a_reworded_near_copy_is_noted_by_its_vector(world: dict[str, MemoryServ
     assert any("'alice-tz' already says something very similar" in n for n in result.notes)
     changed = operator.write("alice-tz9", description="Alice works in the UTC+9 time zone")
     assert changed.created  # noted or not, never blocked
+
+
+def test_a_database_that_searches_its_vectors_finds_a_notes_candidates_by_them(
+    world: dict[str, MemoryService], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retain.storage.postgres import PostgresTransaction
+    from retain.storage.sqlite import SqliteTransaction
+
+    operator = world["operator"]
+    operator.write("alice-tz", description=ALICE)
+    looked_up: list[object] = []
+    for kind in (PostgresTransaction, SqliteTransaction):
+        lookup = kind.lookup_words
+
+        def spied(
+            self: object, *args: object, lookup: object = lookup, **options: object
+        ) -> object:
+            looked_up.append(self)
+            return lookup(self, *args, **options)  # type: ignore[operator]
+
+        monkeypatch.setattr(kind, "lookup_words", spied)
+    result = operator.write_many(
+        [WriteRequest("alice-zone", description="Alice is on UTC+8 hours")]
+    )
+    assert any("'alice-tz' already says something very similar" in n for n in result[0].notes)
+    # PostgreSQL's index answers the note (a lookup is a round trip a word); SQLite's words
+    assert bool(looked_up) == isinstance(operator.backend, SqliteBackend)
 
 
 # -- hygiene and verify ---------------------------------------------------------------------
