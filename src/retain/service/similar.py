@@ -226,9 +226,10 @@ def _note(memory: Memory, other: Memory, *, batch: bool) -> str:
 
 def _near_copies(svc: MemoryService, tx: Reads, mine: list[Memory]) -> dict[str, Memory]:
     """For each of ``mine`` (in batch order), the memory most nearly saying the same, if
-    one does: of those whose descriptions hold its rarest words, in the tiers its own is
-    read with (an earlier one of ``mine`` among them), compared by their words and, with
-    an embedder, by their vectors as a dedup pass compares them."""
+    one does: of those whose descriptions hold its rarest words (on PostgreSQL, whose
+    stored vectors are nearest its description's), in the tiers its own is read with (an
+    earlier one of ``mine`` among them), compared by their words and, with an embedder,
+    by their vectors as a dedup pass compares them."""
     view = svc._reader(tx)
     order = {m.id: i for i, m in enumerate(mine)}
     candidates = _nearest_stored(svc, tx, mine)
