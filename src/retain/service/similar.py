@@ -254,8 +254,13 @@ def _near_copies(svc: MemoryService, tx: Reads, mine: list[Memory]) -> dict[str,
             score = 0.0
             if vectors is not None:
                 cosine = _dot(vectors, row[memory.id], row[other.id])
-                names = graph.names_in([memory.description, other.description])
-                score = graph.pair_score(cosine, memory.description, other.description, names)
+                # the detail rule only lowers a cosine: below the threshold, and no higher
+                # than the words' share, the pair's score changes nothing
+                if cosine >= graph.NOTE_THRESHOLD or (
+                    share >= SIMILAR_DESCRIPTION and cosine > share
+                ):
+                    names = graph.names_in([memory.description, other.description])
+                    score = graph.pair_score(cosine, memory.description, other.description, names)
             if share >= SIMILAR_DESCRIPTION or score >= graph.NOTE_THRESHOLD:
                 scored.append((max(share, score), other.id, other))
         if scored:
