@@ -232,12 +232,20 @@ def _near_copies(svc: MemoryService, tx: Reads, mine: list[Memory]) -> dict[str,
     by their vectors as a dedup pass compares them."""
     view = svc._reader(tx)
     order = {m.id: i for i, m in enumerate(mine)}
-    candidates = _nearest_stored(svc, tx, mine)
-    if candidates is None:
-        candidates = [_by_words(svc, tx, memory) for memory in mine]
+    found = _nearest_stored(svc, tx, mine)
+    if found is None:
+        candidates, vectors = [_by_words(svc, tx, memory) for memory in mine], None
+    else:
+        candidates, vectors = found
     held = {m.id: m for m in tx.get_many(sorted({i for ids in candidates for i in ids}))}
-    compared = list({m.id: m for m in [*mine, *held.values()]}.values())
-    vectors = _noting_vectors(svc, [m.description for m in compared])
+    compared = list({m.id: m for m in [*mine, *held.values()]}.values())  # ``mine`` first
+    if vectors is None:
+        vectors = _noting_vectors(svc, [m.description for m in compared])
+    else:  # ``mine``'s rows, embedded to find the candidates: the others' below them
+        import numpy as np
+
+        others = _unit(svc, [m.description for m in compared[len(mine) :]], few=False)
+        vectors = np.concatenate([vectors, others])
     row = {m.id: i for i, m in enumerate(compared)}
     best: dict[str, Memory] = {}
     for i, memory in enumerate(mine):
@@ -281,12 +289,15 @@ def _by_words(svc: MemoryService, tx: Reads, memory: Memory) -> list[str]:
     return list(dict.fromkeys(found))[:NEAR]
 
 
-def _nearest_stored(svc: MemoryService, tx: Reads, mine: list[Memory]) -> list[list[str]] | None:
+def _nearest_stored(
+    svc: MemoryService, tx: Reads, mine: list[Memory]
+) -> tuple[list[list[str]], Any] | None:
     """On a database where each lookup is a round trip and that searches the vectors it
     indexes (PostgreSQL), each of ``mine``'s ``NEAR`` nearest memories of its tiers by its
-    description's vector, one statement a tier: counting and looking up a batch's words
-    cost the server four times its write. None elsewhere, or when the store's vectors
-    are not the bundled static model's (the note's own)."""
+    description's vector, one statement a tier (counting and looking up a batch's words
+    cost the server four times its write), and those vectors (``_unit``'s rows). None
+    elsewhere, or when the store's vectors are not the bundled static model's (the
+    note's own)."""
     from retain.search.static_model import StaticEmbedder
 
     embedder = svc.store.embedder.embedder
@@ -303,7 +314,7 @@ def _nearest_stored(svc: MemoryService, tx: Reads, mine: list[Memory]) -> list[l
         near = tx.nearest(embedder.model_id, queries[places], where, NEAR + 1)
         for i, hits in zip(places, near, strict=True):
             found[i] = [h.memory_id for h in hits]
-    return found
+    return found, queries
 
 
 def _tiers_of(svc: MemoryService, memory: Memory) -> MemoryFilter:
