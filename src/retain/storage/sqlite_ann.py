@@ -541,7 +541,6 @@ class _Open:
         self.loaded = segment  # as it was: kept as it is unless a row is added
         self.grown = False
         self.parts = [Codes(np.array(codes.codes), np.array(codes.rows))]  # read, not mapped
-        self.rows = len(codes)
         self.sums = {r: np.asarray(v, dtype=np.float64) for r, v in segment.sums.items()}
         self.counts = dict(segment.counts)
 
@@ -558,9 +557,12 @@ class _Open:
             whole = Codes(whole.codes[~held], whole.rows[~held])
         codes = Codes.of(nums, vectors - mean)
         self.parts = [whole, codes]  # joined when next needed: one copy per segment written
-        self.rows = len(whole) + len(codes)
         self._count(realms, vectors, 1)
         self.hi, self.grown = hi, True
+
+    @property
+    def rows(self) -> int:
+        return sum(len(part) for part in self.parts)
 
     def _joined(self) -> Codes:
         if len(self.parts) > 1:
