@@ -225,7 +225,7 @@ def _stand_ins(a: str, b: str, only_a: frozenset[str]) -> frozenset[str]:
     details one side adds, or says otherwise, are no conflict: a copy may say more."""
     from difflib import SequenceMatcher
 
-    written = _compiled(_TOKEN).findall(_compiled(_POSSESSIVE_WORD).sub("", a))
+    written = _written(a)
     ours, theirs = [_folded(w) for w in written], _words_of(b)
     spans = SequenceMatcher(None, ours, theirs, autojunk=False).get_opcodes()
     known = set(ours)
@@ -241,11 +241,14 @@ def _stand_ins(a: str, b: str, only_a: frozenset[str]) -> frozenset[str]:
     return frozenset(found)
 
 
+def _written(text: str) -> list[str]:
+    """A text's words in order, as written (a possessive dropped)."""
+    return _compiled(_TOKEN).findall(_compiled(_POSSESSIVE_WORD).sub("", text))
+
+
 def _words_of(text: str) -> list[str]:
-    """A text's words in order, folded as details are (a possessive dropped)."""
-    return [
-        _folded(w) for w in _compiled(_TOKEN).findall(_compiled(_POSSESSIVE_WORD).sub("", text))
-    ]
+    """A text's words in order, folded as details are."""
+    return [_folded(w) for w in _written(text)]
 
 
 def pair_score(cosine: float, a: str, b: str, names: frozenset[str] = frozenset()) -> float:

@@ -327,20 +327,21 @@ def _keep(svc: MemoryService, work: Work, first: Memory, second: Memory, reason:
     for memory in (first, second):
         _active(memory, "kept")
     decided, signal = _settle(svc, work, first, second, "keep")
-    ends = {first.id, second.id}
-    kept = [
-        r
-        for r in work.reads.relations(svc.realm, [first.id])
-        if {r.source, r.target} == ends and r.decision == "keep"
-    ]
     if decided:
         relation, changed = decided[0], True
-    elif kept:  # kept already (a pair of any type): nothing to record
-        relation, changed = kept[0], False
+    elif (kept := _kept(svc, work.reads, first, second)) is not None:
+        relation, changed = kept, False  # kept already (a pair of any type)
     else:  # no open pair: recorded kept, so that no dedup pass proposes it
         relation, changed = _put(svc, work, first, second, SIMILAR_TO, reason, decision="keep")
     receipt = _receipt(work, changed)
     return LinkResult(relation, first, second, changed, work.now, receipt, signal)
+
+
+def _kept(svc: MemoryService, tx: Reads, first: Memory, second: Memory) -> Relation | None:
+    """A relation between the two a curator decided to keep, if one stands."""
+    ends = {first.id, second.id}
+    between = tx.relations(svc.realm, [first.id])
+    return next((r for r in between if {r.source, r.target} == ends and r.decision == "keep"), None)
 
 
 def conflict_key(first: Memory, second: Memory) -> tuple[str, str]:

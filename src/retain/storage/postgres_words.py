@@ -42,13 +42,6 @@ _FREQUENCIES = (
 )
 
 
-def _word_queries(words: Sequence[str], field: str) -> list[tuple[str, str]]:
-    """``lookup_words``' query of each word (once each): its lexeme in ``field``'s weight."""
-    weight = _FIELD_WEIGHT[field]
-    query = f"to_tsquery({_CONFIG}, %s)"
-    return [(query, f"{_lexeme(w)}:{weight}") for w in dict.fromkeys(w for w in words if w)]
-
-
 # ``lookup_words`` ranks its words by the rows holding each anywhere (no row's text is
 # read to check the field's weight), counted up to this many: enough to tell the rarest
 # two apart. Counting every word of a batch of 100 descriptions up to ``COMMON`` rows,
@@ -263,7 +256,7 @@ class PostgresWords(ABC):
     ) -> list[str]:
         distinct = [w for w in dict.fromkeys(words) if w.strip()]
         counts, _ = self._frequencies(_ranked_queries(distinct), cap=RANKED_UP_TO)
-        forms = [form for _, form in _word_queries(distinct, field)]
+        forms = [f"{_lexeme(w)}:{_FIELD_WEIGHT[field]}" for w in distinct]
         stats = sorted((n, form) for form, n in zip(forms, counts, strict=True) if n)
         if not stats:
             return []
