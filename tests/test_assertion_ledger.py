@@ -81,6 +81,8 @@ def test_only_ascii_capitals_are_folded(service: MemoryService) -> None:
           "metadata": {"a": {1, 2}}}, "metadata"),  # not JSON
         ({"entity": "e", "topic": "t", "store": "vector", "fact": "x",
           "metadata": {"a": "x" * 10_001}}, "metadata"),  # too much
+        ({"entity": "e", "topic": "t", "store": "vector", "fact": "x",
+          "metadata": {"a": ["b\x00"]}}, "metadata"),  # a NUL, written by JSON as an escape
     ],
 )  # fmt: skip
 def test_a_bad_index_is_refused_and_writes_nothing(

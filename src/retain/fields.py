@@ -81,6 +81,58 @@ def text(value: str, field: str) -> str:
     return value
 
 
+CALLER_METADATA_MAX_CHARS = 65_536  # the most a memory's caller metadata takes, as JSON
+
+
+def metadata(value: object, what: str, limit: int) -> dict[str, Any]:
+    """A caller's metadata as it is kept: a JSON object (text keys; text, numbers,
+    booleans, null, lists and objects) of at most ``limit`` characters as JSON, read back
+    from that JSON so that nothing of the caller's objects is kept; else
+    ``invalid_value``."""
+    if not isinstance(value, abc.Mapping) or not all(isinstance(k, str) for k in value):
+        raise InvalidValue(
+            f"{what} must be an object with text keys",
+            remedy='pass a JSON object, e.g. {"source": "runbook"}',
+            field="metadata",
+        )
+    try:
+        written = json.dumps(dict(value), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidValue(
+            f"{what} must be JSON: {exc}",
+            remedy="pass text, numbers, booleans, lists and objects only",
+            field="metadata",
+        ) from exc
+    _texts_of(dict(value))
+    if len(written) > limit:
+        raise InvalidValue(
+            f"the metadata takes {len(written)} characters as JSON; at most {limit} are kept",
+            remedy="keep a reference to the larger record instead",
+            field="metadata",
+        )
+    loaded: dict[str, Any] = json.loads(written)
+    return loaded
+
+
+def _texts_of(value: object) -> None:
+    """Every key and text of a JSON value checked as stored text (no NUL, no lone
+    surrogate): JSON writes them as escapes, so its text alone would pass."""
+    if isinstance(value, str):
+        text(value, "metadata")
+    elif isinstance(value, abc.Mapping):
+        for key, item in value.items():
+            text(key, "metadata")
+            _texts_of(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _texts_of(item)
+
+
+def caller_metadata(value: object) -> dict[str, Any]:
+    """A memory's caller metadata (``metadata``), as it is kept."""
+    return metadata(value, "a memory's metadata", CALLER_METADATA_MAX_CHARS)
+
+
 def description(value: str) -> str:
     """The description collapsed to one line."""
     return _SPACE.sub(" ", text(value, "description")).strip()

@@ -9,6 +9,7 @@ storage or enforces a rule; the service does that.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -28,6 +29,14 @@ TEAM_PREFIX = "team:"
 DEFAULT_PRIORITY = 5
 COUNT_MAX = 2**31 - 1  # the largest count a store's count column (PostgreSQL INTEGER) holds
 SHORT_BODY_CHARS = 280
+CALLER = "caller"  # the metadata key a writer's own metadata is kept under
+
+
+def with_caller(memory: Memory, caller: Mapping[str, Any]) -> dict[str, Any]:
+    """``memory``'s metadata with the caller's part set to ``caller`` (empty: removed);
+    the store's own keys (provenance, redactions, …) kept."""
+    kept = {k: v for k, v in memory.metadata.items() if k != CALLER}
+    return {**kept, CALLER: dict(caller)} if caller else kept
 
 
 class Load(StrEnum):
@@ -179,6 +188,7 @@ class Memory:
             "trust": self.trust.value,
             "provenance": self.metadata.get("provenance"),  # a checked claim, if any
             "redacted": self.metadata.get("redacted"),  # the kinds written as markers
+            "metadata": self.metadata.get(CALLER, {}),  # the caller's own
             "status": self.status.value,
             "ever_quarantined": self.ever_quarantined,
             "supersedes": self.supersedes,

@@ -124,6 +124,7 @@ class WriteRequest:
     exact_tier: bool = False
     redact: bool = False  # write each secret found as its marker instead of refusing it
     evidence: Mapping[str, str] | None = None  # what bears the body out: {"ref", "path"?}
+    metadata: Mapping[str, Any] | None = None  # the caller's own JSON object; {} clears it
 
 
 def receipted(receipt: WriteReceipt | None) -> dict[str, Any] | None:

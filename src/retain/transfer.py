@@ -40,7 +40,7 @@ from retain.errors import (
     UnknownFormatVersion,
 )
 from retain.fields import WHOLE_MAX
-from retain.model import COUNT_MAX, DEFAULT_PRIORITY, Load, Memory
+from retain.model import CALLER, COUNT_MAX, DEFAULT_PRIORITY, Load, Memory
 from retain.results import Restore, WriteRequest
 
 FORMAT_VERSION = 1
@@ -81,6 +81,8 @@ def frontmatter(memory: Memory, position: int | None = None) -> dict[str, Any]:
         data["references"] = list(memory.references)
     if memory.tags:
         data["tags"] = list(memory.tags)
+    if memory.metadata.get(CALLER):
+        data["metadata"] = memory.metadata[CALLER]
     return data
 
 
@@ -351,6 +353,9 @@ def _parse(path: Path, project: str | None) -> tuple[WriteRequest, int]:
             raise SnapshotInvalid(f"{path}: {key} must be text", remedy="fix it")
     valid_from = head.get("valid_from")
     position = _whole(head, "thread_position", 0, path, WHOLE_MAX)
+    metadata = head.get("metadata", {})
+    if not isinstance(metadata, dict):
+        raise SnapshotInvalid(f"{path}: metadata must be a mapping", remedy="fix it")
     description = head.get("description")
     if not isinstance(description, str):
         raise SnapshotInvalid(f"{path}: description must be text", remedy="add a description")
@@ -369,6 +374,7 @@ def _parse(path: Path, project: str | None) -> tuple[WriteRequest, int]:
         valid_from=stamp(_when(valid_from, "valid_from", path)) if valid_from is not None else "",
         project=project,
         tier="project" if project else "global",
+        metadata=metadata,
         restore=Restore(created_at=created, verified_at=verified, read_count=read_count),
     ), position
 

@@ -35,6 +35,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from retain.errors import SecretDetected
+from retain.model import CALLER
 
 if TYPE_CHECKING:
     from retain.model import Memory
@@ -383,6 +384,7 @@ def request_texts(request: WriteRequest) -> list[tuple[str, str]]:
         ("source", request.source or ""),
         ("subject", request.subject or ""),
         ("thread", request.thread or ""),
+        *_strings_of({CALLER: request.metadata or {}}, "metadata"),
     ]
     return [(name, text) for name, text in texts if text]
 

@@ -25,7 +25,6 @@ The normal forms and the values given back are ``retain.assertions``'s.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -58,34 +57,11 @@ REASON_MAX_CHARS = 1000  # the most a conflict signal's reason holds
 
 
 def _metadata(metadata: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The caller's metadata as it is kept: a JSON object of at most
-    ``METADATA_MAX_CHARS``, else ``invalid_value``."""
+    """The caller's metadata as it is kept (``fields.metadata``): at most
+    ``METADATA_MAX_CHARS`` as JSON."""
     if metadata is None:
         return {}
-    if not isinstance(metadata, Mapping) or not all(isinstance(k, str) for k in metadata):
-        raise InvalidValue(
-            "an assertion's metadata must be an object with text keys",
-            remedy='pass a JSON object, e.g. {"source": "runbook"}',
-            field="metadata",
-        )
-    try:
-        written = json.dumps(dict(metadata), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidValue(
-            f"an assertion's metadata must be JSON: {exc}",
-            remedy="pass text, numbers, booleans, lists and objects only",
-            field="metadata",
-        ) from exc
-    fields.text(written, "metadata")
-    if len(written) > assertions.METADATA_MAX_CHARS:
-        raise InvalidValue(
-            f"the metadata takes {len(written)} characters as JSON; at most "
-            f"{assertions.METADATA_MAX_CHARS} are kept",
-            remedy="keep a reference to the larger record instead",
-            field="metadata",
-        )
-    loaded: dict[str, Any] = json.loads(written)
-    return loaded
+    return fields.metadata(metadata, "an assertion's metadata", assertions.METADATA_MAX_CHARS)
 
 
 def _reason(reason: str | None) -> str | None:

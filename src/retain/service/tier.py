@@ -22,7 +22,16 @@ from retain.errors import (
     NotActive,
     StaleUpdate,
 )
-from retain.model import DEFAULT_PRIORITY, GLOBAL_SCOPE, Load, Memory, Status, project_scope
+from retain.model import (
+    CALLER,
+    DEFAULT_PRIORITY,
+    GLOBAL_SCOPE,
+    Load,
+    Memory,
+    Status,
+    project_scope,
+    with_caller,
+)
 from retain.results import DeleteResult, EditResult, WriteRequest, WriteResult
 from retain.search import key
 from retain.service import lookup, rows, similar, trust
@@ -203,6 +212,7 @@ def normalized(svc: MemoryService, r: WriteRequest) -> WriteRequest:
         subject=_unless_kept(r.subject, fields.subject),
         thread=_unless_kept(r.thread, fields.thread),
         valid_from=_unless_kept(r.valid_from, lambda v: parse_valid_from(v, svc.clock)),
+        metadata=None if r.metadata is None else fields.caller_metadata(r.metadata),
     )
 
 
@@ -403,6 +413,7 @@ def _merge(
             valid_to=None,
             read_count=r.restore.read_count if r.restore else 0,
             thread=r.thread or None,
+            metadata={CALLER: dict(r.metadata)} if r.metadata else {},
         )
     body = existing.body if r.body is None else r.body
     if r.expires is None:
@@ -430,6 +441,7 @@ def _merge(
             if r.valid_from is None
             else parse_optional_stamp(r.valid_from or None)
         ),
+        metadata=existing.metadata if r.metadata is None else with_caller(existing, r.metadata),
     )
     if r.restore is not None:
         merged = replace(

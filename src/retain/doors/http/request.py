@@ -123,6 +123,7 @@ class MemoryWrite(_Body):
     expected_hash: Text | None = None
     redact: bool = False  # each secret written as [redacted:KIND] instead of refused
     evidence: Evidence | None = None
+    metadata: dict[str, Any] | None = None  # the caller's own JSON object; {} clears it
 
 
 class TurnBody(_Body):

@@ -111,6 +111,9 @@ class MemoryRecord(BaseModel):
         default=None,
         description="The kinds of secret written as [redacted:KIND] markers, if any.",
     )
+    metadata: dict[str, Any] = Field(
+        default_factory=dict, description="The writer's own JSON object kept with it."
+    )
     status: str
     ever_quarantined: bool = Field(
         description="Whether it was ever held for review (its trust stays at most observed)."

@@ -206,6 +206,10 @@ def create_server(
         ] = None,
         redact: Redact = False,
         evidence: Evidence = None,
+        metadata: Annotated[
+            dict[str, Any] | None,
+            Field(description="The caller's own JSON object, kept with it; {} clears it."),
+        ] = None,
     ) -> Annotated[CallToolResult, WriteOut]:
         """Create or update a shared memory by name; a field left out keeps what is there."""
 
@@ -222,6 +226,7 @@ def create_server(
                 expected_hash=expected_hash,
                 redact=redact,
                 evidence=_evidence(evidence),
+                metadata=metadata,
             )
             return done.to_dict(s.clock.now())
 
