@@ -1,0 +1,6 @@
+"""Doors for the frameworks agent builders already use: each translates a framework's
+calls into the session's verbs and its results back, and holds no rule of its own.
+
+* ``retain.integrations.langgraph``: ``RetainStore``, a LangGraph ``BaseStore`` (and so
+  LangMem's memory tools) over a retain session (``pip install 'retain[langgraph]'``).
+"""
