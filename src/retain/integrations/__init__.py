@@ -2,5 +2,7 @@
 calls into the session's verbs and its results back, and holds no rule of its own.
 
 * ``retain.integrations.langgraph``: ``RetainStore``, a LangGraph ``BaseStore`` (and so
-  LangMem's memory tools) over a retain session (``pip install 'retain[langgraph]'``).
+  LangMem's memory tools) over a retain session (``pip install 'retain[langgraph]'``);
+* ``retain.integrations.mem0``: ``Memory``, mem0's calls and result shapes over a
+  retain session (no dependency on mem0).
 """
