@@ -200,6 +200,17 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
     "export": (False, ("SNAPSHOT",), {"project": "web", "progress": _progress}),
     "export_log": (False, ("SNAPSHOT",), {"progress": _progress}),
     "import_": (False, ("SNAPSHOT",), {"force": False, "progress": _progress}),
+    "import_from": (
+        False,
+        ("mcp-memory", "FILE"),
+        {
+            "project": "web",
+            "create": False,
+            "dry_run": False,
+            "force": False,
+            "progress": _progress,
+        },
+    ),
     "events": (False, (), {"after": 0, "limit": 5, "memory_id": "01ID"}),
     "verify": (False, (), {"rebuild": False, "progress": _progress}),
     "migrate_to": (False, ("BACKEND",), {"progress": _progress}),

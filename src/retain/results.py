@@ -30,6 +30,52 @@ class ExportResult:
 
 
 @dataclass(frozen=True, slots=True)
+class Skipped:
+    """A record an import passed over: where it was, and why."""
+
+    source: str
+    reason: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"source": self.source, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class Landing:
+    """One record of a foreign import: where it came from, the memory it is (or would
+    be), and what its write does: ``create``, ``overwrite``, or (a dry run's) ``exists``,
+    a name taken that only a forced import overwrites."""
+
+    source: str
+    name: str
+    action: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"source": self.source, "name": self.name, "action": self.action}
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What ``import_from`` wrote (or, in a dry run, would write) and what it passed
+    over and why; ``project_created`` when it created the project it filed into."""
+
+    kind: str
+    dry_run: bool
+    landed: tuple[Landing, ...]
+    skipped: tuple[Skipped, ...]
+    project_created: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "dry_run": self.dry_run,
+            "landed": [x.to_dict() for x in self.landed],
+            "skipped": [x.to_dict() for x in self.skipped],
+            "project_created": self.project_created,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class ContextResult:
     """The memory section rendered for one view, and what went into it."""
 

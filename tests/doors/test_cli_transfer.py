@@ -304,3 +304,50 @@ def test_migrate_copies_a_store_to_postgres_with_its_chain(
     assert retain.json("show", "deploy", "--database-url", url)["body"] == "Tuesdays"
     again = retain("migrate", "--from", source, "--to", url)
     assert again.exit_code == TRANSFER and "[migrate_target_not_empty]" in again.stderr
+
+
+# -- import from another store's format ---------------------------------------------------------
+
+
+def mcp_file(tmp_path: Path) -> Path:
+    path = tmp_path / "memory.jsonl"
+    path.write_text(
+        '{"type":"entity","name":"John Smith","entityType":"person","observations":["Spanish"]}\n'
+        '{"type":"entity","name":"Anthropic","entityType":"organization","observations":[]}\n'
+        '{"type":"relation","from":"John Smith","to":"Anthropic","relationType":"works_at"}\n'
+        '{"type":"relation","from":"John Smith","to":"Nobody","relationType":"knows"}\n'
+    )
+    return path
+
+
+def test_import_from_says_what_would_land_then_lands_it(retain: Retain, tmp_path: Path) -> None:
+    path = mcp_file(tmp_path)
+    before = retain.state()
+    planned = retain.ok(
+        "import", "--from", "mcp-memory", str(path), "-p", "kg", "--create", "--dry-run"
+    )
+    assert (
+        "Would import 2 memories (2 new, 0 overwritten); project 'kg' would be created; "
+        in planned.stdout
+    )
+    assert "memory.jsonl:1 │ John-Smith │ create" in planned.stdout
+    assert "memory.jsonl:4 │ no entity named 'Nobody'" in planned.stdout
+    assert retain.state() == before
+    retain.refused(
+        "import", "--from", "mcp-memory", str(path), "-p", "kg",
+        status=NOT_FOUND, code="project_not_found", remedy="create the project first",
+    )  # fmt: skip
+    report = retain.json("import", "--from", "mcp-memory", str(path), "-p", "kg", "--create")
+    assert report["project_created"] == "kg" and not report["dry_run"]
+    assert [x["name"] for x in report["landed"]] == ["John-Smith", "Anthropic"]
+    assert report["skipped"] == [{"source": "memory.jsonl:4", "reason": "no entity named 'Nobody'"}]
+    assert retain.get("John-Smith", "kg")["references"] == ["Anthropic"]
+    again = retain.ok("import", "--from", "mcp-memory", str(path), "-p", "kg", "--dry-run")
+    assert (
+        "Would import 0 memories (0 new, 0 overwritten); 2 names are taken already" in again.stdout
+    )
+
+
+def test_a_snapshot_import_takes_no_foreign_options(retain: Retain, tmp_path: Path) -> None:
+    result = retain("import", str(tmp_path), "--dry-run")
+    assert result.exit_code == 2 and "--from KIND" in result.stderr

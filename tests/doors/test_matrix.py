@@ -112,6 +112,7 @@ EXPECTED: dict[str, dict[str, str]] = {
     "edit":            row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
     "delete":          row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
     "import_":         row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
+    "import_from":     row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
     "remember":        row(OK,     DENIED, DENIED,  DENIED, DENIED,   DENIED),
     "update":          row(OK,     DENIED, DENIED,  DENIED, DENIED,   DENIED),
     "forget":          row(OK,     OK,     OK,      DENIED, DENIED,   DENIED),
@@ -198,6 +199,10 @@ class Sample:
         return str(self.scratch / "snapshot")
 
     @property
+    def foreign(self) -> str:
+        return str(self.scratch / "memory.jsonl")
+
+    @property
     def export_to(self) -> str:
         return str(self.scratch / "exported")
 
@@ -222,6 +227,9 @@ def set_up(
     operator.write("spec", description="the spec", body="a snapshot's memory", project="webdev")
     operator.export(scratch / "snapshot", project="webdev")
     operator.delete("spec", project="webdev")  # the snapshot restores it
+    (scratch / "memory.jsonl").write_text(
+        '{"type": "entity", "name": "Lisbon", "entityType": "city", "observations": []}\n'
+    )  # the MCP memory server's file import_from reads
     operator.write("roadmap", description="the roadmap", body="q3: search", project="webdev")
     operator.fact_write("bob", "employer", "acme")
     ada = operator.acting_as("agent:ada")
@@ -383,6 +391,10 @@ DOORS: dict[str, Doors] = {
     "import_": Doors(
         lambda svc, s: svc.import_(s.snapshot),
         ("import",), lambda s: [s.snapshot],
+    ),
+    "import_from": Doors(
+        lambda svc, s: svc.import_from("mcp-memory", s.foreign, project="webdev"),
+        ("import",), lambda s: ["--from", "mcp-memory", s.foreign, "-p", "webdev"],
     ),
     "remember": Doors(
         lambda svc, s: svc.remember("the build takes four minutes"),

@@ -24,18 +24,16 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from retain import fields, model
+from retain import fields, formats, model
 from retain.errors import InvalidValue, NotFound
 from retain.model import CALLER
 from retain.results import WriteRequest
 from retain.service import SEARCH_LIMIT_MAX, MemoryService
 
-KEPT = "mem0"  # the metadata key a mem0 memory's own fields are kept under
-TAG = "mem0"
-IDS = ("user_id", "agent_id", "run_id")
-PROMOTED = (*IDS, "actor_id", "role")  # given at the top of a result when set
-PREFIX = {"user_id": "user:", "agent_id": "agent:", "run_id": "run:"}
-DESCRIPTION_CHARS = 200
+KEPT = TAG = formats.MEM0  # the metadata key a mem0 memory's fields are kept under; its tag
+IDS = formats.MEM0_IDS
+PROMOTED = formats.MEM0_PROMOTED  # given at the top of a result when set
+PREFIX = formats.MEM0_PREFIX
 NO_IDS = "At least one of 'user_id', 'agent_id', or 'run_id' must be provided."
 OPERATORS = ("eq", "ne", "gt", "gte", "lt", "lte", "in", "nin", "contains", "icontains")
 _UNSET: Any = object()
@@ -80,7 +78,7 @@ class Memory:
                 remedy="leave memory_type and prompt out",
                 field="memory_type" if memory_type is not None else "prompt",
             )
-        ids = _ids({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
+        ids = formats.mem0_ids({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
         if not ids:
             raise InvalidValue(NO_IDS, remedy="pass user_id, agent_id or run_id", field="user_id")
         caller = _caller_metadata(metadata)
@@ -228,7 +226,7 @@ class Memory:
         erase: bool = False,
     ) -> dict[str, Any]:
         """Remove (or, with ``erase``, forget) every memory of the ids given."""
-        ids = _ids({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
+        ids = formats.mem0_ids({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
         if not ids:
             raise InvalidValue(
                 "At least one filter is required to delete all memories.",
@@ -310,20 +308,7 @@ class Memory:
                 remedy="give the text to remember",
                 field="text",
             )
-        first = " ".join(text.split())[:DESCRIPTION_CHARS]
-        ids = {key: kept[key] for key in IDS if kept.get(key) is not None}
-        return WriteRequest(
-            name=name,
-            description=first,
-            body=text,
-            tags=[TAG, *(PREFIX[key] + value for key, value in ids.items())],
-            load="search",
-            subject=ids.get("user_id", ""),
-            thread=ids.get("run_id", ""),
-            metadata={KEPT: kept},
-            create_only=create,
-            **self._tier,
-        )
+        return formats.mem0_request(name, text, kept, self.project, create_only=create)
 
     def _kept(self, memory: model.Memory) -> dict[str, Any] | None:
         """A mem0 memory's own fields: None for another tier's memory, or one that is not
@@ -477,26 +462,6 @@ def _not_messages(message: str) -> InvalidValue:
     )
 
 
-def _ids(given: Mapping[str, Any]) -> dict[str, str]:
-    """The entity ids given, as text: trimmed, not blank, without whitespace or commas,
-    short enough to tag a memory with."""
-    ids = {}
-    for key, value in given.items():
-        if value is None:
-            continue
-        text = str(value).strip()
-        limit = fields.TAG_MAX - len(PREFIX[key])
-        if not text or any(c.isspace() or c == "," for c in text) or len(text) > limit:
-            raise InvalidValue(
-                f"{key} {text[:80]!r} is not an id of 1 to {limit} characters without "
-                "whitespace or commas",
-                remedy=f"pass a {key} such as 'alice'",
-                field=key,
-            )
-        ids[key] = text
-    return ids
-
-
 def _filters(
     user_id: Any, agent_id: Any, run_id: Any, filters: Mapping[str, Any] | None
 ) -> tuple[dict[str, str], dict[str, Any]]:
@@ -505,8 +470,10 @@ def _filters(
     if filters is not None and not isinstance(filters, Mapping):
         raise InvalidValue("filters must be an object", remedy="pass a dict", field="filters")
     wanted = dict(filters or {})
-    top = _ids({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
-    inner = _ids({k: wanted.pop(k) for k in IDS if isinstance(wanted.get(k), str | int)})
+    top = formats.mem0_ids({"user_id": user_id, "agent_id": agent_id, "run_id": run_id})
+    inner = formats.mem0_ids(
+        {k: wanted.pop(k) for k in IDS if isinstance(wanted.get(k), str | int)}
+    )
     for key in top.keys() & inner.keys():
         if top[key] != inner[key]:
             raise InvalidValue(

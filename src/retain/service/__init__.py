@@ -460,6 +460,7 @@ class MemoryService:
     export = exchange.export
     export_log = exchange.export_log
     import_ = exchange.import_
+    import_from = exchange.import_from
 
     # access grants
     grant = access.grant

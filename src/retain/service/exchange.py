@@ -1,5 +1,6 @@
-"""Snapshots in and out (export and import of the shared tiers), the export of the
-event log as JSON lines, and the one-time import of legacy per-identity markdown files.
+"""Snapshots in and out (export and import of the shared tiers), imports from other
+stores' formats (``import_from``), the export of the event log as JSON lines, and the
+one-time import of legacy per-identity markdown files.
 """
 
 from __future__ import annotations
@@ -11,10 +12,10 @@ from typing import TYPE_CHECKING
 from retain import fields
 from retain.errors import InvalidInput, RetainError
 from retain.governance import secrets
-from retain.model import GLOBAL_SCOPE, Agent, Memory, agent_scope
+from retain.model import GLOBAL_SCOPE, Agent, Memory, agent_scope, project_scope
 from retain.receipt import LogExport
-from retain.results import ExportResult, WriteResult
-from retain.service import agent, lookup, rows, tier
+from retain.results import ExportResult, ImportReport, Landing, Skipped, WriteResult
+from retain.service import agent, lookup, registry, rows, tier
 from retain.service.actor import Actor
 from retain.service.work import Work
 from retain.storage.base import Progress, Reads
@@ -103,6 +104,83 @@ def import_(
     if not requests:
         return []
     return tier.write_normalized(svc, requests, reason="import", progress=progress)
+
+
+def import_from(
+    svc: MemoryService,
+    kind: str,
+    path: str | Path,
+    *,
+    project: str | None = None,
+    create: bool = False,
+    dry_run: bool = False,
+    force: bool = False,
+    progress: Progress | None = None,
+) -> ImportReport:
+    """Import another store's memories (``retain.formats``: ``mcp-memory``, ``mem0``,
+    ``markdown``) into ``project``'s tier (else the global tier), in one transaction.
+
+    A record the format cannot use, or one whose fields or secrets the store refuses,
+    is passed over and reported with the reason, its value never quoted. A name the
+    tier holds already refuses the import unless ``force`` overwrites it. A project the
+    realm lacks is refused unless ``create`` adds it in the same transaction. A dry run
+    reads and checks everything and writes nothing."""
+    from retain import formats
+
+    if project is not None:
+        fields.name(project, what="project")
+    incoming = formats.read(kind, Path(path), project or None)
+    skipped = list(incoming.skipped)
+    sources, requests = [], []
+    for done, (source, item) in enumerate(incoming.writes, start=1):
+        if progress is not None:
+            progress("check", done, len(incoming.writes))
+        try:
+            normalized = tier.normalized(svc, item)
+        except InvalidInput as exc:
+            skipped.append(Skipped(source, exc.message))
+            continue
+        found = secrets.scan_fields(secrets.request_texts(normalized), svc.settings.secrets)
+        if found:
+            kinds = ", ".join(sorted({f.kind for f in found}))
+            skipped.append(Skipped(source, f"it holds what looks like a secret ({kinds})"))
+            continue
+        sources.append(source)
+        requests.append(replace(normalized, create_only=not force, exact_tier=True))
+
+    def plan(tx: Reads) -> tuple[list[Landing], str | None]:
+        missing = bool(project) and tx.get_project(svc.realm, project or "") is None
+        if missing and not create:
+            registry.require_project(tx, svc.realm, project or "")
+        scope = project_scope(project) if project else GLOBAL_SCOPE
+        landed = []
+        for source, request in zip(sources, requests, strict=True):
+            held = any(m.scope == scope for m in tx.find_by_name(svc.realm, request.name, None))
+            action = "create" if not held else "overwrite" if force else "exists"
+            landed.append(Landing(source, request.name, action))
+        return landed, project if missing else None
+
+    if dry_run:
+        landed, created = svc.backend.read(plan)
+        return ImportReport(kind, True, tuple(landed), tuple(skipped), created)
+
+    def run(work: Work) -> tuple[list[Landing], str | None]:
+        landed, created = plan(work.reads)
+        if created is not None:
+            registry.add_project(work, created)
+        batch = tier.Batch(svc, work, reason=f"import from {kind}")
+        for done, (request, landing) in enumerate(zip(requests, landed, strict=True), 1):
+            result = batch.apply(request)
+            landed[done - 1] = replace(landing, action="create" if result.created else "overwrite")
+            if progress is not None:
+                progress("write", done, len(requests))
+        batch.close(progress)
+        return landed, created
+
+    landed, created = svc._write(run)
+    if progress is not None and requests:
+        svc.store.index_vectors(progress)
+    return ImportReport(kind, False, tuple(landed), tuple(skipped), created)
 
 
 def import_legacy(svc: MemoryService, directory: Path) -> legacy.Report | None:

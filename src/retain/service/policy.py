@@ -100,6 +100,7 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "edit": _write(ADMINS, _CHANGES, offered=True),
         "delete": _write(ADMINS, _CHANGES, offered=True),
         "import_": _write(ADMINS, _CHANGES),
+        "import_from": _write(ADMINS, _CHANGES),
         # reading, through the reader's view
         "search": _read(EVERYONE, offered=True),
         "read": _read(EVERYONE, offered=True),

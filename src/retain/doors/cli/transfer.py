@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 import retain
-from retain.doors.cli.output import emit_json, progress_bar, say
+from retain.doors.cli.output import emit_json, emit_rows, progress_bar, say
 from retain.doors.cli.root import (
     HOME_DIRECTORY,
     PathParameter,
@@ -21,6 +21,11 @@ from retain.doors.cli.root import (
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from retain.results import ImportReport
+
+# a snapshot, or retain.formats.KINDS: spelt here, as `retain --help` loads no reader
+IMPORT_FORMATS = ("snapshot", "mcp-memory", "mem0", "markdown")
 
 
 @cli.command()
@@ -81,15 +86,47 @@ def _export_log(path: Path, home: Path | None) -> None:
 
 
 @cli.command("import")
-@click.argument("directory", type=PathParameter())
+@click.argument("path", type=PathParameter())
+@click.option(
+    "--from",
+    "kind",
+    type=click.Choice(IMPORT_FORMATS),
+    default="snapshot",
+    show_default=True,
+    help="The format: a retain snapshot, the MCP memory server's JSONL, a mem0 dump, "
+    "or a folder of Markdown notes.",
+)
+@project_option("File another store's memories in this project's tier (default: global).")
+@click.option("--create", is_flag=True, help="Create the project if the realm lacks it.")
+@click.option("--dry-run", is_flag=True, help="Say what would land and what not; write nothing.")
 @click.option("--force", is_flag=True, help="Overwrite memories the store already holds.")
 @home_option
 @format_option
-def import_(directory: Path, force: bool, home: Path | None, fmt: str) -> None:
-    """Restore a snapshot written by `retain export`, all or nothing."""
+def import_(
+    path: Path,
+    kind: str,
+    project: str | None,
+    create: bool,
+    dry_run: bool,
+    force: bool,
+    home: Path | None,
+    fmt: str,
+) -> None:
+    """Restore a snapshot written by `retain export`, or import another store's
+    memories, all or nothing."""
+    if kind == "snapshot" and (project is not None or create or dry_run):
+        raise click.UsageError("--project, --create and --dry-run go with --from KIND")
     with opened(home, fmt) as service:
+        if kind != "snapshot":
+            with progress_bar() as progress:
+                report = service.import_from(
+                    kind, path, project=project, create=create, dry_run=dry_run,
+                    force=force, progress=progress,
+                )  # fmt: skip
+            _reported(report, fmt)
+            return
         with progress_bar() as progress:
-            results = service.import_(directory, force=force, progress=progress)
+            results = service.import_(path, force=force, progress=progress)
         created = sum(1 for r in results if r.created)
         if fmt == "json":
             emit_json(
@@ -100,6 +137,37 @@ def import_(directory: Path, force: bool, home: Path | None, fmt: str) -> None:
                 f"Imported {len(results)} memories ({created} new, "
                 f"{len(results) - created} overwritten)."
             )
+
+
+def _reported(report: ImportReport, fmt: str) -> None:
+    """A foreign import's report: counts, then (on a dry run) each record that would
+    land, then each record passed over and why."""
+    if fmt == "json":
+        emit_json(report.to_dict())
+        return
+    actions = [x.action for x in report.landed]
+    new, over, taken = (actions.count(a) for a in ("create", "overwrite", "exists"))
+    verb = "Would import" if report.dry_run else "Imported"
+    noun = "memory" if new + over == 1 else "memories"
+    said = f"{verb} {new + over} {noun} ({new} new, {over} overwritten)"
+    if taken:
+        names = "name is" if taken == 1 else "names are"
+        said += f"; {taken} {names} taken already (--force overwrites)"
+    if report.project_created:
+        said += f"; project {report.project_created!r} " + (
+            "would be created" if report.dry_run else "created"
+        )
+    say(f"{said}; {len(report.skipped)} passed over.")
+    if report.dry_run and report.landed:
+        emit_rows(
+            fmt, "landed", [x.to_dict() for x in report.landed],
+            {"Source": "source", "Memory": "name", "Action": "action"},
+        )  # fmt: skip
+    if report.skipped:
+        emit_rows(
+            fmt, "skipped", [x.to_dict() for x in report.skipped],
+            {"Passed over": "source", "Why": "reason"},
+        )  # fmt: skip
 
 
 @cli.command()
