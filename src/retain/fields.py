@@ -97,7 +97,7 @@ def metadata(value: object, what: str, limit: int) -> dict[str, Any]:
         )
     try:
         written = json.dumps(dict(value), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidValue(
             f"{what} must be JSON: {exc}",
             remedy="pass text, numbers, booleans, lists and objects only",
@@ -121,6 +121,12 @@ def _texts_of(value: object) -> None:
         text(value, "metadata")
     elif isinstance(value, abc.Mapping):
         for key, item in value.items():
+            if not isinstance(key, str):
+                raise InvalidValue(
+                    f"a metadata key must be text, not {type(key).__name__} ({key!r})",
+                    remedy="name every key of the object with text",
+                    field="metadata",
+                )
             text(key, "metadata")
             _texts_of(item)
     elif isinstance(value, list | tuple):

@@ -351,7 +351,7 @@ def test_an_item_past_its_ttl_is_gone_to_every_read(store: RetainStore, clock: M
     clock.advance(seconds=61)
     assert store.get(("t",), "short") is None
     assert keys(store.search(("t",))) == ["kept"]
-    assert keys(store.search(("t",), query="v")) in (["kept"], [])
+    assert [i.value for i in store.search(("t",), query="v 1")] == [{"v": 2}]
     store.put(("only",), "x", {"v": 3}, ttl=1)
     clock.advance(seconds=61)
     assert ("only",) not in store.list_namespaces()
@@ -417,10 +417,12 @@ def test_an_agent_may_not_write_the_shared_tiers_through_the_store(
     store: RetainStore, make_service: ServiceFactory
 ) -> None:
     store.put(("n",), "k", {"v": 1})
+    store.put(("n",), "lives", {"v": 3}, ttl=5)
     agent = RetainStore(make_service(principal="agent:ada"), project="bot")
     with pytest.raises(errors.AccessDenied):
         agent.put(("n",), "k2", {"v": 2})
-    assert agent.get(("n",), "k").value == {"v": 1}  # reads: refreshing nothing
+    assert agent.get(("n",), "k").value == {"v": 1}
+    assert agent.get(("n",), "lives").value == {"v": 3}  # read, not refreshed: it may not write
     assert store.get(("n",), "k2") is None
 
 
@@ -443,6 +445,7 @@ def test_a_forgotten_item_is_gone_and_its_value_erased(
     app.forget(memory.id)
     assert store.get(("n",), "k") is None
     assert store.search(("n",)) == [] and store.list_namespaces() == []
+    assert "1 Main St" not in str([e.to_dict() for e in app.events(limit=1000)])
 
 
 def test_sweep_ttl_deletes_the_expired_items_and_counts_them(
@@ -467,3 +470,59 @@ def test_a_refused_write_leaves_the_batchs_deletes_undone(store: RetainStore) ->
             ]
         )
     assert store.get(("n",), "old").value == {"v": 1}
+
+
+def test_expired_items_take_no_place_in_a_search(store: RetainStore, clock: ManualClock) -> None:
+    for i in range(5):
+        store.put(("f",), f"live{i}", {"text": f"apple pie recipe with cinnamon {i}"})
+    for i in range(5):
+        store.put(("f",), f"old{i}", {"text": "apple pie recipe"}, ttl=1)
+    clock.advance(minutes=2)
+    assert sorted(keys(store.search(("f",), query="apple pie recipe", limit=5))) == [
+        f"live{i}" for i in range(5)
+    ]
+
+
+def test_a_query_search_answers_its_best_200(store: RetainStore) -> None:
+    with pytest.raises(errors.InvalidValue) as caught:
+        store.search(("f",), query="anything", offset=195, limit=10)
+    assert caught.value.details["field"] == "limit"
+    assert store.search(("f",), offset=195, limit=10) == []  # a listing pages on
+
+
+def test_an_unknown_operator_is_refused_before_anything_is_read(store: RetainStore) -> None:
+    with pytest.raises(errors.InvalidValue):
+        store.search(("nothing",), filter={"x": {"$near": 1}})
+    with pytest.raises(errors.InvalidValue):
+        store.search(("nothing",), filter={"a": {"b": {"$near": 1}}})
+
+
+@pytest.mark.parametrize("ttl", [0, -1, float("inf"), float("nan"), "5", True, 10**12])
+def test_a_ttl_that_is_no_number_of_minutes_is_refused(store: RetainStore, ttl: Any) -> None:
+    with pytest.raises(errors.InvalidValue) as caught:
+        store.put(("t",), "k", {"v": 1}, ttl=ttl)
+    assert caught.value.details["field"] == "ttl"
+    assert store.get(("t",), "k") is None
+
+
+def test_a_value_that_is_not_json_is_refused(store: RetainStore) -> None:
+    from datetime import UTC, datetime
+
+    for bad in ({"when": datetime.now(UTC)}, {"s": {1, 2}}, {"n": {1: "int key"}}):
+        with pytest.raises(errors.InvalidValue) as caught:
+            store.put(("t",), "k", bad)
+        assert "value" in caught.value.message or "key" in caught.value.message
+    assert store.get(("t",), "k") is None
+
+
+def test_sweep_ttl_leaves_memories_that_are_not_items(
+    store: RetainStore, app: MemoryService, clock: ManualClock
+) -> None:
+    app.write(
+        "runbook", description="notes on LangGraph", tags=["langgraph"],
+        expires="2026-03-01T12:01:00Z", project="bot",
+    )  # fmt: skip
+    store.put(("t",), "short", {"v": 1}, ttl=1)
+    clock.advance(minutes=2)
+    assert store.sweep_ttl() == 1
+    assert app.get("runbook", project="bot").memory.name == "runbook"

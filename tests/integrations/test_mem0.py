@@ -8,7 +8,7 @@ import json
 from typing import Any
 
 import pytest
-from tests.conftest import ServiceFactory
+from tests.conftest import ServiceFactory, store_state
 
 from retain import errors
 from retain.chrono import ManualClock
@@ -55,6 +55,7 @@ def test_add_keeps_each_message_verbatim_and_passes_system_ones_over(m: Memory) 
             {"role": "user", "content": "I'm allergic to peanuts", "name": "alice"},
             {"role": "assistant", "content": "Noted: no peanuts."},
             {"role": "user", "content": "   "},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "c1"}]},
         ],
         user_id="alice",
         run_id="chat-1",
@@ -114,7 +115,11 @@ def test_a_memory_is_a_retain_memory_of_the_tier(m: Memory, app: MemoryService) 
         ({"user_id": "a", "metadata": {"user_id": "b"}}, "metadata", "through metadata"),
         ({"user_id": "a", "metadata": [1]}, "metadata", "object"),
         ({"user_id": "a", "messages": ["ok", 3]}, "messages", "message 0 is not an object"),
-        ({"user_id": "a", "messages": [{"role": "user"}]}, "messages", "lacks a role or a text"),
+        (
+            {"user_id": "a", "messages": [{"content": "no role"}]},
+            "messages",
+            "lacks a role or a text",
+        ),
         ({"user_id": "a", "messages": 42}, "messages", "must be text"),
     ],
 )
@@ -123,16 +128,18 @@ def test_add_refuses_what_it_cannot_keep_and_writes_nothing(
 ) -> None:
     options = dict(options)  # the parameters are shared by both backends' runs
     messages = options.pop("messages", "something")
+    before = store_state(m.service)
     with pytest.raises(errors.InvalidValue) as caught:
         m.add(messages, **options)
     assert caught.value.details["field"] == field and message in caught.value.message
-    assert m.get_all(user_id="a")["results"] == []
+    assert store_state(m.service) == before
 
 
 def test_a_secret_in_any_message_refuses_the_whole_add(m: Memory) -> None:
+    before = store_state(m.service)
     with pytest.raises(errors.SecretDetected):
         m.add([{"role": "user", "content": c} for c in ("fine", f"token {TOKEN}")], user_id="a")
-    assert m.get_all(user_id="alice")["results"] == []
+    assert store_state(m.service) == before
 
 
 # search and get_all
@@ -306,3 +313,42 @@ def test_an_agent_principal_may_not_write_the_shared_tiers(make_service: Service
     make_service().add_agent("ada")
     with pytest.raises(errors.AccessDenied):
         Memory(make_service(principal="agent:ada")).add("x", user_id="alice")
+
+
+def test_history_shows_no_other_tier_and_no_other_kind_of_memory(
+    filled: Memory, app: MemoryService, make_service: ServiceFactory
+) -> None:
+    operator = make_service()
+    operator.write("plain", description="a note", body="the vault code", project="assistant")
+    Memory(operator).add("global text", user_id="alice")
+    gone = Memory(operator).add("removed global text", user_id="zed")["results"][0]["id"]
+    Memory(operator).delete(gone)
+    assert filled.history("plain") == []
+    assert all(
+        filled.history(item["id"]) == []
+        for item in Memory(operator).get_all(user_id="alice")["results"]
+    )
+    assert Memory(operator, project="assistant").history(gone) == []  # removed, in another tier
+    assert [r["event"] for r in Memory(operator).history(gone)] == ["ADD", "DELETE"]
+
+
+def test_a_hold_refuses_delete_all_with_erasure_before_anything_is_erased(
+    filled: Memory, make_service: ServiceFactory
+) -> None:
+    operator = make_service()
+    (item,) = [i for i in filled.get_all(user_id="alice")["results"] if "tennis" in i["memory"]]
+    memory = operator.get(item["id"], project="assistant").memory
+    operator.hold(memory.id, reason="matter 7")
+    before = store_state(filled.service)
+    with pytest.raises(errors.HoldActive):
+        filled.delete_all(user_id="alice", erase=True)
+    assert store_state(filled.service) == before
+
+
+def test_a_search_answers_at_most_200(filled: Memory) -> None:
+    with pytest.raises(errors.InvalidValue) as caught:
+        filled.search("x", user_id="alice", top_k=201)
+    assert caught.value.details["field"] == "top_k"
+    with pytest.raises(errors.InvalidValue) as caught:
+        filled.search("x", user_id="alice", limit=True)
+    assert caught.value.details["field"] == "limit"

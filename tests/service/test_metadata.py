@@ -115,3 +115,20 @@ def test_the_rest_door_takes_and_gives_metadata(service: MemoryService) -> None:
     refused = client.put("/v1/memories/m", json={"metadata": {"big": "x" * 70_000}})
     assert refused.status_code == 400
     assert refused.json()["error"]["code"] == "invalid_value"
+
+
+def test_a_secret_in_a_metadata_key_is_refused_and_never_spelt(service: MemoryService) -> None:
+    for meta in ({TOKEN: True}, {"a": {TOKEN: TOKEN}}):
+        for redact in (False, True):
+            with pytest.raises(errors.SecretDetected) as caught:
+                service.write("m", description="d", metadata=meta, redact=redact)
+            assert TOKEN not in str(caught.value.to_dict())
+    with pytest.raises(errors.NotFound):
+        service.get("m")
+
+
+def test_redaction_marks_only_the_entry_that_holds_the_secret(service: MemoryService) -> None:
+    text = "hello there my friend, a long text indeed"
+    meta = {"a.b": TOKEN, "a": {"b": text}}
+    written = service.write("m", description="d", metadata=meta, redact=True).memory
+    assert written.metadata["caller"] == {"a.b": "[redacted:github_token]", "a": {"b": text}}

@@ -390,16 +390,30 @@ def request_texts(request: WriteRequest) -> list[tuple[str, str]]:
 
 
 def _strings_of(value: Any, path: str) -> Iterable[tuple[str, str]]:
+    """Every text of metadata, keys included, with its field (``_entry``)."""
     if isinstance(value, str):
         yield path, value
     elif isinstance(value, Mapping):
-        for key, item in value.items():
+        for i, (key, item) in enumerate(value.items()):
             if path == "metadata" and key == REDACTED_KEY:
                 continue  # the kinds a redaction replaced: retain's own record
-            yield from _strings_of(item, f"{path}.{key}")
+            entry = _entry(path, i, key)
+            if path != "metadata":
+                yield f"{entry}{KEY_SUFFIX}", str(key)
+            yield from _strings_of(item, entry)
     elif isinstance(value, list | tuple):
         for i, item in enumerate(value):
             yield from _strings_of(item, f"{path}[{i}]")
+
+
+KEY_SUFFIX = ".key"  # the field of a metadata key's own text, after its entry's
+
+
+def _entry(path: str, i: int, key: Any) -> str:
+    """The field of a metadata entry: the store's own keys by name (``metadata.caller``),
+    a writer's by place (``metadata.caller.<0>.<2>``), so that no key, which may itself
+    be a secret, is ever spelt in a refusal, and no two entries share a field."""
+    return f"{path}.{key}" if path == "metadata" else f"{path}.<{i}>"
 
 
 def findings_of(memory: Memory, settings: SecretSettings = DEFAULT) -> list[Finding]:
@@ -418,10 +432,11 @@ def redacted(memory: Memory, findings: Iterable[Finding]) -> Memory:
     found = list(findings)
     if not found:
         return memory
-    if any(f.field in UNREDACTABLE for f in found):
+    if any(f.field in UNREDACTABLE or f.field.endswith(KEY_SUFFIX) for f in found):
         raise refusal(
             found,
-            remedy="a name or a predicate cannot hold a redaction marker: choose another",
+            remedy="a name, a predicate or a metadata key cannot hold a redaction marker: "
+            "choose another",
         )
     by_field: dict[str, list[Finding]] = {}
     for f in found:
@@ -456,7 +471,10 @@ def _redact_metadata(value: Any, path: str, by_field: Mapping[str, list[Finding]
     if isinstance(value, str):
         return redact(value, by_field[path]) if path in by_field else value
     if isinstance(value, Mapping):
-        return {k: _redact_metadata(v, f"{path}.{k}", by_field) for k, v in value.items()}
+        return {
+            k: _redact_metadata(v, _entry(path, i, k), by_field)
+            for i, (k, v) in enumerate(value.items())
+        }
     if isinstance(value, list | tuple):
         return [_redact_metadata(v, f"{path}[{i}]", by_field) for i, v in enumerate(value)]
     return value

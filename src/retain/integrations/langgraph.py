@@ -64,6 +64,7 @@ NAME = "lg-"
 DESCRIPTION_CHARS = 200
 WHOLE = "$"  # the index path of the whole value
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
+CENTURY_MINUTES = 100 * 366 * 24 * 60
 
 
 def _digest(value: object, digits: int) -> str:
@@ -117,6 +118,9 @@ class RetainStore(BaseStore):
         self.fields: list[str] = list(config.get("fields") or [WHOLE])
         for path in self.fields:
             _path(path)
+        default = (ttl or {}).get("default_ttl")
+        if default is not None:
+            _ttl(default)
         self.ttl_config = ttl
 
     # the tier this store keeps its items in, as the verbs name it
@@ -185,14 +189,23 @@ class RetainStore(BaseStore):
     ) -> list[SearchItem]:
         tag = prefix_tag(tuple(op.namespace_prefix))
         wanted = op.offset + op.limit
+        _check_filter(op.filter)
         found: list[tuple[Memory, dict[str, Any], float | None]] = []
         if op.query:
-            limit = SEARCH_LIMIT_MAX if op.filter else max(1, min(wanted, SEARCH_LIMIT_MAX))
-            hits = self.memory.search(op.query, tag=tag, limit=limit, **self._searched).hits
-            for hit in hits:
+            if wanted > SEARCH_LIMIT_MAX:
+                raise InvalidValue(
+                    f"a search with a query answers its best {SEARCH_LIMIT_MAX}; offset "
+                    f"{op.offset} and limit {op.limit} reach past them",
+                    remedy=f"keep offset + limit at most {SEARCH_LIMIT_MAX}, or narrow the query",
+                    field="limit",
+                )
+            # the best 200 always: an expired or filtered-out hit must not take a place
+            hits = self.memory.search(op.query, tag=tag, limit=SEARCH_LIMIT_MAX, **self._searched)
+            for hit in hits.hits:
                 kept = self._kept(hit.memory, now)
-                indexed = kept is not None and kept.get("index") is not False
-                if indexed and kept is not None and _matches(kept["value"], op.filter):
+                if kept is None or kept.get("index") is False:
+                    continue
+                if _matches(kept["value"], op.filter):
                     found.append((hit.memory, kept, hit.score))
         if not op.query or len(found) < wanted:
             listed = self._listed(tag, now, unindexed=bool(op.query))
@@ -242,7 +255,7 @@ class RetainStore(BaseStore):
         names = [
             m.name
             for m in self._memories(TAG)
-            if m.scope == self._scope and m.is_expired(now) and m.name is not None
+            if m.is_expired(now) and m.name is not None and _item_of(m) is not None
         ]
         for name in names:
             self.memory.delete(name, project=self._project)
@@ -251,10 +264,9 @@ class RetainStore(BaseStore):
     def _kept(self, memory: Memory, now: datetime) -> dict[str, Any] | None:
         """The item a memory keeps: None for another tier's, an expired one, or a memory
         that is not an item (its metadata lost, as a forgotten one's is)."""
-        kept = memory.metadata.get(CALLER, {}).get(KEPT)
-        if memory.scope != self._scope or memory.is_expired(now) or not isinstance(kept, dict):
+        if memory.scope != self._scope or memory.is_expired(now):
             return None
-        return kept
+        return _item_of(memory)
 
     def _note_read(
         self,
@@ -319,7 +331,10 @@ class RetainStore(BaseStore):
                 remedy="put a dict of JSON values, or None to delete the item",
                 field="value",
             )
-        value = dict(op.value)
+        # JSON, or refused before anything else (the whole item is checked again as kept)
+        value = fields.metadata(op.value, "an item's value", fields.CALLER_METADATA_MAX_CHARS)
+        if op.ttl is not None:
+            _ttl(op.ttl)
         paths = self.fields if op.index is None else (op.index or [])
         body = "\n".join(text for path in paths for text in _texts(value, path))
         path = " ".join("/".join((*namespace, op.key)).split())
@@ -343,6 +358,13 @@ class RetainStore(BaseStore):
         )
 
 
+def _item_of(memory: Memory) -> dict[str, Any] | None:
+    """What an item's memory keeps of it (None: the memory is not an item's)."""
+    kept = memory.metadata.get(CALLER, {}).get(KEPT)
+    named = memory.name is not None and memory.name.startswith(NAME)
+    return kept if named and isinstance(kept, dict) else None
+
+
 def _item(memory: Memory, kept: Mapping[str, Any], score: float | None = None) -> SearchItem:
     """The item a memory keeps, as a search gives it (a ``get`` gives it as ``Item``)."""
     return SearchItem(
@@ -353,6 +375,34 @@ def _item(memory: Memory, kept: Mapping[str, Any], score: float | None = None) -
         updated_at=memory.updated_at,
         score=score,
     )
+
+
+def _ttl(minutes: object) -> None:
+    """A TTL: minutes, a finite number above 0 and at most a century."""
+    if (
+        isinstance(minutes, bool)
+        or not isinstance(minutes, int | float)
+        or not 0 < minutes <= CENTURY_MINUTES
+    ):
+        raise InvalidValue(
+            f"ttl {minutes!r} is not a number of minutes above 0 and at most {CENTURY_MINUTES}",
+            remedy="give the minutes the item lives after its last write or read, or None",
+            field="ttl",
+        )
+
+
+def _check_filter(wanted: Mapping[str, Any] | None) -> None:
+    """Refuse an operator LangGraph's filters do not have, before anything is read."""
+    for want in (wanted or {}).values():
+        if isinstance(want, Mapping):
+            for op in want:
+                if isinstance(op, str) and op.startswith("$") and op not in OPERATORS:
+                    raise InvalidValue(
+                        f"filter operator {op!r} is not one of {', '.join(OPERATORS)}",
+                        remedy="compare with $eq, $ne, $gt, $gte, $lt or $lte",
+                        field="filter",
+                    )
+            _check_filter({k: v for k, v in want.items() if not str(k).startswith("$")})
 
 
 def _path(path: str) -> list[str] | str:

@@ -3,14 +3,14 @@ source ``Memory`` (both its 1.0 shape, entity ids and ``limit`` at the top level
 2.0 shape, ids in ``filters`` and ``top_k``), answered by the session's verbs.
 
 A door: a memory is written with ``write_many``, read with ``get``, ``search`` and
-``list_memories``, changed with ``write``, removed with ``delete`` or, when the caller
+``list_memories``, changed with ``write_many``, removed with ``delete`` or, when the caller
 asks for erasure, ``forget``; its history is the event log's. So the gate judges every
 call as the session's principal. How a mem0 memory is kept (docs/mem0.md):
 
 * one memory per message, verbatim (mem0's ``infer=False``: no model is asked to extract
   facts), in one tier, the ``project`` given (else the global tier), found by search
   alone; its name, a UUID, is its mem0 id;
-* the body is the message, the description its first line; ``user_id`` is also its
+* the body is the message, the description its first 200 characters; ``user_id`` is also its
   subject (whom it is about) and ``run_id`` its thread (the conversation it came from);
 * it is tagged ``mem0`` and ``user:ID``, ``agent:ID``, ``run:ID`` for the ids it has;
 * the ids, ``role``, ``actor_id`` and the caller's metadata are the memory's metadata
@@ -25,7 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from retain import fields, formats, model
-from retain.errors import InvalidValue, NotFound
+from retain.errors import HoldActive, InvalidValue, NotFound, RetainError
 from retain.model import CALLER
 from retain.results import WriteRequest
 from retain.service import SEARCH_LIMIT_MAX, MemoryService
@@ -128,7 +128,7 @@ class Memory:
                 field="query",
             )
         ids, wanted = _filters(user_id, agent_id, run_id, filters)
-        count = _count(top_k, limit, 20 if filters is not None else 100)
+        count = _count(top_k, limit, 20 if filters is not None else 100, SEARCH_LIMIT_MAX)
         if threshold is not None and (
             isinstance(threshold, bool)
             or not isinstance(threshold, int | float)
@@ -234,8 +234,21 @@ class Memory:
                 field="user_id",
             )
         doomed = [m for m, kept in self._listed(_tag(ids)) if _passes(_item(m, kept), ids, {})]
+        if erase:  # a hold refuses the erasure before any memory is erased
+            for memory in doomed:
+                state = self.service.held(memory.id)
+                if state.hold is not None:
+                    raise HoldActive(
+                        f"memory {memory.name!r} is under a legal hold, so none of the "
+                        f"{len(doomed)} memories was erased",
+                        remedy="release the hold first, or delete without erasing",
+                        id=memory.id,
+                        reason=state.hold.reason,
+                    )
         for memory in doomed:
-            self._remove(memory, erase)
+            self._remove(memory, erase, compact=False)
+        if erase and doomed:
+            self.service.compact()  # once, for them all
         return {"message": "Memories deleted successfully!"}
 
     def history(self, memory_id: str) -> list[dict[str, Any]]:
@@ -246,16 +259,20 @@ class Memory:
         found = self._find(memory_id)
         if found is not None:
             events = self._events(found[0].id)
-        else:  # removed: its id is found from its name in the log
-            events = [e for e in self._log() if _named(e.payload) == memory_id]
+        elif self._exists(memory_id):
+            return []  # another tier's memory, or one that is not a mem0 memory
+        else:  # removed: found by its name in the log, as a mem0 memory of this tier
+            events = [e for e in self._log() if self._was(e.payload, memory_id)]
         rows: list[dict[str, Any]] = []
         text: str | None = None
+        created: str | None = None
         for event in events:
             kind = _KINDS.get(event.kind)
             if kind is None:
                 continue
             after = None if kind == "DELETE" else _body(event.payload)
             when = event.tx_time.isoformat()
+            created = created or when
             kept = _mem0_of(event.payload)
             rows.append(
                 {
@@ -264,7 +281,7 @@ class Memory:
                     "old_memory": None if kind == "ADD" else text,
                     "new_memory": after,
                     "event": kind,
-                    "created_at": when,
+                    "created_at": created,  # the memory's, as mem0 gives it
                     "updated_at": when,
                     "is_deleted": kind == "DELETE",
                     "actor_id": kept.get("actor_id"),
@@ -352,9 +369,28 @@ class Memory:
                 return
             after = fields.cursor_of(page[-1].position)
 
-    def _remove(self, memory: model.Memory, erase: bool) -> None:
+    def _exists(self, name: str) -> bool:
+        """Whether the session sees a memory of that name in any tier."""
+        try:
+            self.service.get(name)
+        except NotFound:
+            return False
+        except RetainError:  # a name several projects hold: it is there
+            return True
+        return True
+
+    def _was(self, payload: str | None, name: str) -> bool:
+        """Whether an event's memory was this tier's mem0 memory of that name."""
+        held = _payload(payload)
+        return (
+            held.get("name") == name
+            and held.get("scope") == self._scope
+            and bool(_mem0_of(payload))
+        )
+
+    def _remove(self, memory: model.Memory, erase: bool, *, compact: bool = True) -> None:
         if erase:
-            self.service.forget(memory.id, reason="mem0 delete with erasure")
+            self.service.forget(memory.id, reason="mem0 delete with erasure", compact=compact)
         else:
             self.service.delete(memory.name or memory.id, project=self.project or "")
 
@@ -397,11 +433,6 @@ def _payload(payload: str | None) -> dict[str, Any]:
     return loaded if isinstance(loaded, dict) else {}
 
 
-def _named(payload: str | None) -> str | None:
-    name = _payload(payload).get("name")
-    return name if isinstance(name, str) else None
-
-
 def _body(payload: str | None) -> str | None:
     body = _payload(payload).get("body")
     return body if isinstance(body, str) else None
@@ -429,9 +460,10 @@ def _item(memory: model.Memory, kept: Mapping[str, Any], score: Any = _UNSET) ->
 
 
 def _messages(messages: Any) -> Iterator[dict[str, Any]]:
-    """The messages to keep: a text is the user's; a system message, and one whose text
-    is blank, is passed over, as mem0 does; a message without a role or text is refused
-    (mem0 passes it over with a warning: here nothing is dropped unsaid)."""
+    """The messages to keep: a text is the user's; a system message, one with no content
+    (a tool call's) and one whose text is blank are passed over, as mem0 does; a message
+    without a role, or whose content is not text, is refused (mem0 passes it over with
+    a warning: here nothing is dropped unsaid)."""
     if isinstance(messages, str):
         messages = [{"role": "user", "content": messages}]
     elif isinstance(messages, Mapping):
@@ -448,6 +480,8 @@ def _messages(messages: Any) -> Iterator[dict[str, Any]]:
                 for part in content
                 if isinstance(part, Mapping) and part.get("type") == "text"
             )
+        if content is None and isinstance(role, str):
+            continue  # a tool call's message, with no text: passed over, as mem0 does
         if not isinstance(role, str) or not isinstance(content, str):
             raise _not_messages(f"message {at} lacks a role or a text content")
         if role != "system" and content.strip():
@@ -483,18 +517,29 @@ def _filters(
             )
     ids = {**inner, **top}
     if not ids:
-        raise InvalidValue(NO_IDS, remedy="pass user_id, agent_id or run_id", field="filters")
+        remedy = "pass user_id, agent_id or run_id"
+        if any(key in wanted for key in IDS):
+            remedy += " as a plain value: an id takes no operator"
+        raise InvalidValue(NO_IDS, remedy=remedy, field="filters")
     _check(wanted)
     return ids, wanted
 
 
-def _count(top_k: Any, limit: Any, default: int) -> int:
+def _count(top_k: Any, limit: Any, default: int, most: int | None = None) -> int:
+    """How many to return: ``top_k`` (2.0), else ``limit`` (1.0), else ``default``."""
+    name = "top_k" if top_k is not None else "limit"
     count = top_k if top_k is not None else limit if limit is not None else default
     if isinstance(count, bool) or not isinstance(count, int) or count < 0:
         raise InvalidValue(
-            f"top_k {count!r} is not a whole number of 0 or more",
+            f"{name} {count!r} is not a whole number of 0 or more",
             remedy="pass how many memories to return",
-            field="top_k",
+            field=name,
+        )
+    if most is not None and count > most:
+        raise InvalidValue(
+            f"{name} {count} is more than the {most} a search answers",
+            remedy=f"ask for at most {most}, or list them with get_all",
+            field=name,
         )
     return count
 
