@@ -36,9 +36,10 @@ def block(language: str) -> str:
 SETTINGS = json.loads(block("json"))
 
 
-def command_of(event: str) -> str:
+def command_of(event: str, which: int = 0) -> str:
+    """The command of the recipe's ``which``th hook for ``event``."""
     (entry,) = SETTINGS["hooks"][event]
-    (hook,) = entry["hooks"]
+    hook = entry["hooks"][which]
     assert hook["type"] == "command"
     return str(hook["command"])
 
@@ -56,16 +57,16 @@ def home(tmp_path: Path) -> Path:
     return home
 
 
-def hook(home: Path, hook_event: str, fixture: str) -> dict[str, Any]:
-    """Run the recipe's hook command for ``hook_event`` as Claude Code does: through a
-    shell, the event's JSON on its standard input, ``retain`` found on the PATH."""
+def hook(home: Path, hook_event: str, fixture: str, which: int = 0) -> dict[str, Any]:
+    """Run the recipe's ``which``th hook command for ``hook_event`` as Claude Code does:
+    through a shell, the event's JSON on its standard input, ``retain`` on the PATH."""
     environment = dict(os.environ)
     environment.update(
         {"RETAIN_HOME": str(home), "PATH": f"{RETAIN.parent}{os.pathsep}{os.environ['PATH']}"}
     )
     environment.pop("RETAIN_SESSION", None)
     done = subprocess.run(
-        command_of(hook_event),
+        command_of(hook_event, which),
         shell=True,
         input=event(fixture),
         capture_output=True,
@@ -168,7 +169,8 @@ def test_every_fixture_is_read_as_its_event() -> None:
     for path in sorted(EVENTS.glob("*.json")):
         read = hooks.read_event(path.read_text(encoding="utf-8"))
         assert read.session == KEY
-        assert read.event == ("PostToolUse" if path.name.startswith("post") else "SessionStart")
+        expected = {"post": "PostToolUse", "session": "SessionStart", "user": "UserPromptSubmit"}
+        assert read.event == expected[path.name.split("_")[0]]
     assert {p.stem for p in EVENTS.glob("post_tool_use_*.json")} == set(VERDICTS)
 
 
@@ -181,6 +183,7 @@ def test_every_fixture_is_read_as_its_event() -> None:
         ('{"session_id": "k", "hook_event_name": "PostToolUse"}', "tool_name"),
         ('{"session_id": "k", "hook_event_name": "SessionStart", "source": "boot"}', "source"),
         ('{"session_id": "k", "hook_event_name": "Stop"}', "event"),
+        ('{"session_id": "k", "hook_event_name": "UserPromptSubmit"}', "prompt"),
     ],
 )
 def test_a_malformed_hook_event_is_refused(text: str, field: str) -> None:
@@ -200,3 +203,53 @@ def test_the_other_hooks_event_is_refused_and_changes_nothing(tmp_path: Path) ->
     assert json.loads(result.stderr)["error"]["details"]["field"] == "event"
     shown = runner.invoke(cli, ["session", "show", "--identity", AGENT, "--session", KEY], env=env)
     assert shown.exit_code == 3  # nothing was observed of it
+
+
+def context_of(answer: dict[str, Any], event: str) -> str:
+    """The memory section a context hook answered, in Claude Code's hook form."""
+    assert set(answer) == {"hookSpecificOutput"}
+    out = answer["hookSpecificOutput"]
+    assert out["hookEventName"] == event
+    return str(out["additionalContext"])
+
+
+def test_the_recipe_puts_the_memory_section_and_what_a_prompt_recalls_in_context(
+    home: Path,
+) -> None:
+    for args in (
+        ("add", "refunds", "-d", "Refunds are paid within 30 days", "--load", "inline"),
+        ("add", "deploys", "-d", "Deploys go out on Fridays"),
+        ("remember", "refund requests over 500 EUR need a manager", "--as", AGENT),
+    ):
+        assert run_script(home, *args).returncode == 0, args
+    assert hook(home, "SessionStart", "session_start_startup")["boundary"] == "new"
+    started = context_of(hook(home, "SessionStart", "session_start_startup", 1), "SessionStart")
+    assert "Refunds are paid within 30 days" in started  # inline: stated whole
+    assert "deploys: Deploys go out on Fridays" in started  # indexed: listed
+    assert "500 EUR" not in started  # an agent's own memory is recalled, not listed
+    asked = context_of(hook(home, "UserPromptSubmit", "user_prompt_submit"), "UserPromptSubmit")
+    assert "refund requests over 500 EUR need a manager" in asked
+    assert "Refunds are paid within 30 days" not in asked  # given at the start already
+    resumed = context_of(hook(home, "SessionStart", "session_start_resume", 1), "SessionStart")
+    assert "Refunds are paid" not in resumed  # the same context, continued
+    compacted = context_of(hook(home, "SessionStart", "session_start_compact", 1), "SessionStart")
+    assert "Refunds are paid within 30 days" in compacted  # the compacted context lost it
+    ledger = run_script(home, "injections", "--session", KEY, "--format", "json")
+    assert ledger.returncode == 0, ledger.stderr.decode()
+    surfaces = {row["surface"] for row in json.loads(ledger.stdout)["injections"]}
+    assert {"inline", "index", "recall"} <= surfaces
+
+
+def test_a_context_hook_refuses_a_tool_event_and_flags_it_takes_from_the_event(
+    tmp_path: Path,
+) -> None:
+    runner = CliRunner()
+    env = {"RETAIN_HOME": str(tmp_path), "RETAIN_DATABASE_URL": None, "RETAIN_SESSION": None}
+    args = ["context", "--from-hook", "--format", "json"]
+    refused = runner.invoke(cli, args, input=event("post_tool_use_bash"), env=env)
+    assert refused.exit_code == 9
+    assert json.loads(refused.stderr)["error"]["details"]["field"] == "event"
+    mixed = runner.invoke(
+        cli, [*args, "--session", "k"], input=event("user_prompt_submit"), env=env
+    )
+    assert mixed.exit_code == 2 and "from the event" in mixed.stderr

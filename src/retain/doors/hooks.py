@@ -9,7 +9,12 @@ read today is Claude Code (``hooks`` in its settings), whose events carry
   ``tool_input``, ``tool_response`` → ``observe`` of that tool in that session;
 * ``SessionStart``: ``source`` → ``reset_session`` at a boundary: ``clear`` → ``clear``,
   ``startup`` → ``new``, ``compact`` → ``compact`` (accepted, nothing changes); ``resume``
-  continues a context and is no boundary at all.
+  continues a context and is no boundary at all. It also asks for the memory section
+  (``context``): stated whole after ``clear`` or ``compact``, whose context lost it;
+* ``UserPromptSubmit``: ``prompt`` → ``context`` for that turn (the memories it recalls).
+
+A ``context`` hook answers in the host's form (``hook_output``): the section as the
+event's ``additionalContext``, which Claude Code places before the model's next turn.
 
 Every tool name is passed as the host reports it: the classifier reads Claude Code's own
 fetchers, ``WebFetch`` and ``WebSearch``, as the built-in fetchers they are, and
@@ -26,6 +31,8 @@ from retain.errors import InvalidValue
 
 POST_TOOL_USE = "PostToolUse"
 SESSION_START = "SessionStart"
+USER_PROMPT_SUBMIT = "UserPromptSubmit"
+RESTATED = ("clear", "compact")  # the boundaries after which a context holds no section
 SOURCE_BOUNDARY: dict[str, str | None] = {
     "clear": "clear",
     "startup": "new",
@@ -43,6 +50,7 @@ class HookEvent:
     session: str
     tool: str | None = None
     boundary: str | None = None
+    prompt: str | None = None
 
 
 def read_event(text: str) -> HookEvent:
@@ -70,7 +78,20 @@ def read_event(text: str) -> HookEvent:
                 "source",
             )
         return HookEvent(event, session, boundary=SOURCE_BOUNDARY[source])
-    raise _bad(f"the hook event {event!r} is neither PostToolUse nor SessionStart", "event")
+    if event == USER_PROMPT_SUBMIT:
+        prompt = data.get("prompt")
+        if not isinstance(prompt, str):
+            raise _bad("the UserPromptSubmit event has no prompt", "prompt")
+        return HookEvent(event, session, prompt=prompt)
+    raise _bad(
+        f"the hook event {event!r} is not PostToolUse, SessionStart or UserPromptSubmit",
+        "event",
+    )
+
+
+def hook_output(event: str, context: str) -> dict[str, Any]:
+    """What a hook answers to put ``context`` before the model's next turn."""
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
 
 
 def _bad(message: str, field: str) -> InvalidValue:

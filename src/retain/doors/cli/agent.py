@@ -4,6 +4,7 @@ and the ledger of what was rendered into whose context (``injections``)."""
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 import click
@@ -20,6 +21,7 @@ from retain.doors.cli.output import (
     warn,
     write_stored,
 )
+from retain.doors.cli.refusal import refusals
 from retain.doors.cli.root import (
     acting_option,
     as_option,
@@ -32,9 +34,12 @@ from retain.doors.cli.root import (
     opened,
     project_option,
 )
+from retain.errors import InvalidValue
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from retain.doors.hooks import HookEvent
 
 # ``[context] recall_failure_policy``'s values, as ``config.RECALL_POLICIES`` has them (the
 # settings are not imported for `retain --help`; tests/test_startup.py holds the two equal)
@@ -152,6 +157,13 @@ def recall(
     "recall_failure_policy (skip).",
 )
 @min_trust_option
+@click.option(
+    "--from-hook",
+    is_flag=True,
+    help="Read a SessionStart or UserPromptSubmit hook event from standard input (its "
+    "session_id, and prompt as the turn) and answer as the host's hook: the section as "
+    "additionalContext.",
+)
 @home_option
 @format_option
 def context(
@@ -163,10 +175,21 @@ def context(
     recall_timeout_ms: int | None,
     recall_failure: str | None,
     min_trust: str | None,
+    from_hook: bool,
     home: Path | None,
     fmt: str,
 ) -> None:
     """Print the memory section to place in front of an agent."""
+    event = None
+    if from_hook:
+        if turn is not None or session is not None or restate:
+            raise click.UsageError("--from-hook reads the turn and the session from the event")
+        from retain.doors.hooks import RESTATED, hook_output
+
+        with refusals(fmt):
+            event = _context_event()
+        turn, session = event.prompt, event.session
+        restate = event.boundary in RESTATED
     with opened(home, fmt, principal) as service:
         result = service.context(
             project=project,
@@ -177,12 +200,31 @@ def context(
             recall_failure_policy=recall_failure,
             min_trust=min_trust,
         )
+        if event is not None:  # the host reads its own form, whatever --format says
+            emit_json(hook_output(event.event, result.text))
+            if result.recall_note:
+                warn(f"note: {result.recall_note}; rendered without recall")
+            return
         if fmt == "json":
             emit_json(result.to_dict())
             return
         write_stored(result.text, raw=False)
         if result.recall_note:
             warn(f"note: {result.recall_note}; rendered without recall")
+
+
+def _context_event() -> HookEvent:
+    """The SessionStart or UserPromptSubmit event on standard input."""
+    from retain.doors.hooks import POST_TOOL_USE, read_event  # a hook's command alone
+
+    read = read_event(sys.stdin.read())
+    if read.event == POST_TOOL_USE:
+        raise InvalidValue(
+            "the memory section is asked for at SessionStart or UserPromptSubmit, not PostToolUse",
+            remedy="run it as the host's SessionStart or UserPromptSubmit hook",
+            field="event",
+        )
+    return read
 
 
 @cli.command()
