@@ -53,6 +53,7 @@ from langgraph.store.base.embed import get_text_at_path, tokenize_path
 from retain import fields
 from retain.chrono import stamp
 from retain.errors import AccessDenied, InvalidValue, NotFound
+from retain.integrations.tier import Tier, in_order
 from retain.model import CALLER, Memory
 from retain.results import WriteRequest
 from retain.service import SEARCH_LIMIT_MAX, MemoryService
@@ -115,6 +116,7 @@ class RetainStore(BaseStore):
             )
         self.memory = memory
         self.project = project
+        self.tier = Tier(project)
         self.fields: list[str] = list(config.get("fields") or [WHOLE])
         for path in self.fields:
             _path(path)
@@ -122,15 +124,6 @@ class RetainStore(BaseStore):
         if default is not None:
             _ttl(default)
         self.ttl_config = ttl
-
-    # the tier this store keeps its items in, as the verbs name it
-    @property
-    def _tier(self) -> dict[str, Any]:
-        return {"project": self.project, "tier": "project" if self.project else "global"}
-
-    @property
-    def _scope(self) -> str:
-        return f"project:{self.project}" if self.project else "global"
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` in order: reads first, as the store was, then the puts."""
@@ -166,7 +159,7 @@ class RetainStore(BaseStore):
     def _get(self, op: GetOp, now: datetime, read: dict[str, tuple[Memory, float]]) -> Item | None:
         try:
             record = self.memory.get(
-                name_of(tuple(op.namespace), op.key, self.project), project=self._project
+                name_of(tuple(op.namespace), op.key, self.project), project=self.tier.named
             )
         except NotFound:
             return None
@@ -200,7 +193,9 @@ class RetainStore(BaseStore):
                     field="limit",
                 )
             # the best 200 always: an expired or filtered-out hit must not take a place
-            hits = self.memory.search(op.query, tag=tag, limit=SEARCH_LIMIT_MAX, **self._searched)
+            hits = self.memory.search(
+                op.query, tag=tag, limit=SEARCH_LIMIT_MAX, **self.tier.searched
+            )
             for hit in hits.hits:
                 kept = self._kept(hit.memory, now)
                 if kept is None or kept.get("index") is False:
@@ -232,39 +227,27 @@ class RetainStore(BaseStore):
     ) -> Iterator[tuple[Memory, dict[str, Any]]]:
         """The live items tagged ``tag``, newest first (only those kept without an
         index, with ``unindexed``)."""
-        for memory in self._memories(tag):
+        for memory in self.tier.memories(self.memory, tag):
             kept = self._kept(memory, now)
             if kept is not None and (not unindexed or kept.get("index") is False):
                 yield memory, kept
-
-    def _memories(self, tag: str) -> Iterator[Memory]:
-        """The tier's memories tagged ``tag``, newest first, a page at a time."""
-        after = None
-        while True:
-            page = self.memory.list_memories(
-                project=self._project, tag=tag, limit=fields.PAGE_MAX, after=after
-            )
-            yield from page
-            if len(page) < fields.PAGE_MAX:
-                return
-            after = fields.cursor_of(page[-1].position)
 
     def sweep_ttl(self) -> int:
         """Delete the items past their TTL (no read returns them already); how many."""
         now = self.memory.clock.now()
         names = [
             m.name
-            for m in self._memories(TAG)
+            for m in self.tier.memories(self.memory, TAG)
             if m.is_expired(now) and m.name is not None and _item_of(m) is not None
         ]
         for name in names:
-            self.memory.delete(name, project=self._project)
+            self.memory.delete(name, project=self.tier.named)
         return len(names)
 
     def _kept(self, memory: Memory, now: datetime) -> dict[str, Any] | None:
         """The item a memory keeps: None for another tier's, an expired one, or a memory
         that is not an item (its metadata lost, as a forgotten one's is)."""
-        if memory.scope != self._scope or memory.is_expired(now):
+        if memory.scope != self.tier.scope or memory.is_expired(now):
             return None
         return _item_of(memory)
 
@@ -281,16 +264,6 @@ class RetainStore(BaseStore):
         if refresh and ttl is not None and memory.name is not None:
             read[memory.name] = (memory, float(ttl))
 
-    @property
-    def _project(self) -> str:
-        return self.project or ""  # the verbs that find a name: "" is the global tier
-
-    @property
-    def _searched(self) -> dict[str, Any]:
-        if self.project:
-            return {"project": self.project, "tier": "project"}
-        return {"project": ""}
-
     # writes
 
     def _refresh(self, read: list[tuple[Memory, float]], now: datetime) -> None:
@@ -302,7 +275,7 @@ class RetainStore(BaseStore):
             WriteRequest(
                 name=memory.name or memory.id,
                 expires=stamp(now + timedelta(minutes=ttl)),
-                **self._tier,
+                **self.tier.written,
             )
             for memory, ttl in read
         ]
@@ -321,7 +294,7 @@ class RetainStore(BaseStore):
             if op.value is None:
                 name = name_of(tuple(op.namespace), op.key, self.project)
                 with contextlib.suppress(NotFound):
-                    self.memory.delete(name, project=self._project)
+                    self.memory.delete(name, project=self.tier.named)
 
     def _request(self, op: PutOp, now: datetime) -> WriteRequest:
         namespace = tuple(op.namespace)
@@ -354,7 +327,7 @@ class RetainStore(BaseStore):
             load="search",
             expires=expires,
             metadata={KEPT: kept},
-            **self._tier,
+            **self.tier.written,
         )
 
 
@@ -497,14 +470,4 @@ def _operator(have: Any, op: str, operand: Any) -> bool:
             remedy="compare with $eq, $ne, $gt, $gte, $lt or $lte",
             field="filter",
         )
-    numbers = all(isinstance(x, int | float) and not isinstance(x, bool) for x in (have, operand))
-    texts = isinstance(have, str) and isinstance(operand, str)
-    if not (numbers or texts):
-        return False  # a missing field, or one of another kind, is not in order with it
-    if op == "$gt":
-        return bool(have > operand)
-    if op == "$gte":
-        return bool(have >= operand)
-    if op == "$lt":
-        return bool(have < operand)
-    return bool(have <= operand)
+    return in_order(have, op[1:], operand)

@@ -20,13 +20,15 @@ call as the session's principal. How a mem0 memory is kept (docs/mem0.md):
 from __future__ import annotations
 
 import hashlib
+import json
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from retain import fields, formats, model
 from retain.errors import HoldActive, InvalidValue, NotFound, RetainError
-from retain.model import CALLER
+from retain.integrations.tier import Tier, in_order
+from retain.model import CALLER, Event
 from retain.results import WriteRequest
 from retain.service import SEARCH_LIMIT_MAX, MemoryService
 
@@ -52,6 +54,7 @@ class Memory:
             service = retain.open()
         self.service = service
         self.project = project
+        self.tier = Tier(project)
 
     # mem0's verbs
 
@@ -142,7 +145,7 @@ class Memory:
         if count == 0:
             return {"results": []}
         hits = self.service.search(
-            query.strip(), tag=_tag(ids), limit=SEARCH_LIMIT_MAX, **self._searched
+            query.strip(), tag=_tag(ids), limit=SEARCH_LIMIT_MAX, **self.tier.searched
         ).hits
         results = []
         for hit in hits:
@@ -258,7 +261,7 @@ class Memory:
         fields.text(memory_id, "memory_id")
         found = self._find(memory_id)
         if found is not None:
-            events = self._events(found[0].id)
+            events = list(self._log(found[0].id))
         elif self._exists(memory_id):
             return []  # another tier's memory, or one that is not a mem0 memory
         else:  # removed: found by its name in the log, as a mem0 memory of this tier
@@ -302,20 +305,6 @@ class Memory:
 
     # reading and writing the tier
 
-    @property
-    def _tier(self) -> dict[str, Any]:
-        return {"project": self.project, "tier": "project" if self.project else "global"}
-
-    @property
-    def _searched(self) -> dict[str, Any]:
-        if self.project:
-            return {"project": self.project, "tier": "project"}
-        return {"project": ""}
-
-    @property
-    def _scope(self) -> str:
-        return f"project:{self.project}" if self.project else "global"
-
     def _request(
         self, name: str, text: str, kept: dict[str, Any], *, create: bool = False
     ) -> WriteRequest:
@@ -331,7 +320,7 @@ class Memory:
         """A mem0 memory's own fields: None for another tier's memory, or one that is not
         a mem0 memory (its metadata lost, as a forgotten one's is)."""
         kept = memory.metadata.get(CALLER, {}).get(KEPT)
-        if memory.scope != self._scope or not isinstance(kept, dict) or memory.name is None:
+        if memory.scope != self.tier.scope or not isinstance(kept, dict) or memory.name is None:
             return None
         return kept
 
@@ -339,7 +328,7 @@ class Memory:
         if not isinstance(memory_id, str) or not fields.is_name(memory_id):
             return None
         try:
-            memory = self.service.get(memory_id, project=self.project or "").memory
+            memory = self.service.get(memory_id, project=self.tier.named).memory
         except NotFound:
             return None
         kept = self._kept(memory)
@@ -356,18 +345,10 @@ class Memory:
         return found
 
     def _listed(self, tag: str) -> Iterator[tuple[model.Memory, dict[str, Any]]]:
-        after = None
-        while True:
-            page = self.service.list_memories(
-                project=self.project or "", tag=tag, limit=fields.PAGE_MAX, after=after
-            )
-            for memory in page:
-                kept = self._kept(memory)
-                if kept is not None:
-                    yield memory, kept
-            if len(page) < fields.PAGE_MAX:
-                return
-            after = fields.cursor_of(page[-1].position)
+        for memory in self.tier.memories(self.service, tag):
+            kept = self._kept(memory)
+            if kept is not None:
+                yield memory, kept
 
     def _exists(self, name: str) -> bool:
         """Whether the session sees a memory of that name in any tier."""
@@ -384,7 +365,7 @@ class Memory:
         held = _payload(payload)
         return (
             held.get("name") == name
-            and held.get("scope") == self._scope
+            and held.get("scope") == self.tier.scope
             and bool(_mem0_of(payload))
         )
 
@@ -392,21 +373,14 @@ class Memory:
         if erase:
             self.service.forget(memory.id, reason="mem0 delete with erasure", compact=compact)
         else:
-            self.service.delete(memory.name or memory.id, project=self.project or "")
+            self.service.delete(memory.name or memory.id, project=self.tier.named)
 
-    def _events(self, memory_id: str) -> list[Any]:
-        events, after = [], 0
-        while True:
-            page = self.service.events(after=after, limit=fields.PAGE_MAX, memory_id=memory_id)
-            events += page
-            if len(page) < fields.PAGE_MAX:
-                return events
-            after = page[-1].seq
-
-    def _log(self) -> Iterator[Any]:
+    def _log(self, memory_id: str | None = None) -> Iterator[Event]:
+        """The event log the session reads (one memory's, with ``memory_id``), oldest
+        first, a page at a time."""
         after = 0
         while True:
-            page = self.service.events(after=after, limit=fields.PAGE_MAX)
+            page = self.service.events(after=after, limit=fields.PAGE_MAX, memory_id=memory_id)
             yield from page
             if len(page) < fields.PAGE_MAX:
                 return
@@ -424,8 +398,6 @@ _KINDS = {
 
 
 def _payload(payload: str | None) -> dict[str, Any]:
-    import json
-
     try:
         loaded = json.loads(payload) if payload else {}
     except ValueError:
@@ -641,13 +613,4 @@ def _compare(have: Any, op: str, operand: Any) -> bool:
                 return operand.casefold() in have.casefold()
             return operand in have
         return isinstance(have, list) and operand in have
-    numbers = all(isinstance(x, int | float) and not isinstance(x, bool) for x in (have, operand))
-    if not (numbers or (isinstance(have, str) and isinstance(operand, str))):
-        return False
-    if op == "gt":
-        return bool(have > operand)
-    if op == "gte":
-        return bool(have >= operand)
-    if op == "lt":
-        return bool(have < operand)
-    return bool(have <= operand)
+    return in_order(have, op, operand)
