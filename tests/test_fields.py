@@ -218,6 +218,8 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
     "hold": (False, ("01ID",), {"reason": "matter 42"}),
     "release_hold": (False, ("01ID",), {"reason": "closed"}),
     "held": (False, ("01ID",), {}),
+    "mirror_status": (False, (), {"limit": 5}),
+    "mirror_retry": (False, (), {"progress": _progress}),
     "sweep": (
         False,
         (),

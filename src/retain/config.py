@@ -65,6 +65,10 @@ control = false                      # true: every call needs a grant too (deny 
 key_file = ""                        # a file holding the Ed25519 signing key (base64 of its
                                      # 32 raw bytes, or PEM), relative to this directory;
                                      # $RETAIN_SIGNING_KEY wins over it (docs/receipts.md)
+# [[mirrors]]                        # a write-through mirror (docs/mirrors.md), one table
+#                                    # each: name, kind ("jsonl": path, relative to this
+#                                    # directory; "pgvector": url or url_env, table) and
+#                                    # scopes (scope patterns; default ["*"])
 """
 
 # One module on purpose, past the usual size: every table of config.toml is read and
@@ -86,6 +90,7 @@ from retain.governance.content_trust import ContentTrustSettings
 from retain.governance.retention import Window
 from retain.governance.secrets import SecretSettings, configured
 from retain.grants import Grant
+from retain.mirrors import MirrorSpec, specs_of
 from retain.search.embed import DEFAULT_STATIC_MODEL, EmbedderSettings, check_settings
 
 DEFAULT_INLINE_MAX_BYTES = 32 * 1024
@@ -158,6 +163,7 @@ class Settings:
     # [retention]: the windows a sweep without an instant keeps each scope's memories for
     retention: tuple[Window, ...] = ()
     signing_key_file: str = ""  # [signing] key_file, resolved against the home directory
+    mirrors: tuple[MirrorSpec, ...] = ()  # [[mirrors]]: write-through stores and their scopes
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
@@ -223,6 +229,7 @@ def load_settings(home: Path) -> Settings:
         gate=_gate(data, path),
         retention=_retention(data, path),
         signing_key_file=_key_file(data, path),
+        mirrors=specs_of(data.get("mirrors", []), path, home),
     )
 
 
@@ -239,6 +246,7 @@ KNOWN: dict[str, tuple[str, ...]] = {
     "gate": (),  # its keys are scope patterns, each checked by _gate
     "retention": (),  # its keys are scope patterns, each checked by _retention
     "signing": ("key_file",),
+    "mirrors": (),  # an array of tables, each checked by mirrors.specs_of
 }
 # tables whose keys are the user's, not settings' names
 FREE_KEYS = frozenset({"gate", "retention"})

@@ -162,6 +162,8 @@ EXPECTED: dict[str, dict[str, str]] = {
     "hold":            row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
     "release_hold":    row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
     "held":            row(DENIED, OK,     OK,      OK,     OK,       OK),
+    "mirror_status":   row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
+    "mirror_retry":    row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
     "sweep":           row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
     "graph":           row(OK,     OK,     OK,      OK,     OK,       OK),
     "link":            row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
@@ -674,6 +676,8 @@ DOORS: dict[str, Doors] = {
         rest=("get", "/v1/memories/{memory_id}/hold"), rest_args=lambda s: {"memory_id": s.plan},
         mcp="memory_held", mcp_args=lambda s: {"id": s.plan},
     ),
+    "mirror_status": Doors(lambda svc, s: svc.mirror_status(), ("mirrors", "status")),
+    "mirror_retry": Doors(lambda svc, s: svc.mirror_retry(), ("mirrors", "retry")),
     "sweep": Doors(  # of what was learned before the set-up: nothing goes
         lambda svc, s: svc.sweep(reason="retention", before="2000-01-01"),
         ("sweep",), lambda s: ["--before", "2000-01-01", "--reason", "retention"], cli_as=True,

@@ -52,6 +52,7 @@ from retain.service import (
     fact,
     ingest,
     lookup,
+    mirror,
     policy,
     proposal,
     registry,
@@ -194,15 +195,19 @@ class MemoryService:
         what an earlier writer left undone, it then heals it (``_heal``)."""
         stale = False
 
+        marks: list[mirror.Mark] = []
+
         def run(tx: Transaction) -> T:
-            nonlocal stale
+            nonlocal stale, marks
             work = self._work(tx, redact=redact)
             result = fn(work)
             work.finish()
+            marks = work.marks
             stale = tx.saw_stale_vectors()  # learnt with the lock: no query of its own
             return result
 
         result = self.backend.write(run)
+        mirror.flush(self, marks)  # committed: the mirrors of what it changed, if any
         if stale and self.embedder.degraded is None:
             self._heal()
         return result
@@ -461,6 +466,10 @@ class MemoryService:
     export_log = exchange.export_log
     import_ = exchange.import_
     import_from = exchange.import_from
+
+    # write-through mirrors
+    mirror_status = mirror.status
+    mirror_retry = mirror.retry
 
     # access grants
     grant = access.grant

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from retain import fields
+from retain import fields, mirrors
 from retain.chrono import stamp
 from retain.errors import AccessDenied, AlreadyForgotten, InvalidValue, NotFound, StaleUpdate
 from retain.governance.erasure import (
@@ -54,10 +54,11 @@ from retain.governance.erasure import (
     strings,
     ticket_values,
 )
+from retain.mirrors import Mirrored
 from retain.model import Event, Memory, Proposal, Status, agent_scope
 from retain.receipt import Receipt
 from retain.results import receipted
-from retain.service import lookup
+from retain.service import lookup, mirror
 from retain.service.hold import require_released
 from retain.service.work import Work
 from retain.storage.base import Progress, Reads
@@ -96,7 +97,7 @@ class Certificate:
     erased: tuple[str, ...]  # the ids of every row and ticket that held the value
     erased_events: tuple[int, ...]  # the seqs of the events whose payloads were rewritten
     places: dict[str, str]  # each place the value was removed from → its verification
-    mirrors: dict[str, str] = field(default_factory=dict)  # write-through stores (none yet)
+    mirrors: dict[str, str] = field(default_factory=dict)  # each write-through mirror → its answer
     reinstated: str | None = None  # the fact version believed again, if any
     copies_kept: tuple[str, ...] = ()  # copies beyond the actor's reach, left as they are
     verified_at: datetime | None = None  # when the files were last checked
@@ -156,6 +157,7 @@ class Erasure:
 
     certificate: Certificate
     values: frozenset[str]
+    mirrored: tuple[Mirrored, ...] = ()  # its rows as mirrors held them, to remove there
 
 
 def forget(
@@ -187,9 +189,27 @@ def forget(
         )
 
     erasure = svc._write(run)
+    certificate = reached(svc, erasure)
     if not compact:
-        return erasure.certificate
-    return settle(svc, [erasure])[0]
+        return certificate
+    return replace(settle(svc, [erasure])[0], mirrors=certificate.mirrors)
+
+
+def reached(svc: MemoryService, erasure: Erasure) -> Certificate:
+    """An erasure committed, taken to the mirrors that held its rows: each told to remove
+    them and asked whether they are gone, the answers recorded (a ``forget_mirrors``
+    event) as the certificate's ``mirrors``."""
+    answers = mirror.erased(svc, erasure.mirrored)
+    cert = erasure.certificate
+    if not answers:
+        return cert
+
+    def run(work: Work) -> None:
+        payload = {"certificate": cert.event_id, "mirrors": answers}
+        work.event(mirror.MIRRORS_EVENT, payload, memory_id=_memory_of(cert), reason=cert.reason)
+
+    svc._write(run)
+    return replace(cert, mirrors=answers)
 
 
 def _target(svc: MemoryService, tx: Reads, target: str, project: str | None) -> Item:
@@ -375,6 +395,10 @@ def erase(
 
     reinstated = None
     rows: dict[str, Memory] = {}
+    held = {k.memory_id for k in tx.mirror_links(realm, sorted(m.id for m in memories))}
+    sent = tuple(
+        mirrors.mirrored(m, None) for m in memories if m.id in held
+    )  # as the mirrors hold them: what a removal there is checked against
     for memory in memories:
         erased = replace(
             memory,
@@ -444,7 +468,9 @@ def erase(
         event_id=certificate_id,
     )
     receipt = work.receipt(event, kept.value)
-    return Erasure(replace(certificate, seq=event.seq, receipt=receipt), long_values)
+    if sent:  # their links wait for the removal, which runs once this commits
+        mirror.leaving(work, [m.id for m in sent])
+    return Erasure(replace(certificate, seq=event.seq, receipt=receipt), long_values, sent)
 
 
 def _reinstate(work: Work, fact: Memory, reason: str) -> str | None:
@@ -592,6 +618,10 @@ def certificate(svc: MemoryService, target: str) -> Certificate:
                 record = json.loads(check.payload)
                 if record.get("certificate") == found.event_id:
                     cert = replace(cert, places=record["places"], verified_at=check.tx_time)
+            if check.kind == mirror.MIRRORS_EVENT and check.payload is not None:
+                record = json.loads(check.payload)
+                if record.get("certificate") == found.event_id:
+                    cert = replace(cert, mirrors=record["mirrors"])
         return cert
 
     return svc.backend.read(run)

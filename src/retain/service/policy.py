@@ -85,6 +85,7 @@ _LEDGER = "the assertion ledger is written by operators, applications and the st
 _HOLDS = "legal holds are placed and released by operators and applications"
 _HELD = "legal holds are the realm's custody, not an agent's to read"
 _RETAIN = "retention sweeps are upkeep for operators and applications"
+_MIRRORS = "write-through mirrors are the store's custody, kept by operators and applications"
 _CURATE = "only a curator (an operator or the steward) relates memories explicitly: supersedes and contradicts are decisions"  # noqa: E501
 _DEDUP = (
     "a dedup pass is upkeep for operators, applications and the steward; it only proposes pairs"  # noqa: E501
@@ -101,6 +102,8 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "delete": _write(ADMINS, _CHANGES, offered=True),
         "import_": _write(ADMINS, _CHANGES),
         "import_from": _write(ADMINS, _CHANGES),
+        "mirror_status": _read(ADMINS, _MIRRORS),
+        "mirror_retry": _write(ADMINS, _MIRRORS),
         # reading, through the reader's view
         "search": _read(EVERYONE, offered=True),
         "read": _read(EVERYONE, offered=True),

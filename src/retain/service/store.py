@@ -10,15 +10,18 @@ reason to build another: a session (``MemoryService``) is the store and an actor
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from retain.config import Settings
 from retain.ids import IdFactory
+from retain.mirrors import Mirror as MirrorType
 from retain.search.embed import LoadedEmbedder, load_embedder
 from retain.storage.base import Backend, Progress, Reads
 
 if TYPE_CHECKING:  # numpy's: imported by the verbs that make or search vectors
     from retain.chrono import Clock
+    from retain.mirrors import Configured, Mirror
     from retain.search.embed import Embedder, Matrix
     from retain.search.rerank import Reranker
     from retain.search.vectors import VectorIndex
@@ -50,6 +53,44 @@ class Store:
         self.tallies: dict[tuple[str, tuple[str, ...] | None, tuple[str, ...]], Any] = {}
         self._signer: Signer | None = None
         self._signer_read = False
+        self._mirrors: list[Configured] | None = None  # made from the settings at first use
+
+    @property
+    def mirrors(self) -> list[Configured]:
+        """The write-through mirrors and the scopes each takes: config.toml's
+        ``[[mirrors]]``, built at first use, and those ``add_mirror`` added."""
+        if self._mirrors is None:
+            from retain.mirrors import built
+
+            with self._lock:
+                if self._mirrors is None:
+                    self._mirrors = [built(spec, self) for spec in self.settings.mirrors]
+        return self._mirrors
+
+    def add_mirror(self, mirror: Mirror, *, scopes: Sequence[str] = ("*",)) -> None:
+        """Mirror every applied write of ``scopes`` (scope patterns) to ``mirror`` from now
+        on, for every session over this store; a name already taken is refused."""
+        from retain.mirrors import Configured, scope_patterns
+
+        patterns = scope_patterns(scopes, f"mirror {getattr(mirror, 'name', '')!r}")
+        if not isinstance(mirror, MirrorType):
+            from retain.errors import InvalidValue
+
+            raise InvalidValue(
+                f"{mirror!r} is no mirror: it needs a name, put and remove",
+                remedy="give an object with name, put(memory) and remove(external_id, memory)",
+                field="mirror",
+            )
+        taken = {c.mirror.name for c in self.mirrors}
+        if mirror.name in taken:
+            from retain.errors import InvalidValue
+
+            raise InvalidValue(
+                f"a mirror is named {mirror.name!r} already",
+                remedy="give each mirror a name of its own",
+                field="mirror",
+            )
+        self.mirrors.append(Configured(mirror, patterns))
 
     @property
     def signer(self) -> Signer | None:

@@ -21,7 +21,7 @@ compacts once and each certificate records its verification (``erasure.settle``)
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -81,7 +81,9 @@ def sweep(
     certificates: list[erasure.Certificate] = []
     if not dry_run:
         done, late = _forget(svc, chosen, reason, keep_digest, progress)
-        certificates = erasure.settle(svc, done)
+        reached = [erasure.reached(svc, e).mirrors for e in done]  # each to its mirrors
+        settled = erasure.settle(svc, done)
+        certificates = [replace(c, mirrors=m) for c, m in zip(settled, reached, strict=True)]
         chosen.held.extend(late)
         chosen.selected = [s for s in chosen.selected if s.id not in set(late)]
     return SweepResult(

@@ -20,10 +20,11 @@ from retain.chrono import stamp
 from retain.governance.retention import Hold
 from retain.grants import Grant
 from retain.graph import Relation
+from retain.mirrors import MirrorLink
 from retain.model import AgentSession, Event, Injection, Memory, Proposal
 from retain.receipt import Receipt
 from retain.search import key
-from retain.service import admission
+from retain.service import admission, mirror
 from retain.service.actor import Actor
 from retain.storage.base import Reads, SearchKey, Transaction
 
@@ -46,6 +47,9 @@ class Work:
         self._admitted: dict[str, Memory] = {}  # the new rows admission has answered for
         self.held: tuple[str, ...] | None = None  # why its rows are held (admission's)
         self._latest: dict[str | None, Event] = {}  # the last event appended, by memory id
+        # rows changed in mirrored scopes: id → (row, whether it left), for their mirrors
+        self.mirroring: dict[str, tuple[Memory, bool]] = {}
+        self.marks: list[mirror.Mark] = []  # what the mirrors are sent once it commits
 
     @property
     def reads(self) -> Reads:
@@ -75,6 +79,7 @@ class Work:
         self._tx.insert_memories(rows)
         for memory in rows:
             self.rekey.touch(memory.id)
+            mirror.mark(self, memory)
         return rows
 
     def change(
@@ -91,7 +96,10 @@ class Work:
         itself."""
         redacting = self.redact if redact is None else redact
         memory = admission.admit_change(self, memory, current, redact=redacting)
-        return memory if self._tx.update_memory(memory, current, restore=restore) else None
+        if not self._tx.update_memory(memory, current, restore=restore):
+            return None
+        mirror.mark(self, memory)
+        return memory
 
     def remove(self, memory: Memory) -> None:
         """Delete ``memory``, the row the caller read (if the grants let this writer
@@ -100,6 +108,7 @@ class Work:
         admission.admit_removal(self, memory)
         self.rekey.leave(self._tx, memory.id)
         self._tx.delete_memory(memory.id)
+        mirror.mark(self, memory, removed=True)
         self._tx.delete_relations(memory.realm, memory.id)  # its edges go with it
 
     def erase(self, erased: Memory, current: Memory) -> bool:
@@ -168,6 +177,9 @@ class Work:
     def put_conflict(self, signal: ConflictSignal) -> None:
         """Store the assertion ledger's conflict signal of one key (its change is an event)."""
         self._tx.put_conflict(signal)
+
+    def put_mirror_link(self, link: MirrorLink) -> None:
+        self._tx.put_mirror_link(link)
 
     def put_relation(self, relation: Relation) -> None:
         """Store an edge of the relation graph, or a decision on it (each is an event)."""
@@ -244,13 +256,20 @@ class Work:
         creation, change or removal), with the row's content hash."""
         return self.receipt(self._latest[memory.id], memory.content_hash)
 
+    def latest(self, memory_id: str) -> str | None:
+        """The id of the last event this work appended about ``memory_id``, if any."""
+        event = self._latest.get(memory_id)
+        return None if event is None else event.event_id
+
     def last_receipt(self, content_hash: str | None = None) -> Receipt:
         """The receipt of the last event this work appended."""
         return self.receipt(self._latest[None], content_hash)
 
     def finish(self) -> None:
-        """What every write does before it commits: the search keys of what it touched."""
+        """What every write does before it commits: the search keys of what it touched,
+        and the links of what its mirrors are to receive (``mirror.staged``)."""
         self.make_keys()
+        self.marks = mirror.staged(self)
 
     def make_keys(
         self, *, everything: bool = False, progress: Callable[[int, int], None] | None = None

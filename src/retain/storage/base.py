@@ -32,6 +32,7 @@ from retain.assertions import ConflictSignal
 from retain.governance.retention import Hold
 from retain.grants import Grant
 from retain.graph import Relation
+from retain.mirrors import MirrorLink
 from retain.model import (
     Agent,
     AgentSession,
@@ -250,6 +251,19 @@ class Reads(Protocol):
 
     def relations(self, realm: str, ids: Sequence[str]) -> list[Relation]:
         """The realm's stored edges with one of ``ids`` at either end, oldest first."""
+        ...
+
+    def mirror_links(self, realm: str, memory_ids: Sequence[str]) -> list[MirrorLink]:
+        """What each mirror holds of each of ``memory_ids``, by memory then mirror."""
+        ...
+
+    def mirror_backlog(self, realm: str, limit: int) -> list[MirrorLink]:
+        """The links a mirror has yet to take (pending, failed, removing,
+        remove_failed), oldest first, at most ``limit``."""
+        ...
+
+    def mirror_counts(self, realm: str) -> dict[tuple[str, str], int]:
+        """How many links each (mirror, state) has."""
         ...
 
     def open_relations(self, realm: str, after: str | None, limit: int) -> list[Relation]:
@@ -551,6 +565,10 @@ class Transaction(Reads, Protocol):
 
     def put_conflict(self, signal: ConflictSignal) -> None:
         """Insert or replace the signal of (realm, entity, topic, store)."""
+        ...
+
+    def put_mirror_link(self, link: MirrorLink) -> None:
+        """Insert the link, or replace the one of its (realm, memory, mirror)."""
         ...
 
     def put_relation(self, relation: Relation) -> None:

@@ -464,6 +464,23 @@ CREATE TABLE relations (
 CREATE INDEX relations_target ON relations(realm, target);
 """
 
+# What each write-through mirror holds of each memory (``retain.mirrors``): its id there
+# and where the store stands with it, with the last error. An erasure reaches it by it.
+_MIRROR_LINKS = """
+CREATE TABLE mirror_links (
+    realm TEXT NOT NULL REFERENCES realms(name),
+    memory_id TEXT NOT NULL,
+    mirror TEXT NOT NULL,
+    state TEXT NOT NULL,
+    external_id TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    error TEXT NOT NULL DEFAULT '',
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (realm, memory_id, mirror)
+);
+CREATE INDEX mirror_links_state ON mirror_links(realm, state, updated_at);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "deferred vectors", _DEFERRED_VECTORS),
@@ -481,6 +498,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(14, "holds", _HOLDS),
     Migration(15, "event signatures", _EVENT_SIGNATURES),
     Migration(16, "relations", _RELATIONS),
+    Migration(17, "mirror links", _MIRROR_LINKS),
 )
 
 

@@ -22,6 +22,7 @@ from retain.chrono import parse_stamp, stamp
 from retain.errors import MemoryExists
 from retain.model import Agent, Event, Injection, ListPosition, Memory, Proposal, Team
 from retain.storage.base import KeySource, LoadCounts, MemoryFilter
+from retain.storage.mirror_links import MirrorLinkStatements
 from retain.storage.postgres_vectors import PendingVectors, PostgresVectors
 from retain.storage.postgres_words import PostgresWords
 from retain.storage.relations import RelationStatements
@@ -88,7 +89,9 @@ def _params(m: Memory) -> dict[str, Any]:
     return params_of(m, Jsonb, Jsonb, bool)
 
 
-class PostgresTransaction(PostgresWords, PostgresVectors, RelationStatements, SqlStatements):
+class PostgresTransaction(
+    PostgresWords, PostgresVectors, RelationStatements, MirrorLinkStatements, SqlStatements
+):
     """The operations of one connection, inside the transaction the backend opened."""
 
     _memory = staticmethod(_memory)

@@ -558,6 +558,30 @@ def _m016_relations(con: sqlite3.Connection) -> None:
     )
 
 
+def _m017_mirror_links(con: sqlite3.Connection) -> None:
+    """What each write-through mirror holds of each memory (``retain.mirrors``): its id
+    there and where the store stands with it (pending, mirrored, failed, removing,
+    removed, remove_failed), with the last error. Custody data: an erasure reaches the
+    mirror by it."""
+    run_script(
+        con,
+        """
+        CREATE TABLE mirror_links (
+            realm TEXT NOT NULL REFERENCES realms(name),
+            memory_id TEXT NOT NULL,
+            mirror TEXT NOT NULL,
+            state TEXT NOT NULL,
+            external_id TEXT,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            error TEXT NOT NULL DEFAULT '',
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (realm, memory_id, mirror)
+        );
+        CREATE INDEX mirror_links_state ON mirror_links(realm, state, updated_at);
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", _m001_foundation),
     Migration(2, "retrieval", _m002_retrieval),
@@ -575,6 +599,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(14, "holds", _m014_holds),
     Migration(15, "event signatures", _m015_event_signatures),
     Migration(16, "relations", _m016_relations),
+    Migration(17, "mirror links", _m017_mirror_links),
 )
 
 

@@ -34,6 +34,7 @@ from retain.storage.base import (
     MemoryFilter,
     ScannedRow,
 )
+from retain.storage.mirror_links import MirrorLinkStatements
 from retain.storage.relations import RelationStatements
 from retain.storage.rows import (
     AFTER_SQL,
@@ -114,7 +115,7 @@ def _qmark(sql: str) -> str:
 _SCANNED = ("coalesce(m.name, '')", "m.description", "m.body")  # what a plain-text scan reads
 
 
-class SqliteTransaction(SqliteVectors, RelationStatements, SqlStatements):
+class SqliteTransaction(SqliteVectors, RelationStatements, MirrorLinkStatements, SqlStatements):
     """The operations of one connection, inside whatever transaction is open."""
 
     _memory = staticmethod(_memory)

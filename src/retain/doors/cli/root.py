@@ -60,6 +60,7 @@ COMMANDS = {
     **dict.fromkeys(("fact",), "fact"),
     **dict.fromkeys(("decide", "dedup", "graph", "hygiene", "link"), "graph"),
     **dict.fromkeys(("ingest",), "conversation"),
+    **dict.fromkeys(("mirrors",), "mirror"),
     **dict.fromkeys(("add", "edit", "get", "list", "read", "remove", "search", "show"), "memory"),
     **dict.fromkeys(("agent", "project", "team"), "registry"),
     **dict.fromkeys(("held", "hold", "release", "sweep"), "retention"),
