@@ -74,11 +74,19 @@ def read(kind: str, path: Path, project: str | None) -> Incoming:
 
 
 def slug(text: str) -> str:
-    """A memory name made from a foreign name: runs of what a name may not hold become
-    ``-``, and it starts with a letter or digit ("" when nothing is left)."""
-    made = re.sub(r"[^A-Za-z0-9._-]+", "-", text.strip())
-    made = re.sub(r"^[^A-Za-z0-9]+", "", made)
-    return made[:NAME_MAX].rstrip("-")
+    """A memory name made from a foreign name: accents dropped (``José`` → ``Jose``), runs
+    of what a name may not hold become ``-``, and it starts with a letter or digit. A
+    name with no letter or digit of the Latin alphabet (``日本語``) becomes ``n-`` and 8
+    hex digits of its SHA-256, so that it stays one name of its own ("" for nothing)."""
+    import unicodedata
+
+    folded = unicodedata.normalize("NFKD", text.strip())
+    folded = "".join(c for c in folded if not unicodedata.combining(c))
+    made = re.sub(r"[^A-Za-z0-9._-]+", "-", folded)
+    made = re.sub(r"^[^A-Za-z0-9]+", "", made)[:NAME_MAX].rstrip("-")
+    if not made and text.strip():
+        return "n-" + hashlib.sha256(text.strip().encode("utf-8")).hexdigest()[:8]
+    return made
 
 
 class _Names:
@@ -152,13 +160,8 @@ def _mcp_memory(path: Path, project: str | None) -> Incoming:
             relations.append((source, record))
         else:
             out.skipped.append(Skipped(source, "neither an entity nor a relation"))
-    names, taken = {}, _Names()
-    for name in entities:
-        made = slug(name)
-        if made:
-            names[name] = taken.take(made)
-        else:
-            out.skipped.append(Skipped(entities[name][0], f"{name!r} leaves no name to use"))
+    taken = _Names()
+    names = {name: taken.take(slug(name)) for name in entities}  # none blank: refused above
     linked: dict[str, list[dict[str, str]]] = {name: [] for name in names}
     for source, record in relations:
         start, end, type_ = record.get("from"), record.get("to"), record.get("relationType")
@@ -338,19 +341,20 @@ def _markdown(path: Path, project: str | None) -> Incoming:
         if not isinstance(head, dict):
             out.skipped.append(Skipped(source, "its frontmatter is not a mapping"))
             continue
-        if not body.strip() and not head.get("title"):
-            out.skipped.append(Skipped(source, "an empty note"))
+        if not body.strip():
+            out.skipped.append(Skipped(source, "an empty note (no text)"))
             continue
         notes.append((file, head, body))
     taken, named = _Names(), dict[str, str]()  # a note's link forms → its name
     made = []
     for file, head, _ in notes:
         permalink = head.get("permalink")
-        wanted = slug(permalink) if isinstance(permalink, str) else slug(file.stem)
-        name = taken.take(wanted or "note")
+        wanted = slug(permalink) if isinstance(permalink, str) else ""
+        name = taken.take(wanted or slug(file.stem))
         made.append(name)
         title = head.get("title") if isinstance(head.get("title"), str) else None
-        for form in (file.stem, title, permalink):
+        inside = file.relative_to(path).with_suffix("").as_posix()  # a link by its path
+        for form in (file.stem, title, permalink, inside, f"{inside}.md"):
             if isinstance(form, str):
                 named.setdefault(form.casefold(), name)
     for (file, head, body), name in zip(notes, made, strict=True):
@@ -358,8 +362,14 @@ def _markdown(path: Path, project: str | None) -> Incoming:
         heading = _HEADING.search(body)
         description = title or (heading.group(1) if heading else "") or _first_line(body)
         links = [m.group(1).strip() for m in _WIKI.finditer(body)]
-        linked = [named.get(link.casefold()) or slug(link) for link in links]
         source = str(file.relative_to(path))
+        for link in dict.fromkeys(links):
+            if link.casefold() not in named:
+                out.skipped.append(
+                    Skipped(source, f"its link to {link!r} names no note of the folder "
+                            "(kept as a reference)")
+                )  # fmt: skip
+        linked = [named.get(link.casefold()) or slug(link) for link in links]
         references = _referenced([r for r in linked if r != name], source, out)
         out.writes.append(
             (

@@ -44,7 +44,8 @@ class Skipped:
 class Landing:
     """One record of a foreign import: where it came from, the memory it is (or would
     be), and what its write does: ``create``, ``overwrite``, or (a dry run's) ``exists``,
-    a name taken that only a forced import overwrites."""
+    a name taken that only a forced import overwrites, or ``conflict``, another tier's
+    name, which refuses the import."""
 
     source: str
     name: str

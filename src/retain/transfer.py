@@ -209,7 +209,8 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     if not directory.is_dir():
         raise SnapshotInvalid(
             f"{directory} is not a directory",
-            remedy="point import at a directory an export wrote",
+            remedy="point import at a directory an export wrote; another store's file or folder "
+            "is imported by naming its format (import_from: mcp-memory, mem0, markdown)",
             fix="export",
             directory=str(directory),
         )
@@ -218,7 +219,8 @@ def read_manifest(directory: Path) -> dict[str, Any]:
     except FileNotFoundError as exc:
         raise SnapshotInvalid(
             f"{directory} has no {MANIFEST}",
-            remedy="point import at a directory an export wrote",
+            remedy="point import at a directory an export wrote; another store's file or folder "
+            "is imported by naming its format (import_from: mcp-memory, mem0, markdown)",
             fix="export",
             directory=str(directory),
         ) from exc

@@ -351,3 +351,8 @@ def test_import_from_says_what_would_land_then_lands_it(retain: Retain, tmp_path
 def test_a_snapshot_import_takes_no_foreign_options(retain: Retain, tmp_path: Path) -> None:
     result = retain("import", str(tmp_path), "--dry-run")
     assert result.exit_code == 2 and "--from KIND" in result.stderr
+
+
+def test_create_needs_the_project_it_creates(retain: Retain, tmp_path: Path) -> None:
+    result = retain("import", "--from", "mcp-memory", str(mcp_file(tmp_path)), "--create")
+    assert result.exit_code == 2 and "--create creates the --project" in result.stderr

@@ -59,14 +59,25 @@ def home(tmp_path: Path) -> Path:
 
 def hook(home: Path, hook_event: str, fixture: str, which: int = 0) -> dict[str, Any]:
     """Run the recipe's ``which``th hook command for ``hook_event`` as Claude Code does:
-    through a shell, the event's JSON on its standard input, ``retain`` on the PATH."""
+    through a shell, the event's JSON on its standard input, ``retain`` on the PATH. A
+    session hook, which prints nothing as written, runs with ``--format json``, which
+    tells what it did (``test_the_session_hooks_print_nothing_as_written``)."""
+    command = command_of(hook_event, which)
+    if command.startswith("retain session"):
+        command += " --format json"
+    answer: dict[str, Any] = json.loads(run_hook(home, command, fixture))
+    return answer
+
+
+def run_hook(home: Path, command: str, fixture: str) -> bytes:
+    """What ``command`` prints, run as Claude Code runs a hook."""
     environment = dict(os.environ)
     environment.update(
         {"RETAIN_HOME": str(home), "PATH": f"{RETAIN.parent}{os.pathsep}{os.environ['PATH']}"}
     )
     environment.pop("RETAIN_SESSION", None)
     done = subprocess.run(
-        command_of(hook_event, which),
+        command,
         shell=True,
         input=event(fixture),
         capture_output=True,
@@ -75,8 +86,7 @@ def hook(home: Path, hook_event: str, fixture: str, which: int = 0) -> dict[str,
         check=False,
     )
     assert done.returncode == 0, done.stderr.decode()
-    answer: dict[str, Any] = json.loads(done.stdout)
-    return answer
+    return done.stdout
 
 
 def tainted(home: Path) -> bool:
@@ -253,3 +263,13 @@ def test_a_context_hook_refuses_a_tool_event_and_flags_it_takes_from_the_event(
         cli, [*args, "--session", "k"], input=event("user_prompt_submit"), env=env
     )
     assert mixed.exit_code == 2 and "from the event" in mixed.stderr
+
+
+def test_the_session_hooks_print_nothing_as_written(home: Path) -> None:
+    for event_name, fixture in (
+        ("SessionStart", "session_start_startup"),
+        ("PostToolUse", "post_tool_use_web_fetch"),
+        ("SessionStart", "session_start_resume"),
+    ):
+        assert run_hook(home, command_of(event_name), fixture) == b""
+    assert tainted(home)  # what they did is what `retain session show` tells

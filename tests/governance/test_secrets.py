@@ -194,7 +194,7 @@ def test_every_field_of_a_memory_is_scanned_by_its_name(make_memory: MakeMemory)
         ("stripe_key", "source"),
         ("google_api_key", "subject"),
         ("gitlab_token", "thread"),
-        ("slack_token", "metadata.note.k"),
+        ("slack_token", "metadata.note.<0>"),  # a writer's key by place: it may be a secret
         ("jwt", "metadata.list[1]"),
     ]
     clean = secrets.redacted(memory, secrets.findings_of(memory))

@@ -526,3 +526,18 @@ def test_sweep_ttl_leaves_memories_that_are_not_items(
     clock.advance(minutes=2)
     assert store.sweep_ttl() == 1
     assert app.get("runbook", project="bot").memory.name == "runbook"
+
+
+def test_a_project_the_realm_lacks_is_refused_when_the_store_is_made(app: MemoryService) -> None:
+    with pytest.raises(errors.ProjectNotFound):
+        RetainStore(app, project="nope")
+
+
+def test_forget_erases_an_item_and_answers_its_certificate(
+    store: RetainStore, app: MemoryService
+) -> None:
+    store.put(("n",), "k", {"content": "the vault code is 4711"})
+    certificate = store.forget(("n",), "k", reason="asked")
+    assert certificate.kind == "memory" and certificate.reason == "asked"
+    assert store.get(("n",), "k") is None
+    assert "4711" not in str([e.to_dict() for e in app.events(limit=1000)])

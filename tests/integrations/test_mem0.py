@@ -121,6 +121,11 @@ def test_a_memory_is_a_retain_memory_of_the_tier(m: Memory, app: MemoryService) 
             "lacks a role or a text",
         ),
         ({"user_id": "a", "messages": 42}, "messages", "must be text"),
+        (
+            {"user_id": "a", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]},
+            "messages",
+            "no text part",
+        ),
     ],
 )
 def test_add_refuses_what_it_cannot_keep_and_writes_nothing(
@@ -352,3 +357,8 @@ def test_a_search_answers_at_most_200(filled: Memory) -> None:
     with pytest.raises(errors.InvalidValue) as caught:
         filled.search("x", user_id="alice", limit=True)
     assert caught.value.details["field"] == "limit"
+
+
+def test_a_project_the_realm_lacks_is_refused_when_the_memory_is_made(app: MemoryService) -> None:
+    with pytest.raises(errors.ProjectNotFound):
+        Memory(app, project="nope")

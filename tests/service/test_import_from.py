@@ -102,17 +102,16 @@ def test_what_an_mcp_file_cannot_give_is_passed_over_with_its_reason(
         )
     )
     report = service.import_from("mcp-memory", path)
-    assert [x.name for x in report.landed] == ["John-Smith"]
+    assert [x.name for x in report.landed] == ["John-Smith", slug("???")]
     assert [(x.source, x.reason) for x in report.skipped] == [
         ("m.jsonl:2", "not a JSON object"),
-        ("m.jsonl:3", "'???' leaves no name to use"),
         ("m.jsonl:4", "no entity named 'Nobody'"),
         ("m.jsonl:5", "entity 'John Smith' is named twice"),
         ("m.jsonl:7", "neither an entity nor a relation"),
         ("m.jsonl:6", "it holds what looks like a secret (github_token)"),
     ]
     assert TOKEN not in json.dumps(report.to_dict())
-    assert [m.name for m in service.list_memories()] == ["John-Smith"]
+    assert sorted(m.name or "" for m in service.list_memories()) == ["John-Smith", slug("???")]
 
 
 def test_an_mcp_import_exported_and_imported_again_comes_back_identical(
@@ -265,8 +264,12 @@ def test_a_folder_of_notes_becomes_memories_with_tags_and_references(
         ("tags.md", "tags"),
     ]
     assert sorted((x.source, x.reason) for x in report.skipped) == [
+        (
+            "Project Alpha.md",
+            "its link to 'Budget' names no note of the folder (kept as a reference)",
+        ),
         ("bad.md", "its frontmatter is not YAML"),
-        ("empty.md", "an empty note"),
+        ("empty.md", "an empty note (no text)"),
         ("image.png", "not a Markdown file"),
         ("list.md", "its frontmatter is not a mapping"),
     ]
@@ -292,9 +295,56 @@ def test_a_markdown_import_needs_a_folder(service: MemoryService, tmp_path: Path
         ("John Smith", "John-Smith"),
         ("  ._lead", "lead"),
         ("a/b\\c", "a-b-c"),
-        ("日本", ""),
+        ("José Álvarez", "Jose-Alvarez"),
+        ("Café", "Cafe"),
+        ("日本", "n-cf2abf0c"),
         ("x" * 200, "x" * 128),
+        ("   ", ""),
     ],
 )
 def test_a_foreign_name_becomes_a_memory_name(foreign: str, made: str) -> None:
     assert slug(foreign) == made
+
+
+def test_a_link_by_its_path_in_the_folder_finds_its_note(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    write(
+        tmp_path / "v" / "Home.md", "See [[daily/2024-05-01|yesterday]], [[daily/2024-05-01.md]]."
+    )
+    write(tmp_path / "v" / "daily" / "2024-05-01.md", "Shipped the release.")
+    report = service.import_from("markdown", tmp_path / "v")
+    assert report.skipped == ()
+    assert service.get("Home").memory.references == ("2024-05-01",)
+
+
+def test_a_name_another_tier_holds_is_a_conflict_no_force_overwrites(
+    service: MemoryService, tmp_path: Path
+) -> None:
+    path = jsonl(tmp_path / "m.jsonl", MCP_LINES)
+    service.add_project("kg")
+    service.write("Anthropic", description="a global memory")
+    planned = service.import_from("mcp-memory", path, project="kg", dry_run=True)
+    assert [x.action for x in planned.landed] == ["create", "conflict", "create"]
+    before = store_state(service)
+    for force in (False, True):
+        with pytest.raises(errors.NameConflict) as caught:
+            service.import_from("mcp-memory", path, project="kg", force=force)
+        assert caught.value.details["names"] == ["Anthropic"]
+    assert store_state(service) == before
+
+
+def test_a_taken_name_is_refused_naming_how_many(service: MemoryService, tmp_path: Path) -> None:
+    path = jsonl(tmp_path / "m.jsonl", MCP_LINES)
+    service.import_from("mcp-memory", path)
+    with pytest.raises(errors.MemoryExists) as caught:
+        service.import_from("mcp-memory", path)
+    assert caught.value.message.startswith("3 of the import's names are taken")
+    assert caught.value.details["fix"] == "force_import"
+
+
+def test_a_file_of_another_format_is_refused(service: MemoryService, tmp_path: Path) -> None:
+    (tmp_path / "dump.json").write_text(json.dumps({"results": [{"memory": "x"}]}, indent=2))
+    with pytest.raises(errors.SnapshotInvalid) as caught:
+        service.import_from("mcp-memory", tmp_path / "dump.json")
+    assert "holds nothing a mcp-memory import can use" in caught.value.message

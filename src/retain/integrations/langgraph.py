@@ -57,6 +57,7 @@ from retain.integrations.tier import Tier, in_order
 from retain.model import CALLER, Memory
 from retain.results import WriteRequest
 from retain.service import SEARCH_LIMIT_MAX, MemoryService
+from retain.service.erasure import Certificate
 
 KEPT = "langgraph"  # the metadata key an item is kept under
 TAG = "langgraph"  # every item's tag
@@ -117,6 +118,7 @@ class RetainStore(BaseStore):
         self.memory = memory
         self.project = project
         self.tier = Tier(project)
+        self.tier.check(self.memory)
         self.fields: list[str] = list(config.get("fields") or [WHOLE])
         for path in self.fields:
             _path(path)
@@ -231,6 +233,14 @@ class RetainStore(BaseStore):
             kept = self._kept(memory, now)
             if kept is not None and (not unindexed or kept.get("index") is False):
                 yield memory, kept
+
+    def forget(self, namespace: tuple[str, ...], key: str, *, reason: str = "") -> Certificate:
+        """Erase an item (``forget``): its value leaves the memory and every event of its
+        history; the certificate. An item deleted already is forgotten by its retain id,
+        which the event log gives an operator."""
+        name = name_of(tuple(namespace), str(key), self.project)
+        memory = self.memory.get(name, project=self.tier.named).memory
+        return self.memory.forget(memory.id, reason=reason)
 
     def sweep_ttl(self) -> int:
         """Delete the items past their TTL (no read returns them already); how many."""

@@ -55,6 +55,7 @@ class Memory:
         self.service = service
         self.project = project
         self.tier = Tier(project)
+        self.tier.check(self.service)
 
     # mem0's verbs
 
@@ -447,11 +448,14 @@ def _messages(messages: Any) -> Iterator[dict[str, Any]]:
             raise _not_messages(f"message {at} is not an object with a role and content")
         role, content = message.get("role"), message.get("content")
         if isinstance(content, list):  # parts: the text ones, joined
-            content = " ".join(
+            texts = [
                 part.get("text", "")
                 for part in content
                 if isinstance(part, Mapping) and part.get("type") == "text"
-            )
+            ]
+            if not texts:
+                raise _not_messages(f"message {at} has no text part (an image is not kept)")
+            content = " ".join(texts)
         if content is None and isinstance(role, str):
             continue  # a tool call's message, with no text: passed over, as mem0 does
         if not isinstance(role, str) or not isinstance(content, str):

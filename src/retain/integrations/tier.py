@@ -40,6 +40,19 @@ class Tier:
         """A search's options that keep it to this tier."""
         return {"project": self.project, "tier": "project"} if self.project else {"project": ""}
 
+    def check(self, service: MemoryService) -> None:
+        """Refuse a project the realm lacks, when the store is made (not at its first
+        read, which would otherwise answer "nothing there")."""
+        if self.project and self.project not in {p.name for p in service.list_projects()}:
+            from retain.errors import ProjectNotFound
+
+            raise ProjectNotFound(
+                f"there is no project {self.project!r}",
+                remedy="create the project first (add_project), or check the name",
+                fix="add_project",
+                project=self.project,
+            )
+
     def memories(self, service: MemoryService, tag: str) -> Iterator[Memory]:
         """The tier's memories tagged ``tag`` that the session sees, in index order, a page
         at a time."""

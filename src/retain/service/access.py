@@ -66,7 +66,8 @@ NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         ),
         # writing and changing memories, facts and proposals
         **dict.fromkeys(
-            ("write", "write_many", "ingest_conversation", "edit", "import_", "remember",
+            ("write", "write_many", "ingest_conversation", "edit", "import_", "import_from",
+             "remember",
              "update", "propose", "fact_write", "fact_retract", "index", "link", "decide",
              "dedup"),
             _WRITE,
@@ -80,7 +81,7 @@ NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         **dict.fromkeys(
             ("add_project", "rename_project", "remove_project", "add_agent", "add_team",
              "join_team", "verify", "reindex", "migrate_to", "grant", "revoke",
-             "list_grants", "compact", "export_log"),
+             "list_grants", "compact", "export_log", "mirror_status", "mirror_retry"),
             _ADMIN,
         ),
         # review, trust, sessions and tickets (issue 16's other verbs)

@@ -10,7 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from retain import fields
-from retain.errors import InvalidInput, RetainError
+from retain.errors import (
+    InvalidInput,
+    MemoryExists,
+    NameConflict,
+    RetainError,
+    SnapshotInvalid,
+)
 from retain.governance import secrets
 from retain.model import GLOBAL_SCOPE, Agent, Memory, agent_scope, project_scope
 from retain.receipt import LogExport
@@ -155,17 +161,29 @@ def import_from(
         scope = project_scope(project) if project else GLOBAL_SCOPE
         landed = []
         for source, request in zip(sources, requests, strict=True):
-            held = any(m.scope == scope for m in tx.find_by_name(svc.realm, request.name, None))
-            action = "create" if not held else "overwrite" if force else "exists"
+            named = tx.find_by_name(svc.realm, request.name, None)
+            held = next((m for m in named if m.scope == scope), None)
+            if tier.name_clash(named, scope, held):  # another tier's: no force overwrites it
+                action = "conflict"
+            else:
+                action = "create" if held is None else "overwrite" if force else "exists"
             landed.append(Landing(source, request.name, action))
         return landed, project if missing else None
 
+    if not requests and skipped:  # nothing of it could be used: not this format
+        raise SnapshotInvalid(
+            f"{path} holds nothing a {kind} import can use ({len(skipped)} records passed "
+            f"over, the first: {skipped[0].source}: {skipped[0].reason})",
+            remedy="check the format: --from mcp-memory, mem0 or markdown",
+            file=str(path),
+        )
     if dry_run:
         landed, created = svc.backend.read(plan)
         return ImportReport(kind, True, tuple(landed), tuple(skipped), created)
 
     def run(work: Work) -> tuple[list[Landing], str | None]:
         landed, created = plan(work.reads)
+        _refuse_taken(landed, force)
         if created is not None:
             registry.add_project(work, created)
         batch = tier.Batch(svc, work, reason=f"import from {kind}")
@@ -181,6 +199,31 @@ def import_from(
     if progress is not None and requests:
         svc.store.index_vectors(progress)
     return ImportReport(kind, False, tuple(landed), tuple(skipped), created)
+
+
+def _refuse_taken(landed: list[Landing], force: bool) -> None:
+    """Refuse an import whose names are taken: in another tier (always), or in its own
+    (unless forced), naming how many and the first."""
+    conflicts = [x for x in landed if x.action == "conflict"]
+    taken = [x for x in landed if x.action == "exists" and not force]
+    if conflicts:
+        raise NameConflict(
+            f"{len(conflicts)} of the import's names are memories of another tier already "
+            f"(the first: {conflicts[0].name!r}, from {conflicts[0].source}), and a global "
+            "name may not also be a project's",
+            remedy="import into the tier that holds them, or rename or remove those memories",
+            name=conflicts[0].name,
+            names=[x.name for x in conflicts],
+        )
+    if taken:
+        raise MemoryExists(
+            f"{len(taken)} of the import's names are taken in its tier already (the first: "
+            f"{taken[0].name!r}, from {taken[0].source})",
+            remedy="import again, forced, to overwrite them; a dry run lists them",
+            fix="force_import",
+            name=taken[0].name,
+            names=[x.name for x in taken],
+        )
 
 
 def import_legacy(svc: MemoryService, directory: Path) -> legacy.Report | None:

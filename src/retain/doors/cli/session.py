@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from retain.doors.cli.output import emit_said
+from retain.doors.cli.output import emit_json, emit_said
 from retain.doors.cli.refusal import refusals
 from retain.doors.cli.root import (
     SESSION_META,
@@ -56,6 +56,11 @@ def _key_option(fn: F) -> F:
         help="The session's key, as the host names it (default: retain's --session, "
         "$RETAIN_SESSION).",
     )(fn)
+
+
+# _HOOK_QUIET: with --from-hook and no --format json a command prints nothing on success.
+# Claude Code places a SessionStart hook's plain output in the model's context, and reads
+# JSON it does not know as a broken hook; `retain session show` tells the state.
 
 
 def _key(key: str | None) -> str | None:
@@ -120,6 +125,8 @@ def session_observe(
             provenance=provenance,
             native=native,
         )
+    if from_hook and fmt != "json":
+        return  # a hook's output would reach the host: it needs none (see _HOOK_QUIET)
     verdict = "trusted" if seen.trusted else "untrusted"
     now = "tainted" if seen.tainted else "clean"
     emit_said(
@@ -162,11 +169,14 @@ def session_reset(
         if from_hook:
             read = _hook("SessionStart")
             if read.boundary is None:  # a resumed context crossed no boundary
-                emit_said(fmt, {"session": read.session, "boundary": None}, "No boundary.")
+                if fmt == "json":
+                    emit_json({"session": read.session, "boundary": None})
                 return
             key, boundary = key or read.session, read.boundary
     with opened(home, fmt, principal) as service:
         done = service.reset_session(identity, _key(key) or "", boundary=boundary)
+    if from_hook and fmt != "json":
+        return  # a hook's output would reach the host: it needs none (see _HOOK_QUIET)
     emit_said(
         fmt,
         done.to_dict(),

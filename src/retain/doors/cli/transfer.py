@@ -116,6 +116,8 @@ def import_(
     memories, all or nothing."""
     if kind == "snapshot" and (project is not None or create or dry_run):
         raise click.UsageError("--project, --create and --dry-run go with --from KIND")
+    if create and project is None:
+        raise click.UsageError("--create creates the --project the import files into")
     with opened(home, fmt) as service:
         if kind != "snapshot":
             with progress_bar() as progress:
@@ -146,13 +148,17 @@ def _reported(report: ImportReport, fmt: str) -> None:
         emit_json(report.to_dict())
         return
     actions = [x.action for x in report.landed]
-    new, over, taken = (actions.count(a) for a in ("create", "overwrite", "exists"))
+    new, over, taken, clash = (
+        actions.count(a) for a in ("create", "overwrite", "exists", "conflict")
+    )
     verb = "Would import" if report.dry_run else "Imported"
     noun = "memory" if new + over == 1 else "memories"
     said = f"{verb} {new + over} {noun} ({new} new, {over} overwritten)"
     if taken:
         names = "name is" if taken == 1 else "names are"
         said += f"; {taken} {names} taken already (--force overwrites)"
+    if clash:
+        said += f"; {clash} {'name is' if clash == 1 else 'names are'} another tier's (refused)"
     if report.project_created:
         said += f"; project {report.project_created!r} " + (
             "would be created" if report.dry_run else "created"
