@@ -10,6 +10,7 @@ from tests.conftest import fresh_schema, raw_sql
 from retain import errors
 from retain.chrono import ManualClock
 from retain.config import Settings
+from retain.mirrors import JsonlMirror
 from retain.results import MigrateResult, WriteRequest
 from retain.search.embed import EmbedderSettings
 from retain.service import MemoryService
@@ -20,8 +21,9 @@ from retain.storage.sqlite import SqliteBackend
 HASHED = Settings(embedder=EmbedderSettings(provider="hash"))
 
 
-def fill(service: MemoryService, clock: ManualClock) -> None:
-    """A store with something of everything: tiers, threads, identities, history."""
+def fill(service: MemoryService, clock: ManualClock, mirrored: Path) -> None:
+    """A store with something of everything: tiers, threads, identities, history, and
+    what a mirror (a JSON lines file at ``mirrored``) holds."""
     service.add_project("web")
     service.add_agent("ada")
     service.add_team("ops")
@@ -47,6 +49,8 @@ def fill(service: MemoryService, clock: ManualClock) -> None:
     agent.context(project="web", session="s1", turn="dashboard")
     service.observe("web_fetch", identity="agent:ada", session="s1")
     service.observe("calculator", identity="agent:ada", session="s2")
+    service.store.add_mirror(JsonlMirror(mirrored), scopes=["global"])
+    service.write("mirrored", description="a memory a mirror holds")
 
 
 def snapshot(service: MemoryService) -> tuple[object, ...]:
@@ -68,6 +72,7 @@ def snapshot(service: MemoryService) -> tuple[object, ...]:
         service.backend.read(lambda tx: tx.list_context_states(service.realm)),
         service.backend.read(lambda tx: tx.list_sessions(service.realm)),
         service.backend.read(lambda tx: list(tx.iter_events())),
+        service.backend.read(lambda tx: tx.list_mirror_links(service.realm)),
     )
 
 
@@ -84,16 +89,17 @@ def stores(tmp_path: Path, postgres_url: str) -> dict[str, Backend]:
 
 
 def test_a_store_goes_to_postgres_and_back_with_its_history(
-    stores: dict[str, Backend], clock: ManualClock
+    stores: dict[str, Backend], clock: ManualClock, tmp_path: Path
 ) -> None:
     source = MemoryService(stores["sqlite"], settings=HASHED, clock=clock)
-    fill(source, clock)
+    fill(source, clock, tmp_path / "mirror.jsonl")
     phases: list[str] = []
     there = source.migrate_to(stores["postgres"], progress=lambda p, d, t: phases.append(p))
     assert isinstance(there, MigrateResult)  # a copy that did not verify would raise
     assert {"copy", "events", "reindex", "chain"} <= set(phases)
     copy = MemoryService(stores["postgres"], settings=HASHED, clock=clock)
     assert snapshot(copy) == snapshot(source)
+    assert [k.state for k in snapshot(copy)[-1]] == ["mirrored"]  # the copy can reach it
     assert copy.status().chain_head == source.status().chain_head == there.chain_head
     assert (there.realms, there.memories) == (1, source.status().memories)
     assert there.rekeyed == there.memories - 1  # every key made again, but the forgotten one's

@@ -4,7 +4,8 @@ Everything a store holds is copied row for row — realms, projects, agents, tea
 their members, proposals, stored grants, memories (in the order they were made, which is
 their order in a thread), the event log verbatim with its signatures (so the copy's chain
 head is the source's), the injection ledger, context sessions, agent sessions, legacy
-import records, the assertion ledger's conflict signals and the legal holds — from one
+import records, the assertion ledger's conflict signals, the legal holds and what each
+write-through mirror holds (``mirror_links``) — from one
 snapshot of the source into one transaction of the target: the copy lands whole or not at
 all.
 Search keys are derived data and are made again in the target afterwards
@@ -102,6 +103,8 @@ def _copy(src: Transaction, dst: Transaction, expected: Counts, progress: Progre
             dst.put_session(realm, agent_session)
         for signal in src.conflicts(realm, active_only=False):
             dst.put_conflict(signal)
+        for link in src.list_mirror_links(realm):  # what each mirror holds, to reach it
+            dst.put_mirror_link(link)
     tell("copy", 0, expected.memories)
     after, done = 0, 0
     while page := src.iter_memories(after, PAGE):

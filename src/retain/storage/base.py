@@ -257,6 +257,10 @@ class Reads(Protocol):
         """What each mirror holds of each of ``memory_ids``, by memory then mirror."""
         ...
 
+    def list_mirror_links(self, realm: str) -> list[MirrorLink]:
+        """Every link of the realm (what a copy of the store carries)."""
+        ...
+
     def mirror_backlog(self, realm: str, limit: int) -> list[MirrorLink]:
         """The links a mirror has yet to take (pending, failed, removing,
         remove_failed), oldest first, at most ``limit``."""

@@ -47,6 +47,13 @@ class MirrorLinkStatements(ABC):
             found += [_link(realm, row) for row in rows]
         return found
 
+    def list_mirror_links(self, realm: str) -> list[MirrorLink]:
+        rows = self._rows(
+            f"SELECT {_COLUMNS} FROM mirror_links WHERE realm = %s ORDER BY memory_id, mirror",
+            (realm,),
+        )
+        return [_link(realm, row) for row in rows]
+
     def mirror_backlog(self, realm: str, limit: int) -> list[MirrorLink]:
         marks = ", ".join(["%s"] * len(BACKLOG))
         rows = self._rows(
