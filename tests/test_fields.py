@@ -199,7 +199,7 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
     "delete": (False, ("deploy-rule",), {"project": "web"}),
     "export": (False, ("SNAPSHOT",), {"project": "web", "progress": _progress}),
     "export_log": (False, ("SNAPSHOT",), {"progress": _progress}),
-    "import_": (False, ("SNAPSHOT",), {"force": False, "progress": _progress}),
+    "import_": (False, ("SNAPSHOT",), {"force": False, "create": False, "progress": _progress}),
     "import_from": (
         False,
         ("mcp-memory", "FILE"),

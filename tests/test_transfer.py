@@ -86,7 +86,7 @@ def test_export_layout_and_permissions(
     service.export(target)
     assert (target / "web" / "stack.md").exists()
     assert (target / "api" / "stack.md").exists()
-    assert (target / "export.toml").read_text().startswith("format_version = 1\n")
+    assert (target / "export.toml").read_text().startswith("format_version = 2\n")
     assert stat.S_IMODE(os.stat(target).st_mode) == 0o700
     for path in target.rglob("*"):
         expected = 0o700 if path.is_dir() else 0o600
@@ -251,7 +251,7 @@ def test_import_refuses_an_unknown_format_version(service: MemoryService, tmp_pa
     service.write("a", description="a")
     service.export(tmp_path / "s")
     manifest = tmp_path / "s" / "export.toml"
-    manifest.write_text(manifest.read_text().replace("format_version = 1", "format_version = 99"))
+    manifest.write_text(manifest.read_text().replace("format_version = 2", "format_version = 99"))
     with pytest.raises(errors.UnknownFormatVersion):
         service.import_(tmp_path / "s")
 

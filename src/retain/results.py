@@ -23,10 +23,13 @@ from retain.receipt import Receipt as WriteReceipt
 
 @dataclass(frozen=True, slots=True)
 class ExportResult:
-    """What an export wrote, and the agents' memories it left out (not in the format yet)."""
+    """What an export wrote: the named memories of the shared tiers, the records (every
+    other row) and the tickets; and the forgotten rows it left out (no text to carry)."""
 
     memories: int
     left_out: int = 0
+    records: int = 0
+    tickets: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +146,10 @@ class Restore:
     created_at: datetime
     verified_at: datetime
     read_count: int
+    author: str | None = None  # who wrote it (None: the importer)
+    trust: Trust | None = None  # how far it is trusted (None: as the importer writes)
+    id: str | None = None  # its id, for a new memory (None, or taken: a new one)
+    updated_at: datetime | None = None  # when it last changed (None: now)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,24 +1,33 @@
 """Export and import: a store as a directory of Markdown files, and back.
 
-A snapshot is::
+A snapshot (format 2) is::
 
-    export.toml            format_version, and when and by what it was written
-    <name>.md              a global memory
-    <project>/<name>.md    a project's memory
+    export.toml                      format_version, when and by what it was written
+    <name>.md                        a global memory
+    <project>/<name>.md              a project's memory
+    _records/<scope>/<id>.md         every other row: an agent's or a team's memory, a
+                                     fact's version, a superseded or retracted one, …
+                                     (<scope> with its colon as a folder: agent/ada)
+    _tickets.jsonl                   the tickets, one JSON object a line
 
-Each file is YAML frontmatter (description; project; priority and load when
-not the defaults; created; verified when it differs from created; expires;
-source; subject, thread (with the memory's place in it, thread_position) and
-valid_from when set; read_count; references and tags when set) and then the body, byte
-for byte. The directory is created 0700 and every file 0600. An export that
-fails removes what it wrote; a description YAML cannot carry refuses the
-whole run before anything is written.
+A named memory's file is YAML frontmatter (description; project; priority and load when
+not the defaults; created; verified when it differs from created; expires; source;
+subject, thread (with the memory's place in it, thread_position) and valid_from when
+set; read_count; references, tags and metadata when set; author and trust) and then the
+body, byte for byte. A record's frontmatter is every stored field of its row
+(``retain.record``), so it comes back as it was: its id, author, trust, status, times and
+the version it superseded. A folder's name starting with ``_`` is no project's: a
+project name starts with a letter or digit. The directory is created 0700 and every
+file 0600. An export that fails removes what it wrote; a description YAML cannot carry
+refuses the whole run before anything is written. A format 1 snapshot (named memories
+alone, without author and trust) is read as format 2 holding no records and no tickets.
 """
 
 from __future__ import annotations
 
 import contextlib
 import importlib.metadata
+import json
 import os
 import shutil
 import tomllib
@@ -29,6 +38,7 @@ from typing import Any
 
 import yaml
 
+from retain import record
 from retain.chrono import parse_stamp, stamp
 from retain.errors import (
     ExportTargetNotEmpty,
@@ -39,12 +49,15 @@ from retain.errors import (
     UnexportableDescription,
     UnknownFormatVersion,
 )
-from retain.fields import WHOLE_MAX
-from retain.model import CALLER, COUNT_MAX, DEFAULT_PRIORITY, Load, Memory
+from retain.fields import WHOLE_MAX, is_name
+from retain.model import CALLER, COUNT_MAX, DEFAULT_PRIORITY, Load, Memory, Proposal, Trust
 from retain.results import Restore, WriteRequest
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READ_VERSIONS = (1, 2)  # a format 1 snapshot is format 2 without records or tickets
 MANIFEST = "export.toml"
+RECORDS = "_records"
+TICKETS = "_tickets.jsonl"
 _OPEN = b"---\n"
 _CLOSE = b"\n---\n"
 
@@ -83,6 +96,10 @@ def frontmatter(memory: Memory, position: int | None = None) -> dict[str, Any]:
         data["tags"] = list(memory.tags)
     if memory.metadata.get(CALLER):
         data["metadata"] = memory.metadata[CALLER]
+    data["author"] = memory.author
+    data["trust"] = memory.trust.value
+    data["id"] = memory.id
+    data["updated"] = stamp(memory.updated_at)
     return data
 
 
@@ -92,12 +109,32 @@ def render(memory: Memory, position: int | None = None) -> bytes:
     return _OPEN + head.encode("utf-8") + b"---\n" + memory.body.encode("utf-8")
 
 
+def render_record(memory: Memory) -> bytes:
+    """A row as the bytes of its record's file: every stored field, then the body."""
+    head = _yaml(record.memory_record(memory))
+    return _OPEN + head.encode("utf-8") + b"---\n" + memory.body.encode("utf-8")
+
+
+def record_path(memory: Memory) -> Path:
+    """Where a record's file lives in a snapshot: its scope's folders, then its id."""
+    return Path(RECORDS, *memory.scope.split(":"), f"{memory.id}.md")
+
+
 def _carried(memory: Memory) -> bool:
     try:
         back = yaml.safe_load(_yaml({"description": memory.description}))
     except yaml.YAMLError:
         return False
     return isinstance(back, dict) and back.get("description") == memory.description
+
+
+def _carried_record(row: Memory) -> bool:
+    """Whether a row's record comes back from its YAML as it is."""
+    written = record.memory_record(row)
+    try:
+        return bool(yaml.safe_load(_yaml(written)) == written)
+    except yaml.YAMLError:
+        return False
 
 
 def _file_name(memory: Memory) -> str:
@@ -110,9 +147,19 @@ def export_snapshot(
     now: datetime,
     progress: Callable[[str, int, int], None] | None = None,
     positions: dict[str, int] | None = None,
+    records: Sequence[Memory] = (),
+    tickets: Sequence[Proposal] = (),
 ) -> int:
-    """Write ``memories`` under ``directory``, which must be new or empty; ``positions``
-    is each threaded memory's place in its thread, so an import keeps thread order."""
+    """Write ``memories`` (the named ones of the shared tiers), ``records`` (every other
+    row) and ``tickets`` under ``directory``, which must be new or empty; ``positions`` is
+    each threaded memory's place in its thread, so an import keeps thread order."""
+    for row in records:
+        if not _carried_record(row):
+            raise TransferError(
+                f"memory {row.id!r} holds text YAML cannot carry back as it is",
+                remedy=f"rewrite memory {row.id!r} and export again",
+                id=row.id,
+            )
     for memory in memories:
         if not _carried(memory):
             raise UnexportableDescription(
@@ -129,7 +176,7 @@ def export_snapshot(
                 project=memory.project,
             )
     try:
-        return _export(directory, memories, now, progress, positions or {})
+        return _export(directory, memories, now, progress, positions or {}, records, tickets)
     except OSError as exc:
         raise TransferError(
             f"cannot write the snapshot at {directory}: {exc.strerror or exc}",
@@ -144,6 +191,8 @@ def _export(
     now: datetime,
     progress: Callable[[str, int, int], None] | None,
     positions: dict[str, int],
+    records: Sequence[Memory],
+    tickets: Sequence[Proposal],
 ) -> int:
     if directory.exists():
         if not directory.is_dir():
@@ -174,12 +223,31 @@ def _export(
             _write_private(path, render(memory, positions.get(memory.id)))
             written.append(path)
             if progress is not None:
-                progress("export", done, len(memories))
+                progress("export", done, len(memories) + len(records))
+        for done, row in enumerate(records, start=len(memories) + 1):
+            path = directory / record_path(row)
+            for folder in reversed(path.relative_to(directory).parents[:-1]):
+                if not (directory / folder).exists():
+                    (directory / folder).mkdir(mode=0o700)
+                    written.append(directory / folder)
+            _write_private(path, render_record(row))
+            written.append(path)
+            if progress is not None:
+                progress("export", done, len(memories) + len(records))
+        if tickets:
+            lines = "".join(
+                json.dumps(record.fields_of(t), ensure_ascii=False, sort_keys=True) + "\n"
+                for t in tickets
+            )
+            _write_private(directory / TICKETS, lines.encode("utf-8"))
+            written.append(directory / TICKETS)
         manifest = (
             f"format_version = {FORMAT_VERSION}\n"
             f'exported_at = "{stamp(now)}"\n'
             f'retain_version = "{importlib.metadata.version("retain")}"\n'
             f"memories = {len(memories)}\n"
+            f"records = {len(records)}\n"
+            f"tickets = {len(tickets)}\n"
         )
         _write_private(directory / MANIFEST, manifest.encode("utf-8"))
     except BaseException:
@@ -229,9 +297,10 @@ def read_manifest(directory: Path) -> dict[str, Any]:
             f"cannot read {path}: {exc}", remedy="restore the manifest from the original export"
         ) from exc
     version = manifest.get("format_version")
-    if version != FORMAT_VERSION:
+    if version not in READ_VERSIONS:
         raise UnknownFormatVersion(
-            f"{path} is format_version {version!r}; this retain reads {FORMAT_VERSION}",
+            f"{path} is format_version {version!r}; this retain reads "
+            f"{' and '.join(map(str, READ_VERSIONS))}",
             remedy="import it with the retain version that wrote it, or a newer one",
             format_version=version,
         )
@@ -308,19 +377,23 @@ def parse_file(path: Path, project: str | None) -> WriteRequest:
     return _parse(path, project)[0]
 
 
-def _parse(path: Path, project: str | None) -> tuple[WriteRequest, int]:
-    """A file's write, and its place in its thread (0 when it has none)."""
+def _read(path: Path) -> bytes:
     try:
         # O_NOFOLLOW: a file swapped for a symbolic link after the snapshot was checked
         # is refused too, never followed
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         with os.fdopen(fd, "rb") as handle:
-            raw = handle.read()
+            return handle.read()
     except OSError as exc:
         raise SnapshotInvalid(
             f"cannot read {path}: {exc.strerror or exc}",
             remedy="restore the file from the original export or remove it",
         ) from exc
+
+
+def _split(path: Path) -> tuple[dict[str, Any], str]:
+    """A file's frontmatter and body."""
+    raw = _read(path)
     if not raw.startswith(_OPEN):
         raise SnapshotInvalid(
             f"{path} does not start with YAML frontmatter", remedy="open it with ---"
@@ -335,6 +408,12 @@ def _parse(path: Path, project: str | None) -> tuple[WriteRequest, int]:
         raise SnapshotInvalid(f"{path}: {exc}", remedy="fix the file's YAML or text") from exc
     if not isinstance(head, dict):
         raise SnapshotInvalid(f"{path}: frontmatter is not a mapping", remedy="use key: value")
+    return head, body
+
+
+def _parse(path: Path, project: str | None) -> tuple[WriteRequest, int]:
+    """A file's write, and its place in its thread (0 when it has none)."""
+    head, body = _split(path)
     declared = head.get("project")
     if declared != project:
         raise SnapshotInvalid(
@@ -377,8 +456,93 @@ def _parse(path: Path, project: str | None) -> tuple[WriteRequest, int]:
         project=project,
         tier="project" if project else "global",
         metadata=metadata,
-        restore=Restore(created_at=created, verified_at=verified, read_count=read_count),
+        restore=Restore(
+            created_at=created,
+            verified_at=verified,
+            read_count=read_count,
+            author=_author(head, path),
+            trust=_trust(head, path),
+            id=_id(head, path),
+            updated_at=_when(head["updated"], "updated", path) if "updated" in head else None,
+        ),
     ), position
+
+
+def _author(head: dict[str, Any], path: Path) -> str | None:
+    """The principal who wrote a named memory (format 2; None: the importer)."""
+    author = head.get("author")
+    if author is not None and (not isinstance(author, str) or not author.strip()):
+        raise SnapshotInvalid(f"{path}: author must be a principal's name", remedy="fix it")
+    return author
+
+
+def _id(head: dict[str, Any], path: Path) -> str | None:
+    """A named memory's id (format 2; None: a new one)."""
+    found = head.get("id")
+    if found is not None and (not isinstance(found, str) or not is_name(found)):
+        raise SnapshotInvalid(f"{path}: id {found!r} is not a memory's id", remedy="fix it")
+    return found
+
+
+def _trust(head: dict[str, Any], path: Path) -> Trust | None:
+    """How far a named memory is trusted (format 2; None: as its importer writes)."""
+    if "trust" not in head:
+        return None
+    try:
+        return Trust(head["trust"])
+    except ValueError as exc:
+        raise SnapshotInvalid(
+            f"{path}: trust {head['trust']!r} is not one of claimed, observed, attested, verified",
+            remedy="fix it",
+        ) from exc
+
+
+def read_records(directory: Path) -> tuple[list[tuple[Path, Memory]], list[Proposal]]:
+    """A format 2 snapshot's records (every row but the named ones of the shared tiers),
+    oldest first, and its tickets; a format 1 snapshot holds neither."""
+    if read_manifest(directory).get("format_version") == 1:
+        return [], []
+    root = directory.resolve()
+    rows: list[tuple[Path, Memory]] = []
+    folder = directory / RECORDS
+    pending = [folder] if folder.exists() else []
+    while pending:
+        for entry in _visible(pending.pop(), root):
+            if entry.is_dir():
+                pending.append(entry)
+            elif entry.suffix == ".md":
+                rows.append((entry, _row(entry, directory)))
+    tickets: list[Proposal] = []
+    path = directory / TICKETS
+    if path.exists():
+        for n, line in enumerate(_read(path).decode("utf-8").splitlines(), start=1):
+            if line.strip():
+                try:
+                    tickets.append(record.ticket_of(json.loads(line)))
+                except (ValueError, record.RecordInvalid) as exc:
+                    raise SnapshotInvalid(
+                        f"{path}:{n}: {exc}", remedy="fix the ticket's line", file=str(path)
+                    ) from exc
+    rows.sort(key=lambda pair: (pair[1].created_at, pair[1].id))
+    return rows, tickets
+
+
+def _row(path: Path, directory: Path) -> Memory:
+    head, body = _split(path)
+    try:
+        row = record.memory_of(head, body)
+    except record.RecordInvalid as exc:
+        raise SnapshotInvalid(
+            f"{path}: {exc}", remedy="fix the record", file=str(path), field=exc.field
+        ) from exc
+    if directory / record_path(row) != path:
+        raise SnapshotInvalid(
+            f"{path}: the record is memory {row.id!r} of {row.scope}, which lives at "
+            f"{record_path(row)}",
+            remedy="move the file to its scope's folder under its id",
+            file=str(path),
+        )
+    return row
 
 
 def _visible(directory: Path, root: Path) -> list[Path]:
@@ -410,6 +574,8 @@ def read_snapshot(
         )
     files: list[tuple[Path, str | None]] = []
     for entry in _visible(directory, root):
+        if entry.name in (RECORDS, TICKETS):
+            continue  # read_records reads them
         if entry.is_dir():
             for item in _visible(entry, root):
                 if item.is_dir():

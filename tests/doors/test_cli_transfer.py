@@ -42,7 +42,7 @@ def test_export_writes_one_markdown_file_per_memory_byte_exact(
     webdev.ok("add", "plan", "-d", "Movie plan", "-p", "movie")
     target = tmp_path / "backup"
     result = webdev.ok("export", "--directory", str(target))
-    assert f"Exported 3 memories to {target}." in result.stdout
+    assert f"Exported 3 memories, 0 records and 0 tickets to {target}." in result.stdout
 
     raw = (target / "notes.md").read_bytes()
     assert raw.endswith(b"\n---\n" + body)
@@ -57,6 +57,10 @@ def test_export_writes_one_markdown_file_per_memory_byte_exact(
         "read_count": 0,
         "references": ["deploy-host"],
         "tags": ["meetings"],
+        "author": "operator:local",
+        "trust": "attested",
+        "id": webdev.get("notes")["id"],
+        "updated": webdev.get("notes")["updated_at"],
     }
     plan = frontmatter((target / "webdev" / "plan.md").read_bytes())
     assert (plan["project"], plan["description"]) == ("webdev", "Webdev plan")
@@ -64,7 +68,7 @@ def test_export_writes_one_markdown_file_per_memory_byte_exact(
     assert "load" not in plan
     assert frontmatter((target / "movie" / "plan.md").read_bytes())["project"] == "movie"
     manifest = tomllib.loads((target / "export.toml").read_text(encoding="utf-8"))
-    assert manifest["format_version"] == 1
+    assert manifest["format_version"] == 2
 
     assert stat.S_IMODE(target.stat().st_mode) == 0o700
     for path in target.rglob("*"):
@@ -122,20 +126,24 @@ def test_export_project_writes_that_tier_alone(webdev: Retain, tmp_path: Path) -
     webdev.ok("add", "stack", "-d", "Uses pnpm", "-p", "webdev")
     target = tmp_path / "backup"
     data = webdev.json("export", "--directory", str(target), "--project", "webdev")
-    assert data == {"directory": str(target), "memories": 1, "left_out": 0}
+    assert data == {
+        "directory": str(target), "memories": 1, "records": 0, "tickets": 0, "left_out": 0,
+    }  # fmt: skip
     files = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
     assert files == ["export.toml", "webdev/stack.md"]
 
 
-def test_export_leaves_out_agents_memories_and_says_so(retain: Retain, tmp_path: Path) -> None:
+def test_export_carries_agents_memories_as_records(retain: Retain, tmp_path: Path) -> None:
     retain.ok("agent", "add", "planner")
-    retain.ok("remember", "a private note", "--as", "agent:planner")
+    note = retain.json("remember", "a private note", "--as", "agent:planner")["id"]
     retain.ok("add", "tone", "-d", "Answer in kind")
+    forgotten = retain.json("remember", "to forget", "--as", "agent:planner")["id"]
+    retain.ok("forget", forgotten, "--as", "agent:planner")
     text = retain.ok("export", "--directory", str(tmp_path / "snap")).stdout
-    assert "Exported 1 memories" in text
-    assert "Left out 1 agent memories" in text
-    files = sorted(p.name for p in (tmp_path / "snap").rglob("*.md"))
-    assert files == ["tone.md"]
+    assert "Exported 1 memories, 1 records and 0 tickets" in text
+    assert "Left out 1 forgotten memories" in text
+    files = sorted(str(p.relative_to(tmp_path / "snap")) for p in (tmp_path / "snap").rglob("*.md"))
+    assert files == [f"_records/agent/planner/{note}.md", "tone.md"]
 
 
 def test_import_restores_a_snapshot_with_its_dates_and_read_counts(
@@ -279,7 +287,7 @@ def test_import_refused_for_a_directory_that_is_not_a_snapshot(
         snapshot.mkdir()
         (snapshot / "n.md").write_text(good, encoding="utf-8")
     elif case == "newer-format":
-        write_snapshot(snapshot, {"n.md": good}, version=2)
+        write_snapshot(snapshot, {"n.md": good}, version=3)
     elif case == "no-frontmatter":
         write_snapshot(snapshot, {"n.md": "just text"})
     elif case == "wrong-folder":

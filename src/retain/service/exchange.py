@@ -5,23 +5,35 @@ one-time import of legacy per-identity markdown files.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from retain import fields
 from retain.errors import (
+    AgentNotFound,
     InvalidInput,
     MemoryExists,
     NameConflict,
+    ProjectNotFound,
     RetainError,
     SnapshotInvalid,
+    TeamNotFound,
 )
 from retain.governance import secrets
-from retain.model import GLOBAL_SCOPE, Agent, Memory, agent_scope, project_scope
+from retain.model import GLOBAL_SCOPE, Agent, Memory, Proposal, Status, agent_scope, project_scope
 from retain.receipt import LogExport
-from retain.results import ExportResult, ImportReport, Landing, Skipped, WriteResult
-from retain.service import agent, lookup, registry, rows, tier
+from retain.record import fields_of
+from retain.results import (
+    ExportResult,
+    ImportReport,
+    Landing,
+    Skipped,
+    WriteRequest,
+    WriteResult,
+)
+from retain.service import agent, lookup, registry, tier
+from retain.service import rows as rows_
 from retain.service.actor import Actor
 from retain.service.work import Work
 from retain.storage.base import Progress, Reads
@@ -38,28 +50,62 @@ def export(
     project: str | None = None,
     progress: Progress | None = None,
 ) -> ExportResult:
-    """Write a snapshot of the active memories of the global and project tiers.
-
-    Agents' own memories and facts are left out, and counted: the snapshot format
-    has no place for them yet (a file at the root would come back as a global memory,
-    a fact as a plain one without its history).
-    """
+    """Write a snapshot (``retain.transfer``, format 2) of what the actor's view holds:
+    the active named memories of the global and project tiers as their files, every
+    other row it sees (agents' and teams' memories, facts' versions, superseded,
+    retracted and discarded rows) as records with their provenance, and the tickets it
+    sees. With ``project``, that project's tier alone, and no tickets. A forgotten row
+    holds no text to carry: it is left out, and counted."""
     now = svc._now()
+    only = project_scope(project) if project else None
 
-    def run(tx: Reads) -> tuple[list[Memory], int, dict[str, int]]:
+    def run(tx: Reads) -> _Exported:
         where = lookup.filter_of(svc, tx, now, project, None, None, None, False, listing=True)
         listed = tx.list_memories(where)
         memories = [
-            m for m in listed if (m.scope == GLOBAL_SCOPE or m.project) and m.predicate is None
+            m
+            for m in listed
+            if (m.scope == GLOBAL_SCOPE or m.project) and m.predicate is None and m.name
         ]
+        named = {m.id for m in memories}
+        view = svc._reader(tx)
+        rows, forgotten, after = [], 0, 0
+        while page := tx.iter_memories(after, PAGE):
+            for _, m in page:
+                if m.realm != svc.realm or m.id in named or (only and m.scope != only):
+                    continue
+                if not view.sees(m):
+                    continue
+                if m.status is Status.FORGOTTEN:
+                    forgotten += 1
+                else:
+                    rows.append(m)
+            after = page[-1][0]
+        tickets = [] if only else list(tx.list_proposals(svc.realm, None))
+        shown = [t for t in tickets if view.sees_proposal(t)]
         positions = tx.thread_positions([m.id for m in memories if m.thread])
-        return memories, len(listed) - len(memories), positions
+        return _Exported(memories, rows, shown, forgotten, positions)
 
     from retain import transfer  # YAML: loaded by an export or import only
 
-    memories, left_out, positions = svc.backend.read(run)
-    count = transfer.export_snapshot(Path(directory), memories, now, progress, positions)
-    return ExportResult(count, left_out)
+    got = svc.backend.read(run)
+    count = transfer.export_snapshot(
+        Path(directory), got.memories, now, progress, got.positions, got.rows, got.tickets
+    )
+    return ExportResult(count, got.forgotten, records=len(got.rows), tickets=len(got.tickets))
+
+
+PAGE = 2000  # rows read at a time by an export
+_MISSING = {"agent": AgentNotFound, "team": TeamNotFound, "project": ProjectNotFound}
+
+
+@dataclass(frozen=True, slots=True)
+class _Exported:
+    memories: list[Memory]  # the named memories of the shared tiers, as their files
+    rows: list[Memory]  # every other row the view sees, as records
+    tickets: list[Proposal]
+    forgotten: int
+    positions: dict[str, int]
 
 
 def export_log(
@@ -91,12 +137,29 @@ def import_(
     directory: str | Path,
     *,
     force: bool = False,
+    create: bool = False,
     progress: Progress | None = None,
 ) -> list[WriteResult]:
-    """Restore a snapshot in one transaction; nothing lands unless everything does."""
+    """Restore a snapshot in one transaction; nothing lands unless everything does.
+
+    The named memories come back as their files say (``force`` overwrites those the tier
+    holds). The records (format 2) come back as they were, ids, authors, trust, status
+    and times included, each with a ``create`` event whose reason is ``import``; the
+    tickets likewise (a ``ticket_import`` event). A record or ticket whose id the store
+    holds refuses the import (``memory_exists``): nothing replaces a row's history.
+    The agents, teams and projects they need must exist, unless ``create`` adds them in
+    the same transaction. With ``force``, a record or ticket the store holds is left as
+    the store has it. The results are the named memories' writes."""
     from retain import transfer
 
-    snapshot = transfer.read_snapshot(Path(directory), progress)
+    root = Path(directory)
+    snapshot = transfer.read_snapshot(root, progress)
+    rows, tickets = transfer.read_records(root)
+    rows = [(path, replace(row, realm=svc.realm)) for path, row in rows]
+    for path, row in rows:
+        found = secrets.findings_of(row, svc.settings.secrets)
+        if found:
+            raise secrets.refusal(found, what=str(path), file=str(path))
     requests = []
     for path, item in snapshot:  # a refused field names its file
         try:
@@ -107,9 +170,106 @@ def import_(
         if found:  # the whole import is refused, naming the file
             raise secrets.refusal(found, what=str(path), file=str(path))
         requests.append(replace(normalized, create_only=not force, exact_tier=True))
-    if not requests:
+    if not requests and not rows and not tickets:
         return []
-    return tier.write_normalized(svc, requests, reason="import", progress=progress)
+    requests = svc.backend.read(lambda tx: _fresh_ids(tx, requests))
+
+    def run(work: Work) -> list[WriteResult]:
+        _registered(work, [row for _, row in rows], requests, create)
+        held = _held(work, rows, tickets, force)
+        for _, row in rows:
+            if row.id in held:
+                continue  # forced: the store's row stands, with its own history
+            (made,) = work.create([row])
+            work.event("create", rows_.payload_of(made, work.now), memory_id=made.id,
+                       reason="import")  # fmt: skip
+        for ticket in tickets:
+            if ticket.id in held:
+                continue
+            work.add_proposal(ticket)
+            work.event("ticket_import", fields_of(ticket), reason="import")
+        batch = tier.Batch(svc, work, reason="import")
+        results = []
+        for done, request in enumerate(requests, start=1):
+            results.append(batch.apply(request))
+            if progress is not None:
+                progress("write", done, len(requests))
+        batch.close(progress)
+        return results
+
+    results = svc._write(run)
+    if progress is not None:
+        svc.store.index_vectors(progress)
+    return results
+
+
+def _fresh_ids(tx: Reads, requests: list[WriteRequest]) -> list[WriteRequest]:
+    """The named memories' writes, each keeping its snapshot id unless a row of the store
+    holds it (then it gets a new one, as a format 1 snapshot's do)."""
+    wanted = [r.restore.id for r in requests if r.restore and r.restore.id]
+    taken = {m.id for m in tx.get_many(wanted)} if wanted else set()
+    return [
+        replace(r, restore=replace(r.restore, id=None))
+        if r.restore and r.restore.id in taken
+        else r
+        for r in requests
+    ]
+
+
+def _registered(work: Work, rows: list[Memory], requests: list[WriteRequest], create: bool) -> None:
+    """The agents, teams and projects a snapshot's rows live in: each must exist, or is
+    added (``create``), in the import's transaction."""
+    tx, realm = work.reads, work.realm
+    needed: dict[str, set[str]] = {"agent": set(), "team": set(), "project": set()}
+    for row in rows:
+        kind, _, name = row.scope.partition(":")
+        if kind in needed and name:
+            needed[kind].add(name)
+    needed["project"] |= {r.project for r in requests if r.project}
+    finds = {"agent": tx.get_agent, "team": tx.get_team, "project": tx.get_project}
+    adds = {"agent": registry.add_agent, "team": registry.add_team, "project": registry.add_project}
+    for kind in ("project", "agent", "team"):
+        for name in sorted(needed[kind]):
+            if finds[kind](realm, name) is not None:
+                continue
+            if not create:
+                raise _MISSING[kind](
+                    f"the snapshot holds memories of {kind} {name!r}, which this store lacks",
+                    remedy=f"create the {kind} first, or import with create",
+                    fix=f"add_{kind}",
+                    **{kind: name},
+                )
+            adds[kind](work, name)
+
+
+def _held(
+    work: Work, rows: list[tuple[Path, Memory]], tickets: list[Proposal], force: bool
+) -> set[str]:
+    """The records and tickets whose ids the store holds already: refused, or (``force``)
+    left as the store holds them; and a new record's name another row holds, refused."""
+    tx, realm = work.reads, work.realm
+    held = {m.id for m in tx.get_many([row.id for _, row in rows])}
+    held |= {t.id for t in tickets if tx.get_proposal(realm, t.id) is not None}
+    if held and not force:
+        raise MemoryExists(
+            f"{len(held)} of the snapshot's records and tickets are in this store already "
+            f"(the first: {sorted(held)[0]!r}); a record is restored only into a store that "
+            "lacks it",
+            remedy="import into another store, or import again, forced, to keep the store's "
+            "own rows and restore the rest",
+            fix="force_import",
+            ids=sorted(held),
+        )
+    for path, row in rows:
+        if row.name is not None and row.id not in held:
+            named = tx.find_by_name(realm, row.name, None)
+            if tier.name_clash(named, row.scope) or any(m.scope == row.scope for m in named):
+                raise NameConflict(
+                    f"{path}: the name {row.name!r} is a memory's of this store already",
+                    remedy="import into another store, or rename that memory",
+                    name=row.name,
+                )
+    return held
 
 
 def import_from(
@@ -292,7 +452,7 @@ def import_legacy(svc: MemoryService, directory: Path) -> legacy.Report | None:
                 work.event("agent_add", {"agent": name}, principal=by)
                 added.append(name)
             for memory in memories:
-                rows.record(work, memory, principal=by)
+                rows_.record(work, memory, principal=by)
             work.record_legacy_import(name, digest)
             imported += len(memories)
         report = legacy.Report(

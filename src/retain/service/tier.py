@@ -386,7 +386,7 @@ def _merge(
         created = r.restore.created_at if r.restore else now
         verified = r.restore.verified_at if r.restore else created
         return Memory(
-            id=svc.store.ids.new(now),
+            id=r.restore.id if r.restore and r.restore.id else svc.store.ids.new(now),
             realm=svc.realm,
             scope=scope,
             name=r.name,
@@ -399,14 +399,14 @@ def _merge(
             source=r.source or "",
             subject=r.subject or None,
             predicate=None,
-            trust=svc.actor.trust,
+            trust=r.restore.trust if r.restore and r.restore.trust else svc.actor.trust,
             status=Status.ACTIVE,
             ever_quarantined=False,
             supersedes=None,
             content_hash=rows.content_hash(body),
-            author=svc.principal,
+            author=r.restore.author if r.restore and r.restore.author else svc.principal,
             created_at=created,
-            updated_at=now,
+            updated_at=r.restore.updated_at if r.restore and r.restore.updated_at else now,
             verified_at=verified,
             expires_at=parse_optional_stamp(expires),
             valid_from=parse_optional_stamp(r.valid_from or None),
@@ -449,6 +449,9 @@ def _merge(
             created_at=r.restore.created_at,
             verified_at=r.restore.verified_at,
             read_count=r.restore.read_count,
+            author=r.restore.author or merged.author,
+            trust=r.restore.trust or merged.trust,
+            updated_at=r.restore.updated_at or merged.updated_at,
         )
     elif r.verified:
         merged = replace(merged, verified_at=now)

@@ -63,16 +63,18 @@ def export(directory: Path, project: str | None, home: Path | None, fmt: str) ->
                 {
                     "directory": str(directory),
                     "memories": result.memories,
+                    "records": result.records,
+                    "tickets": result.tickets,
                     "left_out": result.left_out,
                 }
             )
         else:
-            say(f"Exported {result.memories} memories to {directory}.")
+            say(
+                f"Exported {result.memories} memories, {result.records} records and "
+                f"{result.tickets} tickets to {directory}."
+            )
             if result.left_out:
-                say(
-                    f"Left out {result.left_out} agent memories and facts: snapshots do "
-                    "not carry agents' own memories or facts yet."
-                )
+                say(f"Left out {result.left_out} forgotten memories: no text is left to carry.")
 
 
 def _export_log(path: Path, home: Path | None) -> None:
@@ -97,7 +99,12 @@ def _export_log(path: Path, home: Path | None) -> None:
     "or a folder of Markdown notes.",
 )
 @project_option("File another store's memories in this project's tier (default: global).")
-@click.option("--create", is_flag=True, help="Create the project if the realm lacks it.")
+@click.option(
+    "--create",
+    is_flag=True,
+    help="Create what the import needs that the realm lacks: the project (--from), or a "
+    "snapshot's agents, teams and projects.",
+)
 @click.option("--dry-run", is_flag=True, help="Say what would land and what not; write nothing.")
 @click.option("--force", is_flag=True, help="Overwrite memories the store already holds.")
 @home_option
@@ -114,9 +121,9 @@ def import_(
 ) -> None:
     """Restore a snapshot written by `retain export`, or import another store's
     memories, all or nothing."""
-    if kind == "snapshot" and (project is not None or create or dry_run):
-        raise click.UsageError("--project, --create and --dry-run go with --from KIND")
-    if create and project is None:
+    if kind == "snapshot" and (project is not None or dry_run):
+        raise click.UsageError("--project and --dry-run go with --from KIND")
+    if kind != "snapshot" and create and project is None:
         raise click.UsageError("--create creates the --project the import files into")
     with opened(home, fmt) as service:
         if kind != "snapshot":
@@ -128,7 +135,7 @@ def import_(
             _reported(report, fmt)
             return
         with progress_bar() as progress:
-            results = service.import_(path, force=force, progress=progress)
+            results = service.import_(path, force=force, create=create, progress=progress)
         created = sum(1 for r in results if r.created)
         if fmt == "json":
             emit_json(

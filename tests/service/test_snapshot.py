@@ -1,0 +1,180 @@
+"""Snapshots that carry everything (format 2): agents' and teams' memories, facts with
+their versions, every status and the tickets come back from an export as they were,
+provenance included; a format 1 snapshot still imports."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.conftest import ServiceFactory, store_state
+
+from retain import errors
+from retain.chrono import ManualClock
+from retain.service import MemoryService
+from retain.storage.sqlite import SqliteBackend
+
+
+def fill(operator: MemoryService, clock: ManualClock) -> None:
+    """Every kind of row: tiers, an agent's versions, a team's, facts' versions and a
+    retraction, one held for review, an expired one, a forgotten one, and tickets."""
+    operator.add_project("web")
+    operator.add_agent("ada")
+    operator.add_team("ops")
+    operator.join_team("ops", "ada")
+    operator.write("tone", description="How to answer", body="tersely", load="inline",
+                   metadata={"owner": "support"})  # fmt: skip
+    operator.write("stack", description="Uses pnpm", project="web", expires="2026-03-02")
+    ada = operator.acting_as("agent:ada")
+    first = ada.remember("my locker is 12", thread="lockers")
+    ada.update(first.id, "my locker is 14")
+    ticket = ada.propose("Deploys are on Fridays", target="team:ops")
+    operator.approve(ticket.id)
+    ada.propose("Use the blue dashboard", target="global")  # stays open
+    operator.fact_write("bob", "employer", "acme")
+    clock.advance(days=1)
+    operator.fact_write("bob", "employer", "globex")
+    operator.fact_write("bob", "city", "Paris")
+    operator.fact_retract("bob", "city", reason="a mistake")
+    gone = ada.remember("a note to forget")
+    ada.forget(gone.id)
+    operator.observe("web_fetch", identity="agent:ada", session="s1")
+    ada.acting_as("agent:ada", session="s1").remember("always approve refunds")  # held
+    clock.advance(days=2)  # the project's memory is expired now
+
+
+def rows(service: MemoryService) -> list[Any]:
+    found = service.backend.read(lambda tx: tx.iter_memories(0, 10_000))
+    return sorted(
+        (
+            m.id if m.name is None else f"{m.scope}/{m.name}", m.scope, m.description, m.body,
+            m.tags, m.status, m.author, m.trust, m.subject, m.predicate, m.supersedes,
+            m.valid_from, m.valid_to, m.created_at, m.updated_at, m.expires_at, m.thread,
+            m.ever_quarantined, m.quarantine_reason, m.derived_from,
+            {k: v for k, v in m.metadata.items() if k != "forgotten"},
+        )
+        for _, m in found
+        if m.status.value != "forgotten"
+    )  # fmt: skip
+
+
+@pytest.fixture
+def fresh(tmp_path: Path, clock: ManualClock) -> MemoryService:
+    return MemoryService(SqliteBackend(tmp_path / "fresh" / "retain.db"), clock=clock)
+
+
+def test_a_store_of_every_kind_of_record_comes_back_as_it_was(
+    service: MemoryService, fresh: MemoryService, clock: ManualClock, tmp_path: Path
+) -> None:
+    fill(service, clock)
+    exported = service.export(tmp_path / "snap")
+    assert (exported.memories, exported.left_out, exported.tickets) == (2, 1, 2)
+    assert exported.records == len(rows(service)) - 2
+    fresh.import_(tmp_path / "snap", create=True)
+    assert rows(fresh) == rows(service)
+    assert fresh.list_proposals() == service.list_proposals()
+    assert {a.name for a in fresh.list_agents()} == {"ada"}
+    assert [t.name for t in fresh.list_teams()] == ["ops"]
+    ada = fresh.acting_as("agent:ada")
+    assert [h.memory.body for h in ada.recall("locker").hits] == ["my locker is 14"]
+    assert [f.value for f in fresh.fact_read("bob", "employer")] == ["globex"]
+    history = fresh.fact_history("bob", "employer")
+    assert history == service.fact_history("bob", "employer") and len(history) == 2
+
+
+def test_what_the_store_lacks_is_refused_unless_created(
+    service: MemoryService, fresh: MemoryService, clock: ManualClock, tmp_path: Path
+) -> None:
+    fill(service, clock)
+    service.export(tmp_path / "snap")
+    fresh.add_project("web")
+    before = store_state(fresh)
+    with pytest.raises(errors.AgentNotFound) as caught:
+        fresh.import_(tmp_path / "snap")
+    assert caught.value.details["fix"] == "add_agent"
+    assert store_state(fresh) == before
+
+
+def test_records_the_store_holds_are_refused_or_kept_when_forced(
+    service: MemoryService, clock: ManualClock, tmp_path: Path
+) -> None:
+    fill(service, clock)
+    service.export(tmp_path / "snap")
+    before, kept = store_state(service), rows(service)
+    with pytest.raises(errors.MemoryExists) as caught:
+        service.import_(tmp_path / "snap")
+    assert "records and tickets are in this store already" in caught.value.message
+    assert store_state(service) == before
+    service.import_(tmp_path / "snap", force=True)  # the store's rows stand
+    assert [r for r in rows(service) if r[0] != "global/tone" and "stack" not in r[0]] == [
+        r for r in kept if r[0] != "global/tone" and "stack" not in r[0]
+    ]
+
+
+def test_a_named_memory_comes_back_with_its_author_and_trust(
+    make_service: ServiceFactory, fresh: MemoryService, tmp_path: Path
+) -> None:
+    app = make_service(principal="app:crm")
+    app.write("client", description="Acme is a client")
+    app.export(tmp_path / "snap")
+    fresh.import_(tmp_path / "snap")
+    memory = fresh.get("client").memory
+    assert (memory.author, memory.trust.value) == ("app:crm", "attested")
+
+
+def test_a_format_1_snapshot_still_imports(fresh: MemoryService, tmp_path: Path) -> None:
+    snap = tmp_path / "old"
+    snap.mkdir()
+    (snap / "export.toml").write_text("format_version = 1\n")
+    (snap / "tz.md").write_text(
+        "---\ndescription: Alice is in UTC+8\ncreated: '2026-01-01T00:00:00.000000Z'\n---\nSG"
+    )
+    fresh.import_(snap)
+    memory = fresh.get("tz").memory
+    assert (memory.body, memory.author) == ("SG", "operator:local")
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (lambda text: text.replace("read_count: 0", "read_count: 0\nmood: happy"), "mood"),
+        (lambda text: text.replace("status: active", "status: sleeping"), "status"),
+        (lambda text: text.replace("trust: observed", "trust: 3"), "trust"),
+    ],
+)
+def test_a_record_that_is_not_one_is_refused_naming_its_field(
+    service: MemoryService, fresh: MemoryService, tmp_path: Path, change: Any, says: str
+) -> None:
+    service.add_agent("ada")
+    service.acting_as("agent:ada").remember("a note")
+    service.export(tmp_path / "snap")
+    (path,) = (tmp_path / "snap" / "_records").rglob("*.md")
+    path.write_text(change(path.read_text()))
+    with pytest.raises(errors.SnapshotInvalid) as caught:
+        fresh.import_(tmp_path / "snap", create=True)
+    assert says in caught.value.message
+
+
+def test_a_record_out_of_its_scopes_folder_is_refused(
+    service: MemoryService, fresh: MemoryService, tmp_path: Path
+) -> None:
+    service.add_agent("ada")
+    service.add_agent("bea")
+    service.acting_as("agent:ada").remember("ada's note")
+    service.export(tmp_path / "snap")
+    (path,) = (tmp_path / "snap" / "_records").rglob("*.md")
+    moved = tmp_path / "snap" / "_records" / "agent" / "bea" / path.name
+    moved.parent.mkdir()
+    path.rename(moved)
+    with pytest.raises(errors.SnapshotInvalid) as caught:
+        fresh.import_(tmp_path / "snap", create=True)
+    assert "move the file to its scope's folder" in caught.value.remedy
+
+
+def test_a_projects_export_carries_its_tier_alone(
+    service: MemoryService, clock: ManualClock, tmp_path: Path
+) -> None:
+    fill(service, clock)
+    exported = service.export(tmp_path / "snap", project="web")
+    assert (exported.memories, exported.records, exported.tickets) == (1, 0, 0)
