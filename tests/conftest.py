@@ -103,6 +103,16 @@ class AxisEmbedder:
         return normalised(out)
 
 
+PROVENANCE = ("author:", "trust:", "id:", "updated:")  # a snapshot's, not a change's lines
+
+
+def as_changed(path: Path) -> str:
+    """An exported memory file as a change's ``before`` and ``after`` draw it: without
+    the provenance lines every write would move."""
+    lines = path.read_text(encoding="utf-8").splitlines(True)
+    return "".join(line for line in lines if not line.startswith(PROVENANCE))
+
+
 def failed_verify(service: MemoryService, **options: Any) -> VerifyReport:
     """The report of a ``verify`` that finds a problem: it raises ``integrity_failed``
     carrying what it found."""

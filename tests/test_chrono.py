@@ -122,4 +122,4 @@ def test_dates_at_the_edge_of_the_calendar_are_stored_or_refused(
     agent.recall("edge")
     agent.context(turn="edge")
     service.export(tmp_path / "snapshot")
-    make_service(realm="copy").import_(tmp_path / "snapshot")
+    make_service(realm="copy").import_(tmp_path / "snapshot", create=True)

@@ -229,10 +229,10 @@ def test_read_times_are_checked(service: MemoryService) -> None:
         service.fact_read("Ada", known_at="2026-13-01")
 
 
-def test_facts_are_left_out_of_an_export_and_counted(
+def test_facts_are_carried_by_an_export_as_records(
     service: MemoryService, tmp_path: object
 ) -> None:
     service.write("note", description="a note")
     service.fact_write("Ada", "employer", "Acme")
     result = service.export(tmp_path / "snap")  # type: ignore[operator]
-    assert (result.memories, result.left_out) == (1, 1)
+    assert (result.memories, result.records, result.left_out) == (1, 1, 0)

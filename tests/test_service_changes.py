@@ -8,7 +8,7 @@ import difflib
 from pathlib import Path
 
 import pytest
-from tests.conftest import ServiceFactory
+from tests.conftest import ServiceFactory, as_changed
 
 from retain import errors
 from retain.chrono import ManualClock
@@ -33,7 +33,7 @@ def test_a_new_memory_has_no_before_and_its_export_text_after(
     result = service.write("tz", description="Alice is in UTC+8", body="She is in Perth.\n")
     assert result.before is None
     service.export(tmp_path / "snap")
-    assert result.after == (tmp_path / "snap" / "tz.md").read_text(encoding="utf-8")
+    assert result.after == as_changed(tmp_path / "snap" / "tz.md")
     assert result.to_dict(service.clock.now())["before"] is None
 
 
@@ -78,7 +78,7 @@ def test_a_delete_carries_the_text_before_and_none_after(
 ) -> None:
     service.write("tz", description="Alice is in UTC+8", body="Perth\n", tags=["people"])
     service.export(tmp_path / "snap")
-    exported = (tmp_path / "snap" / "tz.md").read_text(encoding="utf-8")
+    exported = as_changed(tmp_path / "snap" / "tz.md")
     result = service.delete("tz")
     assert (result.before, result.after) == (exported, None)
     assert result.receipt is not None and result.receipt.kind == "delete"

@@ -195,7 +195,7 @@ def exported_text(memory: Memory) -> str:
     # texts nobody reads (a batch write or an import).
     from retain.transfer import render
 
-    return render(memory).decode("utf-8")
+    return render(memory, provenance=False).decode("utf-8")
 
 
 class _Changed:

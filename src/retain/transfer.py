@@ -66,7 +66,9 @@ def _yaml(data: dict[str, Any]) -> str:
     return yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=1_000_000)
 
 
-def frontmatter(memory: Memory, position: int | None = None) -> dict[str, Any]:
+def frontmatter(
+    memory: Memory, position: int | None = None, *, provenance: bool = True
+) -> dict[str, Any]:
     data: dict[str, Any] = {"description": memory.description}
     if memory.project:
         data["project"] = memory.project
@@ -96,16 +98,18 @@ def frontmatter(memory: Memory, position: int | None = None) -> dict[str, Any]:
         data["tags"] = list(memory.tags)
     if memory.metadata.get(CALLER):
         data["metadata"] = memory.metadata[CALLER]
-    data["author"] = memory.author
-    data["trust"] = memory.trust.value
-    data["id"] = memory.id
-    data["updated"] = stamp(memory.updated_at)
+    if provenance:  # a snapshot's; a change's before and after are drawn without them
+        data["author"] = memory.author
+        data["trust"] = memory.trust.value
+        data["id"] = memory.id
+        data["updated"] = stamp(memory.updated_at)
     return data
 
 
-def render(memory: Memory, position: int | None = None) -> bytes:
-    """One memory as the bytes of its file."""
-    head = _yaml(frontmatter(memory, position))
+def render(memory: Memory, position: int | None = None, *, provenance: bool = True) -> bytes:
+    """One memory as the bytes of its file (``provenance``: its author, trust, id and
+    last change too, as a snapshot writes them)."""
+    head = _yaml(frontmatter(memory, position, provenance=provenance))
     return _OPEN + head.encode("utf-8") + b"---\n" + memory.body.encode("utf-8")
 
 
@@ -149,6 +153,7 @@ def export_snapshot(
     positions: dict[str, int] | None = None,
     records: Sequence[Memory] = (),
     tickets: Sequence[Proposal] = (),
+    realm: str = "default",
 ) -> int:
     """Write ``memories`` (the named ones of the shared tiers), ``records`` (every other
     row) and ``tickets`` under ``directory``, which must be new or empty; ``positions`` is
@@ -176,7 +181,7 @@ def export_snapshot(
                 project=memory.project,
             )
     try:
-        return _export(directory, memories, now, progress, positions or {}, records, tickets)
+        return _export(directory, memories, now, progress, positions or {}, records, tickets, realm)
     except OSError as exc:
         raise TransferError(
             f"cannot write the snapshot at {directory}: {exc.strerror or exc}",
@@ -193,6 +198,7 @@ def _export(
     positions: dict[str, int],
     records: Sequence[Memory],
     tickets: Sequence[Proposal],
+    realm: str,
 ) -> int:
     if directory.exists():
         if not directory.is_dir():
@@ -246,6 +252,7 @@ def _export(
             f'exported_at = "{stamp(now)}"\n'
             f'retain_version = "{importlib.metadata.version("retain")}"\n'
             f"memories = {len(memories)}\n"
+            f"realm = {json.dumps(realm)}\n"
             f"records = {len(records)}\n"
             f"tickets = {len(tickets)}\n"
         )

@@ -14,6 +14,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from tests.conftest import as_changed
 from tests.doors.cli_helpers import Retain, editor, on_a_terminal, run_script
 
 from retain.doors.terminal import visible
@@ -137,7 +138,7 @@ def test_add_force_edit_and_remove_carry_the_text_before_and_after_in_json(
     created = retain.json("add", "tz", "-d", "Alice is in UTC+8", "-b", "Perth\n")
     assert created["before"] is None
     retain.ok("export", "-o", str(tmp_path / "snap"))
-    assert created["after"] == (tmp_path / "snap" / "tz.md").read_text(encoding="utf-8")
+    assert created["after"] == as_changed(tmp_path / "snap" / "tz.md")
     updated = retain.json("add", "tz", "--force", "-d", "Alice is in UTC+9")
     assert updated["before"] == created["after"]
     assert updated["after"] == created["after"].replace("UTC+8", "UTC+9")

@@ -55,7 +55,8 @@ def export(
     other row it sees (agents' and teams' memories, facts' versions, superseded,
     retracted and discarded rows) as records with their provenance, and the tickets it
     sees. With ``project``, that project's tier alone, and no tickets. A forgotten row
-    holds no text to carry: it is left out, and counted."""
+    holds no text to carry, and a row held for review or discarded by one leaves the
+    store only through a review: they are left out, and counted."""
     now = svc._now()
     only = project_scope(project) if project else None
 
@@ -69,34 +70,38 @@ def export(
         ]
         named = {m.id for m in memories}
         view = svc._reader(tx)
-        rows, forgotten, after = [], 0, 0
+        rows, left_out, after = [], 0, 0
         while page := tx.iter_memories(after, PAGE):
             for _, m in page:
                 if m.realm != svc.realm or m.id in named or (only and m.scope != only):
                     continue
                 if not view.sees(m):
                     continue
-                if m.status is Status.FORGOTTEN:
-                    forgotten += 1
+                if m.status in LEFT_OUT:
+                    left_out += 1
                 else:
                     rows.append(m)
             after = page[-1][0]
         tickets = [] if only else list(tx.list_proposals(svc.realm, None))
         shown = [t for t in tickets if view.sees_proposal(t)]
         positions = tx.thread_positions([m.id for m in memories if m.thread])
-        return _Exported(memories, rows, shown, forgotten, positions)
+        return _Exported(memories, rows, shown, left_out, positions)
 
     from retain import transfer  # YAML: loaded by an export or import only
 
     got = svc.backend.read(run)
     count = transfer.export_snapshot(
-        Path(directory), got.memories, now, progress, got.positions, got.rows, got.tickets
-    )
-    return ExportResult(count, got.forgotten, records=len(got.rows), tickets=len(got.tickets))
+        Path(directory), got.memories, now, progress, got.positions, got.rows, got.tickets,
+        svc.realm,
+    )  # fmt: skip
+    return ExportResult(count, got.left_out, records=len(got.rows), tickets=len(got.tickets))
 
 
 PAGE = 2000  # rows read at a time by an export
 _MISSING = {"agent": AgentNotFound, "team": TeamNotFound, "project": ProjectNotFound}
+# what a snapshot leaves out: a forgotten row's text is gone; a held row's and a discarded
+# one's leaves the store only through a review
+LEFT_OUT = (Status.FORGOTTEN, Status.QUARANTINED, Status.DISCARDED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +109,7 @@ class _Exported:
     memories: list[Memory]  # the named memories of the shared tiers, as their files
     rows: list[Memory]  # every other row the view sees, as records
     tickets: list[Proposal]
-    forgotten: int
+    left_out: int
     positions: dict[str, int]
 
 
@@ -156,6 +161,8 @@ def import_(
     snapshot = transfer.read_snapshot(root, progress)
     rows, tickets = transfer.read_records(root)
     rows = [(path, replace(row, realm=svc.realm)) for path, row in rows]
+    if transfer.read_manifest(root).get("realm", svc.realm) != svc.realm:
+        rows, tickets = _moved(svc, rows, tickets)  # ids are the store's, not the realm's
     for path, row in rows:
         found = secrets.findings_of(row, svc.settings.secrets)
         if found:
@@ -201,6 +208,31 @@ def import_(
     if progress is not None:
         svc.store.index_vectors(progress)
     return results
+
+
+def _moved(
+    svc: MemoryService, rows: list[tuple[Path, Memory]], tickets: list[Proposal]
+) -> tuple[list[tuple[Path, Memory]], list[Proposal]]:
+    """A snapshot's records and tickets for another realm than the one it came from: each
+    with a new id (an id names one row of the whole store), every reference between
+    them (the version a row superseded, the row or ticket it was made from, a ticket's
+    record and landing) following."""
+    now = svc._now()
+    new = {r.id: svc.store.ids.new(now) for _, r in rows} | {
+        t.id: svc.store.ids.new(now) for t in tickets
+    }
+
+    def moved(ref: str | None) -> str | None:
+        return None if ref is None else new.get(ref, ref)
+
+    return [
+        (path, replace(r, id=new[r.id], supersedes=moved(r.supersedes),
+                       derived_from=moved(r.derived_from)))
+        for path, r in rows
+    ], [
+        replace(t, id=new[t.id], record=moved(t.record), landed=moved(t.landed))
+        for t in tickets
+    ]  # fmt: skip
 
 
 def _fresh_ids(tx: Reads, requests: list[WriteRequest]) -> list[WriteRequest]:
