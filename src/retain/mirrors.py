@@ -18,10 +18,11 @@ service (mem0 Platform, Zep, Letta) is a class of a few lines over its client
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -38,7 +39,6 @@ REMOVING = "removing"  # to remove from the mirror
 REMOVED = "removed"  # removed (verified, or without a way to verify)
 REMOVE_FAILED = "remove_failed"  # the removal failed, or the value is still found there
 BACKLOG = (PENDING, FAILED, REMOVING, REMOVE_FAILED)
-STATES = (PENDING, MIRRORED, FAILED, REMOVING, REMOVED, REMOVE_FAILED)
 
 # an erasure's verification per mirror, as its certificate reports it
 VERIFIED = "verified"  # removed, and the mirror's own search no longer finds it
@@ -66,6 +66,7 @@ class Mirrored:
 def mirrored(memory: Memory, receipt: str | None) -> Mirrored:
     """``memory`` as mirrors receive it, ``receipt`` the id of the event that wrote it."""
     custody = {
+        "realm": memory.realm,
         "memory_id": memory.id,
         "scope": memory.scope,
         "name": memory.name,
@@ -180,22 +181,38 @@ class JsonlMirror:
             os.fsync(out.fileno())
         os.replace(temp, self.path)
 
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The file to itself while it is read and written anew (another thread or
+        process writing it waits): a lock file beside it."""
+        import fcntl
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path.with_name(f".{self.path.name}.lock"), "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
+
     def put(self, memory: Mirrored) -> str:
-        held = self._lines()
-        held[memory.id] = {"id": memory.id, "text": memory.text, "custody": dict(memory.custody)}
-        self._write(held)
+        with self._locked():
+            held = self._lines()
+            held[memory.id] = {
+                "id": memory.id, "text": memory.text, "custody": dict(memory.custody),
+            }  # fmt: skip
+            self._write(held)
         return memory.id
 
     def remove(self, external_id: str, memory: Mirrored) -> None:
-        held = self._lines()
-        if held.pop(external_id, None) is not None:
-            self._write(held)
+        with self._locked():
+            held = self._lines()
+            if held.pop(external_id, None) is not None:
+                self._write(held)
 
     def verify_removed(self, external_id: str, memory: Mirrored) -> bool:
         """Neither the id nor the text is in the file."""
-        raw = self.path.read_text(encoding="utf-8") if self.path.exists() else ""
-        quoted = json.dumps(memory.text)[1:-1]  # the text as a line holds it
-        return external_id not in self._lines() and not (quoted and quoted in raw)
+        held = self._lines()
+        return external_id not in held and all(
+            record.get("text") != memory.text for record in held.values()
+        )
 
 
 class LangGraphMirror:
@@ -217,12 +234,12 @@ class LangGraphMirror:
         self.store.delete(self.namespace, external_id)
 
     def verify_removed(self, external_id: str, memory: Mirrored) -> bool:
-        """No item under the id, and the store's own search finds no item holding the
-        text (without an index, its listing of the namespace)."""
+        """No item under the id, and no item of the namespace holds the text (the store's
+        own search, filtered on it)."""
         if self.store.get(self.namespace, external_id) is not None:
             return False
-        found = self.store.search(self.namespace, query=memory.text, limit=10)
-        return all(item.value.get("text") != memory.text for item in found)
+        found = self.store.search(self.namespace, filter={"text": memory.text}, limit=1)
+        return not found
 
 
 class PgvectorMirror:
@@ -380,6 +397,15 @@ def built(spec: MirrorSpec, store: Any) -> Configured:
     if spec.kind == "jsonl":
         return Configured(JsonlMirror(spec.options["path"], name=spec.name), spec.scopes)
     url = spec.options.get("url") or os.environ.get(spec.options.get("url_env", ""), "")
+    if not url:
+        from retain.errors import ConfigInvalid
+
+        raise ConfigInvalid(
+            f"mirror {spec.name!r} reads its URL from ${spec.options.get('url_env')}, "
+            "which is not set",
+            remedy="set the variable, or give the mirror's url",
+            mirror=spec.name,
+        )
     embedder = store.embedder.embedder
 
     def embed(texts: list[str]) -> Sequence[Sequence[float]]:

@@ -226,6 +226,12 @@ def _export(
                 folder.mkdir(mode=0o700)
                 written.append(folder)
             path = folder / _file_name(memory)
+            if not path.resolve().is_relative_to(directory.resolve()):
+                raise TransferError(
+                    f"memory {memory.id!r} would be written outside the snapshot, at {path}",
+                    remedy="rename that memory and export again",
+                    id=memory.id,
+                )
             _write_private(path, render(memory, positions.get(memory.id)))
             written.append(path)
             if progress is not None:

@@ -204,3 +204,97 @@ def test_another_realm_gets_the_records_under_new_ids(
         "my locker is 14"
     ]
     assert len(copy.list_proposals()) == 2
+
+
+# after a review: what an import checks, and who may restore provenance
+
+
+def test_an_application_restores_no_records_and_no_provenance(
+    service: MemoryService, make_service: ServiceFactory, clock: ManualClock, tmp_path: Path
+) -> None:
+    fill(service, clock)
+    service.export(tmp_path / "snap")
+    app = make_service(principal="app:crm", realm="other")
+    with pytest.raises(errors.AccessDenied):
+        app.import_(tmp_path / "snap", create=True)
+    make_service(realm="elsewhere").write("plain", description="a named memory")
+    make_service(realm="elsewhere").export(tmp_path / "named")
+    importer = make_service(principal="app:crm", realm="third")
+    importer.import_(tmp_path / "named")
+    assert importer.get("plain").memory.author == "app:crm"
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (lambda t: t.replace("name: null", "name: ../../escaped"), "name"),
+        (lambda t: t.replace("priority: 5", "priority: 99"), "priority"),
+        (lambda t: t.replace("scope: agent:ada", "scope: 'agent:a b'"), "scope"),
+    ],
+)
+def test_a_records_fields_are_checked_as_a_write_checks_them(
+    service: MemoryService, fresh: MemoryService, tmp_path: Path, change: Any, field: str
+) -> None:
+    service.add_agent("ada")
+    service.acting_as("agent:ada").remember("a note")
+    service.export(tmp_path / "snap")
+    (path,) = (tmp_path / "snap" / "_records").rglob("*.md")
+    path.write_text(change(path.read_text()))
+    with pytest.raises(errors.SnapshotInvalid):
+        fresh.import_(tmp_path / "snap", create=True)
+    assert fresh.list_agents() == []
+
+
+def test_a_records_content_hash_is_made_from_its_body(
+    service: MemoryService, fresh: MemoryService, tmp_path: Path
+) -> None:
+    service.add_agent("ada")
+    note = service.acting_as("agent:ada").remember("a note")
+    service.export(tmp_path / "snap")
+    (path,) = (tmp_path / "snap" / "_records").rglob("*.md")
+    path.write_text(path.read_text().replace(note.content_hash, "whatever"))
+    fresh.import_(tmp_path / "snap", create=True)
+    (row,) = fresh.backend.read(lambda tx: tx.get_many([note.id]))
+    assert row.content_hash == note.content_hash
+
+
+def test_a_ticket_holding_a_secret_is_refused(
+    service: MemoryService, fresh: MemoryService, tmp_path: Path
+) -> None:
+    service.add_agent("ada")
+    service.acting_as("agent:ada").propose("share the plan", target="global")
+    service.export(tmp_path / "snap")
+    path = tmp_path / "snap" / "_tickets.jsonl"
+    path.write_text(path.read_text().replace('"body": ""', '"body": "AKIAIOSFODNN7EXAMPLE"'))
+    with pytest.raises(errors.SecretDetected):
+        fresh.import_(tmp_path / "snap", create=True)
+    assert fresh.list_proposals() == []
+
+
+def test_the_global_tiers_export_is_that_tier_alone(
+    service: MemoryService, clock: ManualClock, tmp_path: Path
+) -> None:
+    fill(service, clock)
+    exported = service.export(tmp_path / "snap", project="")
+    assert (exported.memories, exported.tickets) == (1, 0)
+    written = [p.relative_to(tmp_path / "snap") for p in (tmp_path / "snap").rglob("*.md")]
+    assert all(p.parts[0] in ("tone.md", "_records") for p in written)
+    assert all(p.parts[1] == "global" for p in written if p.parts[0] == "_records")
+
+
+def test_a_released_memory_keeps_its_cap_through_a_snapshot(
+    make_service: ServiceFactory, fresh: MemoryService, tmp_path: Path
+) -> None:
+    from retain.config import Settings
+
+    operator = make_service(settings=Settings(anonymous_writes=True))
+    anonymous = make_service(principal="anonymous", settings=Settings(anonymous_writes=True))
+    held = anonymous.write("tip", description="a tip from outside").memory
+    operator.review(held.id, "release", held.content_hash, rationale="checked")
+    operator.export(tmp_path / "snap")
+    fresh.import_(tmp_path / "snap")
+    (row,) = [m for _, m in fresh.backend.read(lambda tx: tx.iter_memories(0, 100))
+              if m.status.value == "active"]  # fmt: skip
+    assert row.ever_quarantined
+    with pytest.raises(errors.TrustCapped):
+        fresh.retier(row.id, "attested", reason="trying")

@@ -207,7 +207,10 @@ class MemoryService:
             return result
 
         result = self.backend.write(run)
-        mirror.flush(self, marks)  # committed: the mirrors of what it changed, if any
+        # committed: the mirrors of what it changed, best effort as _heal is (the links
+        # wait as pending or removing, and a retry sends them); the write stands
+        with contextlib.suppress(RetainError):
+            mirror.flush(self, marks)
         if stale and self.embedder.degraded is None:
             self._heal()
         return result

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING
 
 from retain import fields
 from retain.errors import (
+    AccessDenied,
     AgentNotFound,
     InvalidInput,
+    InvalidValue,
     MemoryExists,
     NameConflict,
     ProjectNotFound,
@@ -34,7 +36,7 @@ from retain.results import (
 )
 from retain.service import agent, lookup, registry, tier
 from retain.service import rows as rows_
-from retain.service.actor import Actor
+from retain.service.actor import Actor, Kind
 from retain.service.work import Work
 from retain.storage.base import Progress, Reads
 
@@ -58,7 +60,7 @@ def export(
     holds no text to carry, and a row held for review or discarded by one leaves the
     store only through a review: they are left out, and counted."""
     now = svc._now()
-    only = project_scope(project) if project else None
+    only = None if project is None else project_scope(project) if project else GLOBAL_SCOPE
 
     def run(tx: Reads) -> _Exported:
         where = lookup.filter_of(svc, tx, now, project, None, None, None, False, listing=True)
@@ -66,7 +68,10 @@ def export(
         memories = [
             m
             for m in listed
-            if (m.scope == GLOBAL_SCOPE or m.project) and m.predicate is None and m.name
+            if (m.scope == GLOBAL_SCOPE or m.project)
+            and m.predicate is None
+            and m.name
+            and not (m.ever_quarantined or m.derived_from)  # else a record keeps all of it
         ]
         named = {m.id for m in memories}
         view = svc._reader(tx)
@@ -82,7 +87,7 @@ def export(
                 else:
                     rows.append(m)
             after = page[-1][0]
-        tickets = [] if only else list(tx.list_proposals(svc.realm, None))
+        tickets = [] if only else list(tx.list_proposals(svc.realm, None))  # the realm's
         shown = [t for t in tickets if view.sees_proposal(t)]
         positions = tx.thread_positions([m.id for m in memories if m.thread])
         return _Exported(memories, rows, shown, left_out, positions)
@@ -160,13 +165,29 @@ def import_(
     root = Path(directory)
     snapshot = transfer.read_snapshot(root, progress)
     rows, tickets = transfer.read_records(root)
-    rows = [(path, replace(row, realm=svc.realm)) for path, row in rows]
-    if transfer.read_manifest(root).get("realm", svc.realm) != svc.realm:
+    operator = svc.kind is Kind.OPERATOR
+    if (rows or tickets) and not operator:
+        raise AccessDenied(
+            f"{svc.principal} may import memories, but restoring records and tickets with "
+            "their authors, trust and decisions is an operator's act",
+            remedy="import the snapshot as an operator, or export the named memories alone",
+            principal=svc.principal,
+        )
+    rows = [(path, _checked(path, replace(row, realm=svc.realm))) for path, row in rows]
+    ids = [row.id for _, row in rows]
+    realms = svc.backend.read(lambda tx: {m.realm for m in tx.get_many(ids)}) if ids else set()
+    came_from = transfer.read_manifest(root).get("realm", svc.realm)
+    if came_from != svc.realm or realms - {svc.realm}:
         rows, tickets = _moved(svc, rows, tickets)  # ids are the store's, not the realm's
     for path, row in rows:
         found = secrets.findings_of(row, svc.settings.secrets)
         if found:
             raise secrets.refusal(found, what=str(path), file=str(path))
+    for ticket in tickets:
+        texts = [("summary", ticket.summary), ("body", ticket.body), ("evidence", ticket.evidence)]
+        found = secrets.scan_fields(texts, svc.settings.secrets)
+        if found:
+            raise secrets.refusal(found, what=f"ticket {ticket.id}", id=ticket.id)
     requests = []
     for path, item in snapshot:  # a refused field names its file
         try:
@@ -176,6 +197,10 @@ def import_(
         found = secrets.scan_fields(secrets.request_texts(normalized), svc.settings.secrets)
         if found:  # the whole import is refused, naming the file
             raise secrets.refusal(found, what=str(path), file=str(path))
+        if not operator and normalized.restore is not None:  # the importer's own provenance
+            normalized = replace(
+                normalized, restore=replace(normalized.restore, author=None, trust=None)
+            )
         requests.append(replace(normalized, create_only=not force, exact_tier=True))
     if not requests and not rows and not tickets:
         return []
@@ -208,6 +233,26 @@ def import_(
     if progress is not None:
         svc.store.index_vectors(progress)
     return results
+
+
+def _checked(path: Path, row: Memory) -> Memory:
+    """A record's fields as a write checks them (a name, a scope, a priority, one line of
+    description, tags, references), its content hash made again from its body; else
+    ``snapshot_invalid`` naming the file and the field."""
+    from retain import transfer
+
+    try:
+        if row.name is not None:
+            fields.name(row.name)
+        lookup.check_scope(row.scope)
+        fields.priority(row.priority)
+        if fields.description(row.description) != row.description:
+            raise InvalidValue("the description is not one line", remedy="", field="description")
+        fields.tags(list(row.tags))
+        fields.references(list(row.references))
+    except InvalidInput as exc:
+        raise transfer.refused(path, exc) from exc
+    return replace(row, content_hash=rows_.content_hash(row.body))
 
 
 def _moved(

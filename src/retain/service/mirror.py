@@ -17,6 +17,7 @@ The answers are the certificate's ``mirrors``, recorded as a ``forget_mirrors`` 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -96,11 +97,11 @@ class RetryResult:
 
 
 def mark(work: Work, memory: Memory, *, removed: bool = False) -> None:
-    """Note a row the work changed for its scope's mirrors (none: nothing to do)."""
-    if not any(c.takes(memory.scope) for c in work.store.mirrors):
-        return
+    """Note a row the work changed: an active one for its scope's mirrors; one that left
+    for every mirror that holds it, configured here or not (its links say)."""
     gone = removed or memory.status is not Status.ACTIVE
-    work.mirroring[memory.id] = (memory, gone)
+    if gone or any(c.takes(memory.scope) for c in work.store.mirrors):
+        work.mirroring[memory.id] = (memory, gone)
 
 
 def staged(work: Work) -> list[Mark]:
@@ -109,21 +110,22 @@ def staged(work: Work) -> list[Mark]:
     if not work.mirroring:
         return []
     marks = []
-    known = {
-        (k.memory_id, k.mirror): k
-        for k in work.reads.mirror_links(work.realm, sorted(work.mirroring))
-    }
+    stored = work.reads.mirror_links(work.realm, sorted(work.mirroring))
+    known = {(k.memory_id, k.mirror): k for k in stored}
     for memory_id, (memory, gone) in work.mirroring.items():
         event = work.latest(memory_id)
-        marks.append(Mark(mirrored(memory, event), gone))
+        if gone:  # every mirror that holds it, by its links
+            held = [k for k in stored if k.memory_id == memory_id and k.state != REMOVED]
+            for holding in held:
+                work.put_mirror_link(replace(holding, state=REMOVING, updated_at=work.now))
+            if held:
+                marks.append(Mark(mirrored(memory, event), True))
+            continue
+        marks.append(Mark(mirrored(memory, event), False))
         for configured in work.store.mirrors:
-            if not configured.takes(memory.scope):
-                continue
-            link = known.get((memory_id, configured.mirror.name))
-            if gone and link is None:
-                continue  # never sent there: nothing to remove
-            state = REMOVING if gone else PENDING
-            work.put_mirror_link(_link(work, memory_id, configured, state, link))
+            if configured.takes(memory.scope):
+                before = known.get((memory_id, configured.mirror.name))
+                work.put_mirror_link(_link(work, memory_id, configured, PENDING, before))
     return marks
 
 
@@ -136,6 +138,7 @@ def leaving(work: Work, memory_ids: Sequence[str]) -> None:
 def _link(
     work: Work, memory_id: str, configured: Configured, state: str, link: MirrorLink | None
 ) -> MirrorLink:
+    """A link staged in the work's transaction (its outcome comes once it commits)."""
     return MirrorLink(
         realm=work.realm,
         memory_id=memory_id,
@@ -153,17 +156,17 @@ def flush(svc: MemoryService, marks: Sequence[Mark]) -> None:
     if not marks:
         return
     ids = sorted({m.record.id for m in marks})
-    links = {
-        (k.memory_id, k.mirror): k
-        for k in svc.backend.read(lambda tx: tx.mirror_links(svc.realm, ids))
-    }
-    done: list[MirrorLink] = []
+    stored = svc.backend.read(lambda tx: tx.mirror_links(svc.realm, ids))
+    mirrors = {c.mirror.name: c for c in svc.store.mirrors}
+    done: list[tuple[MirrorLink, MirrorLink]] = []
     for m in marks:
-        for configured in svc.store.mirrors:
-            link = links.get((m.record.id, configured.mirror.name))
-            if link is None:
-                continue
-            done.append(_sent(svc, configured, link, m.record, m.remove)[0])
+        wanted = REMOVING if m.remove else PENDING
+        for link in stored:
+            if link.memory_id != m.record.id or link.state != wanted:
+                continue  # not this write's to send, or a later one moved it on
+            configured = mirrors.get(link.mirror)
+            if configured is not None:  # else it waits in the backlog, for a retry
+                done.append((link, _sent(svc, configured, link, m.record, m.remove)[0]))
     _record(svc, done)
 
 
@@ -178,38 +181,67 @@ def _sent(
         try:
             external = mirror.put(record)
         except Exception as exc:  # a mirror is another system: any failure is its own
-            return replace(tried, state=FAILED, error=_error(exc)), FAILED_REMOVAL
+            return replace(tried, state=FAILED, error=_error(exc, record)), FAILED_REMOVAL
         return replace(tried, state=MIRRORED, external_id=str(external), error=""), VERIFIED
-    if link.external_id is None:  # never landed there: nothing to take out
-        return replace(tried, state=REMOVED, error=""), VERIFIED
+    if link.external_id is None:
+        # no id came back: a put that failed, or one whose answer was lost after the
+        # mirror stored it (a crash, a timeout). Nothing to remove by; nothing known.
+        return replace(tried, state=REMOVED, error=""), UNVERIFIED
     try:
         mirror.remove(link.external_id, record)
     except Exception as exc:
-        return replace(tried, state=REMOVE_FAILED, error=_error(exc)), FAILED_REMOVAL
+        return replace(tried, state=REMOVE_FAILED, error=_error(exc, record)), FAILED_REMOVAL
     check = verifier(mirror)
-    if check is None:
+    if check is None or not record.text:  # no way to check, or no text left to check by
         return replace(tried, state=REMOVED, error=""), UNVERIFIED
     try:
         gone = check(link.external_id, record)
     except Exception as exc:
-        return replace(tried, state=REMOVE_FAILED, error=_error(exc)), FAILED_REMOVAL
+        return replace(tried, state=REMOVE_FAILED, error=_error(exc, record)), FAILED_REMOVAL
     if not gone:
         still = "removed, but the mirror's own search still finds the value"
         return replace(tried, state=REMOVE_FAILED, error=still), STILL_INDEXED
     return replace(tried, state=REMOVED, error=""), VERIFIED
 
 
-def _error(exc: Exception) -> str:
-    return f"{type(exc).__name__}: {exc}"[:ERROR_CHARS]
+def _error(exc: Exception, record: Mirrored) -> str:
+    """A mirror's failure as its link keeps it: the memory's own text, which a client may
+    echo (and an erasure takes out of the store), is never kept."""
+    said = f"{type(exc).__name__}: {exc}"
+    for text in (record.body, record.description):
+        if text:
+            said = said.replace(text, "[the memory's text]")
+    return said[:ERROR_CHARS]
 
 
-def _record(svc: MemoryService, links: Sequence[MirrorLink]) -> None:
-    def run(work: Work) -> None:
-        for link in links:
-            work.put_mirror_link(link)
+def _record(svc: MemoryService, done: Sequence[tuple[MirrorLink, MirrorLink]]) -> None:
+    """Each outcome recorded over the link it was sent from, unless that link moved on
+    meanwhile (a later write, a delete or an erasure staged it again): then its own send
+    settles it, and a value this send put where it now leaves is taken out again, so that
+    no erased or stale text stays there."""
 
-    if links:
-        svc._write(run)
+    def run(work: Work) -> list[MirrorLink]:
+        ids = sorted({after.memory_id for _, after in done})
+        now = {(k.memory_id, k.mirror): k for k in work.reads.mirror_links(work.realm, ids)}
+        undo = []
+        for before, after in done:
+            current = now.get((after.memory_id, after.mirror))
+            if current is None or (current.state, current.updated_at) == (
+                before.state,
+                before.updated_at,
+            ):
+                work.put_mirror_link(after)
+            elif after.state == MIRRORED and current.state in (REMOVING, REMOVED):
+                undo.append(after)
+        return undo
+
+    if not done:
+        return
+    mirrors = {c.mirror.name: c.mirror for c in svc.store.mirrors}
+    for link in svc._write(run):
+        if link.external_id is not None and link.mirror in mirrors:
+            with contextlib.suppress(Exception):  # a failure leaves the link removing
+                mirrors[link.mirror].remove(link.external_id, _absent(link))
 
 
 def erased(svc: MemoryService, records: Sequence[Mirrored]) -> dict[str, str]:
@@ -223,14 +255,14 @@ def erased(svc: MemoryService, records: Sequence[Mirrored]) -> dict[str, str]:
     mirrors = {c.mirror.name: c for c in svc.store.mirrors}
     order = [VERIFIED, UNVERIFIED, STILL_INDEXED, FAILED_REMOVAL]
     answers: dict[str, str] = {}
-    done = []
+    done: list[tuple[MirrorLink, MirrorLink]] = []
     for link in links:
         configured = mirrors.get(link.mirror)
         if configured is None:
             answers[link.mirror] = FAILED_REMOVAL  # a mirror this store no longer has
             continue
         after, answer = _sent(svc, configured, link, by_id[link.memory_id], remove=True)
-        done.append(after)
+        done.append((link, after))
         worst = answers.get(link.mirror, VERIFIED)
         answers[link.mirror] = max(worst, answer, key=order.index)
     _record(svc, done)
@@ -259,7 +291,8 @@ def retry(svc: MemoryService, *, progress: Progress | None = None) -> RetryResul
     ids = sorted({k.memory_id for k in backlog})
     rows = {m.id: m for m in svc.backend.read(lambda tx: tx.get_many(ids))}
     mirrors = {c.mirror.name: c for c in svc.store.mirrors}
-    done, unknown = [], set()
+    done: list[tuple[MirrorLink, MirrorLink]] = []
+    unknown: set[str] = set()
     for n, link in enumerate(backlog, start=1):
         configured = mirrors.get(link.mirror)
         if configured is None:
@@ -272,11 +305,11 @@ def retry(svc: MemoryService, *, progress: Progress | None = None) -> RetryResul
             or link.state in (REMOVING, REMOVE_FAILED)
         )
         record = mirrored(memory, None) if memory is not None else _absent(link)
-        done.append(_sent(svc, configured, link, record, remove=gone)[0])
+        done.append((link, _sent(svc, configured, link, record, remove=gone)[0]))
         if progress is not None:
             progress("mirror", n, len(backlog))
     _record(svc, done)
-    states = [k.state for k in done]
+    states = [after.state for _, after in done]
     return RetryResult(
         tried=len(done),
         mirrored=states.count(MIRRORED),

@@ -48,7 +48,7 @@ class Store:
         self._embedder = embedder
         self._index: VectorIndex | None = None
         self._background: tuple[str, Matrix] | None = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # building a mirror may load the embedder
         # the memory section's counts, by realm and scopes (the service's to read)
         self.tallies: dict[tuple[str, tuple[str, ...] | None, tuple[str, ...]], Any] = {}
         self._signer: Signer | None = None

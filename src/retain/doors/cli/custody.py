@@ -81,6 +81,8 @@ def _show(record: dict[str, Any]) -> None:
     say(f"  erased: {', '.join(record['erased'])}; {len(record['erased_events'])} events rewritten")
     for place, status in record["places"].items():
         say(f"  {place}: {status}")
+    for mirror, answer in record["mirrors"].items():
+        say(f"  mirror {mirror}: {answer}")
     if record["reinstated"]:
         say(f"  believed again: {record['reinstated']}")
 
