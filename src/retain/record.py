@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 from retain.chrono import parse_stamp, stamp
 from retain.errors import InvalidTime
+from retain.graph import Relation
 from retain.model import Approval, Memory, Proposal
 
 DERIVED = frozenset({"superseded_by", "receipt"})  # never stored: in no record
@@ -70,6 +71,10 @@ def memory_of(record: dict[str, Any], body: str) -> Memory:
 
 def ticket_of(record: dict[str, Any]) -> Proposal:
     return _typed(Proposal, record)
+
+
+def relation_of(record: dict[str, Any]) -> Relation:
+    return _typed(Relation, record)
 
 
 def _typed(cls: type[T], record: dict[str, Any]) -> T:

@@ -9,6 +9,8 @@ A snapshot (format 2) is::
                                      fact's version, a superseded or retracted one, …
                                      (<scope> with its colon as a folder: agent/ada)
     _tickets.jsonl                   the tickets, one JSON object a line
+    _teams.jsonl                     each team, {"name", "members"}
+    _relations.jsonl                 the relation graph's stored edges among its memories
 
 A named memory's file is YAML frontmatter (description; project; priority and load when
 not the defaults; created; verified when it differs from created; expires; source;
@@ -34,7 +36,7 @@ import tomllib
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -53,11 +55,14 @@ from retain.fields import WHOLE_MAX, is_name
 from retain.model import CALLER, COUNT_MAX, DEFAULT_PRIORITY, Load, Memory, Proposal, Trust
 from retain.results import Restore, WriteRequest
 
+T = TypeVar("T")
 FORMAT_VERSION = 2
 READ_VERSIONS = (1, 2)  # a format 1 snapshot is format 2 without records or tickets
 MANIFEST = "export.toml"
 RECORDS = "_records"
 TICKETS = "_tickets.jsonl"
+TEAMS = "_teams.jsonl"  # each team and its members
+RELATIONS = "_relations.jsonl"  # the stored edges between the snapshot's memories
 _OPEN = b"---\n"
 _CLOSE = b"\n---\n"
 
@@ -154,6 +159,7 @@ def export_snapshot(
     records: Sequence[Memory] = (),
     tickets: Sequence[Proposal] = (),
     realm: str = "default",
+    extras: Sequence[tuple[str, Sequence[dict[str, Any]]]] = (),
 ) -> int:
     """Write ``memories`` (the named ones of the shared tiers), ``records`` (every other
     row) and ``tickets`` under ``directory``, which must be new or empty; ``positions`` is
@@ -181,7 +187,10 @@ def export_snapshot(
                 project=memory.project,
             )
     try:
-        return _export(directory, memories, now, progress, positions or {}, records, tickets, realm)
+        return _export(
+            directory, memories, now, progress, positions or {}, records, tickets, realm,
+            [(TICKETS, [record.fields_of(t) for t in tickets]), *extras],
+        )  # fmt: skip
     except OSError as exc:
         raise TransferError(
             f"cannot write the snapshot at {directory}: {exc.strerror or exc}",
@@ -199,6 +208,7 @@ def _export(
     records: Sequence[Memory],
     tickets: Sequence[Proposal],
     realm: str,
+    lines: Sequence[tuple[str, Sequence[dict[str, Any]]]],
 ) -> int:
     if directory.exists():
         if not directory.is_dir():
@@ -246,13 +256,13 @@ def _export(
             written.append(path)
             if progress is not None:
                 progress("export", done, len(memories) + len(records))
-        if tickets:
-            lines = "".join(
-                json.dumps(record.fields_of(t), ensure_ascii=False, sort_keys=True) + "\n"
-                for t in tickets
-            )
-            _write_private(directory / TICKETS, lines.encode("utf-8"))
-            written.append(directory / TICKETS)
+        for name, objects in lines:  # the JSON lines files: tickets, teams, relations
+            if objects:
+                text = "".join(
+                    json.dumps(o, ensure_ascii=False, sort_keys=True) + "\n" for o in objects
+                )
+                _write_private(directory / name, text.encode("utf-8"))
+                written.append(directory / name)
         manifest = (
             f"format_version = {FORMAT_VERSION}\n"
             f'exported_at = "{stamp(now)}"\n'
@@ -525,19 +535,27 @@ def read_records(directory: Path) -> tuple[list[tuple[Path, Memory]], list[Propo
                 pending.append(entry)
             elif entry.suffix == ".md":
                 rows.append((entry, _row(entry, directory)))
-    tickets: list[Proposal] = []
-    path = directory / TICKETS
-    if path.exists():
-        for n, line in enumerate(_read(path).decode("utf-8").splitlines(), start=1):
-            if line.strip():
-                try:
-                    tickets.append(record.ticket_of(json.loads(line)))
-                except (ValueError, record.RecordInvalid) as exc:
-                    raise SnapshotInvalid(
-                        f"{path}:{n}: {exc}", remedy="fix the ticket's line", file=str(path)
-                    ) from exc
+    tickets = read_lines(directory, TICKETS, record.ticket_of)
     rows.sort(key=lambda pair: (pair[1].created_at, pair[1].id))
     return rows, tickets
+
+
+def read_lines(directory: Path, name: str, made: Callable[[Any], T]) -> list[T]:
+    """A snapshot's JSON lines file (``name``; none: empty), each line ``made`` into its
+    value; a line that is not one is ``snapshot_invalid`` naming it."""
+    path = directory / name
+    if not path.exists():
+        return []
+    out: list[T] = []
+    for n, line in enumerate(_read(path).decode("utf-8").splitlines(), start=1):
+        if line.strip():
+            try:
+                out.append(made(json.loads(line)))
+            except (ValueError, TypeError, KeyError, InvalidInput, record.RecordInvalid) as exc:
+                raise SnapshotInvalid(
+                    f"{path}:{n}: {exc}", remedy="fix the line", file=str(path)
+                ) from exc
+    return out
 
 
 def _row(path: Path, directory: Path) -> Memory:
@@ -587,8 +605,8 @@ def read_snapshot(
         )
     files: list[tuple[Path, str | None]] = []
     for entry in _visible(directory, root):
-        if entry.name in (RECORDS, TICKETS):
-            continue  # read_records reads them
+        if entry.name in (RECORDS, TICKETS, TEAMS, RELATIONS):
+            continue  # read_records and read_lines read them
         if entry.is_dir():
             for item in _visible(entry, root):
                 if item.is_dir():

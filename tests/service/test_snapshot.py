@@ -26,6 +26,8 @@ def fill(operator: MemoryService, clock: ManualClock) -> None:
     operator.write("tone", description="How to answer", body="tersely", load="inline",
                    metadata={"owner": "support"})  # fmt: skip
     operator.write("stack", description="Uses pnpm", project="web", expires="2026-03-02")
+    operator.write("tone-old", description="How to answer, before", body="at length")
+    operator.link("tone", "tone-old", "contradicts", reason="they disagree on length")
     ada = operator.acting_as("agent:ada")
     first = ada.remember("my locker is 12", thread="lockers")
     ada.update(first.id, "my locker is 14")
@@ -69,13 +71,16 @@ def test_a_store_of_every_kind_of_record_comes_back_as_it_was(
 ) -> None:
     fill(service, clock)
     exported = service.export(tmp_path / "snap")
-    assert (exported.memories, exported.left_out, exported.tickets) == (2, 2, 2)  # held, gone
-    assert exported.records == len(rows(service)) - 2
+    assert (exported.memories, exported.left_out, exported.tickets) == (3, 2, 2)  # held, gone
+    assert exported.records == len(rows(service)) - 3
     fresh.import_(tmp_path / "snap", create=True)
     assert rows(fresh) == rows(service)
     assert fresh.list_proposals() == service.list_proposals()
     assert {a.name for a in fresh.list_agents()} == {"ada"}
-    assert [t.name for t in fresh.list_teams()] == ["ops"]
+    assert [(t.name, t.members) for t in fresh.list_teams()] == [("ops", ("ada",))]
+    graph = fresh.graph("tone").to_dict()
+    edges = [(e["type"], e["name"], e["relation"]["reason"]) for e in graph["outgoing"]]
+    assert ("contradicts", "tone-old", "they disagree on length") in edges
     ada = fresh.acting_as("agent:ada")
     assert [h.memory.body for h in ada.recall("locker").hits] == ["my locker is 14"]
     assert [f.value for f in fresh.fact_read("bob", "employer")] == ["globex"]
@@ -276,9 +281,9 @@ def test_the_global_tiers_export_is_that_tier_alone(
 ) -> None:
     fill(service, clock)
     exported = service.export(tmp_path / "snap", project="")
-    assert (exported.memories, exported.tickets) == (1, 0)
+    assert (exported.memories, exported.tickets) == (2, 0)  # tone and tone-old
     written = [p.relative_to(tmp_path / "snap") for p in (tmp_path / "snap").rglob("*.md")]
-    assert all(p.parts[0] in ("tone.md", "_records") for p in written)
+    assert all(p.parts[0] in ("tone.md", "tone-old.md", "_records") for p in written)
     assert all(p.parts[1] == "global" for p in written if p.parts[0] == "_records")
 
 

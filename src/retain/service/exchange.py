@@ -5,9 +5,10 @@ one-time import of legacy per-identity markdown files.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from retain import fields
 from retain.errors import (
@@ -23,9 +24,19 @@ from retain.errors import (
     TeamNotFound,
 )
 from retain.governance import secrets
-from retain.model import GLOBAL_SCOPE, Agent, Memory, Proposal, Status, agent_scope, project_scope
+from retain.graph import Relation
+from retain.model import (
+    GLOBAL_SCOPE,
+    Agent,
+    Memory,
+    Proposal,
+    Status,
+    Team,
+    agent_scope,
+    project_scope,
+)
 from retain.receipt import LogExport
-from retain.record import fields_of
+from retain.record import fields_of, relation_of
 from retain.results import (
     ExportResult,
     ImportReport,
@@ -90,14 +101,23 @@ def export(
         tickets = [] if only else list(tx.list_proposals(svc.realm, None))  # the realm's
         shown = [t for t in tickets if view.sees_proposal(t)]
         positions = tx.thread_positions([m.id for m in memories if m.thread])
-        return _Exported(memories, rows, shown, left_out, positions)
+        teams = [] if only else tx.list_teams(svc.realm)
+        ids = {m.id for m in memories} | {m.id for m in rows}
+        edges = [
+            r for r in tx.relations(svc.realm, sorted(ids)) if r.source in ids and r.target in ids
+        ]
+        return _Exported(memories, rows, shown, left_out, positions, teams, edges)
 
     from retain import transfer  # YAML: loaded by an export or import only
 
     got = svc.backend.read(run)
+    extras = [
+        (transfer.TEAMS, [{"name": t.name, "members": list(t.members)} for t in got.teams]),
+        (transfer.RELATIONS, [fields_of(r) for r in got.relations]),
+    ]
     count = transfer.export_snapshot(
         Path(directory), got.memories, now, progress, got.positions, got.rows, got.tickets,
-        svc.realm,
+        svc.realm, extras,
     )  # fmt: skip
     return ExportResult(count, got.left_out, records=len(got.rows), tickets=len(got.tickets))
 
@@ -116,6 +136,8 @@ class _Exported:
     tickets: list[Proposal]
     left_out: int
     positions: dict[str, int]
+    teams: list[Team]
+    relations: list[Relation]
 
 
 def export_log(
@@ -165,8 +187,10 @@ def import_(
     root = Path(directory)
     snapshot = transfer.read_snapshot(root, progress)
     rows, tickets = transfer.read_records(root)
+    teams = transfer.read_lines(root, transfer.TEAMS, _team_of)
+    edges = transfer.read_lines(root, transfer.RELATIONS, relation_of)
     operator = svc.kind is Kind.OPERATOR
-    if (rows or tickets) and not operator:
+    if (rows or tickets or teams or edges) and not operator:
         raise AccessDenied(
             f"{svc.principal} may import memories, but restoring records and tickets with "
             "their authors, trust and decisions is an operator's act",
@@ -177,8 +201,9 @@ def import_(
     ids = [row.id for _, row in rows]
     realms = svc.backend.read(lambda tx: {m.realm for m in tx.get_many(ids)}) if ids else set()
     came_from = transfer.read_manifest(root).get("realm", svc.realm)
+    renamed: dict[str, str] = {}
     if came_from != svc.realm or realms - {svc.realm}:
-        rows, tickets = _moved(svc, rows, tickets)  # ids are the store's, not the realm's
+        rows, tickets, renamed = _moved(svc, rows, tickets)  # ids are the store's
     for path, row in rows:
         found = secrets.findings_of(row, svc.settings.secrets)
         if found:
@@ -202,12 +227,12 @@ def import_(
                 normalized, restore=replace(normalized.restore, author=None, trust=None)
             )
         requests.append(replace(normalized, create_only=not force, exact_tier=True))
-    if not requests and not rows and not tickets:
+    if not requests and not rows and not tickets and not teams:
         return []
     requests = svc.backend.read(lambda tx: _fresh_ids(tx, requests))
 
     def run(work: Work) -> list[WriteResult]:
-        _registered(work, [row for _, row in rows], requests, create)
+        _registered(work, [row for _, row in rows], requests, create, teams)
         held = _held(work, rows, tickets, force)
         for _, row in rows:
             if row.id in held:
@@ -227,6 +252,10 @@ def import_(
             if progress is not None:
                 progress("write", done, len(requests))
         batch.close(progress)
+        for team, members in teams:
+            for member in members:
+                work.add_member(team, member)
+        _related(work, edges, renamed)
         return results
 
     results = svc._write(run)
@@ -257,7 +286,7 @@ def _checked(path: Path, row: Memory) -> Memory:
 
 def _moved(
     svc: MemoryService, rows: list[tuple[Path, Memory]], tickets: list[Proposal]
-) -> tuple[list[tuple[Path, Memory]], list[Proposal]]:
+) -> tuple[list[tuple[Path, Memory]], list[Proposal], dict[str, str]]:
     """A snapshot's records and tickets for another realm than the one it came from: each
     with a new id (an id names one row of the whole store), every reference between
     them (the version a row superseded, the row or ticket it was made from, a ticket's
@@ -277,7 +306,7 @@ def _moved(
     ], [
         replace(t, id=new[t.id], record=moved(t.record), landed=moved(t.landed))
         for t in tickets
-    ]  # fmt: skip
+    ], new  # fmt: skip
 
 
 def _fresh_ids(tx: Reads, requests: list[WriteRequest]) -> list[WriteRequest]:
@@ -293,9 +322,49 @@ def _fresh_ids(tx: Reads, requests: list[WriteRequest]) -> list[WriteRequest]:
     ]
 
 
-def _registered(work: Work, rows: list[Memory], requests: list[WriteRequest], create: bool) -> None:
-    """The agents, teams and projects a snapshot's rows live in: each must exist, or is
-    added (``create``), in the import's transaction."""
+def _team_of(line: Any) -> tuple[str, tuple[str, ...]]:
+    """A team's line: its name and its members' names."""
+    name, members = line["name"], line["members"]
+    fields.name(name, what="team")
+    if not isinstance(members, list):
+        raise ValueError("members is not a list")
+    return name, tuple(fields.name(m, what="agent") for m in members)
+
+
+def _related(work: Work, edges: list[Relation], renamed: dict[str, str]) -> None:
+    """The snapshot's stored edges between the memories it restored (their ids followed
+    where the import gave new ones, the edge's own too); one the store holds stays."""
+    if not edges:
+        return
+    tx, realm = work.reads, work.realm
+
+    def moved(edge: Relation) -> Relation:
+        if not renamed:
+            return replace(edge, realm=realm)
+        return replace(
+            edge, realm=realm, id=work.store.ids.new(work.now),
+            source=renamed.get(edge.source, edge.source),
+            target=renamed.get(edge.target, edge.target),
+        )  # fmt: skip
+
+    placed = [moved(e) for e in edges]
+    ends = sorted({i for e in placed for i in (e.source, e.target)})
+    here = {m.id for m in tx.get_many(ends) if m.realm == realm}
+    known = {r.id for r in tx.relations(realm, sorted(here))}
+    for edge in placed:
+        if edge.source in here and edge.target in here and edge.id not in known:
+            work.put_relation(edge)
+
+
+def _registered(
+    work: Work,
+    rows: list[Memory],
+    requests: list[WriteRequest],
+    create: bool,
+    teams: Sequence[tuple[str, tuple[str, ...]]] = (),
+) -> None:
+    """The agents, teams and projects a snapshot's rows (and its teams and their members)
+    live in: each must exist, or is added (``create``), in the import's transaction."""
     tx, realm = work.reads, work.realm
     needed: dict[str, set[str]] = {"agent": set(), "team": set(), "project": set()}
     for row in rows:
@@ -303,6 +372,8 @@ def _registered(work: Work, rows: list[Memory], requests: list[WriteRequest], cr
         if kind in needed and name:
             needed[kind].add(name)
     needed["project"] |= {r.project for r in requests if r.project}
+    needed["team"] |= {team for team, _ in teams}
+    needed["agent"] |= {member for _, members in teams for member in members}
     finds = {"agent": tx.get_agent, "team": tx.get_team, "project": tx.get_project}
     adds = {"agent": registry.add_agent, "team": registry.add_team, "project": registry.add_project}
     for kind in ("project", "agent", "team"):
