@@ -1,5 +1,9 @@
 """Where the store lives and the settings read from ``config.toml`` beside it.
 
+It is one piece past the usual size on purpose: every table of config.toml is read and
+refused here, beside ``KNOWN``, so that no setting is read two ways and the sample below
+(which the tests read, whole, as the file's grammar) is all of it.
+
 $RETAIN_HOME/            (default ~/.local/share/retain/, mode 0700)
     retain.db            the store (mode 0600)
     config.toml          optional settings
@@ -70,10 +74,6 @@ key_file = ""                        # a file holding the Ed25519 signing key (b
 #                                    # directory; "pgvector": url or url_env, table) and
 #                                    # scopes (scope patterns; default ["*"])
 """
-
-# One module on purpose, past the usual size: every table of config.toml is read and
-# refused here, beside ``KNOWN``, so that no setting is read two ways and the sample in
-# the docstring (which the tests read) is the file's whole grammar.
 
 from __future__ import annotations
 

@@ -24,9 +24,9 @@ file 0600. An export that fails removes what it wrote; a description YAML cannot
 refuses the whole run before anything is written. A format 1 snapshot (named memories
 alone, without author and trust) is read as format 2 holding no records and no tickets.
 
-One module past the usual size on purpose: the snapshot's writer and its reader share
-its layout, its files' shapes and their checks, so a change of the format is made, and
-read, in one place.
+It is one piece past the usual size on purpose: the snapshot's writer and its reader
+share its layout, its files' shapes and their checks, so a change of the format is made,
+and read, in one place.
 """
 
 from __future__ import annotations
@@ -387,9 +387,10 @@ def _whole(head: dict[str, Any], field: str, default: int, path: Path, most: int
     return value
 
 
-def refused(path: Path, error: InvalidInput) -> SnapshotInvalid:
-    """A field of the file at ``path`` the service refused, as the refusal of the import."""
-    field = error.details.get("field")
+def refused(path: Path, error: InvalidInput, field: str | None = None) -> SnapshotInvalid:
+    """A field of the file at ``path`` the service refused, as the refusal of the import
+    (``field``: the one checked, when the refusal does not name it)."""
+    field = error.details.get("field", field)
     return SnapshotInvalid(
         f"{path}: {error.message}",
         remedy=f"fix the file ({error.remedy})" if error.remedy else "fix the file",
@@ -524,10 +525,13 @@ def _trust(head: dict[str, Any], path: Path) -> Trust | None:
         ) from exc
 
 
-def read_records(directory: Path) -> tuple[list[tuple[Path, Memory]], list[Proposal]]:
+def read_records(
+    directory: Path, manifest: dict[str, Any]
+) -> tuple[list[tuple[Path, Memory]], list[Proposal]]:
     """A format 2 snapshot's records (every row but the named ones of the shared tiers),
-    oldest first, and its tickets; a format 1 snapshot holds neither."""
-    if read_manifest(directory).get("format_version") == 1:
+    oldest first, and its tickets; a format 1 snapshot (``manifest``, as read_manifest
+    read it) holds neither."""
+    if manifest.get("format_version") == 1:
         return [], []
     root = directory.resolve()
     rows: list[tuple[Path, Memory]] = []
@@ -570,12 +574,14 @@ def _row(path: Path, directory: Path) -> Memory:
         raise SnapshotInvalid(
             f"{path}: {exc}", remedy="fix the record", file=str(path), field=exc.field
         ) from exc
-    if directory / record_path(row) != path:
+    placed = directory / record_path(row)
+    if placed != path:
         raise SnapshotInvalid(
             f"{path}: the record is memory {row.id!r} of {row.scope}, which lives at "
             f"{record_path(row)}",
             remedy="move the file to its scope's folder under its id",
             file=str(path),
+            field="scope" if placed.parent != path.parent else "id",
         )
     return row
 

@@ -15,6 +15,9 @@ call as the session's principal. How a mem0 memory is kept (docs/mem0.md):
 * it is tagged ``mem0`` and ``user:ID``, ``agent:ID``, ``run:ID`` for the ids it has;
 * the ids, ``role``, ``actor_id`` and the caller's metadata are the memory's metadata
   under ``mem0``. An agent id names whose memory it is; it is not a principal.
+
+It is one piece past the usual size on purpose: mem0's calls, its result shapes and
+its filter language are one surface, read together against mem0's own.
 """
 
 from __future__ import annotations

@@ -28,6 +28,9 @@ store compacts (``compact``): ``forget`` compacts unless asked not to, then look
 erased values' bytes in every file of the store (PostgreSQL: in every row of every
 table), and records the answer as a ``forget_verify`` event. ``certificate`` fetches a
 certificate again, with its latest verification.
+
+It is one piece past the usual size on purpose: the erasure, its certificate, its
+settling and the compaction it waits for are one custody act, checked as a whole.
 """
 
 from __future__ import annotations

@@ -1,11 +1,15 @@
 """Snapshots in and out (export and import of the shared tiers), imports from other
 stores' formats (``import_from``), the export of the event log as JSON lines, and the
 one-time import of legacy per-identity markdown files.
+
+It is one piece past the usual size on purpose: every way memories cross the store's
+edge in bulk (snapshots both ways, other stores' formats, the legacy files) shares the
+same checks before one transaction, so they are read side by side.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -186,7 +190,8 @@ def import_(
 
     root = Path(directory)
     snapshot = transfer.read_snapshot(root, progress)
-    rows, tickets = transfer.read_records(root)
+    manifest = transfer.read_manifest(root)
+    rows, tickets = transfer.read_records(root, manifest)
     teams = transfer.read_lines(root, transfer.TEAMS, _team_of)
     edges = transfer.read_lines(root, transfer.RELATIONS, relation_of)
     operator = svc.kind is Kind.OPERATOR
@@ -200,7 +205,7 @@ def import_(
     rows = [(path, _checked(path, replace(row, realm=svc.realm))) for path, row in rows]
     ids = [row.id for _, row in rows]
     realms = svc.backend.read(lambda tx: {m.realm for m in tx.get_many(ids)}) if ids else set()
-    came_from = transfer.read_manifest(root).get("realm", svc.realm)
+    came_from = manifest.get("realm", svc.realm)
     renamed: dict[str, str] = {}
     if came_from != svc.realm or realms - {svc.realm}:
         rows, tickets, renamed = _moved(svc, rows, tickets)  # ids are the store's
@@ -229,7 +234,6 @@ def import_(
         requests.append(replace(normalized, create_only=not force, exact_tier=True))
     if not requests and not rows and not tickets and not teams:
         return []
-    requests = svc.backend.read(lambda tx: _fresh_ids(tx, requests))
 
     def run(work: Work) -> list[WriteResult]:
         _registered(work, [row for _, row in rows], requests, create, teams)
@@ -245,13 +249,8 @@ def import_(
                 continue
             work.add_proposal(ticket)
             work.event("ticket_import", fields_of(ticket), reason="import")
-        batch = tier.Batch(svc, work, reason="import")
-        results = []
-        for done, request in enumerate(requests, start=1):
-            results.append(batch.apply(request))
-            if progress is not None:
-                progress("write", done, len(requests))
-        batch.close(progress)
+        named = _fresh_ids(work.reads, requests)
+        results = tier.Batch(svc, work, reason="import").apply_all(named, progress)
         for team, members in teams:
             for member in members:
                 work.add_member(team, member)
@@ -270,17 +269,23 @@ def _checked(path: Path, row: Memory) -> Memory:
     ``snapshot_invalid`` naming the file and the field."""
     from retain import transfer
 
-    try:
-        if row.name is not None:
-            fields.name(row.name)
-        lookup.check_scope(row.scope)
-        fields.priority(row.priority)
-        if fields.description(row.description) != row.description:
-            raise InvalidValue("the description is not one line", remedy="", field="description")
-        fields.tags(list(row.tags))
-        fields.references(list(row.references))
-    except InvalidInput as exc:
-        raise transfer.refused(path, exc) from exc
+    def one_line(description: str) -> None:
+        if fields.description(description) != description:
+            raise InvalidValue("the description is not one line", remedy="")
+
+    checks: list[tuple[str, Callable[[], object]]] = [
+        ("name", lambda: row.name is None or fields.name(row.name)),
+        ("scope", lambda: lookup.check_scope(row.scope)),
+        ("priority", lambda: fields.priority(row.priority)),
+        ("description", lambda: one_line(row.description)),
+        ("tags", lambda: fields.tags(list(row.tags))),
+        ("references", lambda: fields.references(list(row.references))),
+    ]
+    for field, check in checks:
+        try:
+            check()
+        except InvalidInput as exc:
+            raise transfer.refused(path, exc, field) from exc
     return replace(row, content_hash=rows_.content_hash(row.body))
 
 

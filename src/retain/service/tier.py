@@ -139,14 +139,7 @@ def write_normalized(
     """``write_many`` of requests ``normalized`` already checked and put in stored form."""
 
     def run(work: Work) -> list[WriteResult]:
-        batch = Batch(svc, work, reason=reason)
-        results = []
-        for done, request in enumerate(requests, start=1):
-            results.append(batch.apply(request))
-            if progress is not None:
-                progress("write", done, len(requests))
-        batch.close(progress)
-        return results
+        return Batch(svc, work, reason=reason).apply_all(requests, progress)
 
     results = svc._write(run)
     if progress is not None:  # a bulk write: the vector index too, while it is shown
@@ -167,6 +160,18 @@ class Batch:
 
     def apply(self, request: WriteRequest) -> WriteResult:
         return _apply(self.svc, self.work, request, self.inline, self.staged, self.reason)
+
+    def apply_all(
+        self, requests: Sequence[WriteRequest], progress: Progress | None = None
+    ) -> list[WriteResult]:
+        """Apply ``requests`` in order (each a ``write`` step of ``progress``), then close."""
+        results = []
+        for done, request in enumerate(requests, start=1):
+            results.append(self.apply(request))
+            if progress is not None:
+                progress("write", done, len(requests))
+        self.close(progress)
+        return results
 
     def close(self, progress: Progress | None = None) -> None:
         self.inline.check(self.svc.settings.inline_max_bytes)

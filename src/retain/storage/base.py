@@ -5,7 +5,7 @@ to ``StoreError``. It holds no business rule: it never decides whether a
 write is allowed, only carries it out. Every backend passes the same contract
 tests.
 
-One module on purpose, past the usual size: it is the whole seam (the value types
+It is one piece past the usual size on purpose: it is the whole seam (the value types
 that cross it and the protocols each backend implements), so that what a backend
 owes the service is read in one place.
 """

@@ -54,6 +54,9 @@ vector sums (the relevance gate's mean). New segments are written beside the old
 the JSON replaced last, so a reader sees one whole version or the one before; writers
 take ``lock`` (``flock``), and a reader that still has a replaced segment mapped keeps
 reading it until it next looks at the JSON.
+
+It is one piece past the usual size on purpose: the codes' file format, their build,
+their scan and the choice of candidates share one layout, changed together.
 """
 
 from __future__ import annotations

@@ -4,6 +4,9 @@ They are in psycopg's ``%s`` parameter style; the SQLite backend turns each ``%s
 ``?``. A backend's transaction supplies ``_rows``, ``_one`` and ``_execute`` to run
 them, and ``_memory``, ``_agents`` and ``_teams`` for the rows its engine holds
 differently (JSON text against ``jsonb``, arrays).
+
+It is one piece past the usual size on purpose: it is the SQL both backends run
+alike, kept in one place so that neither drifts from the other.
 """
 
 from __future__ import annotations
