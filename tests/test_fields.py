@@ -246,6 +246,23 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
     ),
     "dedup": (False, (), {"threshold": 0.7, "project": "web", "progress": _progress}),
     "hygiene": (False, (), {"unverified": "90d", "expiring": "7d", "limit": 5}),
+    "records": (
+        False,
+        (),
+        {
+            "scope": "global",
+            "identity": None,
+            "status": "active",
+            "trust": "attested",
+            "tag": "ops",
+            "text": "deploy",
+            "limit": 5,
+            "cursor": None,
+        },
+    ),
+    "record": (False, ("01ID",), {}),
+    "overview": (False, (), {"days": 7}),
+    "timeline": (False, (), {"kinds": ("create",), "before": 10, "limit": 5}),
 }
 # Verbs without an argument to get wrong.
 NO_ARGUMENTS = {

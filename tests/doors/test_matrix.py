@@ -95,7 +95,9 @@ def settings_of(column: str) -> Settings:
 # a memory's relation graph is read by anyone (through their view), relations are made
 # and pairs decided by the curators (operators and the steward: supersedes and contradicts
 # are decisions), a dedup pass (which only proposes pairs) is upkeep for operators,
-# applications and the steward, and the hygiene report is the curators' worklist.
+# applications and the steward, and the hygiene report is the curators' worklist;
+# the console's records and a record are read by anyone through their view, its overview
+# and timeline (the log's) by anyone but an agent.
 EXPECTED: dict[str, dict[str, str]] = {
     #                      agent   app     operator steward anonymous anonymous-writing
     "search":          row(OK,     OK,     OK,      OK,     OK,       OK),
@@ -170,6 +172,10 @@ EXPECTED: dict[str, dict[str, str]] = {
     "decide":          row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
     "dedup":           row(DENIED, OK,     OK,      OK,     DENIED,   DENIED),
     "hygiene":         row(DENIED, DENIED, OK,      OK,     DENIED,   DENIED),
+    "records":         row(OK,     OK,     OK,      OK,     OK,       OK),
+    "record":          row(OK,     OK,     OK,      OK,     OK,       OK),
+    "overview":        row(DENIED, OK,     OK,      OK,     OK,       OK),
+    "timeline":        row(DENIED, OK,     OK,      OK,     OK,       OK),
 }
 # fmt: on
 
@@ -718,6 +724,13 @@ DOORS: dict[str, Doors] = {
         rest=("get", "/v1/hygiene"),
         mcp="memory_hygiene",
     ),
+    "records": Doors(lambda svc, s: svc.records(), rest=("get", "/v1/records")),
+    "record": Doors(
+        lambda svc, s: svc.record(s.plan),
+        rest=("get", "/v1/records/{id}"), rest_args=lambda s: {"id": s.plan},
+    ),
+    "overview": Doors(lambda svc, s: svc.overview(), rest=("get", "/v1/overview")),
+    "timeline": Doors(lambda svc, s: svc.timeline(), rest=("get", "/v1/timeline")),
 }  # fmt: skip
 VERBS = tuple(DOORS)  # the order each (column, door) runs them in
 

@@ -53,6 +53,7 @@ from retain.service import (
     ingest,
     lookup,
     mirror,
+    panel,
     policy,
     proposal,
     registry,
@@ -502,5 +503,11 @@ class MemoryService:
     migrate_to = admin.migrate_to
     reindex = admin.reindex
     status = admin.status
+
+    # the console's panels (the others are the verbs above)
+    records = panel.records
+    record = panel.record
+    overview = panel.overview
+    timeline = panel.timeline
 
     caption = staticmethod(lookup.caption)

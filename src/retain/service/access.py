@@ -61,7 +61,7 @@ NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
              "recall", "list_proposals", "list_injections", "fact_read", "fact_history",
              "list_projects", "list_agents", "list_teams", "events", "session_status",
              "list_tickets", "get_ticket", "certificate", "query", "stores", "gate",
-             "chain_head", "graph", "hygiene"),
+             "chain_head", "graph", "hygiene", "records", "record", "overview", "timeline"),
             _READ,
         ),
         # writing and changing memories, facts and proposals

@@ -17,7 +17,11 @@ def events(tx: Reads, view: View, *, after: int, limit: int, memory_id: str | No
     the view (a reviewer-only one included) keeps its place (the chain stays whole)
     without its payload; a memory no longer stored (deleted) has no scope, so only an
     operator sees its events whole."""
-    listed = tx.list_events(view.actor.realm, after, limit, memory_id)
+    return as_seen(tx, view, tx.list_events(view.actor.realm, after, limit, memory_id))
+
+
+def as_seen(tx: Reads, view: View, listed: list[Event]) -> list[Event]:
+    """``listed`` as ``view`` shows each event (``View.event``)."""
     about = {e.memory_id for e in listed if e.memory_id is not None}
     stored = {m.id: m for m in tx.get_many(sorted(about))}
     return [view.event(e, stored.get(e.memory_id or "")) for e in listed]

@@ -180,6 +180,12 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "decide": _write(CURATORS, _CURATE, offered=True),
         "dedup": _write(KEEPERS, _DEDUP, offered=True),
         "hygiene": _read(CURATORS, _HYGIENE, offered=True),
+        # the console's panels: records and a record through the view, the overview
+        # and the timeline over the log
+        "records": _read(EVERYONE),
+        "record": _read(EVERYONE),
+        "overview": _read(NOT_AGENTS, _LOG),
+        "timeline": _read(NOT_AGENTS, _LOG),
     }
 )
 

@@ -121,16 +121,20 @@ class View:
         """Whether ``memory`` is in this view: its realm and scope are (``covers``),
         and it is no reviewer-only row hidden from this view (``hides``; under access
         control a reviewer also needs ``memory.quarantine.review`` on its scope)."""
-        if memory.quarantine_reason:
+        return self.sees_at(
+            memory.realm, memory.scope, reviewer_only=bool(memory.quarantine_reason)
+        )
+
+    def sees_at(self, realm: str, scope: str, *, reviewer_only: bool) -> bool:
+        """Whether a row of ``realm`` in ``scope`` is in this view; ``reviewer_only``:
+        one written quarantined."""
+        if reviewer_only:
             return (
-                memory.realm == self.actor.realm
+                realm == self.actor.realm
                 and self.reviews
-                and (
-                    self.grants is None
-                    or self.grants.allows("memory.quarantine.review", memory.scope)
-                )
+                and (self.grants is None or self.grants.allows("memory.quarantine.review", scope))
             )
-        return self.covers(memory.realm, memory.scope)
+        return self.covers(realm, scope)
 
     def get(self, tx: Reads, memory_id: str) -> Memory | None:
         """The memory of that id as this view sees it (None: none, or not in view)."""

@@ -72,6 +72,8 @@ class MemoryFilter:
     loads: tuple[str, ...] = ()  # keeps only memories of these loads (empty: every load)
     trusts: tuple[str, ...] = ()  # keeps only memories at these trusts (empty: every trust)
     within: tuple[str, ...] | None = None  # keeps only these memory ids (None: any)
+    contains: str | None = None  # keeps only those whose name, description or body holds it
+    reviewer_only: bool | None = None  # True: only rows written quarantined; False: none
 
 
 ScannedRow = tuple[str, str, str, str]  # a plain-text scan's row: id, name, description, body
@@ -89,6 +91,19 @@ class InlineEntry:
     memory_id: str
     name: str | None
     scope: str
+    body_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class CensusRow:
+    """How many rows of one scope stand at one status and trust, and their bodies' bytes;
+    ``reviewer_only``: rows written quarantined (only a reviewer's view sees them)."""
+
+    scope: str
+    status: str
+    trust: str
+    reviewer_only: bool
+    count: int
     body_bytes: int
 
 
@@ -328,6 +343,29 @@ class Reads(Protocol):
         ...
 
     def inline_entries(self, realm: str, now: str) -> list[InlineEntry]: ...
+    def recent_memories(
+        self, where: MemoryFilter, limit: int, before: tuple[str, str] | None = None
+    ) -> list[Memory]:
+        """Newest-updated first (then id, descending), after the position ``before``
+        (``updated_at``, ``id``) when given."""
+        ...
+
+    def census(self, realm: str) -> list[CensusRow]:
+        """Each scope's rows counted by status, trust and whether written quarantined."""
+        ...
+
+    def event_days(
+        self, realm: str, since: str, kinds: Sequence[str]
+    ) -> list[tuple[str, str, int]]:
+        """(day, kind, count) of the realm's events of ``kinds`` since ``since``."""
+        ...
+
+    def recent_events(
+        self, realm: str, before_seq: int | None, limit: int, kinds: Sequence[str] = ()
+    ) -> list[Event]:
+        """The realm's events newest first, below ``before_seq`` when given."""
+        ...
+
     def referencing(self, realm: str, targets: Sequence[str]) -> list[Memory]: ...
 
     def load_counts(self, where: MemoryFilter, now: str) -> LoadCounts:

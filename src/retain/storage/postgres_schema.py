@@ -481,6 +481,9 @@ CREATE TABLE mirror_links (
 CREATE INDEX mirror_links_state ON mirror_links(realm, state, updated_at);
 """
 
+# The console's listing, newest-updated first a keyset page at a time.
+_RECENT = "CREATE INDEX memories_recent ON memories(realm, updated_at, id);"
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "deferred vectors", _DEFERRED_VECTORS),
@@ -499,6 +502,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(15, "event signatures", _EVENT_SIGNATURES),
     Migration(16, "relations", _RELATIONS),
     Migration(17, "mirror links", _MIRROR_LINKS),
+    Migration(18, "recent", _RECENT),
 )
 
 

@@ -23,6 +23,7 @@ from retain.errors import MemoryExists
 from retain.model import Agent, Event, Injection, ListPosition, Memory, Proposal, Team
 from retain.storage.base import KeySource, LoadCounts, MemoryFilter
 from retain.storage.mirror_links import MirrorLinkStatements
+from retain.storage.panel import PanelStatements
 from retain.storage.postgres_vectors import PendingVectors, PostgresVectors
 from retain.storage.postgres_words import PostgresWords
 from retain.storage.relations import RelationStatements
@@ -90,7 +91,12 @@ def _params(m: Memory) -> dict[str, Any]:
 
 
 class PostgresTransaction(
-    PostgresWords, PostgresVectors, RelationStatements, MirrorLinkStatements, SqlStatements
+    PostgresWords,
+    PostgresVectors,
+    RelationStatements,
+    MirrorLinkStatements,
+    SqlStatements,
+    PanelStatements,
 ):
     """The operations of one connection, inside the transaction the backend opened."""
 
@@ -172,6 +178,15 @@ class PostgresTransaction(
         if where.within is not None:
             clauses.append(f"{alias}.id = ANY(%s)")
             args.append(list(where.within))
+        if where.contains is not None:
+            clauses.append(
+                f"strpos(lower(coalesce({alias}.name, '') || chr(10) || {alias}.description "
+                f"|| chr(10) || {alias}.body), lower(%s)) > 0"
+            )
+            args.append(where.contains)
+        if where.reviewer_only is not None:
+            null = "IS NOT NULL" if where.reviewer_only else "IS NULL"
+            clauses.append(f"{alias}.quarantine_reason {null}")
         return " AND ".join(clauses), args
 
     # -- realms and projects --------------------------------------------------

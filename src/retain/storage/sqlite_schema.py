@@ -582,6 +582,11 @@ def _m017_mirror_links(con: sqlite3.Connection) -> None:
     )
 
 
+def _m018_recent(con: sqlite3.Connection) -> None:
+    """The console's listing, newest-updated first a keyset page at a time."""
+    run_script(con, "CREATE INDEX memories_recent ON memories(realm, updated_at, id);")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", _m001_foundation),
     Migration(2, "retrieval", _m002_retrieval),
@@ -600,6 +605,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(15, "event signatures", _m015_event_signatures),
     Migration(16, "relations", _m016_relations),
     Migration(17, "mirror links", _m017_mirror_links),
+    Migration(18, "recent", _m018_recent),
 )
 
 

@@ -35,6 +35,7 @@ from retain.storage.base import (
     ScannedRow,
 )
 from retain.storage.mirror_links import MirrorLinkStatements
+from retain.storage.panel import PanelStatements
 from retain.storage.relations import RelationStatements
 from retain.storage.rows import (
     AFTER_SQL,
@@ -115,7 +116,9 @@ def _qmark(sql: str) -> str:
 _SCANNED = ("coalesce(m.name, '')", "m.description", "m.body")  # what a plain-text scan reads
 
 
-class SqliteTransaction(SqliteVectors, RelationStatements, MirrorLinkStatements, SqlStatements):
+class SqliteTransaction(
+    SqliteVectors, RelationStatements, MirrorLinkStatements, SqlStatements, PanelStatements
+):
     """The operations of one connection, inside whatever transaction is open."""
 
     _memory = staticmethod(_memory)
@@ -185,6 +188,15 @@ class SqliteTransaction(SqliteVectors, RelationStatements, MirrorLinkStatements,
         if where.within is not None:
             clauses.append(f"{alias}.id IN (SELECT value FROM json_each(?))")
             args.append(json.dumps(where.within))
+        if where.contains is not None:  # ASCII letters compare without case (SQLite's lower)
+            clauses.append(
+                f"instr(lower(coalesce({alias}.name, '') || char(10) || {alias}.description "
+                f"|| char(10) || {alias}.body), lower(?)) > 0"
+            )
+            args.append(where.contains)
+        if where.reviewer_only is not None:
+            null = "IS NOT NULL" if where.reviewer_only else "IS NULL"
+            clauses.append(f"{alias}.quarantine_reason {null}")
         return " AND ".join(clauses), args
 
     # -- realms and projects --------------------------------------------------

@@ -35,6 +35,7 @@ from retain.doors.http import (
     grants,
     graph,
     memories,
+    panels,
     realm,
     retention,
     review,
@@ -244,4 +245,5 @@ def create_app(
     custody.add(app, service, acting)
     retention.add(app, service, acting)
     graph.add(app, service, acting)
+    panels.add(app, service, acting)
     return app
