@@ -53,6 +53,7 @@ what to do instead, and ``details``: the ids and numbers it concerns.
     │   └── SuccessorConflict        successor_conflict
     ├── AccessDenied                 access_denied
     │   ├── Unauthenticated          unauthenticated
+    │   ├── ForgedRequest            forged_request
     │   └── MemoryDisabled           memory_disabled
     ├── TransferError                transfer_error
     │   ├── ExportTargetNotEmpty     export_target_not_empty
@@ -559,6 +560,13 @@ class Unauthenticated(AccessDenied):
     """A request to a server that has tokens came without a token it knows."""
 
     code = "unauthenticated"
+
+
+class ForgedRequest(AccessDenied):
+    """A console form came without the page's anti-forgery token or from another site, or
+    a page was asked for under a host name a loopback server does not answer to."""
+
+    code = "forged_request"
 
 
 class MemoryDisabled(AccessDenied):

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 def serve(
     host: str, port_text: str, tokens_file: Path | None, workers: int, home: Path | None
 ) -> None:
-    """Serve the REST API under /v1 and the MCP server at /mcp on one port."""
+    """Serve the REST API under /v1, the MCP server at /mcp and the console at /console."""
     with refusals(), needed("server", "serving the REST API and MCP"):
         import uvicorn
 
@@ -59,7 +59,8 @@ def serve(
         listener = serving.listen(host, port)  # said once it listens: a caller may connect
         warn(
             f"retain: serving {service.backend.location} at http://{host}:{port}{http.API} "
-            f"and MCP at http://{host}:{port}{http.MCP_PATH}/ ({len(tokens)} token(s); "
+            f"and MCP at http://{host}:{port}{http.MCP_PATH}/, the console at "
+            f"http://{host}:{port}/console ({len(tokens)} token(s); "
             f"embedder {loaded.model_id})"
         )
         if loaded.degraded:

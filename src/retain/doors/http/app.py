@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import retain
 from retain import errors
-from retain.doors import mcp
+from retain.doors import console, mcp
 from retain.doors.http import (
     agents,
     assertions,
@@ -166,7 +166,8 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     host: str = "127.0.0.1",
 ) -> FastAPI:
-    """The REST API over ``service``'s store, and the MCP server at ``/mcp``; with
+    """The REST API over ``service``'s store, the MCP server at ``/mcp`` and the console
+    at ``/console``; with
     ``tokens``, every request needs one. ``host`` is where it is served: on a loopback
     address the MCP endpoint refuses other Host headers (DNS rebinding)."""
     services = Services(service)
@@ -246,4 +247,5 @@ def create_app(
     retention.add(app, service, acting)
     graph.add(app, service, acting)
     panels.add(app, service, acting)
+    console.add(app, services, known, host)
     return app
