@@ -31,13 +31,15 @@ from retain.errors import InvalidValue
 if TYPE_CHECKING:
     from retain.receipt import Receipt
 
+REVIEW = "memory.quarantine.review"  # reading what was written quarantined, and deciding it
+
 # Every action a grant may name, and what it lets its subject do.
 ACTIONS: Mapping[str, str] = MappingProxyType(
     {
         "memory.read": "read the memories of the shared tiers and agents' own scopes",
         "memory.write": "write and change memories, facts and proposals",
         "memory.delete": "delete or forget memories",
-        "memory.quarantine.review": "read quarantined memories and decide them",
+        REVIEW: "read quarantined memories and decide them",
         "memory.retier": "raise or lower a memory's trust",
         "team.memory.read": "read the memories of team scopes",
         "operator.memory.read": "read the memories of the operator scope",

@@ -2,21 +2,22 @@
 their bodies, one record with its supersede chain, and the overview of a realm.
 
 A row the reader's view covers but may not read, because it was written quarantined and
-the reader may not review it, is given **withheld**: its id, scope, status, trust and
-times, never its name, description, tags or body. The console says so instead of
-pretending the row does not exist; a row outside the view is not given at all.
+the reader may not review it, is given **withheld**: its id, scope, status, trust, times
+and place in a supersede chain, never its name, description, tags or body. The console
+says so instead of pretending the row does not exist; a row outside the view is not
+given at all (``View.shows`` decides which).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from retain.chrono import stamp
-from retain.model import Memory
-
-REVIEW_ACTION = "memory.quarantine.review"  # what reading a withheld row needs
+from retain.grants import REVIEW
+from retain.model import Event, Memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,18 +37,18 @@ class RecordRow:
             "ever_quarantined": m.ever_quarantined,
             "created_at": stamp(m.created_at),
             "updated_at": stamp(m.updated_at),
+            "supersedes": m.supersedes,
+            "superseded_by": m.superseded_by,
             "withheld": self.withheld,
         }
         if self.withheld:
-            return row | {"needs": REVIEW_ACTION}
+            return row | {"needs": REVIEW}
         return row | {
             "name": m.name,
             "description": m.description,
             "tags": list(m.tags),
             "author": m.author,
             "body_bytes": m.body_bytes,
-            "supersedes": m.supersedes,
-            "superseded_by": m.superseded_by,
         }
 
 
@@ -83,19 +84,18 @@ class RecordView:
     updates, retracted and discarded ones among them), each as a body-free row."""
 
     record: RecordRow
+    now: datetime
     ancestors: tuple[RecordRow, ...] = ()
     successors: tuple[RecordRow, ...] = ()
-    now: datetime | None = None
 
     @property
     def memory(self) -> Memory:
         return self.record.memory
 
     def to_dict(self) -> dict[str, Any]:
-        now = self.now or self.memory.updated_at
         shown = self.record.to_dict()
         if not self.record.withheld:
-            shown = self.memory.to_dict(now, body=True) | {
+            shown = self.memory.to_dict(self.now, body=True) | {
                 "content_hash": self.memory.content_hash,
                 "quarantine_reason": list(self.memory.quarantine_reason),
                 "session": self.memory.session,
@@ -192,3 +192,14 @@ class Overview:
             "days": [d.to_dict() for d in self.days],
             "withheld": self.withheld,
         }
+
+
+class EventPage(list[Event]):
+    """A page of the timeline, newest first, and ``next_cursor``: the ``seq`` to read
+    below for the next page, set exactly when more events follow (else None)."""
+
+    __slots__ = ("next_cursor",)
+
+    def __init__(self, events: Iterable[Event] = (), next_cursor: int | None = None) -> None:
+        super().__init__(events)
+        self.next_cursor = next_cursor

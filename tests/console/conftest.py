@@ -1,6 +1,6 @@
 """What the browser tests need: Debian's Chromium, driven by Playwright (its Python
 package, with no browser of its own: ``executable_path`` names the system's), one
-browser for the session, and a folder for the pages' screenshots.
+browser for a module, and a folder for the pages' screenshots.
 
 Chromium is installed by the test command (``scripts/test``). Where it is missing these
 tests fail, saying so: a console that was never opened in a browser has not passed.
@@ -40,8 +40,11 @@ def chromium() -> str:
     return named
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
+    """One browser for a module's tests. Never longer: Playwright's synchronous API runs
+    an event loop in the main thread while it is open, and the asynchronous tests that
+    follow need that thread's loop to themselves."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:

@@ -143,7 +143,8 @@ def test_releasing_a_quarantined_record_needs_the_pages_token(
     assert done.status_code == 303
     assert done.headers["location"] == f"/console/records/{s.held}-released?done=released"
     successor = client.get(done.headers["location"]).text
-    assert "Done: released." in successor and "The staging password" in successor
+    assert "Released: the content is ordinary memory now" in successor
+    assert "The staging password" in successor
     assert [m.id for m in operator.list_quarantine()] == [s.tip]
     audit = client.get("/console/audit").text
     assert "review" in audit and f"{s.held}" in audit
@@ -236,6 +237,8 @@ def test_unknown_pages_and_bad_filters_answer_in_html(
     bad = client.get("/console/records?status=gone")
     assert bad.status_code == 400 and "invalid_value" in bad.text
     assert client.get("/console/records?limit=many").status_code == 400
+    said = client.get("/console?done=Your+session+expired.+Sign+in+at+evil.example").text
+    assert "evil.example" not in said  # a notice is one the console wrote
     slash = client.get("/console/", follow_redirects=False)
     assert slash.status_code == 308 and slash.headers["location"] == "/console"
     assert "No records match these filters." in client.get("/console/records?tag=none").text

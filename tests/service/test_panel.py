@@ -10,8 +10,9 @@ import pytest
 from tests.conftest import ServiceFactory
 
 from retain.chrono import ManualClock
-from retain.config import Settings
+from retain.config import AccessSettings, Settings
 from retain.errors import AccessDenied, InvalidName, InvalidValue, NotFound
+from retain.grants import Grant
 from retain.model import Memory
 from retain.service import MemoryService
 
@@ -225,3 +226,38 @@ def test_the_timeline_reads_the_log_newest_first(
     assert about.withheld and about.payload is None
     with pytest.raises(AccessDenied):
         make_service(principal="agent:ada").timeline()
+
+
+def test_a_filter_never_tells_a_reader_who_may_not_review_what_held_content_says(
+    operator: MemoryService, make_service: ServiceFactory
+) -> None:
+    """An operator under access control without memory.quarantine.review: a text filter
+    leaves reviewer-only rows out whatever they say, so whether one matched is not told."""
+    held(make_service, "the vault code is 1234")
+    grants = tuple(
+        Grant(who, action, "realm:default", id=f"config:{n}")
+        for n, (who, action) in enumerate(
+            [("operator:ann", "realm.admin"), ("operator:ann", "memory.read"),
+             ("operator:bob", "memory.read")], start=1,
+        )
+    )  # fmt: skip
+    controlled = Settings(access=AccessSettings(control=True, grants=grants))
+    bob = make_service(principal="operator:bob", settings=controlled)
+    matched, missed = bob.records(text="vault code"), bob.records(text="nothing like it")
+    assert matched.rows == missed.rows == ()
+    assert matched.unsearched and missed.unsearched
+    (row,) = bob.records().rows  # unfiltered, it is there, withheld
+    assert row.withheld
+
+
+def test_a_withheld_record_keeps_its_place_in_the_chain(
+    operator: MemoryService, make_service: ServiceFactory
+) -> None:
+    ada = make_service(principal="agent:ada")
+    kept = ada.remember("the door code is 42")
+    update = make_service(principal="agent:ada", settings=HELD).update(kept.id, "it is 43")
+    seen = ada.record(kept.id)
+    (claimant,) = seen.successors
+    assert claimant.withheld and claimant.memory.id == update.id
+    assert claimant.to_dict()["supersedes"] == kept.id
+    assert ids(ada.record(update.id).ancestors) == [kept.id]

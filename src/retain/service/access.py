@@ -48,7 +48,7 @@ _READ = ("memory.read",)
 _WRITE = ("memory.write",)
 _DELETE = ("memory.delete",)
 _ADMIN = ("realm.admin",)
-_REVIEW = ("memory.quarantine.review",)
+_REVIEW = (grants.REVIEW,)
 
 # The actions each verb needs, one table for every row of the policy table (and the
 # verbs issue 16 adds, so that each lands judged). A verb with no row here is refused

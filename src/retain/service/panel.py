@@ -20,11 +20,12 @@ from typing import TYPE_CHECKING
 
 from retain import budget, fields
 from retain.chrono import parse_stamp, stamp
-from retain.errors import InvalidValue, NotFound
-from retain.model import AGENT_PREFIX, Event, Memory, Status
+from retain.errors import InvalidTime, InvalidValue, NotFound
+from retain.model import AGENT_PREFIX, Memory, Status
 from retain.panel_results import (
     BandUse,
     DayCount,
+    EventPage,
     Overview,
     RecordPage,
     RecordRow,
@@ -33,7 +34,7 @@ from retain.panel_results import (
 )
 from retain.service import audit, lookup, rows
 from retain.service.trust import named
-from retain.service.view import View
+from retain.service.view import WHOLE, WITHHELD, View
 from retain.storage.base import MemoryFilter, Reads
 
 if TYPE_CHECKING:
@@ -61,10 +62,10 @@ def _position(cursor: str) -> tuple[str, str]:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("utf-8")
         at, mark, memory_id = raw.partition(_CURSOR_MARK)
-        if not mark or not memory_id:
+        if not mark or not memory_id or "\x00" in memory_id:
             raise ValueError(cursor)
         return stamp(parse_stamp(at)), memory_id
-    except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
+    except (ValueError, InvalidTime):  # binascii.Error, UnicodeDecodeError: ValueErrors
         raise InvalidValue(
             f"{cursor!r} is not a cursor of this listing",
             remedy="pass the next_cursor a page gave, or none for the first page",
@@ -124,6 +125,11 @@ def records(
 
     def run(tx: Reads) -> RecordPage:
         view = svc._reader(tx)
+        # a filter looks into reviewer-only rows only for a view that sees every one of
+        # them: whether it left any out is never told by the data
+        unsearched = filtered and not view.reviews_all
+        if scope is not None and not view.covers(svc.realm, scope):
+            return RecordPage((), None, unsearched)  # not the reader's: nothing to read
         scopes, tiers_only = view.narrow(
             None if scope is None else (scope,), with_own=scope is None, reads=tx
         )
@@ -135,20 +141,16 @@ def records(
             tag=tag,
             trusts=(tier.value,) if tier else (),
             contains=text,
-            # a reader who may review no row is not matched against reviewer-only content
             reviewer_only=False if filtered and not view.reviews else None,
         )
         shown: list[RecordRow] = []
-        unsearched = filtered and not view.reviews
         position = before
         while len(shown) <= limit:
             batch = tx.recent_memories(where, max(limit + 1, _SCAN), position)
             for memory in rows.linked(tx, batch):
                 row = _row(view, memory)
-                if row is not None and row.withheld and filtered:
-                    unsearched, row = True, None  # matched content the reader may not read
-                if row is not None:
-                    shown.append(row)
+                if row is not None and not (row.withheld and filtered):
+                    shown.append(row)  # (a withheld row a filter matched is left out)
             if len(batch) < max(limit + 1, _SCAN):
                 break
             position = (stamp(batch[-1].updated_at), batch[-1].id)
@@ -161,11 +163,8 @@ def records(
 
 def _row(view: View, memory: Memory) -> RecordRow | None:
     """``memory`` as a row of ``view``'s listing: whole, withheld, or not given (None)."""
-    if view.sees(memory):
-        return RecordRow(memory)
-    if memory.quarantine_reason and view.covers(memory.realm, memory.scope):
-        return RecordRow(memory, withheld=True)
-    return None
+    shown = view.shows(memory.realm, memory.scope, reviewer_only=bool(memory.quarantine_reason))
+    return None if shown is None else RecordRow(memory, withheld=shown == WITHHELD)
 
 
 def record(svc: MemoryService, memory_id: str) -> RecordView:
@@ -187,7 +186,7 @@ def record(svc: MemoryService, memory_id: str) -> RecordView:
                 id=memory_id,
             )
         memory = row.memory
-        return RecordView(row, _ancestors(tx, view, memory), _successors(tx, view, memory), now)
+        return RecordView(row, now, _ancestors(tx, view, memory), _successors(tx, view, memory))
 
     return svc.backend.read(run)
 
@@ -198,7 +197,7 @@ def _ancestors(tx: Reads, view: View, memory: Memory) -> tuple[RecordRow, ...]:
     found: list[RecordRow] = []
     at = memory.supersedes
     while at is not None and len(found) < CHAIN_MAX:
-        got = tx.get_many([at])
+        got = rows.linked(tx, tx.get_many([at]))
         row = _row(view, got[0]) if got else None
         if row is None:
             break
@@ -245,13 +244,14 @@ def overview(svc: MemoryService, *, days: int = 30) -> Overview:
         sizes: dict[str, int] = {}
         withheld: dict[str, int] = {}
         for row in tx.census(svc.realm):
-            if view.sees_at(svc.realm, row.scope, reviewer_only=row.reviewer_only):
+            shown = view.shows(svc.realm, row.scope, reviewer_only=row.reviewer_only)
+            if shown == WHOLE:
                 by_status = statuses.setdefault(row.scope, {})
                 by_status[row.status] = by_status.get(row.status, 0) + row.count
                 by_trust = trusts.setdefault(row.scope, {})
                 by_trust[row.trust] = by_trust.get(row.trust, 0) + row.count
                 sizes[row.scope] = sizes.get(row.scope, 0) + row.body_bytes
-            elif row.reviewer_only and view.covers(svc.realm, row.scope):
+            elif shown == WITHHELD:
                 withheld[row.scope] = withheld.get(row.scope, 0) + row.count
         scopes = tuple(
             ScopeCount(s, statuses.get(s, {}), trusts.get(s, {}), sizes.get(s, 0),
@@ -290,10 +290,11 @@ def timeline(
     kinds: tuple[str, ...] = (),
     before: int | None = None,
     limit: int = 100,
-) -> list[Event]:
+) -> EventPage:
     """The realm's log newest first: the events below ``seq`` ``before`` (None: from
-    the newest), of ``kinds`` only when any are named, at most ``limit``; an event
-    about a memory the view does not see keeps its place without its payload."""
+    the newest), of ``kinds`` only when any are named, at most ``limit``, with the
+    cursor of the next page when more follow; an event about a memory the view does not
+    see keeps its place without its payload."""
     if isinstance(kinds, str) or not isinstance(kinds, tuple | list):
         raise InvalidValue(
             "kinds is not a list of event kinds", remedy="pass a list of kinds", field="kinds"
@@ -304,8 +305,9 @@ def timeline(
         fields.whole(before, "before", 1)
     fields.page(limit)
 
-    def run(tx: Reads) -> list[Event]:
-        listed = tx.recent_events(svc.realm, before, limit, tuple(kinds))
-        return audit.as_seen(tx, svc._reader(tx), listed)
+    def run(tx: Reads) -> EventPage:
+        listed = tx.recent_events(svc.realm, before, limit + 1, tuple(kinds))
+        page = audit.as_seen(tx, svc._reader(tx), listed[:limit])
+        return EventPage(page, page[-1].seq if len(listed) > limit else None)
 
     return svc.backend.read(run)

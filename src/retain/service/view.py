@@ -10,11 +10,13 @@ about it keeps its place in the log (the chain stays whole) without its payload.
 A row written quarantined (it has a ``quarantine_reason``) is **reviewer-only**, whatever
 it became since (waiting, released, tombstoned): only a reviewer's view sees it (an
 operator or the steward, in any scope of the realm, since reviewing is what they see it
-for), and every other view is as blind to it as to a row outside its scopes. A released
-successor is a new row, written by the review, and ordinary memory. Listings and
-searches keep to active rows (``MemoryFilter.statuses``), and no active row was written
-quarantined, so they need no more; every read of a row by id, name or event asks
-``sees``.
+for), and every other view is as blind to it as to a row outside its scopes, but for the
+console's panels, which give it **withheld** where the view covers its scope (``shows``:
+where it is and where it stands, never its content). A released successor is a new row,
+written by the review, and ordinary memory. Listings and searches keep to active rows
+(``MemoryFilter.statuses``), and no active row was written quarantined, so they need no
+more; every read of a row by id, name or event asks ``sees``, and the panels' listing of
+every status asks ``shows``.
 Under ``[access] control = true`` the view also holds the call's grants (the gate makes
 them current: ``retain.service.access``) and keeps, of what the rules above let it see,
 only the rows they let the actor read; a listing or search that covers every scope
@@ -26,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from retain.errors import AccessDenied
+from retain.grants import REVIEW
 from retain.model import (
     GLOBAL_SCOPE,
     PROJECT_PREFIX,
@@ -43,6 +46,7 @@ from retain.storage.base import Reads
 
 # Who sees reviewer-only rows (and reviews them), until access grants refine it.
 REVIEWERS = frozenset({Kind.OPERATOR, Kind.STEWARD})
+WHOLE, WITHHELD = "whole", "withheld"  # how the console's panels give a row (``shows``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,9 +136,24 @@ class View:
             return (
                 realm == self.actor.realm
                 and self.reviews
-                and (self.grants is None or self.grants.allows("memory.quarantine.review", scope))
+                and (self.grants is None or self.grants.allows(REVIEW, scope))
             )
         return self.covers(realm, scope)
+
+    def shows(self, realm: str, scope: str, *, reviewer_only: bool) -> str | None:
+        """How the console's panels give a row of ``realm`` in ``scope``: ``WHOLE`` when
+        it is in this view, ``WITHHELD`` when the view covers its scope but the row is
+        reviewer-only and this view may not review it (where it is and where it stands,
+        never its content), None when it is not given at all."""
+        if self.sees_at(realm, scope, reviewer_only=reviewer_only):
+            return WHOLE
+        return WITHHELD if reviewer_only and self.covers(realm, scope) else None
+
+    @property
+    def reviews_all(self) -> bool:
+        """Whether this view sees every reviewer-only row it covers (a reviewer's, with no
+        grants to narrow it): only then may a text filter look into them."""
+        return self.reviews and self.grants is None
 
     def get(self, tx: Reads, memory_id: str) -> Memory | None:
         """The memory of that id as this view sees it (None: none, or not in view)."""

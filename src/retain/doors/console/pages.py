@@ -34,10 +34,17 @@ HISTORY = 200  # the events a record's history shows
 # The audit timeline's kinds: memory events worth a person's eye first.
 AUDIT_KINDS = {
     "governance": ("quarantine", "review", "promote", "taint", "forget", "retier", "hold",
-                   "release", "confirm", "ticket_approve", "ticket_expire"),
+                   "release", "confirm", "ticket_approve", "ticket_reject", "ticket_expire"),
     "writes": ("create", "edit", "supersede", "delete", "retract", "reinstate"),
     "everything": (),
 }  # fmt: skip
+# What a page says after a review sent it there (``?done=``); any other value says nothing.
+NOTICES = {
+    "released": "Released: the content is ordinary memory now, at observed.",
+    "tombstoned": "Discarded: the record will never be recalled.",
+    "already_released": "It was released already; nothing changed.",
+    "already_tombstoned": "It was discarded already; nothing changed.",
+}
 NAV = (
     ("", "Overview"),
     ("/records", "Records"),
@@ -138,7 +145,7 @@ def add(app: FastAPI, services: Services, known: Mapping[str, str], host: str) -
             "realm": svc.realm if svc else None,
             "tokens": bool(known),
             "csrf": csrf,
-            "notice": request.query_params.get("done"),
+            "notice": NOTICES.get(request.query_params.get("done") or ""),
         }
 
     def _html(
@@ -383,7 +390,7 @@ def add(app: FastAPI, services: Services, known: Mapping[str, str], host: str) -
 
         def build(svc: MemoryService) -> dict[str, Any]:
             events = shown(lambda: svc.timeline(kinds=AUDIT_KINDS[group], before=before))
-            more = events.value is not None and len(events.value) == 100
+            after = events.value.next_cursor if events.value is not None else None
             return {
                 "title": "Audit",
                 "group": group,
@@ -391,8 +398,8 @@ def add(app: FastAPI, services: Services, known: Mapping[str, str], host: str) -
                 "events": events,
                 "paged": before is not None,
                 "next": (
-                    f"{PATH}/audit?{urlencode({'kinds': group, 'before': events.value[-1].seq})}"
-                    if more
+                    f"{PATH}/audit?{urlencode({'kinds': group, 'before': after})}"
+                    if after
                     else None
                 ),
             }

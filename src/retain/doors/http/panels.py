@@ -81,9 +81,7 @@ def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
         svc: MemoryService = acting,
     ) -> dict[str, Any]:
         """The realm's event log newest first, below ``seq`` ``before``, of ``kinds``
-        only when named; ``next_cursor`` is the ``before`` of the next page."""
-        rows = svc.timeline(kinds=tuple(kinds or ()), before=before, limit=limit)
-        return {
-            "events": [e.to_dict() for e in rows],
-            "next_cursor": rows[-1].seq if len(rows) == limit else None,
-        }
+        only when named; ``next_cursor`` (the ``before`` of the next page) is set exactly
+        when more events follow."""
+        page = svc.timeline(kinds=tuple(kinds or ()), before=before, limit=limit)
+        return {"events": [e.to_dict() for e in page], "next_cursor": page.next_cursor}
