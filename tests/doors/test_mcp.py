@@ -666,7 +666,7 @@ HTTP_STATUS_OF = {
     "snapshot_invalid": 422, "unknown_format_version": 422,
     "migrate_target_not_empty": 422, "migrate_mismatch": 422,
     "store_error": 500, "store_busy": 503, "schema_too_new": 500, "integrity_failed": 500,
-    "access_denied": 403, "unauthenticated": 401, "memory_disabled": 403,
+    "access_denied": 403, "unauthenticated": 401, "memory_disabled": 403, "forged_request": 403,
     "embedder_error": 503, "embedder_failed": 503, "dimension_mismatch": 503,
     "recall_failed": 504,
     "config_invalid": 500, "extra_missing": 500,
