@@ -231,9 +231,8 @@ def add(app: FastAPI, services: Services, known: Mapping[str, str], host: str) -
 
     @router.get("")
     def overview(request: Request) -> Response:
-        days = _number(request, "days") or 30
-
         def build(svc: MemoryService) -> dict[str, Any]:
+            days = _number(request, "days") or 30
             status = shown(svc.status)
             panel = shown(lambda: svc.overview(days=days))
             chart = render.activity(panel.value.days) if panel.value is not None else None
@@ -386,9 +385,9 @@ def add(app: FastAPI, services: Services, known: Mapping[str, str], host: str) -
         group = _text(request, "kinds") or "governance"
         if group not in AUDIT_KINDS:
             group = "governance"
-        before = _number(request, "before")
 
         def build(svc: MemoryService) -> dict[str, Any]:
+            before = _number(request, "before")
             events = shown(lambda: svc.timeline(kinds=AUDIT_KINDS[group], before=before))
             after = events.value.next_cursor if events.value is not None else None
             return {
