@@ -81,12 +81,14 @@ class RecordView:
     """One record as the reader may see it: whole (with its body), or withheld; its
     supersede chain, the records it replaced (``ancestors``, nearest first) and those
     that replaced or claimed to replace it (``successors``, in order, with quarantined
-    updates, retracted and discarded ones among them), each as a body-free row."""
+    updates, retracted and discarded ones among them), and the records copied from it
+    (``derived``: a release's successor, a promotion's copy), each as a body-free row."""
 
     record: RecordRow
     now: datetime
     ancestors: tuple[RecordRow, ...] = ()
     successors: tuple[RecordRow, ...] = ()
+    derived: tuple[RecordRow, ...] = ()  # copied from it: a release's successor, a promotion
 
     @property
     def memory(self) -> Memory:
@@ -106,6 +108,7 @@ class RecordView:
             "record": shown,
             "ancestors": [row.to_dict() for row in self.ancestors],
             "successors": [row.to_dict() for row in self.successors],
+            "derived": [row.to_dict() for row in self.derived],
         }
 
 

@@ -147,7 +147,10 @@ def test_releasing_a_quarantined_record_needs_the_pages_token(
     assert "The staging password" in successor
     assert [m.id for m in operator.list_quarantine()] == [s.tip]
     audit = client.get("/console/audit").text
-    assert "review" in audit and f"{s.held}" in audit
+    assert "released: “checked”" in audit and f"{s.held}" in audit
+    origin = client.get(f"/console/records/{s.held}").text
+    assert "Reviewed: this quarantined original is kept as it was" in origin
+    assert f"{s.held}-released" in origin
 
 
 def test_a_refused_review_is_shown_with_its_reason(seeded: tuple[MemoryService, Seeded]) -> None:
@@ -177,14 +180,14 @@ def test_a_reader_who_may_not_review_sees_the_record_withheld(
     assert s.held not in listing  # an agent's scope: outside an application's view
     assert app.get(f"/console/records/{s.held}").status_code == 404
     queue = app.get("/console/quarantine").text
-    assert "The quarantine queue withheld by access" in queue and "access_denied" in queue
+    assert "The quarantine queue: withheld by access" in queue and "access_denied" in queue
     overview = app.get("/console").text
     assert "1 record withheld by access" in overview
     ada = signed_in(operator, "ada-token")
     own = ada.get(f"/console/records/{s.held}").text
     assert "content is withheld by access" in own and "staging" not in own
-    assert "The overview withheld by access" in ada.get("/console").text
-    assert "The audit timeline withheld by access" in ada.get("/console/audit").text
+    assert "The overview: withheld by access" in ada.get("/console").text
+    assert "The audit timeline: withheld by access" in ada.get("/console/audit").text
 
 
 def test_a_server_with_tokens_asks_for_one(seeded: tuple[MemoryService, Seeded]) -> None:
@@ -226,6 +229,24 @@ def test_a_server_without_tokens_answers_only_loopback_names(
     assert rebound.status_code == 403 and "forged_request" in rebound.text
 
 
+def test_a_deleted_record_keeps_its_history(seeded: tuple[MemoryService, Seeded]) -> None:
+    operator, _ = seeded
+    gone = operator.write("gone", description="soon gone", body="x").memory
+    operator.delete("gone")
+    page = client_of(operator).get(f"/console/records/{gone.id}")
+    assert page.status_code == 200
+    assert "No such record is stored." in page.text and ">delete</span>" in page.text
+
+
+def test_a_bad_filter_keeps_the_form(seeded: tuple[MemoryService, Seeded]) -> None:
+    operator, s = seeded
+    client = client_of(operator)
+    bad = client.get("/console/records?identity=ada")
+    assert bad.status_code == 200 and "invalid_value" in bad.text and 'name="identity"' in bad.text
+    good = client.get("/console/records?identity=agent:ada").text
+    assert s.chain[2] in good and "launch-plan" not in good
+
+
 def test_unknown_pages_and_bad_filters_answer_in_html(
     seeded: tuple[MemoryService, Seeded],
 ) -> None:
@@ -235,10 +256,10 @@ def test_unknown_pages_and_bad_filters_answer_in_html(
     assert missing.status_code == 404 and "Not found" in missing.text
     assert client.get("/console/records/01NOSUCH").status_code == 404
     bad = client.get("/console/records?status=gone")
-    assert bad.status_code == 400 and "invalid_value" in bad.text
+    assert "invalid_value" in bad.text and 'name="status"' in bad.text
     for asked in ("/console/records?limit=many", "/console?days=week", "/console/audit?before=x"):
         refused = client.get(asked)
-        assert refused.status_code == 400 and "<!doctype html>" in refused.text
+        assert "invalid_value" in refused.text and "<!doctype html>" in refused.text
     said = client.get("/console?done=Your+session+expired.+Sign+in+at+evil.example").text
     assert "evil.example" not in said  # a notice is one the console wrote
     slash = client.get("/console/", follow_redirects=False)

@@ -77,9 +77,9 @@ def test_filters_keep_scope_status_trust_tag_and_text(
     was = ada.remember("ada likes tea")
     own = ada.update(was.id, "ada likes green tea")
     assert [r.memory.name for r in operator.records(scope="project:web").rows] == ["style"]
-    assert ids(operator.records(identity="ada").rows) == [own.id, was.id]
+    assert ids(operator.records(identity="agent:ada").rows) == [own.id, was.id]
     assert ids(operator.records(status="superseded").rows) == [was.id]
-    assert ids(operator.records(identity="ada", status="active").rows) == [own.id]
+    assert ids(operator.records(identity="agent:ada", status="active").rows) == [own.id]
     assert [r.memory.name for r in operator.records(tag="ops").rows] == ["deploy"]
     assert [r.memory.name for r in operator.records(text="blue pipe").rows] == ["deploy"]
     assert [r.memory.name for r in operator.records(text="how WE").rows] == ["deploy"]
@@ -94,7 +94,8 @@ def test_filters_keep_scope_status_trust_tag_and_text(
         ({"cursor": "yesterday"}, "cursor"),
         ({"cursor": "MjAyNi0wMy0wMVQxMjowMDowMFo"}, "cursor"),  # a stamp and no id
         ({"scope": "nowhere"}, "scope"),
-        ({"scope": "global", "identity": "ada"}, "identity"),
+        ({"scope": "global", "identity": "agent:ada"}, "identity"),
+        ({"identity": "ada"}, "identity"),
         ({"text": ""}, "text"),
         ({"limit": 0}, "limit"),
     ],
@@ -109,7 +110,7 @@ def test_a_bad_filter_is_refused_by_name(
 
 def test_a_bad_identity_is_refused(operator: MemoryService) -> None:
     with pytest.raises(InvalidName):
-        operator.records(identity="no such/agent")
+        operator.records(identity="agent:no such/agent")
 
 
 def held(make_service: ServiceFactory, text: str = "the vault code is 1234") -> Memory:
@@ -261,3 +262,14 @@ def test_a_withheld_record_keeps_its_place_in_the_chain(
     assert claimant.withheld and claimant.memory.id == update.id
     assert claimant.to_dict()["supersedes"] == kept.id
     assert ids(ada.record(update.id).ancestors) == [kept.id]
+
+
+def test_a_released_original_names_its_successor(
+    operator: MemoryService, make_service: ServiceFactory
+) -> None:
+    waiting = held(make_service)
+    operator.review(waiting.id, "release", waiting.content_hash)
+    origin = operator.record(waiting.id)
+    assert origin.memory.status.value == "discarded"
+    assert ids(origin.derived) == [f"{waiting.id}-released"]
+    assert origin.to_dict()["derived"][0]["id"] == f"{waiting.id}-released"

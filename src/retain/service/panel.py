@@ -95,7 +95,7 @@ def records(
     cursor: str | None = None,
 ) -> RecordPage:
     """The realm's records of every status that the view covers, newest-updated first,
-    without bodies: ``scope`` keeps one scope, ``identity`` one agent's own (``agent:N``),
+    without bodies: ``scope`` keeps one scope, ``identity`` one agent's own (``agent:NAME``),
     ``status`` and ``trust`` one of each, ``tag`` those carrying it and ``text``
     those whose name, description or body holds it (ASCII letters without case on
     SQLite, every letter on PostgreSQL). ``cursor`` is the ``next_cursor`` of the page
@@ -103,8 +103,15 @@ def records(
     if scope is not None:
         lookup.check_scope(scope)
     if identity is not None:
-        fields.name(identity, what="agent")
-        wanted = AGENT_PREFIX + identity
+        fields.text(identity, "identity")
+        if not identity.startswith(AGENT_PREFIX):
+            raise InvalidValue(
+                f"identity {identity!r} is not an agent's",
+                remedy="name an agent as agent:NAME",
+                field="identity",
+            )
+        fields.name(identity[len(AGENT_PREFIX) :], what="agent")
+        wanted = identity
         if scope is not None and scope != wanted:
             raise InvalidValue(
                 f"scope {scope!r} and identity {identity!r} name two scopes",
@@ -169,8 +176,9 @@ def _row(view: View, memory: Memory) -> RecordRow | None:
 
 def record(svc: MemoryService, memory_id: str) -> RecordView:
     """One record by id, with its body when the reader may read it, else withheld (see
-    the module docstring), and its supersede chain as far as the view covers it. A
-    record outside the view is ``not_found``."""
+    the module docstring), its supersede chain and the records copied from it (a
+    release's successor, a promotion's copy) as far as the view covers them. A record
+    outside the view is ``not_found``."""
     fields.text(memory_id, "id")
     now = svc._now()
 
@@ -186,7 +194,11 @@ def record(svc: MemoryService, memory_id: str) -> RecordView:
                 id=memory_id,
             )
         memory = row.memory
-        return RecordView(row, now, _ancestors(tx, view, memory), _successors(tx, view, memory))
+        derived = [r for m in tx.derived_of(svc.realm, [memory.id]) if (r := _row(view, m))]
+        return RecordView(
+            row, now, _ancestors(tx, view, memory), _successors(tx, view, memory),
+            tuple(sorted(derived, key=lambda r: r.memory.id)),
+        )  # fmt: skip
 
     return svc.backend.read(run)
 

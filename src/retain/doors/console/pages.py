@@ -57,8 +57,8 @@ NAV = (
 
 
 def _act_as(details: Mapping[str, Any]) -> str:
-    kinds = " or ".join(details.get("allowed") or ())
-    return f"sign in with the token of {kinds} principal" if kinds else ""
+    kinds = [k for k in details.get("allowed") or () if k != "anonymous"]  # no token is one
+    return f"sign in with the token of a principal of kind {' or '.join(kinds)}" if kinds else ""
 
 
 # A refusal's fix as a person at the console does it; the API's words for the rest.
@@ -256,9 +256,18 @@ def add(app: FastAPI, services: Services, known: Mapping[str, str], host: str) -
         cursor = _text(request, "cursor")
 
         def build(svc: MemoryService) -> dict[str, Any]:
-            page = svc.records(**filters, limit=_number(request, "limit") or PAGE, cursor=cursor)
             kept = {k: v for k, v in filters.items() if v}
+            try:
+                page = svc.records(
+                    **filters, limit=_number(request, "limit") or PAGE, cursor=cursor
+                )
+            except errors.InvalidInput as exc:  # the form again, with what was wrong
+                return {"title": "Records", "page": None, "filters": filters,
+                        "refused": exc.hinted(HINTS), "first": f"{PATH}/records", "next": None,
+                        "paged": False, "statuses": [s.value for s in Status],
+                        "trusts": [t.value for t in Trust]}  # fmt: skip
             return {
+                "refused": None,
                 "title": "Records",
                 "page": page,
                 "filters": filters,
@@ -284,6 +293,7 @@ def add(app: FastAPI, services: Services, known: Mapping[str, str], host: str) -
         forgotten = memory.status is Status.FORGOTTEN
         return {
             "title": f"Record {memory.id}",
+            "missing": None,
             "view": view,
             "memory": memory,
             "whole": whole,
@@ -291,14 +301,25 @@ def add(app: FastAPI, services: Services, known: Mapping[str, str], host: str) -
             "history": shown(lambda: svc.events(memory_id=memory.id, limit=HISTORY)),
             "graph": shown(lambda: svc.graph(memory.id)) if whole and not forgotten else None,
             "injections": shown(lambda: svc.list_injections(memory_id=memory.id, limit=100)),
-            "hold": shown(lambda: svc.held(memory.id)),
+            "hold": shown(lambda: svc.held(memory.id)) if whole else None,
             "certificate": shown(lambda: svc.certificate(memory.id)) if forgotten else None,
             "review_refused": refusal.hinted(HINTS) if refusal else None,
         }
 
     @router.get("/records/{memory_id}")
     def record(request: Request, memory_id: str) -> Response:
-        return respond(request, "record.html", lambda svc: record_values(svc, memory_id))
+        def build(svc: MemoryService) -> dict[str, Any]:
+            try:
+                return record_values(svc, memory_id)
+            except errors.NotFound as missing:
+                # a deleted record's history stays in the log, for whoever may read it
+                history = shown(lambda: svc.events(memory_id=memory_id, limit=HISTORY))
+                if not any(e.kind == "delete" for e in history.value or ()):
+                    raise
+                return {"title": f"Record {memory_id}", "missing": memory_id,
+                        "error": missing.hinted(HINTS), "history": history}  # fmt: skip
+
+        return respond(request, "record.html", build)
 
     @router.post("/records/{memory_id}/review")
     async def review(request: Request, memory_id: str) -> Response:

@@ -6,6 +6,7 @@ from anywhere but this server.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,6 +16,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 
 from retain.budget import kib
 from retain.chrono import stamp
+from retain.model import Event
 from retain.panel_results import DayCount
 
 _ENV = Environment(
@@ -37,7 +39,55 @@ def percent(part: float, whole: float) -> float:
     return 0.0 if whole <= 0 else round(100.0 * part / whole, 2)
 
 
-_ENV.filters.update(when=when, size=kib, percent=percent)
+# Why a record waits for review, in words (the codes of ``retain.service.admission``).
+REASONS: Mapping[str, str] = {
+    "llm_writes": "every agent write waits for review here ([memory] llm_writes)",
+    "tainted_session": "written in a session that had read untrusted content",
+    "secret_detected": "it holds what looks like a secret: it can only be discarded",
+    "claimed": "written by an anonymous caller",
+}
+
+
+def reason(code: str) -> str:
+    return REASONS.get(code, code)
+
+
+def gist(event: Event) -> str:
+    """What an event of the log says, in a line: a review's verdict and rationale, why a
+    write was held, whose session was tainted, which ticket; "" when its payload is
+    withheld or says nothing more than its kind."""
+    if event.payload is None:
+        return ""
+    try:
+        payload = json.loads(event.payload)
+    except ValueError:
+        return ""
+    if not isinstance(payload, dict):
+        return ""
+    if event.kind == "review" and isinstance(payload.get("review"), dict):
+        review = payload["review"]
+        verdict = {"release": "released", "tombstone": "discarded"}.get(
+            str(review.get("verdict")), str(review.get("verdict"))
+        )
+        why = str(review.get("rationale") or "")
+        return verdict + (f": “{why}”" if why else "")
+    if event.kind == "quarantine" and payload.get("reasons"):
+        return "held: " + "; ".join(reason(str(r)) for r in payload["reasons"])
+    if event.kind == "taint":
+        cause = payload.get("cause") or {}
+        tool = cause.get("tool") if isinstance(cause, dict) else None
+        return (
+            f"{payload.get('identity')} session {payload.get('session')}: "
+            f"{payload.get('from')} → {payload.get('to')}" + (f" (read {tool})" if tool else "")
+        )
+    if event.kind.startswith("ticket_") or event.kind == "propose":
+        return f"ticket {payload.get('id')}: {payload.get('summary', '')}".rstrip(": ")
+    if event.kind == "promote":
+        return f"promoted to {payload.get('target')} as {payload.get('landed')}"
+    return ""
+
+
+_ENV.filters.update(when=when, size=kib, percent=percent, gist=gist, reason=reason)
 
 
 def page(template: str, **values: Any) -> str:

@@ -31,9 +31,7 @@ KindsQuery = Annotated[
     Query(json_schema_extra={"items": {"type": "string", "pattern": fields.TEXT_PATTERN}}),
 ]
 StatusQuery = Annotated[str | None, query_rule(enum=[s.value for s in Status])]
-NameQuery = Annotated[
-    str | None, query_rule(pattern=fields.NAME_PATTERN, maxLength=fields.NAME_MAX)
-]
+AgentQuery = Annotated[str | None, query_rule(pattern=f"^agent:{fields.NAME_PATTERN[1:-1]}$")]
 
 
 def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
@@ -42,7 +40,7 @@ def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
     @app.get(f"{API}/records", tags=["panels"])
     def records(
         scope: ScopeQuery = None,
-        identity: NameQuery = None,
+        identity: AgentQuery = None,
         status: StatusQuery = None,
         trust: TrustQuery = None,
         tag: TagQuery = None,
@@ -61,7 +59,8 @@ def add(app: FastAPI, root: MemoryService, acting: Any) -> None:
 
     @app.get(f"{API}/records/{{id}}", tags=["panels"])
     def record(id: str, svc: MemoryService = acting) -> dict[str, Any]:
-        """One record with its body (or withheld), and its supersede chain."""
+        """One record with its body (or withheld), its supersede chain, and the records
+        copied from it."""
         return svc.record(id).to_dict()
 
     @app.get(f"{API}/overview", tags=["panels"])
