@@ -1,5 +1,9 @@
 """Export and import: a store as a directory of Markdown files, and back.
 
+It is one piece past the usual size on purpose: the snapshot's writer and its reader
+share its layout, its files' shapes and their checks, so a change of the format is made,
+and read, in one place.
+
 A snapshot (format 2) is::
 
     export.toml                      format_version, when and by what it was written
@@ -23,10 +27,6 @@ project name starts with a letter or digit. The directory is created 0700 and ev
 file 0600. An export that fails removes what it wrote; a description YAML cannot carry
 refuses the whole run before anything is written. A format 1 snapshot (named memories
 alone, without author and trust) is read as format 2 holding no records and no tickets.
-
-It is one piece past the usual size on purpose: the snapshot's writer and its reader
-share its layout, its files' shapes and their checks, so a change of the format is made,
-and read, in one place.
 """
 
 from __future__ import annotations

@@ -2,6 +2,9 @@
 source ``Memory`` (both its 1.0 shape, entity ids and ``limit`` at the top level, and its
 2.0 shape, ids in ``filters`` and ``top_k``), answered by the session's verbs.
 
+It is one piece past the usual size on purpose: mem0's calls, its result shapes and
+its filter language are one surface, read together against mem0's own.
+
 A door: a memory is written with ``write_many``, read with ``get``, ``search`` and
 ``list_memories``, changed with ``write_many``, removed with ``delete`` or, when the caller
 asks for erasure, ``forget``; its history is the event log's. So the gate judges every
@@ -15,9 +18,6 @@ call as the session's principal. How a mem0 memory is kept (docs/mem0.md):
 * it is tagged ``mem0`` and ``user:ID``, ``agent:ID``, ``run:ID`` for the ids it has;
 * the ids, ``role``, ``actor_id`` and the caller's metadata are the memory's metadata
   under ``mem0``. An agent id names whose memory it is; it is not a principal.
-
-It is one piece past the usual size on purpose: mem0's calls, its result shapes and
-its filter language are one surface, read together against mem0's own.
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """Erasure: ``forget``, the one verb that takes a value out of the store, its
 certificate, and the compaction that sheds what the files still hold.
 
+It is one piece past the usual size on purpose: the erasure, its certificate, its
+settling and the compaction it waits for are one custody act, checked as a whole.
+
 ``delete`` and a retraction keep history; ``forget`` does not keep the value. It finds
 every copy of the item (``lineage``: the rows a review's release, a promotion or a
 ticket's landing copied it to or from, and the tickets that carried it), then, in one
@@ -28,9 +31,6 @@ store compacts (``compact``): ``forget`` compacts unless asked not to, then look
 erased values' bytes in every file of the store (PostgreSQL: in every row of every
 table), and records the answer as a ``forget_verify`` event. ``certificate`` fetches a
 certificate again, with its latest verification.
-
-It is one piece past the usual size on purpose: the erasure, its certificate, its
-settling and the compaction it waits for are one custody act, checked as a whole.
 """
 
 from __future__ import annotations

@@ -1,5 +1,8 @@
 """The persisted vector codes of an embedded store: every vector as int8, memory-mapped.
 
+It is one piece past the usual size on purpose: the codes' file format, their build,
+their scan and the choice of candidates share one layout, changed together.
+
 Below ``[search] ann_from`` vectors of a model, the service scans them exactly in
 memory (``retain.search.vectors``). From there on, every new process would have
 to read them all from the store before its first search (8 s at a million), so the
@@ -54,9 +57,6 @@ vector sums (the relevance gate's mean). New segments are written beside the old
 the JSON replaced last, so a reader sees one whole version or the one before; writers
 take ``lock`` (``flock``), and a reader that still has a replaced segment mapped keeps
 reading it until it next looks at the JSON.
-
-It is one piece past the usual size on purpose: the codes' file format, their build,
-their scan and the choice of candidates share one layout, changed together.
 """
 
 from __future__ import annotations

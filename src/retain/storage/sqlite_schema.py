@@ -3,6 +3,9 @@
 Each migration is a small function applied in its own transaction together
 with the row that records it. Never edit a migration that has shipped; add
 the next one.
+
+It is one piece past the usual size on purpose: the migrations are one history, read
+in order, and a store's schema is what all of them did.
 """
 
 from __future__ import annotations
