@@ -33,6 +33,13 @@ class Services:
             return service
 
 
+def bearer(authorization: str) -> str | None:
+    """The token of an ``Authorization: Bearer TOKEN`` header's value (None: another
+    scheme, or no token)."""
+    scheme, _, token = authorization.partition(" ")
+    return (token.strip() or None) if scheme.lower() == "bearer" else None
+
+
 def principal_of(tokens: Mapping[str, str], token: str) -> str | None:
     """The principal a bearer token from a request header stands for (None: no such
     token), compared in constant time as bytes: the header's own (ASGI servers read them

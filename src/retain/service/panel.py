@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import replace
-from datetime import timedelta
+from datetime import UTC, datetime, time, timedelta
 from typing import TYPE_CHECKING
 
 from retain import budget, fields
@@ -151,14 +151,14 @@ def records(
             reviewer_only=False if filtered and not view.reviews else None,
         )
         shown: list[RecordRow] = []
-        position = before
+        position, ask = before, max(limit + 1, _SCAN)
         while len(shown) <= limit:
-            batch = tx.recent_memories(where, max(limit + 1, _SCAN), position)
+            batch = tx.recent_memories(where, ask, position)
             for memory in rows.linked(tx, batch):
                 row = _row(view, memory)
                 if row is not None and not (row.withheld and filtered):
                     shown.append(row)  # (a withheld row a filter matched is left out)
-            if len(batch) < max(limit + 1, _SCAN):
+            if len(batch) < ask:
                 break
             position = (stamp(batch[-1].updated_at), batch[-1].id)
         more = len(shown) > limit
@@ -282,7 +282,7 @@ def overview(svc: MemoryService, *, days: int = 30) -> Overview:
             d.isoformat(): DayCount(d.isoformat())
             for d in (first + timedelta(days=n) for n in range(days))
         }
-        since = stamp(parse_stamp(f"{first.isoformat()}T00:00:00Z"))
+        since = stamp(datetime.combine(first, time(), UTC))
         for day, kind, n in tx.event_days(svc.realm, since, WRITES):
             if day in by_day:
                 was = by_day[day]

@@ -30,6 +30,8 @@ from retain.model import Status, TicketStatus, Trust
 from retain.service import MemoryService
 
 PAGE = 50  # the rows a listing page shows
+STATUSES = tuple(s.value for s in Status)  # the filters' and the bars' orders
+TRUSTS = tuple(t.value for t in Trust)
 HISTORY = 200  # the events a record's history shows
 # The audit timeline's kinds: memory events worth a person's eye first.
 AUDIT_KINDS = {
@@ -241,8 +243,8 @@ def add(app: FastAPI, services: Services, known: Mapping[str, str], host: str) -
                 "status": status,
                 "panel": panel,
                 "chart": chart,
-                "statuses": [s.value for s in Status],
-                "trusts": [t.value for t in Trust],
+                "statuses": STATUSES,
+                "trusts": TRUSTS,
             }
 
         return respond(request, "overview.html", build)
@@ -256,21 +258,19 @@ def add(app: FastAPI, services: Services, known: Mapping[str, str], host: str) -
         cursor = _text(request, "cursor")
 
         def build(svc: MemoryService) -> dict[str, Any]:
-            kept = {k: v for k, v in filters.items() if v}
+            form = {"title": "Records", "filters": filters, "statuses": STATUSES,
+                    "trusts": TRUSTS}  # fmt: skip
             try:
                 page = svc.records(
                     **filters, limit=_number(request, "limit") or PAGE, cursor=cursor
                 )
             except errors.InvalidInput as exc:  # the form again, with what was wrong
-                return {"title": "Records", "page": None, "filters": filters,
-                        "refused": exc.hinted(HINTS), "first": f"{PATH}/records", "next": None,
-                        "paged": False, "statuses": [s.value for s in Status],
-                        "trusts": [t.value for t in Trust]}  # fmt: skip
-            return {
+                return form | {"refused": exc.hinted(HINTS), "page": None, "paged": False,
+                               "first": f"{PATH}/records", "next": None}  # fmt: skip
+            kept = {k: v for k, v in filters.items() if v}
+            return form | {
                 "refused": None,
-                "title": "Records",
                 "page": page,
-                "filters": filters,
                 "first": f"{PATH}/records?{urlencode(kept)}",
                 "next": (
                     f"{PATH}/records?{urlencode(kept | {'cursor': page.next_cursor})}"
@@ -278,8 +278,6 @@ def add(app: FastAPI, services: Services, known: Mapping[str, str], host: str) -
                     else None
                 ),
                 "paged": cursor is not None,
-                "statuses": [s.value for s in Status],
-                "trusts": [t.value for t in Trust],
             }
 
         return respond(request, "records.html", build)

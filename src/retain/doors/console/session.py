@@ -27,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from retain import errors
-from retain.doors.principals import Services, principal_of
+from retain.doors.principals import Services, bearer, principal_of
 from retain.service import MemoryService
 
 TOKEN_COOKIE = "retain_console"  # the bearer token, for the browser session
@@ -49,10 +49,7 @@ class SignInNeeded(Exception):
 def token_of(request: Request) -> str | None:
     """The bearer token a request carries: its ``Authorization`` header's, else the
     console's cookie's."""
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() == "bearer" and token.strip():
-        return token.strip()
-    return request.cookies.get(TOKEN_COOKIE) or None
+    return bearer(request.headers.get("authorization", "")) or request.cookies.get(TOKEN_COOKIE)
 
 
 def check_host(request: Request, host: str) -> None:

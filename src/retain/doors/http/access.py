@@ -16,7 +16,7 @@ from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
 from retain import errors
-from retain.doors.principals import Services, principal_of
+from retain.doors.principals import Services, bearer, principal_of
 from retain.service import MemoryService, actor
 
 TOKENS_ENV = "RETAIN_TOKENS"
@@ -106,8 +106,8 @@ def acting_of(
         # async, on the event loop (a sync dependency costs a thread hop)
         if not known:
             return services.root
-        scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        principal = principal_of(known, token.strip()) if scheme.lower() == "bearer" else None
+        token = bearer(request.headers.get("authorization", ""))
+        principal = principal_of(known, token) if token is not None else None
         if principal is not None:
             held = services.held(principal)
             if held is not None:
