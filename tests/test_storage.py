@@ -232,14 +232,14 @@ def test_postgres_verify_detects_documents_out_of_step_and_rebuild_mends_them(
     assert raw_sql(service, holding) == []  # computed again, by the configuration as it is
 
 
+@pytest.mark.parametrize("index", ["memories_fts", "memories_description_words"])
 def test_postgres_verify_detects_a_full_text_index_not_valid(
-    postgres_service: MemoryService,
+    postgres_service: MemoryService, index: str
 ) -> None:
     service = postgres_service
     service.write("a", description="kestrel")
     raw_sql(
-        service,
-        "UPDATE pg_index SET indisvalid = false WHERE indexrelid = 'memories_fts'::regclass",
+        service, f"UPDATE pg_index SET indisvalid = false WHERE indexrelid = '{index}'::regclass"
     )
     report = failed_verify(service)
     assert not report.ok and "full-text index is missing or not valid" in report.problems

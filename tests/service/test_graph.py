@@ -15,7 +15,7 @@ from retain.graph_results import DedupResult
 from retain.model import Status
 from retain.results import WriteRequest
 from retain.service import MemoryService
-from retain.storage.sqlite import SqliteBackend
+from retain.storage.base import MemoryFilter
 
 ALICE = "Alice works in the UTC+8 time zone"
 
@@ -339,31 +339,52 @@ def test_a_reworded_near_copy_is_noted_by_its_vector(world: dict[str, MemoryServ
     assert changed.created  # noted or not, never blocked
 
 
-def test_a_database_that_searches_its_vectors_finds_a_notes_candidates_by_them(
-    world: dict[str, MemoryService], monkeypatch: pytest.MonkeyPatch
+def test_a_near_copy_with_another_body_is_noted_among_nearer_vectors(
+    world: dict[str, MemoryService],
 ) -> None:
-    from retain.storage.postgres import PostgresTransaction
-    from retain.storage.sqlite import SqliteTransaction
-
+    # The note looks a description's rarest words up, on both backends: a memory whose long
+    # body takes its stored vector far from a new description is found all the same, among
+    # short descriptions whose vectors are nearer it.
     operator = world["operator"]
-    operator.write("alice-tz", description=ALICE)
-    looked_up: list[object] = []
-    for kind in (PostgresTransaction, SqliteTransaction):
-        lookup = kind.lookup_words
-
-        def spied(
-            self: object, *args: object, lookup: object = lookup, **options: object
-        ) -> object:
-            looked_up.append(self)
-            return lookup(self, *args, **options)  # type: ignore[operator]
-
-        monkeypatch.setattr(kind, "lookup_words", spied)
+    body = " ".join(["The office coffee machine on the third floor needs descaling."] * 8)
+    operator.write("alice-tz", description=ALICE, body=body)
+    things = ["tea", "chess", "cycling", "jazz", "hiking", "sushi", "poetry", "running"]
+    requests = [WriteRequest(f"alice-{t}", description=f"Alice likes {t} at work") for t in things]
+    requests += [
+        WriteRequest(f"alice-{t}-too", description=f"Alice works with {t}") for t in things
+    ]
+    operator.write_many(requests, notes=False)
     result = operator.write_many(
-        [WriteRequest("alice-zone", description="Alice is on UTC+8 hours")]
+        [WriteRequest("alice-zone", description="Alice works in the UTC+8 time zone now")]
     )
-    assert any("'alice-tz' already says something very similar" in n for n in result[0].notes)
-    # PostgreSQL's index answers the note (a lookup is a round trip a word); SQLite's words
-    assert bool(looked_up) == isinstance(operator.backend, SqliteBackend)
+    assert any("'alice-tz'" in n for n in result[0].notes), result[0].notes
+
+
+def test_description_lookups_answer_each_list_newest_first(
+    world: dict[str, MemoryService],
+) -> None:
+    operator = world["operator"]
+    kestrels = [
+        operator.write(f"k{i}", description=f"A kestrel seen by the river, number {i}").memory.id
+        for i in range(6)
+    ]
+    heron = operator.write("heron", description="A heron by the lake", body="kestrel").memory.id
+    operator.write("kestrel-body", description="Nothing here", body="kestrel river")
+    everywhere = MemoryFilter(realm=operator.realm)
+    asked = [["kestrel", "river", "number", "0"], ["heron"], ["kestrel"], ["nowhere"], []]
+
+    def looked(where: MemoryFilter, fewest: int) -> list[list[str]]:
+        return operator.backend.read(
+            lambda tx: tx.lookup_descriptions(where, asked, limit=3, fewest=fewest)
+        )
+
+    newest = kestrels[::-1][:3]
+    # "0" is the rarest (one description holds it) unless a word needs two holders
+    assert looked(everywhere, 1) == [[kestrels[0]], [heron], newest, [], []]
+    assert looked(everywhere, 2) == [newest, [], newest, [], []]
+    assert looked(everywhere, 7) == [[], [], [], [], []]
+    only_web = MemoryFilter(realm=operator.realm, scopes=("project:web",))
+    assert looked(only_web, 1) == [[]] * 5
 
 
 # -- hygiene and verify ---------------------------------------------------------------------

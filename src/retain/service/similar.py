@@ -29,7 +29,7 @@ from retain.results import WriteResult
 from retain.service import lookup, rows
 from retain.service.relation import created
 from retain.service.work import Work
-from retain.storage.base import CountsAhead, MemoryFilter, NativeVectors, Progress, Reads
+from retain.storage.base import MemoryFilter, Progress, Reads
 
 if TYPE_CHECKING:
     from retain.graph_results import DedupResult
@@ -226,26 +226,15 @@ def _note(memory: Memory, other: Memory, *, batch: bool) -> str:
 
 def _near_copies(svc: MemoryService, tx: Reads, mine: list[Memory]) -> dict[str, Memory]:
     """For each of ``mine`` (in batch order), the memory most nearly saying the same, if
-    one does: of those whose descriptions hold its rarest words (on PostgreSQL, whose
-    stored vectors are nearest its description's), in the tiers its own is read with (an
-    earlier one of ``mine`` among them), compared by their words and, with an embedder,
-    by their vectors as a dedup pass compares them."""
+    one does: of those whose descriptions hold its rarest words, in the tiers its own is
+    read with (an earlier one of ``mine`` among them), compared by their words and, with
+    the bundled static model, by their vectors as a dedup pass compares them."""
     view = svc._reader(tx)
     order = {m.id: i for i, m in enumerate(mine)}
-    found = _nearest_stored(svc, tx, mine)
-    if found is None:
-        candidates, vectors = [_by_words(svc, tx, memory) for memory in mine], None
-    else:
-        candidates, vectors = found
+    candidates = _by_words(svc, tx, mine)
     held = {m.id: m for m in tx.get_many(sorted({i for ids in candidates for i in ids}))}
     compared = list({m.id: m for m in [*mine, *held.values()]}.values())  # ``mine`` first
-    if vectors is None:
-        vectors = _noting_vectors(svc, [m.description for m in compared])
-    else:  # ``mine``'s rows, embedded to find the candidates: the others' below them
-        import numpy as np
-
-        others = _unit(svc, [m.description for m in compared[len(mine) :]], few=False)
-        vectors = np.concatenate([vectors, others])
+    vectors = _noting_vectors(svc, [m.description for m in compared])
     row = {m.id: i for i, m in enumerate(compared)}
     best: dict[str, Memory] = {}
     for i, memory in enumerate(mine):
@@ -276,45 +265,30 @@ def _near_copies(svc: MemoryService, tx: Reads, mine: list[Memory]) -> dict[str,
     return best
 
 
-def _by_words(svc: MemoryService, tx: Reads, memory: Memory) -> list[str]:
-    """The memories of ``memory``'s tiers whose descriptions share its two rarest words (a
-    near-copy by words), then one of its longest (a rewording keeps a name or a term,
-    and vectors judge it): at most ``NEAR``."""
-    words = sorted(graph.words(memory.description))
-    where = _tiers_of(svc, memory)
-    asked = [words] + [[w] for w in sorted(words, key=lambda w: (-len(w), w))[:LONGEST]]
-    found = [
-        i for a in asked if a for i in tx.lookup_words(where, a, field="description", limit=NEAR)
-    ]
-    return list(dict.fromkeys(found))[:NEAR]
-
-
-def _nearest_stored(
-    svc: MemoryService, tx: Reads, mine: list[Memory]
-) -> tuple[list[list[str]], Any] | None:
-    """On a database where each lookup is a round trip and that searches the vectors it
-    indexes (PostgreSQL), each of ``mine``'s ``NEAR`` nearest memories of its tiers by its
-    description's vector, one statement a tier (counting and looking up a batch's words
-    cost the server four times its write), and those vectors (``_unit``'s rows). None
-    elsewhere, or when the store's vectors are not the bundled static model's (the
-    note's own)."""
-    from retain.search.static_model import StaticEmbedder
-
-    embedder = svc.store.embedder.embedder
-    if not isinstance(tx, CountsAhead) or not isinstance(tx, NativeVectors):
-        return None
-    if not isinstance(embedder, StaticEmbedder):
-        return None
-    queries = _unit(svc, [m.description for m in mine], few=False)
+def _by_words(svc: MemoryService, tx: Reads, mine: list[Memory]) -> list[list[str]]:
+    """For each of ``mine``, the memories of its tiers whose descriptions share its two
+    rarest words (a near-copy by words), then one of its longest (a rewording keeps a
+    name or a term, and vectors judge it): at most ``NEAR``. One lookup a tier for the
+    whole batch (on PostgreSQL a statement, where one a word list cost the server more
+    than the batch's write)."""
     tiers: dict[MemoryFilter, list[int]] = {}
     for i, memory in enumerate(mine):
         tiers.setdefault(_tiers_of(svc, memory), []).append(i)
     found: list[list[str]] = [[] for _ in mine]
     for where, places in tiers.items():
-        near = tx.nearest(embedder.model_id, queries[places], where, NEAR + 1)
-        for i, hits in zip(places, near, strict=True):
-            found[i] = [h.memory_id for h in hits]
-    return found, queries
+        asked, owner = [], []
+        for i in places:
+            words = sorted(graph.words(mine[i].description))
+            longest = sorted(words, key=lambda w: (-len(w), w))[:LONGEST]
+            for some in [words, *([w] for w in longest)]:
+                if some:
+                    asked.append(some)
+                    owner.append(i)
+        # (a word only the memory itself holds, written before this read, finds no other)
+        ids = tx.lookup_descriptions(where, asked, limit=NEAR, fewest=2)
+        for i, some in zip(owner, ids, strict=True):
+            found[i] += some
+    return [list(dict.fromkeys(ids))[:NEAR] for ids in found]
 
 
 def _tiers_of(svc: MemoryService, memory: Memory) -> MemoryFilter:

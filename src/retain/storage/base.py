@@ -414,10 +414,13 @@ class Reads(Protocol):
         """Rows holding the words (or, with ``prefix``, words starting like them), best first."""
         ...
 
-    def lookup_words(
-        self, where: MemoryFilter, words: Sequence[str], *, field: str, limit: int
-    ) -> list[str]:
-        """Ids of rows whose ``field`` (name, description or body) holds the rarest words."""
+    def lookup_descriptions(
+        self, where: MemoryFilter, asked: Sequence[Sequence[str]], *, limit: int, fewest: int
+    ) -> list[list[str]]:
+        """For each word list of ``asked``, the ids of the newest ``limit`` rows whose
+        descriptions hold its two rarest words of those ``fewest`` descriptions or more
+        hold (none for a list with no such word; on PostgreSQL, none for a word alone
+        that many descriptions hold): a batch's lookups at once."""
         ...
 
     def scan_text(

@@ -74,6 +74,8 @@ _WRITE_LOCK = 7271  # with the schema's hash: the advisory lock a store's writer
 _MIGRATE_LOCK = 7272
 _RETRIES = 20
 _IDLE_WAIT_S = 0.002  # how long read_beside waits for the pool to hand over an idle connection
+# The full-text indexes: the weighted document's, and the descriptions' words alone
+_WORD_INDEXES = ("memories_fts", "memories_description_words")
 _STALE_DOCUMENT = "fts IS DISTINCT FROM ({})"  # a row whose stored document its text does not give
 
 
@@ -440,21 +442,22 @@ class PostgresBackend:
     # -- the derived index ---------------------------------------------------------
 
     def check_index(self) -> tuple[bool, int, list[str]]:
-        """The full-text index as it can go wrong here: the GIN index not valid (a failed
-        build), or a stored document that its row's text no longer gives (the text search
-        configuration or its stemmer changed since it was written: PostgreSQL computes a
-        generated column once, on write). Every row's document is computed again."""
+        """The full-text index as it can go wrong here: a GIN index (the document's, or the
+        descriptions' words') not valid (a failed build), or a stored document that its
+        row's text no longer gives (the text search configuration or its stemmer changed
+        since it was written: PostgreSQL computes a generated column once, on write).
+        Every row's document is computed again."""
 
         def check(tx: PostgresTransaction) -> tuple[bool, int, list[str]]:
             problems: list[str] = []
             valid = tx._one(
-                "SELECT i.indisvalid AND i.indisready FROM pg_index i "
+                "SELECT count(*) FROM pg_index i "
                 "JOIN pg_class c ON c.oid = i.indexrelid "
                 "JOIN pg_namespace n ON n.oid = c.relnamespace "
-                "WHERE c.relname = 'memories_fts' AND n.nspname = %s",
-                (self.schema,),
+                "WHERE i.indisvalid AND i.indisready AND c.relname = ANY(%s) AND n.nspname = %s",
+                (list(_WORD_INDEXES), self.schema),
             )
-            if valid is None or not valid[0]:
+            if int(valid[0]) != len(_WORD_INDEXES):
                 problems.append("full-text index is missing or not valid")
             memories = int(tx._one("SELECT count(*) FROM memories")[0])
             stale_rows = _STALE_DOCUMENT.format(self._document(tx))
@@ -482,6 +485,7 @@ class PostgresBackend:
             # An update computes a generated column again: the stale documents first.
             stale = _STALE_DOCUMENT.format(self._document(tx))
             tx.con.execute(f"UPDATE memories SET context = context WHERE {stale}")
-            tx.con.execute("REINDEX INDEX memories_fts")
+            for index in _WORD_INDEXES:
+                tx.con.execute(f"REINDEX INDEX {index}")
 
         self.write(rebuild)

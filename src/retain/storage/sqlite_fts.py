@@ -156,8 +156,10 @@ class FtsSearch:
         *,
         field: str,
         limit: int,
+        fewest: int,
     ) -> list[str]:
-        """Ids of the newest rows whose ``field`` holds the two rarest of ``words``.
+        """Ids of the newest rows whose ``field`` holds the two rarest of ``words`` that
+        ``fewest`` rows or more hold.
 
         A cheap candidate list for "does something say nearly this already":
         text sharing most of the words shares the rarest ones.
@@ -166,7 +168,7 @@ class FtsSearch:
         for word in dict.fromkeys(words):
             phrase = quote(word)
             count = self.frequency(f"{{{field}}} : {phrase}")
-            if count:
+            if count >= max(fewest, 1):
                 stats.append((count, phrase))
         if not stats:
             return []

@@ -590,6 +590,12 @@ def _m018_recent(con: sqlite3.Connection) -> None:
     run_script(con, "CREATE INDEX memories_recent ON memories(realm, updated_at, id);")
 
 
+def _m019_description_words(con: sqlite3.Connection) -> None:
+    """Nothing here: PostgreSQL's 19th indexes its descriptions' words alone, which the
+    full-text index here already does (a query names its column). Numbered alike, so a
+    version means the same schema on either backend."""
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", _m001_foundation),
     Migration(2, "retrieval", _m002_retrieval),
@@ -609,6 +615,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(16, "relations", _m016_relations),
     Migration(17, "mirror links", _m017_mirror_links),
     Migration(18, "recent", _m018_recent),
+    Migration(19, "description words", _m019_description_words),
 )
 
 

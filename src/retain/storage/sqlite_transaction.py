@@ -354,11 +354,14 @@ class SqliteTransaction(
         clause, args = self._filter_sql(where)
         return self.fts.match(clause, args, terms, prefix=prefix, limit=limit)
 
-    def lookup_words(
-        self, where: MemoryFilter, words: Sequence[str], *, field: str, limit: int
-    ) -> list[str]:
+    def lookup_descriptions(
+        self, where: MemoryFilter, asked: Sequence[Sequence[str]], *, limit: int, fewest: int
+    ) -> list[list[str]]:
         clause, args = self._filter_sql(where)
-        return self.fts.lookup(clause, args, words, field=field, limit=limit)
+        return [
+            self.fts.lookup(clause, args, words, field="description", limit=limit, fewest=fewest)
+            for words in asked
+        ]
 
     def scan_text(
         self, where: MemoryFilter, needles: Sequence[str], *, limit: int
