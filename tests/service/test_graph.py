@@ -16,6 +16,7 @@ from retain.model import Status
 from retain.results import WriteRequest
 from retain.service import MemoryService
 from retain.storage.base import MemoryFilter
+from retain.storage.sqlite import SqliteBackend
 
 ALICE = "Alice works in the UTC+8 time zone"
 
@@ -385,6 +386,38 @@ def test_description_lookups_answer_each_list_newest_first(
     assert looked(everywhere, 7) == [[], [], [], [], []]
     only_web = MemoryFilter(realm=operator.realm, scopes=("project:web",))
     assert looked(only_web, 1) == [[]] * 5
+
+
+def test_a_common_word_alone_is_looked_up_by_sqlite_only(
+    world: dict[str, MemoryService],
+) -> None:
+    # PostgreSQL counts a description word up to DESCRIPTION_COMMON rows and looks no such
+    # word up alone (its newest rows would be any); SQLite's index answers it cheaply.
+    from retain.storage.postgres_words import DESCRIPTION_COMMON
+
+    operator = world["operator"]
+    operator.write_many(
+        [
+            WriteRequest(f"t{i}", description=f"tern seen at the pier, sighting {i}")
+            for i in range(DESCRIPTION_COMMON)
+        ],
+        notes=False,
+    )
+    rare = operator.write("rare", description="A tern and a skua at the pier").memory.id
+    everywhere = MemoryFilter(realm=operator.realm)
+    asked = [["tern"], ["tern", "pier"], ["tern", "skua"], ["skua", "mine"]]
+
+    alone, both_common, with_rare, mine_only = operator.backend.read(
+        lambda tx: tx.lookup_descriptions(everywhere, asked, limit=2, fewest=2)
+    )
+
+    # "skua": one description holds it, fewer than ``fewest``: "tern" is left alone
+    if isinstance(operator.backend, SqliteBackend):
+        assert alone == with_rare == [rare, operator.get("t63").memory.id]
+    else:
+        assert alone == with_rare == []
+    assert len(both_common) == 2 and both_common[0] == rare  # two common words: newest
+    assert mine_only == []
 
 
 # -- hygiene and verify ---------------------------------------------------------------------

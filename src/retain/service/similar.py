@@ -284,11 +284,15 @@ def _by_words(svc: MemoryService, tx: Reads, mine: list[Memory]) -> list[list[st
                 if some:
                     asked.append(some)
                     owner.append(i)
-        # (a word only the memory itself holds, written before this read, finds no other)
-        ids = tx.lookup_descriptions(where, asked, limit=NEAR, fewest=2)
+        # The memory itself was written before this read: a word only it holds finds no
+        # other, and among the newest it takes a place of its own.
+        ids = tx.lookup_descriptions(where, asked, limit=NEAR + 1, fewest=2)
         for i, some in zip(owner, ids, strict=True):
             found[i] += some
-    return [list(dict.fromkeys(ids))[:NEAR] for ids in found]
+    return [
+        [c for c in dict.fromkeys(ids) if c != m.id][:NEAR]
+        for m, ids in zip(mine, found, strict=True)
+    ]
 
 
 def _tiers_of(svc: MemoryService, memory: Memory) -> MemoryFilter:

@@ -46,12 +46,13 @@ _FREQUENCIES = (
 # from a body's: every row holding them anywhere was read to check (a batch's note at
 # 20,000 memories: 600 ms, against 40 by this index).
 _WORDS = f"to_tsvector({_CONFIG}, d.description)"
-# A word this many descriptions hold is common there: its count stops at it (enough to
-# tell a list's rarest two apart; SQLite counts on, cheaply), and it is not looked up
-# alone (its newest rows would be any: no more of 300 planted near-copies were noted
-# for it, at three times the lookups' cost). A common word is remembered for the life
-# of the backend, as ``_frequencies`` remembers one.
-DESCRIPTION_COMMON = 16
+# A word this many descriptions hold is common there. Its count stops at it (enough to
+# tell a list's rarest two apart: among words held as often, the longer first; SQLite
+# counts on, cheaply), it is remembered as common for the life of the backend, as
+# ``_frequencies`` remembers one, and it is not looked up alone (its newest rows would be
+# any: no more of 300 planted near-copies were noted for it, at three times the
+# lookups' cost).
+DESCRIPTION_COMMON = 64
 # Each word's rows counted by it, up to ``DESCRIPTION_COMMON``.
 _DESCRIPTION_COUNTS = (
     "SELECT CASE WHEN numnode(x.q) = 0 THEN 0 ELSE (SELECT count(*) FROM "
@@ -227,7 +228,7 @@ class PostgresWords(ABC):
         return int(self._one("SELECT coalesce(max(num), 0) FROM memories")[0])
 
     def _frequencies(
-        self, queries: Sequence[tuple[str, str]], *, keep: bool = False, cap: int = plan.COMMON
+        self, queries: Sequence[tuple[str, str]], *, keep: bool = False
     ) -> tuple[list[int], int]:
         """Rows matching each term's query (a tsquery expression and its argument),
         counted up to ``COMMON`` (0 for a query that holds no word), and about how many
@@ -243,7 +244,7 @@ class PostgresWords(ABC):
         if not asked:
             return counts, self._highest if self._highest is not None else self._total()
         rows = self._rows(_FREQUENCIES, [
-            cap,
+            plan.COMMON,
             [queries[i][0].split("(", 1)[0] for i in asked],
             [queries[i][1] for i in asked],
         ])  # fmt: skip
@@ -273,11 +274,13 @@ class PostgresWords(ABC):
             held[word] = int(row[0])
             if held[word] >= DESCRIPTION_COMMON:
                 self._common.add(f"description\0{word}")
+        least = min(max(fewest, 1), DESCRIPTION_COMMON)
         queries = []
         for words in lists:
-            ranked = sorted((held[w], _lexeme(w)) for w in words if held[w] >= max(fewest, 1))
-            lone_common = len(words) == 1 and held[words[0]] >= DESCRIPTION_COMMON
-            queries.append("" if lone_common else " & ".join(lex for _, lex in ranked[:2]))
+            ranked = sorted((held[w], -len(w), _lexeme(w)) for w in words if held[w] >= least)
+            if len(ranked) == 1 and ranked[0][0] >= DESCRIPTION_COMMON:
+                ranked = []  # a common word alone
+            queries.append(" & ".join(lexeme for _, _, lexeme in ranked[:2]))
         found: list[list[str]] = [[] for _ in lists]
         places = [i for i, query in enumerate(queries) if query]
         if not places:
