@@ -13,7 +13,8 @@ default settings: the approximate index beside the file) and ``exact``
 (``[search] ann_from = 0``: every vector read into memory) — in a new process each:
 
 * ``open_ms`` and ``first_search_ms`` (everything the first search of a new process
-  loads: the embedder, the vectors or their index, the search itself), the same search
+  loads: numpy, the embedder, the vectors or their index, the search itself; the
+  measuring process imports nothing that loads numpy before it), the same search
   again (``same_search_again_ms``: the difference is what the first one loaded), then
   the store's rare/common/mixed query sets searched warm (p50, p95), and the process's
   peak RSS (``VmHWM``);
@@ -50,10 +51,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numpy as np  # noqa: E402
-
 import retain  # noqa: E402
-from scale import rss_mib  # noqa: E402
 from store import Corpus, log, machine, make_queries, source_state, summary_ms  # noqa: E402
 
 MODES = ("ann", "exact")
@@ -131,6 +129,8 @@ def measure(directory: Path, mode: str) -> dict[str, Any]:
             result = store.search(text)
             seconds.append(time.perf_counter() - began)
             tops[text] = [hit.memory.id for hit in result.hits]
+    from scale import rss_mib  # (it imports numpy: not before the first search)
+
     rss = rss_mib()
     out: dict[str, Any] = {
         "open_ms": round(open_ms, 1),
@@ -205,6 +205,8 @@ def exact_top(
     tx: Any, model: str, dim: int, asked: Any, where: Any, k: int
 ) -> list[list[tuple[float, str]]]:
     """Each query's ``k`` best (cosine, id) over every stored vector passing ``where``."""
+    import numpy as np  # here: the first search of a measuring process imports it itself
+
     best: list[list[tuple[float, str]]] = [[] for _ in asked]
     after = 0
     while True:
