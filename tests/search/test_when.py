@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 import pytest
@@ -101,6 +102,27 @@ def test_only_absolute_times_are_taken_out_of_a_query() -> None:
     assert " ".join(when.strip(text, when.spans(text, MONDAY)).split()) == (
         "What did Jo do last weekend before ?"
     )
+
+
+def test_a_text_of_ascii_with_no_digit_and_no_time_word_is_not_looked_at(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    tried: list[str] = []
+    finder = when.finder()
+
+    class Spy:
+        def match(self, text: str, at: int) -> re.Match[str] | None:
+            tried.append(text[at:])
+            return finder.match(text, at)
+
+    monkeypatch.setattr(when, "finder", Spy)
+    assert when.spans("Alice moved in with a few of her friends last night", MONDAY)
+    assert tried  # "night": a time word, so the finder is tried at the openers
+    tried.clear()
+    assert when.spans("Alice moved in with a few of her friends", MONDAY) == []
+    assert tried == []  # openers ("in", "a", "of"), but no word a pattern needs
+    # not ASCII: looked at whole (the finder's case folding takes "ſ" for an "s")
+    assert [span.grain for span in when.spans("Alice moved in a few dayſ ago", MONDAY)] == [DAY]
 
 
 _PIECES = st.sampled_from(

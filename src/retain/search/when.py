@@ -92,6 +92,16 @@ _OPENERS = frozenset((
     "previous", "earlier", "on",
 ))  # fmt: skip
 _WORD = re.compile(r"\b\w+")
+# And every pattern holds a digit or one of these words whole (a month, a weekday, a unit,
+# a word of ``AROUND`` or "this morning"): a text of ASCII alone holding neither is not
+# looked at further (most memories name no time: 84% of the synthetic corpus's, 87% of
+# LoCoMo's turns; 45 µs a memory of it became 24).
+_NEEDED = frozenset((
+    *MONTHS, *WEEKDAYS, "day", "days", "week", "weeks", "weekend", "month", "months",
+    "year", "years", "yesterday", "tomorrow", "night", "tonight", "today", "morning",
+    "afternoon", "evening",
+))  # fmt: skip
+_DIGIT = re.compile(r"\d")
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +148,9 @@ def finder() -> re.Pattern[str]:
 def _matches(text: str) -> Iterator[re.Match[str]]:
     """What ``finder().finditer(text)`` finds, leftmost first, none overlapping (the
     pattern is compiled only for a text with a word it could match at)."""
+    ascii_only = text.isascii() and _DIGIT.search(text) is None
+    if ascii_only and _NEEDED.isdisjoint(_WORD.findall(text.lower())):
+        return
     end = 0
     for word in _WORD.finditer(text):
         if word.start() < end:
