@@ -3,7 +3,8 @@
     python bench/noted.py [--size 20000] [--planted 300] [--seeds 7,8] [--home DIR]
                           [--database-url postgresql://USER:PASSWORD@HOST/DB]
 
-A fresh store (SQLite under ``--home``, or the schema ``noted_bench`` of the database)
+A fresh store (SQLite in ``--home``'s ``noted/``, emptied first, or the schema
+``noted_bench`` of the database)
 is loaded with ``--size`` of ``bench/store.py``'s synthetic memories by ``write_many``
 of 1,000 with the note off (``notes=False``, as a bulk load writes). Then, for each seed,
 ``--planted`` of them are written again as near-copies: under a new name, the same
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import shutil
 import sys
 import time
 from collections.abc import Sequence
@@ -60,15 +62,13 @@ def planted(requests: list[WriteRequest], seed: int, count: int) -> list[tuple[i
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    home = Path(args.home)
-    home.mkdir(parents=True, exist_ok=True)
+    home = Path(args.home) / "noted"
+    shutil.rmtree(home, ignore_errors=True)
+    home.mkdir(parents=True)
     if args.database_url:
         location = schema_url(args.database_url, "bench", default="noted")
         fresh_schema(location)
     else:
-        for path in home.glob("retain.db*"):
-            if path.is_file():
-                path.unlink()
         location = str(home / "retain.db")
     store = retain.open(location, home=home)
     for project in PROJECTS:

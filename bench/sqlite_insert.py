@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sqlite3
 import statistics
 import sys
@@ -124,10 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for round_ in range(1, args.rounds + 1):
         for way in WAYS:
             directory = home / f"{way}-{round_}"
-            if directory.exists():
-                for path in sorted(directory.rglob("*"), reverse=True):
-                    path.unlink() if path.is_file() else path.rmdir()
-            directory.mkdir(parents=True, exist_ok=True)
+            shutil.rmtree(directory, ignore_errors=True)
+            directory.mkdir(parents=True)
             if way == "retain":
                 seconds = through_retain(directory, batches)
             else:
