@@ -400,8 +400,13 @@ def fits(hint: object) -> Fits:
     if hint is None or hint is type(None):
         return lambda value: value is None
     if origin in (types.UnionType, typing.Union):
-        tests = [fits(a) for a in arguments]
-        return lambda value: any(test(value) for test in tests)
+        tests = [fits(a) for a in arguments if a is not type(None)]
+        if len(tests) == len(arguments):
+            return lambda value: any(test(value) for test in tests)
+        if len(tests) == 1:  # "X | None", most fields: the test of X, and none passes
+            (test,) = tests
+            return lambda value: value is None or test(value)
+        return lambda value: value is None or any(test(value) for test in tests)
     if origin is typing.Literal:
         return lambda value: value in arguments
     if hint is bool:
