@@ -24,7 +24,7 @@ from retain.search.embed import (
     load_embedder,
 )
 from retain.search.lexical import SEMANTIC
-from retain.search.static_model import StaticEmbedder
+from retain.search.static_model import StaticEmbedder, StaticModel, basic_words
 
 BUNDLED = MODELS_DIR / DEFAULT_STATIC_MODEL
 
@@ -477,6 +477,22 @@ def test_a_few_texts_embedded_without_numpy_are_the_vectors_numpy_makes() -> Non
     # the same float32 values, bit for bit: a vector is stored alike whichever path made it
     assert without.tobytes() == with_numpy.tobytes()
     assert np.count_nonzero(np.abs(without).sum(axis=1)) > len(texts) * 0.9  # not all zero
+
+
+def test_a_text_is_cut_alike_whether_its_new_words_are_remembered_or_not() -> None:
+    texts = [*_texts_of_every_kind(), "unaffable cat unaffable, unaffable's cat"]
+    roomy, full = StaticModel(BUNDLED), StaticModel(BUNDLED)
+    full.CACHED_WORDS = 0  # no room: every word is cut anew, every time
+
+    def cut(text: str) -> list[int]:  # word by word, nothing remembered
+        pieces = (i for w in basic_words(text) for i in roomy._word_ids(w))
+        return [i for i in pieces if i != roomy.unknown][: roomy.MAX_PIECES]
+
+    expected = [cut(text) for text in texts]
+    assert [roomy.token_ids(text) for text in texts] == expected  # words new, then known
+    assert [roomy.token_ids(text) for text in texts] == expected  # every word known
+    assert [full.token_ids(text) for text in texts] == expected
+    assert roomy._known and not full._known
 
 
 def test_embedding_without_numpy_reads_a_fortran_ordered_model_alike(tmp_path: Path) -> None:

@@ -267,12 +267,12 @@ class StaticModel:
         words = basic_words(text)
         pieces: list[tuple[int, ...] | None] = list(map(known.get, words))
         if None in pieces:
-            for at, word in enumerate(words):
-                if pieces[at] is None:
-                    cut = tuple(i for i in self._word_ids(word) if i != self.unknown)
-                    if len(known) < self.CACHED_WORDS:
-                        known[word] = cut
-                    pieces[at] = cut
+            cuts = {}
+            for word in {w for w, p in zip(words, pieces, strict=True) if p is None}:
+                cuts[word] = tuple(i for i in self._word_ids(word) if i != self.unknown)
+                if len(known) < self.CACHED_WORDS:
+                    known[word] = cuts[word]
+            pieces = list(map(cuts.get, words, pieces))  # a new word's cut, else as found
         ids = list(itertools.chain.from_iterable(cast(list[tuple[int, ...]], pieces)))
         return ids[: self.MAX_PIECES]
 
