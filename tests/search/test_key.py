@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
-from tests.conftest import AxisEmbedder, ServiceFactory
+from tests.conftest import AxisEmbedder, ServiceFactory, store_state
 
-from retain import errors
+from retain import WriteRequest, errors
+from retain.search import key
+from retain.search.embed import Matrix
 from retain.search.lexical import STEM
 from retain.service import MemoryService
 from retain.storage.base import Transaction
@@ -181,3 +184,83 @@ def test_a_write_embeds_without_numpy_only_a_few_texts_in_a_process_without_it()
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["True", "False", "True", "False", "False"]
+
+
+# -- a batch's own texts, embedded ahead while its rows are stored ------------------------
+
+WORDS = ("tabby", "hound", "truck", "storm", "kitten", "puppy", "engine", "snow")
+
+
+def _batch(count: int) -> list[WriteRequest]:
+    """Turns of two threads and lone notes, each a different mix of the axes' words."""
+    return [
+        WriteRequest(
+            f"m{i}",
+            description=f"{WORDS[i % 8]} and {WORDS[i * 3 % 8]} then {WORDS[i * 5 % 7]}",
+            thread=("one", "two", None)[i % 3],
+        )
+        for i in range(count)
+    ]
+
+
+class Failing(AxisEmbedder):
+    def embed(self, texts: Sequence[str]) -> Matrix:
+        raise RuntimeError("out of memory")
+
+
+def test_a_batch_embedded_ahead_is_keyed_as_a_batch_embedded_in_the_write(
+    make_service: ServiceFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    requests = _batch(key.AHEAD_FROM + 7)
+    embedder = AxisEmbedder()
+    ahead = make_service(embedder=embedder, realm="ahead")
+    ahead.write_many(requests)
+    # the batch's own texts went to the worker in one call; the write embedded only
+    # the threaded turns' neighbours' texts, and no own text again
+    own, around = embedder.calls
+    assert len(own) == len(requests)
+    assert len(around) == sum(r.thread is not None for r in requests)
+    assert not set(own) & set(around)
+    monkeypatch.setattr(key, "AHEAD_FROM", len(requests) + 1)
+    inline = make_service(embedder=AxisEmbedder(), realm="inline")
+    inline.write_many(requests)
+    assert vectors(ahead) == vectors(inline)
+    assert len(vectors(ahead)) == len(requests)
+
+
+def test_texts_not_embedded_ahead_are_embedded_by_the_write_in_their_places() -> None:
+    embedder = AxisEmbedder()
+    ahead = key.Ahead(embedder, ["the tabby", "a hound"])
+    ahead.settle()
+    texts = ["a hound", "one truck", "the tabby", "rain"]
+    assert ahead.take(embedder, texts).tolist() == embedder.embed(texts).tolist()
+    other = AxisEmbedder(model_id="fake:other")  # the store's embedder changed meanwhile
+    assert ahead.take(other, texts).tolist() == other.embed(texts).tolist()
+
+
+def test_a_batch_the_worker_has_not_begun_is_embedded_by_the_write_itself() -> None:
+    import threading
+
+    release = threading.Event()
+    busy = key._worker().submit(release.wait)  # another write's batch holds the worker
+    embedder = AxisEmbedder()
+    try:
+        ahead = key.Ahead(embedder, ["the tabby"])
+        ahead.settle()  # withdraws the texts instead of waiting for the other batch
+        assert ahead.future.cancelled()
+        assert ahead.take(embedder, ["the tabby"]).tolist() == [[1.0, 0.0, 0.0, 0.0]]
+        assert embedder.calls == [["the tabby"]]
+    finally:
+        release.set()
+        busy.result()
+
+
+def test_an_embedder_failing_ahead_refuses_the_batch_and_writes_nothing(
+    make_service: ServiceFactory,
+) -> None:
+    service = make_service(embedder=Failing())
+    before = store_state(service)
+    with pytest.raises(errors.EmbedderFailed) as caught:
+        service.write_many(_batch(key.AHEAD_FROM))
+    assert "out of memory" in caught.value.message
+    assert store_state(service) == before

@@ -19,10 +19,12 @@ Context and vector are derived data: rebuilt from the rows at any time.
 
 from __future__ import annotations
 
+import functools
+import os
 import sys
 from collections.abc import Callable, Sequence
 from datetime import tzinfo
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from retain.chrono import in_zone, parse_stamp
 from retain.errors import EmbedderFailed, RetainError
@@ -32,6 +34,8 @@ from retain.search.embed import Embedder, check_shape, normalised
 from retain.storage.base import KeySource, Reads, SearchKey, StoredVector, Transaction
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future, ThreadPoolExecutor
+
     from retain.search.embed import Matrix
     from retain.search.static_model import StaticEmbedder
     from retain.storage.base import Vector
@@ -50,7 +54,20 @@ def source_changed(before: Memory, after: Memory) -> bool:
     )
 
 
-def own_text(source: KeySource) -> str:
+class Said(Protocol):
+    """What a memory says (a ``KeySource``, or a ``Memory`` not stored yet)."""
+
+    @property
+    def name(self) -> str | None: ...
+    @property
+    def subject(self) -> str | None: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def body(self) -> str: ...
+
+
+def own_text(source: Said) -> str:
     """What the memory says, as its vector reads it: name, subject, description, body."""
     named = source.name.replace("-", " ") + ". " if source.name else ""
     head = named + (f"{source.subject}: " if source.subject else "")
@@ -84,16 +101,75 @@ def context(
 BATCH = 2048  # memories embedded at a time
 
 
+class Ahead:
+    """Texts being embedded by a worker thread while the write stores its rows.
+
+    A batch's new rows are inserted before their keys are made, and SQLite and
+    PostgreSQL's drivers let go of the GIL while a statement runs: an insert of a
+    thousand rows takes about as long as embedding them, so their own texts are
+    embedded meanwhile (``Work.embed_ahead``). ``take`` gives a text's vector from
+    here when it is the very text the key needs, and embeds any other there and then.
+    """
+
+    def __init__(self, embedder: Embedder, texts: Sequence[str]) -> None:
+        self.embedder = embedder
+        self.at = {text: i for i, text in enumerate(texts)}
+        self.future: Future[Matrix] = _worker().submit(embed, embedder, list(texts))
+
+    def settle(self) -> None:
+        """Wait for the worker, once the rows are stored: the rest of the write is Python,
+        which the worker would only slow (and be slowed by). Texts the worker has not
+        begun on (it is embedding another write's batch) are withdrawn, and ``take``
+        embeds them itself: no write waits on another's."""
+        if not self.future.cancel():
+            self.future.exception()  # done; a failure is raised by ``take``
+
+    def take(self, embedder: Embedder, texts: Sequence[str]) -> Matrix:
+        """``texts`` embedded as ``embed`` would (the same vectors), each from here when
+        it was embedded ahead."""
+        if embedder is not self.embedder or self.future.cancel():
+            return embed(embedder, texts)
+        done = self.future.result()  # the embedder's failure is raised here, in the write
+        at = [self.at.get(text) for text in texts]
+        found = [(i, row) for i, row in enumerate(at) if row is not None]
+        if len(found) == len(texts):
+            return done[[row for _, row in found]]
+        import numpy as np
+
+        out = np.empty((len(texts), done.shape[1]), done.dtype)
+        out[[i for i, _ in found]] = done[[row for _, row in found]]
+        missing = [i for i, row in enumerate(at) if row is None]
+        out[missing] = embed(embedder, [texts[i] for i in missing])
+        return out
+
+
+AHEAD_FROM = 64  # rows a batch creates before their texts are embedded ahead
+
+
+@functools.cache
+def _worker() -> ThreadPoolExecutor:
+    """The one thread that embeds ahead (made at first use; a forked child makes its own)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="retain-embed-ahead")
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_worker.cache_clear)
+
+
 class Rekey:
     """The memories a write touched, whose search keys are made again before it commits.
 
     A memory's key holds its thread neighbours' words, so touching one memory
     re-keys the neighbours around it too; a memory leaving its place (deleted,
-    or moved to another thread) re-keys the neighbours it leaves.
+    or moved to another thread) re-keys the neighbours it leaves. ``ahead``: the
+    batch's own texts being embedded already, if any.
     """
 
     def __init__(self) -> None:
         self.ids: set[str] = set()
+        self.ahead: Ahead | None = None
 
     def touch(self, memory_id: str) -> None:
         self.ids.add(memory_id)
@@ -118,6 +194,8 @@ class Rekey:
 
         ``everything`` also re-keys the neighbours whose context is unchanged (a reindex).
         """
+        if self.ahead is not None:
+            self.ahead.settle()
         touched = {s.num: s for s in tx.key_sources(sorted(self.ids))}
         hoods: dict[int, list[KeySource]] = {}
         affected = dict(touched)
@@ -134,7 +212,7 @@ class Rekey:
         ]
         for start in range(0, len(chosen), BATCH):
             part = chosen[start : start + BATCH]
-            tx.set_keys(build(embedder, [s for s, _ in part], [c for _, c in part]))
+            tx.set_keys(build(embedder, [s for s, _ in part], [c for _, c in part], self.ahead))
             if progress is not None:
                 progress(start + len(part), len(chosen))
         return len(chosen)
@@ -157,8 +235,10 @@ def build(
     embedder: Embedder | None,
     sources: Sequence[KeySource],
     contexts: Sequence[tuple[str, str]],
+    ahead: Ahead | None = None,
 ) -> list[SearchKey]:
-    """The search keys of ``sources``, each with its ``context`` (words, neighbours' text)."""
+    """The search keys of ``sources``, each with its ``context`` (words, neighbours' text);
+    own texts embedded ``ahead`` are taken from there."""
     if not sources:
         return []
     # None: the row holds these words already (an UPDATE would only cost the lookup)
@@ -176,7 +256,7 @@ def build(
     if isinstance(embedder, StaticEmbedder) and few([*texts, *around_texts]):
         vectors = _build_few(embedder, texts, arounds, around_texts)
     else:
-        own = embed(embedder, texts)
+        own = embed(embedder, texts) if ahead is None else ahead.take(embedder, texts)
         if arounds:
             extra = embed(embedder, around_texts)
             own[arounds] += NEIGHBOUR_WEIGHT * extra

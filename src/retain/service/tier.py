@@ -175,7 +175,9 @@ class Batch:
 
     def close(self, progress: Progress | None = None) -> None:
         self.inline.check(self.svc.settings.inline_max_bytes)
-        self.work.create(list(self.staged.rows.values()))
+        rows = list(self.staged.rows.values())
+        self.work.embed_ahead(rows)  # while the rows are inserted
+        self.work.create(rows)
         reporter = None if progress is None else (lambda d, t: progress("embed", d, t))
         self.work.make_keys(progress=reporter)
 

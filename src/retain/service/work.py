@@ -271,6 +271,14 @@ class Work:
         self.make_keys()
         self.marks = mirror.staged(self)
 
+    def embed_ahead(self, memories: Sequence[Memory]) -> None:
+        """Begin embedding the own texts of ``memories`` (a batch's new rows, about to be
+        inserted) in a worker thread, for ``make_keys`` to take (``key.Ahead``): from
+        ``key.AHEAD_FROM`` rows, when the store embeds."""
+        embedder = self.store.embedder.embedder
+        if embedder is not None and len(memories) >= key.AHEAD_FROM:
+            self.rekey.ahead = key.Ahead(embedder, [key.own_text(m) for m in memories])
+
     def make_keys(
         self, *, everything: bool = False, progress: Callable[[int, int], None] | None = None
     ) -> int:
