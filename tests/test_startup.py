@@ -206,6 +206,7 @@ def test_add_makes_its_vector_without_numpy_and_prints_without_rich(home: Path) 
     assert "retain.search.static_model" in loaded  # its vector is made, by the static model
     assert heavy(loaded) == {"retain.service"}
     assert "numpy" not in loaded
+    assert "concurrent.futures" not in loaded  # one row: no worker embeds ahead
     assert "cryptography" not in loaded  # no signing key configured: none loaded
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -203,9 +204,14 @@ def _batch(count: int) -> list[WriteRequest]:
     ]
 
 
-class Failing(AxisEmbedder):
+class FailingAhead(AxisEmbedder):
+    """Fails on the worker thread alone: a write that swallowed the worker's failure
+    and embedded again itself would succeed."""
+
     def embed(self, texts: Sequence[str]) -> Matrix:
-        raise RuntimeError("out of memory")
+        if threading.current_thread().name.startswith("retain-embed-ahead"):
+            raise RuntimeError("out of memory")
+        return super().embed(texts)
 
 
 def test_a_batch_embedded_ahead_is_keyed_as_a_batch_embedded_in_the_write(
@@ -228,19 +234,35 @@ def test_a_batch_embedded_ahead_is_keyed_as_a_batch_embedded_in_the_write(
     assert len(vectors(ahead)) == len(requests)
 
 
+def test_a_batch_larger_than_a_call_has_its_first_call_embedded_ahead(
+    make_service: ServiceFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(key, "BATCH", key.AHEAD_FROM + 2)  # the most texts of one call
+    requests = _batch(key.AHEAD_FROM * 2 + 9)
+    embedder = AxisEmbedder()
+    service = make_service(embedder=embedder)
+    service.write_many(requests)
+    assert len(embedder.calls[0]) == key.BATCH  # ahead: one call's texts, no more
+    assert all(len(call) <= key.BATCH for call in embedder.calls)
+    monkeypatch.setattr(key, "AHEAD_FROM", len(requests) + 1)
+    inline = make_service(embedder=AxisEmbedder(), realm="inline")
+    inline.write_many(requests)
+    assert vectors(service) == vectors(inline)
+
+
 def test_texts_not_embedded_ahead_are_embedded_by_the_write_in_their_places() -> None:
     embedder = AxisEmbedder()
     ahead = key.Ahead(embedder, ["the tabby", "a hound"])
     ahead.settle()
     texts = ["a hound", "one truck", "the tabby", "rain"]
     assert ahead.take(embedder, texts).tolist() == embedder.embed(texts).tolist()
-    other = AxisEmbedder(model_id="fake:other")  # the store's embedder changed meanwhile
-    assert ahead.take(other, texts).tolist() == other.embed(texts).tolist()
+    # the store's embedder changed meanwhile: the texts are embedded by the new one
+    other = AxisEmbedder({"tabby": (0.0, 1.0), "hound": (1.0, 0.0)}, model_id="fake:other")
+    assert ahead.take(other, texts).tolist() == [[1.0, 0.0], [0.0, 0.0], [0.0, 1.0], [0.0, 0.0]]
+    assert other.calls == [texts]
 
 
 def test_a_batch_the_worker_has_not_begun_is_embedded_by_the_write_itself() -> None:
-    import threading
-
     release = threading.Event()
     busy = key._worker().submit(release.wait)  # another write's batch holds the worker
     embedder = AxisEmbedder()
@@ -258,7 +280,7 @@ def test_a_batch_the_worker_has_not_begun_is_embedded_by_the_write_itself() -> N
 def test_an_embedder_failing_ahead_refuses_the_batch_and_writes_nothing(
     make_service: ServiceFactory,
 ) -> None:
-    service = make_service(embedder=Failing())
+    service = make_service(embedder=FailingAhead())
     before = store_state(service)
     with pytest.raises(errors.EmbedderFailed) as caught:
         service.write_many(_batch(key.AHEAD_FROM))

@@ -107,8 +107,9 @@ class Ahead:
     A batch's new rows are inserted before their keys are made, and SQLite and
     PostgreSQL's drivers let go of the GIL while a statement runs: an insert of a
     thousand rows takes about as long as embedding them, so their own texts are
-    embedded meanwhile (``Work.embed_ahead``). ``take`` gives a text's vector from
-    here when it is the very text the key needs, and embeds any other there and then.
+    embedded meanwhile (``Work.embed_ahead``), up to ``BATCH`` of them (one call, as
+    ``build`` makes). ``take`` gives a text's vector from here when it is the very text
+    the key needs, and embeds any other there and then.
     """
 
     def __init__(self, embedder: Embedder, texts: Sequence[str]) -> None:
@@ -125,20 +126,21 @@ class Ahead:
             self.future.exception()  # done; a failure is raised by ``take``
 
     def take(self, embedder: Embedder, texts: Sequence[str]) -> Matrix:
-        """``texts`` embedded as ``embed`` would (the same vectors), each from here when
-        it was embedded ahead."""
+        """``texts`` embedded, each from here when it was embedded ahead: the vectors
+        ``embed`` makes, for an embedder whose vector of a text does not depend on the
+        other texts of its call (the static model, ``hash``, model2vec; a neural model
+        that pads a call's texts alike may differ in the last bits)."""
         if embedder is not self.embedder or self.future.cancel():
             return embed(embedder, texts)
         done = self.future.result()  # the embedder's failure is raised here, in the write
-        at = [self.at.get(text) for text in texts]
-        found = [(i, row) for i, row in enumerate(at) if row is not None]
+        found = {i: row for i, text in enumerate(texts) if (row := self.at.get(text)) is not None}
         if len(found) == len(texts):
-            return done[[row for _, row in found]]
+            return done[list(found.values())]
         import numpy as np
 
         out = np.empty((len(texts), done.shape[1]), done.dtype)
-        out[[i for i, _ in found]] = done[[row for _, row in found]]
-        missing = [i for i, row in enumerate(at) if row is None]
+        out[list(found)] = done[list(found.values())]
+        missing = [i for i in range(len(texts)) if i not in found]
         out[missing] = embed(embedder, [texts[i] for i in missing])
         return out
 

@@ -19,7 +19,6 @@ import math
 import mmap
 import os
 import re
-import threading
 import unicodedata
 from array import array
 from collections.abc import Sequence
@@ -195,7 +194,6 @@ class StaticModel:
         self._rows = rows.values.cast("b")  # signed bytes, in the file's order
         self._scales = array("f", scales.floats())  # as numpy's astype(float32) rounds
         self._known: dict[str, tuple[int, ...]] = {}  # word → its pieces, unknown ones left out
-        self._making = threading.Lock()  # rows of ``_dequantized`` made one batch at a time
 
     @property
     def dim(self) -> int:
@@ -233,10 +231,9 @@ class StaticModel:
         wanted = np.zeros_like(made)
         wanted[ids] = True
         new = np.flatnonzero(wanted & ~made)  # each once: a batch holds a piece many times
-        if new.size:
-            with self._making:
-                table[new] = self.rows.take(new, axis=0) * self.scales.take(new)[:, None]
-                made[new] = True
+        if new.size:  # (two threads making a row write the same values: no lock needed)
+            table[new] = self.rows.take(new, axis=0) * self.scales.take(new)[:, None]
+            made[new] = True  # after the row: a row marked made is whole
         return table
 
     def _word_ids(self, word: str) -> tuple[int, ...]:

@@ -177,9 +177,13 @@ class Batch:
         self.inline.check(self.svc.settings.inline_max_bytes)
         rows = list(self.staged.rows.values())
         self.work.embed_ahead(rows)  # while the rows are inserted
-        self.work.create(rows)
         reporter = None if progress is None else (lambda d, t: progress("embed", d, t))
-        self.work.make_keys(progress=reporter)
+        try:
+            self.work.create(rows)
+            self.work.make_keys(progress=reporter)
+        except BaseException:
+            self.work.withdraw_ahead()
+            raise
 
 
 def normalized(svc: MemoryService, r: WriteRequest) -> WriteRequest:

@@ -274,10 +274,22 @@ class Work:
     def embed_ahead(self, memories: Sequence[Memory]) -> None:
         """Begin embedding the own texts of ``memories`` (a batch's new rows, about to be
         inserted) in a worker thread, for ``make_keys`` to take (``key.Ahead``): from
-        ``key.AHEAD_FROM`` rows, when the store embeds."""
+        ``key.AHEAD_FROM`` rows and up to ``key.BATCH``, when the store embeds. Not while
+        the interpreter shuts down, when a thread pool takes no more work."""
         embedder = self.store.embedder.embedder
-        if embedder is not None and len(memories) >= key.AHEAD_FROM:
-            self.rekey.ahead = key.Ahead(embedder, [key.own_text(m) for m in memories])
+        if embedder is None or len(memories) < key.AHEAD_FROM:
+            return
+        texts = [key.own_text(m) for m in memories[: key.BATCH]]
+        try:
+            self.rekey.ahead = key.Ahead(embedder, texts)
+        except RuntimeError:  # "cannot schedule new futures after interpreter shutdown"
+            return
+
+    def withdraw_ahead(self) -> None:
+        """Withdraw what ``embed_ahead`` began, the write having failed (what the worker
+        has begun it finishes, and nobody takes)."""
+        if self.rekey.ahead is not None:
+            self.rekey.ahead.future.cancel()
 
     def make_keys(
         self, *, everything: bool = False, progress: Callable[[int, int], None] | None = None
