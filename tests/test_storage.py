@@ -576,6 +576,30 @@ def test_postgres_events_cannot_be_truncated(postgres_service: MemoryService) ->
     assert postgres_service.verify().ok
 
 
+def test_a_batch_stores_its_events_and_vectors_as_written_whatever_they_hold(
+    service: MemoryService,
+) -> None:
+    awkward = [
+        'say "hi", {braces} and \\back\\slashes',
+        "NULL",
+        "",
+        "tab\tnew\nline, 日本語 and 👩\u200d👧",
+        "'single' \\\"both\\\"",
+    ]
+    requests = [
+        WriteRequest(f"w{i}", description=f"item {i}", body=awkward[i % len(awkward)])
+        for i in range(12)
+    ]
+    service.write_many(requests, reason='a "quoted" reason, \\ and all')
+    events = service.backend.read(lambda tx: list(tx.iter_events()))
+    created = [e for e in events if e.kind == "create"]
+    assert [json.loads(e.payload)["body"] for e in created] == [r.body for r in requests]
+    assert {e.reason for e in created} == {'a "quoted" reason, \\ and all'}
+    assert {e.memory_id for e in events if e.kind == "realm_add"} == {None}
+    assert ledger.check_chain(events).ok
+    assert service.verify().ok  # every vector stored, and stored whole
+
+
 def test_words_with_quotes_and_backslashes_are_searched_as_words(
     service: MemoryService,
 ) -> None:

@@ -57,9 +57,9 @@ _MARK_PENDING = (
 _INSERT_EVENTS = (
     "INSERT INTO events(seq, event_id, realm, memory_id, kind, tx_time, principal, "
     "reason, payload, payload_digest, prev_hash, hash) "
-    "SELECT * FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], "
-    "%s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], "
-    "%s::text[], %s::text[])"
+    "SELECT * FROM unnest(%b::bigint[], %b::text[], %b::text[], %b::text[], "
+    "%b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::text[], "
+    "%b::text[], %b::text[])"
 )
 
 _INSERT = (

@@ -80,7 +80,7 @@ def store_vectors(con: psycopg.Connection[Any], pending: PendingVectors) -> None
     con.execute(
         "INSERT INTO memory_vectors(memory_num, realm, model, dim, embedding, version) "
         "SELECT k.num, m.realm, k.model, k.dim, k.embedding::vector, %s "
-        "FROM unnest(%s::bigint[], %s::text[], %s::int[], %s::text[]) "
+        "FROM unnest(%b::bigint[], %b::text[], %b::int[], %b::text[]) "
         "AS k(num, model, dim, embedding) JOIN memories m ON m.num = k.num ORDER BY k.num "
         "ON CONFLICT (memory_num) DO UPDATE SET vec = nextval('memory_vectors_vec_seq'), "
         "realm = excluded.realm, model = excluded.model, dim = excluded.dim, "
