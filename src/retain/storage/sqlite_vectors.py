@@ -13,6 +13,7 @@ is of ``PostgresTransaction``.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -44,10 +45,13 @@ class SqliteVectors(ABC):
         return cast("SqliteTransaction", self)
 
     def set_keys(self, keys: Sequence[SearchKey]) -> None:
-        self.con.executemany(
-            "UPDATE memories SET context = ? WHERE num = ?",
-            [(k.context, k.num) for k in keys if k.context is not None],
-        )
+        contexts = {k.num: k.context for k in keys if k.context is not None}
+        if contexts:
+            self.con.execute(
+                "UPDATE memories SET context = k.value FROM json_each(?) AS k "
+                "WHERE memories.num = CAST(k.key AS INTEGER)",
+                (json.dumps(contexts),),
+            )
         self.con.executemany(
             # REPLACE deletes the old row: the new one takes a fresh, higher ``vec``.
             "INSERT OR REPLACE INTO memory_vectors(memory_num, model, dim, vector) "
