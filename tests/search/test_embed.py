@@ -495,6 +495,18 @@ def test_a_text_is_cut_alike_whether_its_new_words_are_remembered_or_not() -> No
     assert roomy._known and not full._known
 
 
+def test_texts_joined_of_parts_cut_once_embed_as_the_joined_texts() -> None:
+    import random
+
+    rng = random.Random(5)
+    kinds = _texts_of_every_kind()
+    joined = [[""], [], ["deploys run nightly. " * 100, "cats and dogs"]]  # past 512 pieces
+    joined += [rng.sample(kinds, rng.randint(1, 4)) for _ in range(120)]
+    model = StaticEmbedder(DEFAULT_STATIC_MODEL)
+    together = model.embed([" ".join(parts) for parts in joined])
+    assert model.embed_joined(joined).tobytes() == together.tobytes()
+
+
 def test_embedding_without_numpy_reads_a_fortran_ordered_model_alike(tmp_path: Path) -> None:
     import io
 
@@ -519,7 +531,9 @@ def test_search_keys_made_without_numpy_are_those_made_with_it(
         for n, text in enumerate(texts[:40])
     ]
     # every other memory has neighbours' text, which nudges its vector
-    contexts = [("", texts[-n] if n % 2 else "") for n in range(len(sources))]
+    contexts = [
+        key.Context("", (texts[-n], texts[n]) if n % 2 else ()) for n in range(len(sources))
+    ]
     model = StaticEmbedder(DEFAULT_STATIC_MODEL)
     made = {}
     for few in (True, False):

@@ -24,7 +24,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from datetime import tzinfo
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from retain.chrono import in_zone, parse_stamp
 from retain.errors import EmbedderFailed, RetainError
@@ -89,13 +89,24 @@ def time_words(source: KeySource, zone: tzinfo | None) -> str:
     return " ".join(dict.fromkeys(t for span in named for t in when.span_tokens(span)))
 
 
-def context(
-    source: KeySource, neighbours: Sequence[KeySource], zone: tzinfo | None
-) -> tuple[str, str]:
-    """(the context column's words, the neighbours' text for the vector)."""
-    around = " ".join(neighbour_text(n) for n in neighbours)
+class Context(NamedTuple):
+    """A memory's context: the context column's words, and its neighbours' texts (in
+    thread order), which nudge its vector as one text (``around``)."""
+
+    words: str
+    neighbours: tuple[str, ...] = ()
+
+    @property
+    def around(self) -> str:
+        return " ".join(self.neighbours)
+
+
+def context(source: KeySource, neighbours: Sequence[KeySource], zone: tzinfo | None) -> Context:
+    """The context of ``source`` among ``neighbours`` (see ``Context``)."""
+    texts = tuple(neighbour_text(n) for n in neighbours)
+    around = " ".join(texts)
     head = " ".join(p for p in (time_words(source, zone), source.subject or "") if p)
-    return "\n".join(p for p in (head, around) if p), around
+    return Context("\n".join(p for p in (head, around) if p), texts)
 
 
 BATCH = 2048  # memories embedded at a time
@@ -210,7 +221,7 @@ class Rekey:
         chosen = [
             (source, made[num])
             for num, source in sorted(affected.items())
-            if num in touched or everything or made[num][0] != source.context
+            if num in touched or everything or made[num].words != source.context
         ]
         for start in range(0, len(chosen), BATCH):
             part = chosen[start : start + BATCH]
@@ -236,20 +247,22 @@ def _neighbours(
 def build(
     embedder: Embedder | None,
     sources: Sequence[KeySource],
-    contexts: Sequence[tuple[str, str]],
+    contexts: Sequence[Context],
     ahead: Ahead | None = None,
 ) -> list[SearchKey]:
-    """The search keys of ``sources``, each with its ``context`` (words, neighbours' text);
-    own texts embedded ``ahead`` are taken from there."""
+    """The search keys of ``sources``, each with its ``Context``; own texts embedded
+    ``ahead`` are taken from there."""
     if not sources:
         return []
     # None: the row holds these words already (an UPDATE would only cost the lookup)
-    changed = [w if w != s.context else None for s, (w, _) in zip(sources, contexts, strict=True)]
+    changed = [
+        c.words if c.words != s.context else None for s, c in zip(sources, contexts, strict=True)
+    ]
     if embedder is None:
         return [SearchKey(s.num, w, None) for s, w in zip(sources, changed, strict=True)]
     texts = [own_text(s) for s in sources]
-    arounds = [i for i, (_, around) in enumerate(contexts) if around]
-    around_texts = [contexts[i][1] for i in arounds]
+    arounds = [i for i, c in enumerate(contexts) if c.around]
+    around_texts = [contexts[i].around for i in arounds]
     vectors: Sequence[Vector]
     # the static model's module, here: a process that makes no vector (``retain get``) never
     # loads it, and one that made a static embedder has it loaded already
@@ -260,7 +273,7 @@ def build(
     else:
         own = embed(embedder, texts) if ahead is None else ahead.take(embedder, texts)
         if arounds:
-            extra = embed(embedder, around_texts)
+            extra = embed(embedder, around_texts, [contexts[i].neighbours for i in arounds])
             own[arounds] += NEIGHBOUR_WEIGHT * extra
             own = normalised(own)
         vectors = list(own)
@@ -307,15 +320,20 @@ def _build_few(
     return own
 
 
-def embed(embedder: Embedder, texts: Sequence[str]) -> Matrix:
+def embed(
+    embedder: Embedder, texts: Sequence[str], joined: Sequence[Sequence[str]] | None = None
+) -> Matrix:
     """``texts`` embedded, checked for shape and dimension; any failure of the embedder's
-    own is ``EmbedderFailed`` (a write that needed it changes nothing)."""
+    own is ``EmbedderFailed`` (a write that needed it changes nothing). ``joined``: each
+    text's parts (``text == " ".join(parts)``), for an embedder that cuts each part once
+    (``embed_joined``: the static model)."""
     if not texts:
         import numpy as np
 
         return np.zeros((0, embedder.dim), dtype=np.float32)
+    by_parts = getattr(embedder, "embed_joined", None) if joined is not None else None
     try:
-        matrix = embedder.embed(texts)
+        matrix = embedder.embed(texts) if by_parts is None else by_parts(joined)
     except RetainError:
         raise
     except Exception as exc:  # a model's runtime error (out of memory, say)

@@ -275,10 +275,31 @@ class StaticModel:
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         """The mean piece vector of each text (zero for a text with no known piece)."""
+        return self._means([self.token_ids(text) for text in texts])
+
+    def embed_joined(self, texts: Sequence[Sequence[str]]) -> Matrix:
+        """``embed`` of each ``" ".join(parts)``, the same values, each part cut into
+        pieces once however many texts join it (a memory's neighbours' texts: a turn is
+        the neighbour of four). A space ends a word, and a text's first ``MAX_PIECES``
+        pieces are its parts' first ones, so the joined text's pieces are its parts'."""
+        cut: dict[str, list[int]] = {}
+        pieces = []
+        for parts in texts:
+            ids: list[int] = []
+            for part in parts:
+                if len(ids) >= self.MAX_PIECES:
+                    break
+                if part not in cut:
+                    cut[part] = self.token_ids(part)
+                ids += cut[part]
+            pieces.append(ids[: self.MAX_PIECES])
+        return self._means(pieces)
+
+    def _means(self, pieces: list[list[int]]) -> Matrix:
+        """The mean of each list's pieces' rows (zero for an empty list)."""
         import numpy as np
 
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        pieces = [self.token_ids(text) for text in texts]
+        out = np.zeros((len(pieces), self.dim), dtype=np.float32)
         every = np.fromiter(itertools.chain.from_iterable(pieces), np.intp)
         table = self._scaled(every)
         for row, ids in enumerate(pieces):
@@ -329,6 +350,10 @@ class StaticEmbedder:
 
     def embed(self, texts: Sequence[str]) -> Matrix:
         return normalised(self._model.embed(texts))
+
+    def embed_joined(self, texts: Sequence[Sequence[str]]) -> Matrix:
+        """``embed`` of each ``" ".join(parts)``, each part cut once (``StaticModel``)."""
+        return normalised(self._model.embed_joined(texts))
 
     def embed_few(self, texts: Sequence[str]) -> list[array[float]]:
         """``embed`` without numpy: a float32 array per text, the same values."""
