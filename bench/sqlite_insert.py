@@ -1,6 +1,7 @@
 """What a batched write costs SQLite itself on this machine, beside retain's ``write_many``.
 
     python bench/sqlite_insert.py [--size 15000] [--batch 1000] [--rounds 3] [--home DIR]
+                                  [--conversation]
 
 The floor under ``bench/store.py``'s batched writes, as ``bench/pgvector_insert.py`` is
 under PostgreSQL's: the same synthetic memories (``bench/store.py``'s corpus) written in
@@ -17,6 +18,11 @@ retain's store), three ways, each into a fresh file, interleaved ``--rounds`` ti
   checks, secret and time finding, the search key, the event log, and no near-copy
   note: ``notes=False``).
 
+With ``--conversation`` each memory is a turn of a thread of ``TURNS`` (two speakers as
+subjects, a day a thread), as an ingested transcript's: retain's keys then hold each
+turn's neighbours' text and day, and its vector is nudged toward theirs, which the raw
+ways do not do (their figures are no floor for it; the ratio is left out).
+
 ``retain`` ÷ ``rows_vectors`` is what the service keeps of what SQLite and the embedding
 allow. Progress goes to stderr; the last line of stdout is one JSON object.
 """
@@ -31,6 +37,7 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -42,6 +49,7 @@ from retain.results import WriteRequest  # noqa: E402
 from store import PROJECTS, Corpus, log, machine, source_state  # noqa: E402
 
 WAYS = ("rows", "rows_vectors", "retain")
+TURNS = 40  # a conversation's thread, with --conversation
 SCHEMA = """
 CREATE TABLE memories (
     num INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, name TEXT, description TEXT NOT NULL,
@@ -110,6 +118,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--home", default="/tmp/retain-sqlite-insert")
+    parser.add_argument("--conversation", action="store_true", help="turns of threads")
     args = parser.parse_args(argv)
     if args.size < 1 or args.batch < 1 or args.rounds < 1:
         parser.error("--size, --batch and --rounds must be at least 1")
@@ -120,6 +129,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     home = Path(args.home)
     requests = [doc.request() for doc in Corpus(1).docs(0, args.size)]
+    if args.conversation:
+        requests = [
+            replace(
+                r,
+                thread=f"chat-{i // TURNS}",
+                subject=("Ann", "Bob")[i % 2],
+                valid_from=f"2023-{1 + i // TURNS % 12:02d}-{1 + i // TURNS % 28:02d}T10:00:00Z",
+            )
+            for i, r in enumerate(requests)
+        ]
     batches = [requests[i : i + args.batch] for i in range(0, args.size, args.batch)]
     per_s: dict[str, list[float]] = {way: [] for way in WAYS}
     for round_ in range(1, args.rounds + 1):
@@ -141,10 +160,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "date": datetime.now(UTC).isoformat(timespec="seconds"),
                 "machine": machine(),
                 "source": source_state(),
-                "parameters": {k: getattr(args, k) for k in ("size", "batch", "rounds")},
+                "parameters": {
+                    k: getattr(args, k) for k in ("size", "batch", "rounds", "conversation")
+                },
                 "per_s": per_s,
                 "median_per_s": medians,
-                "retain_of_rows_vectors": round(medians["retain"] / medians["rows_vectors"], 3),
+                "retain_of_rows_vectors": None
+                if args.conversation
+                else round(medians["retain"] / medians["rows_vectors"], 3),
             }
         )
     )
