@@ -586,11 +586,14 @@ def test_a_batch_stores_its_events_and_vectors_as_written_whatever_they_hold(
         "tab\tnew\nline, 日本語 and 👩\u200d👧",
         "'single' \\\"both\\\"",
     ]
-    requests = [
-        WriteRequest(f"w{i}", description=f"item {i}", body=awkward[i % len(awkward)])
+    requests = [  # a thread: each one's context words hold its neighbours' text
+        WriteRequest(f"w{i}", description=f"item {i}", body=awkward[i % len(awkward)], thread="t")
         for i in range(12)
     ]
     service.write_many(requests, reason='a "quoted" reason, \\ and all')
+    (context,) = raw_sql(service, "SELECT context FROM memories WHERE name = ?", ["w1"])[0]
+    neighbours = (requests[0], requests[2], requests[3])  # each one's body, else description
+    assert context == " ".join(r.body or r.description or "" for r in neighbours)
     events = service.backend.read(lambda tx: list(tx.iter_events()))
     created = [e for e in events if e.kind == "create"]
     assert [json.loads(e.payload)["body"] for e in created] == [r.body for r in requests]
@@ -598,6 +601,34 @@ def test_a_batch_stores_its_events_and_vectors_as_written_whatever_they_hold(
     assert {e.memory_id for e in events if e.kind == "realm_add"} == {None}
     assert ledger.check_chain(events).ok
     assert service.verify().ok  # every vector stored, and stored whole
+
+
+def test_new_rows_enter_the_word_index_once_their_keys_are_made_and_stay_whole(
+    service: MemoryService,
+) -> None:
+    words = ("otter", "heron", "badger", "marten", "stoat")
+    turns = [
+        WriteRequest(
+            f"t{i}",
+            description=f"turn {i}",
+            body=f"we talked about the {words[i % 5]}",
+            thread="chat",
+            subject=("Ann", "Bob")[i % 2],
+        )
+        for i in range(70)  # a batch large enough to be embedded ahead, too
+    ]
+    service.write_many(turns)
+    service.write("lone", description="a lone note on the heron")
+    service.write_many([WriteRequest("t71", description="turn 71", thread="chat")])
+    service.edit("t5", "otter", "weasel")
+    service.delete("t6")
+    service.forget("t7", reason="asked to")
+    assert service.verify().ok  # every row in the word index, as its text now is
+    if isinstance(service.backend, SqliteBackend):  # no row left as inserted (migration 20)
+        assert raw_sql(service, "SELECT count(*) FROM memories WHERE context = char(0)") == [(0,)]
+    # t4 says "badger"; its neighbours' keys hold its words, and t5 its own new word
+    assert {h.memory.name for h in service.search("badger", limit=50).hits} >= {"t4", "t2"}
+    assert [h.memory.name for h in service.search("weasel").hits][:1] == ["t5"]
 
 
 def test_words_with_quotes_and_backslashes_are_searched_as_words(

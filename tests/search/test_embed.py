@@ -500,7 +500,7 @@ def test_texts_joined_of_parts_cut_once_embed_as_the_joined_texts() -> None:
 
     rng = random.Random(5)
     kinds = _texts_of_every_kind()
-    joined = [[""], [], ["deploys run nightly. " * 100, "cats and dogs"]]  # past 512 pieces
+    joined = [[""], [], ["deploys run nightly. " * 80, "cats and dogs " * 100]]  # past 512
     joined += [rng.sample(kinds, rng.randint(1, 4)) for _ in range(120)]
     model = StaticEmbedder(DEFAULT_STATIC_MODEL)
     together = model.embed([" ".join(parts) for parts in joined])

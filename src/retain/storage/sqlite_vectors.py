@@ -50,7 +50,7 @@ class SqliteVectors(ABC):
             self.con.execute(
                 "UPDATE memories SET context = k.value FROM json_each(?) AS k "
                 "WHERE memories.num = CAST(k.key AS INTEGER)",
-                (json.dumps(contexts),),
+                (json.dumps(contexts, ensure_ascii=False),),
             )
         self.con.executemany(
             # REPLACE deletes the old row: the new one takes a fresh, higher ``vec``.
