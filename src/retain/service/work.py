@@ -21,7 +21,7 @@ from retain.governance.retention import Hold
 from retain.grants import Grant
 from retain.graph import Relation
 from retain.mirrors import MirrorLink
-from retain.model import AgentSession, Event, Injection, Memory, Proposal, Status
+from retain.model import AgentSession, Event, Injection, Memory, Proposal
 from retain.receipt import Receipt
 from retain.search import key
 from retain.service import admission, mirror
@@ -76,10 +76,7 @@ class Work:
         """Insert new memories, each as admission lets it in (the rows stored, in
         order); their search keys are made when the work finishes."""
         rows = [m if self._admitted.get(m.id) is m else self.admit(m) for m in memories]
-        # their keys are made before the work commits (touched below); a forgotten row has
-        # none to make (``rows.KEYED``)
-        keyed = all(m.status is not Status.FORGOTTEN for m in rows)
-        self._tx.insert_memories(rows, keys_follow=keyed)
+        self._tx.insert_memories(rows)
         for memory in rows:
             self.rekey.touch(memory.id)
             mirror.mark(self, memory)

@@ -586,10 +586,8 @@ class Transaction(Reads, Protocol):
         """Put ``agent`` in ``team``; False when it was a member already."""
         ...
 
-    def insert_memories(self, memories: Sequence[Memory], *, keys_follow: bool = False) -> None:
-        """Insert new memories, as few statements as the backend allows. ``keys_follow``:
-        the caller sets their search keys (``set_keys``) before this transaction ends, so
-        a backend may leave them out of its word index until then."""
+    def insert_memories(self, memories: Sequence[Memory]) -> None:
+        """Insert new memories, as few statements as the backend allows."""
         ...
 
     def update_memory(self, memory: Memory, current: Memory, *, restore: bool = False) -> bool:

@@ -493,12 +493,6 @@ _DESCRIPTION_WORDS = (
     "USING GIN (to_tsvector('retain_english', description)) WITH (fastupdate = off);"
 )
 
-# SQLite's 20th lets a new row enter its full-text index once, when its write sets its
-# context words. Here the words' index is over the row itself, which the update writes
-# anew whatever the triggers: nothing to change, numbered alike so that a version means
-# the same schema on either backend.
-_UNKEYED_ROWS = "SELECT 1;"
-
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "deferred vectors", _DEFERRED_VECTORS),
@@ -519,7 +513,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(17, "mirror links", _MIRROR_LINKS),
     Migration(18, "recent", _RECENT),
     Migration(19, "description words", _DESCRIPTION_WORDS),
-    Migration(20, "unkeyed rows", _UNKEYED_ROWS),
 )
 
 

@@ -262,7 +262,7 @@ class PostgresTransaction(
             raise self._integrity(exc) from exc
         return cur.rowcount == 1
 
-    def insert_memories(self, memories: Sequence[Memory], *, keys_follow: bool = False) -> None:
+    def insert_memories(self, memories: Sequence[Memory]) -> None:
         if not memories:
             return
         try:

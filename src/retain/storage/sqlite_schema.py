@@ -596,47 +596,6 @@ def _m019_description_words(con: sqlite3.Connection) -> None:
     version means the same schema on either backend."""
 
 
-UNKEYED = "\x00"  # a new row's context until its write makes its key (no text holds NUL)
-
-
-def _m020_unkeyed_rows(con: sqlite3.Connection) -> None:
-    """A row its write inserts with the context ``UNKEYED`` enters the full-text index
-    once, when its write sets its context words, instead of on its insert and again
-    (taken out and put back) when they are set: a conversation's turn, whose context
-    holds its neighbours' text, had its text tokenized three times. The triggers leave
-    such a row out until then; a row inserted otherwise enters as before."""
-    run_script(
-        con,
-        """
-        DROP TRIGGER memories_fts_ai;
-        DROP TRIGGER memories_fts_ad;
-        DROP TRIGGER memories_fts_au;
-        CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories
-            WHEN new.context <> char(0)
-        BEGIN
-            INSERT INTO memories_fts(rowid, name, description, body, context)
-                VALUES (new.num, new.name, new.description, new.body, new.context);
-        END;
-        CREATE TRIGGER memories_fts_ad AFTER DELETE ON memories
-            WHEN old.context <> char(0)
-        BEGIN
-            INSERT INTO memories_fts(memories_fts, rowid, name, description, body, context)
-                VALUES ('delete', old.num, old.name, old.description, old.body, old.context);
-        END;
-        CREATE TRIGGER memories_fts_au AFTER UPDATE OF name, description, body, context
-            ON memories
-        BEGIN
-            INSERT INTO memories_fts(memories_fts, rowid, name, description, body, context)
-                SELECT 'delete', old.num, old.name, old.description, old.body, old.context
-                WHERE old.context <> char(0);
-            INSERT INTO memories_fts(rowid, name, description, body, context)
-                SELECT new.num, new.name, new.description, new.body, new.context
-                WHERE new.context <> char(0);
-        END;
-        """,
-    )
-
-
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", _m001_foundation),
     Migration(2, "retrieval", _m002_retrieval),
@@ -657,7 +616,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(17, "mirror links", _m017_mirror_links),
     Migration(18, "recent", _m018_recent),
     Migration(19, "description words", _m019_description_words),
-    Migration(20, "unkeyed rows", _m020_unkeyed_rows),
 )
 
 

@@ -54,7 +54,6 @@ from retain.storage.rows import (
     params_of,
 )
 from retain.storage.sqlite_fts import FtsSearch
-from retain.storage.sqlite_schema import UNKEYED
 from retain.storage.sqlite_vectors import SqliteVectors
 from retain.storage.statements import PROPOSAL_COLUMNS, SqlStatements, proposal_of
 from retain.storage.words import scan_hits
@@ -83,10 +82,9 @@ _INSERT_CHUNK = 200  # rows per INSERT statement (29 parameters each)
 
 
 @functools.lru_cache(maxsize=8)
-def _insert_sql(rows: int, unkeyed: bool) -> str:
-    columns = [*INSERT_COLUMNS, *(["context"] if unkeyed else [])]
-    row = "(" + ", ".join("?" * len(columns)) + ")"
-    return f"INSERT INTO memories ({', '.join(columns)}) VALUES " + ", ".join([row] * rows)
+def _insert_sql(rows: int) -> str:
+    row = "(" + ", ".join("?" * len(INSERT_COLUMNS)) + ")"
+    return f"INSERT INTO memories ({', '.join(INSERT_COLUMNS)}) VALUES " + ", ".join([row] * rows)
 
 
 def _params(m: Memory) -> dict[str, Any]:
@@ -277,19 +275,13 @@ class SqliteTransaction(
             )
         return exc
 
-    def insert_memories(self, memories: Sequence[Memory], *, keys_follow: bool = False) -> None:
-        # Many rows per statement: the FTS5 index flushes once per statement. Rows whose
-        # keys follow enter the index when their context words are set (migration 20).
-        extra = [UNKEYED] if keys_follow else []
+    def insert_memories(self, memories: Sequence[Memory]) -> None:
+        # Many rows per statement: the FTS5 index flushes once per statement.
         for start in range(0, len(memories), _INSERT_CHUNK):
             chunk = memories[start : start + _INSERT_CHUNK]
-            values: list[Any] = []
-            for m in chunk:
-                params = _params(m)
-                values += [params[c] for c in INSERT_COLUMNS]
-                values += extra
+            values = [params[c] for m in chunk for params in (_params(m),) for c in INSERT_COLUMNS]
             try:
-                self.con.execute(_insert_sql(len(chunk), keys_follow), values)
+                self.con.execute(_insert_sql(len(chunk)), values)
             except sqlite3.IntegrityError as exc:
                 raise self._integrity(exc) from exc
 
