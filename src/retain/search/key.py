@@ -24,7 +24,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from datetime import tzinfo
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple
 
 from retain.chrono import in_zone, parse_stamp
 from retain.errors import EmbedderFailed, RetainError
@@ -54,20 +54,7 @@ def source_changed(before: Memory, after: Memory) -> bool:
     )
 
 
-class Said(Protocol):
-    """What a memory says (a ``KeySource``, or a ``Memory`` not stored yet)."""
-
-    @property
-    def name(self) -> str | None: ...
-    @property
-    def subject(self) -> str | None: ...
-    @property
-    def description(self) -> str: ...
-    @property
-    def body(self) -> str: ...
-
-
-def own_text(source: Said) -> str:
+def own_text(source: KeySource | Memory) -> str:
     """What the memory says, as its vector reads it: name, subject, description, body."""
     named = source.name.replace("-", " ") + ". " if source.name else ""
     head = named + (f"{source.subject}: " if source.subject else "")
