@@ -248,8 +248,9 @@ def build(
     if embedder is None:
         return [SearchKey(s.num, w, None) for s, w in zip(sources, changed, strict=True)]
     texts = [own_text(s) for s in sources]
-    arounds = [i for i, c in enumerate(contexts) if c.around]
-    around_texts = [contexts[i].around for i in arounds]
+    joined = [c.around for c in contexts]
+    arounds = [i for i, around in enumerate(joined) if around]
+    around_texts = [joined[i] for i in arounds]
     vectors: Sequence[Vector]
     # the static model's module, here: a process that makes no vector (``retain get``) never
     # loads it, and one that made a static embedder has it loaded already
