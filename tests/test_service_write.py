@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from tests.conftest import ServiceFactory, store_state
+from tests.conftest import ServiceFactory, raw_sql, store_state
 
 from retain import errors
 from retain.chrono import TICK, ManualClock
@@ -363,6 +363,58 @@ def test_a_batch_sees_its_own_earlier_writes(service: MemoryService) -> None:
     assert service.get("b").memory.scope == "global"
     assert len(service.list_memories()) == 2
     assert service.verify().ok
+
+
+def test_a_batch_sees_its_own_earlier_changes_of_stored_memories(
+    service: MemoryService,
+) -> None:
+    """A batch reads the names it writes ahead, once; a name's later writes must find
+    what its earlier ones made of the stored memory, not what was read ahead."""
+    from retain.results import WriteRequest
+    from retain.service.rows import content_hash
+
+    service.add_project("web")
+    service.write("a", description="a", body="zero")
+    service.write("b", description="b", project="web")
+    results = service.write_many(
+        [
+            WriteRequest("a", body="one"),
+            WriteRequest("a", body="two", expected_hash=content_hash("one")),
+            WriteRequest("b", project="web", tier="global"),
+            WriteRequest("b", description="b again", project="web"),  # global by now
+            WriteRequest("c", description="c"),
+        ]
+    )
+    assert [(r.created, r.changed) for r in results] == [
+        (False, True), (False, True), (False, True), (False, True), (True, True)
+    ]  # fmt: skip
+    assert service.get("a").memory.body == "two"
+    b = service.get("b").memory
+    assert (b.scope, b.description) == ("global", "b again")
+    assert len(service.list_memories()) == 3
+    assert service.verify().ok
+
+
+def test_names_read_together_are_read_as_one_at_a_time(service: MemoryService) -> None:
+    """``find_by_names`` answers as ``find_by_name`` of each: more names than one SQLite
+    statement takes, names no memory holds, one held in two scopes, and a quarantined
+    memory's (which holds no name)."""
+    from retain.results import WriteRequest
+
+    service.write_many([WriteRequest(f"n{i}", description=f"memory {i}") for i in range(600)])
+    for project in ("web", "api"):
+        service.add_project(project)
+        service.write("p", description=f"{project}'s own", project=project)
+    service.write("q", description="held back")
+    raw_sql(service, "UPDATE memories SET status = 'quarantined' WHERE name = 'q'")
+    names = [f"n{i}" for i in range(0, 700, 7)] + ["q", "p", "absent"]
+    together = service.backend.read(lambda tx: tx.find_by_names(service.realm, names))
+    one_by_one = service.backend.read(
+        lambda tx: {name: tx.find_by_name(service.realm, name, None) for name in names}
+    )
+    assert together == one_by_one
+    assert [m.scope for m in together["p"]] == ["project:api", "project:web"]
+    assert together["n693"] == together["q"] == together["absent"] == []
 
 
 def test_a_batch_refuses_a_clash_among_its_own_writes(service: MemoryService) -> None:

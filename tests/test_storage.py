@@ -107,6 +107,21 @@ def test_the_memories_a_common_words_query_names_are_found_by_the_name_index(
     assert any("memories_name" in step for step in plan), plan
 
 
+def test_the_names_a_batch_writes_are_read_by_the_name_index(tmp_path: Path) -> None:
+    from retain.storage.sqlite_transaction import SqliteTransaction
+
+    path = tmp_path / "retain.db"
+    SqliteBackend(path).close()
+    con = sqlite3.connect(path)
+    statements: list[str] = []
+    con.set_trace_callback(statements.append)
+    SqliteTransaction(con, set()).find_by_names("default", ["a", "b"])
+    con.set_trace_callback(None)
+    (named,) = [s for s in statements if "name IN" in s]
+    plan = [row[-1] for row in con.execute(f"EXPLAIN QUERY PLAN {named}")]
+    assert any("memories_name" in step for step in plan), plan
+
+
 def test_the_quarantine_queue_is_read_in_order_from_its_index(tmp_path: Path) -> None:
     path = tmp_path / "retain.db"
     SqliteBackend(path).close()

@@ -500,6 +500,7 @@ def import_from(
         if created is not None:
             registry.add_project(work, created)
         batch = tier.Batch(svc, work, reason=f"import from {kind}")
+        batch.read_ahead(request.name for request in requests)
         for done, (request, landing) in enumerate(zip(requests, landed, strict=True), 1):
             result = batch.apply(request)
             landed[done - 1] = replace(landing, action="create" if result.created else "overwrite")

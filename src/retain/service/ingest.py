@@ -100,10 +100,11 @@ def ingest_conversation(
 
     def run(work: Work) -> IngestResult:
         batch = tier.Batch(svc, work, reason=reason)
+        batch.read_ahead(request.name for request in requests)
         results: list[WriteResult] = []
         for place, (turn, request) in enumerate(zip(checked, requests, strict=True), start=1):
             if request.valid_from is None:  # no time given: now, the first time it is written
-                stored = work.reads.find_by_name(svc.realm, request.name, None)
+                stored = batch.stored(request.name)
                 first = not any(m.scope == scope for m in stored)
                 request = replace(request, valid_from=stamp(work.now) if first else None)
             result = _at_turn(place, turn, lambda r=request: batch.apply(r))  # type: ignore[misc]

@@ -4,7 +4,7 @@ budget measured over it), edits of a body, and deletes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -36,7 +36,7 @@ from retain.results import DeleteResult, EditResult, WriteRequest, WriteResult
 from retain.search import key
 from retain.service import lookup, rows, similar, trust
 from retain.service.work import Work
-from retain.storage.base import InlineEntry, Progress
+from retain.storage.base import InlineEntry, Progress, Reads
 
 if TYPE_CHECKING:
     from retain.service import MemoryService
@@ -73,14 +73,27 @@ class _Staged:
     thousand single-row inserts write a thousand tiny segments where one
     multi-row insert writes one (several times faster at 100k memories).
     Later writes of the same batch find staged memories by name.
+
+    It also keeps the stored memories holding each name the batch writes, read in one
+    statement before the first write (``Batch.read_ahead``): the name's first write takes
+    them from there, and a later one reads them again, as the first may have changed them.
     """
 
     def __init__(self) -> None:
         self.rows: dict[str, Memory] = {}
         self._by_name: dict[str | None, list[str]] = {}
+        self.ahead: dict[str, list[Memory]] = {}
 
     def named(self, name: str) -> list[Memory]:
         return [self.rows[i] for i in self._by_name.get(name, ())]
+
+    def holding(self, tx: Reads, realm: str, name: str) -> list[Memory]:
+        """Every memory holding ``name`` as a write of it finds them: the stored ones (by
+        scope), then the batch's own."""
+        stored = self.ahead.pop(name, None)
+        if stored is None:
+            stored = tx.find_by_name(realm, name, None)
+        return stored + self.named(name)
 
     def holds(self, memory_id: str) -> bool:
         return memory_id in self.rows
@@ -158,6 +171,19 @@ class Batch:
         self.inline = _Inline(work.reads.inline_entries(svc.realm, stamp(work.now)))
         self.staged = _Staged()
 
+    def read_ahead(self, names: Iterable[str]) -> None:
+        """Read the stored memories holding each of ``names`` in one statement, for the
+        writes to come (a statement each, otherwise: half a PostgreSQL write's round
+        trips)."""
+        self.staged.ahead = self.work.reads.find_by_names(self.svc.realm, list(names))
+
+    def stored(self, name: str) -> list[Memory]:
+        """The stored memories holding ``name`` as its next write will find them."""
+        held = self.staged.ahead.get(name)
+        if held is None:
+            return self.work.reads.find_by_name(self.svc.realm, name, None)
+        return list(held)
+
     def apply(self, request: WriteRequest) -> WriteResult:
         return _apply(self.svc, self.work, request, self.inline, self.staged, self.reason)
 
@@ -165,6 +191,7 @@ class Batch:
         self, requests: Sequence[WriteRequest], progress: Progress | None = None
     ) -> list[WriteResult]:
         """Apply ``requests`` in order (each a ``write`` step of ``progress``), then close."""
+        self.read_ahead(request.name for request in requests)
         results = []
         for done, request in enumerate(requests, start=1):
             results.append(self.apply(request))
@@ -243,7 +270,7 @@ def _apply(
         visible = [project_scope(project) if project else GLOBAL_SCOPE]
     else:
         visible = [GLOBAL_SCOPE] + ([project_scope(project)] if project else [])
-    named = tx.find_by_name(svc.realm, r.name, None) + staged.named(r.name)
+    named = staged.holding(tx, svc.realm, r.name)
     existing = next((m for m in named if m.scope in visible), None)
     if existing is not None and r.create_only:
         raise MemoryExists(

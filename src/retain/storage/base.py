@@ -253,6 +253,11 @@ class Reads(Protocol):
         quarantined or discarded row holds no name."""
         ...
 
+    def find_by_names(self, realm: str, names: Sequence[str]) -> dict[str, list[Memory]]:
+        """``find_by_name`` of each of ``names`` in any scope, in one read: every name
+        a key, holding ``[]`` when no memory holds it."""
+        ...
+
     def get_many(self, ids: Sequence[str]) -> list[Memory]: ...
     def quarantined(self, realm: str, after: str | None, limit: int) -> list[Memory]:
         """A realm's quarantined memories, oldest first (by creation, then id), after

@@ -236,6 +236,17 @@ class PostgresTransaction(
             args.append(list(scopes))
         return sorted((_memory(r) for r in self._rows(sql, args)), key=lambda m: m.scope)
 
+    def find_by_names(self, realm: str, names: Sequence[str]) -> dict[str, list[Memory]]:
+        found: dict[str, list[Memory]] = {name: [] for name in names}
+        if found:
+            sql = f"SELECT {COLUMNS} FROM memories WHERE realm = %s AND name = ANY(%s) AND {NAMED}"
+            for row in self._rows(sql, [realm, list(found)]):
+                memory = _memory(row)
+                found[str(memory.name)].append(memory)
+        for held in found.values():
+            held.sort(key=lambda m: m.scope)
+        return found
+
     def _by_ids(self, columns: str, ids: Sequence[str]) -> list[Any]:
         if not ids:
             return []

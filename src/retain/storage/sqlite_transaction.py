@@ -247,6 +247,22 @@ class SqliteTransaction(
         # No ORDER BY: it would tempt the planner off the (realm, name) index.
         return sorted((_memory(r) for r in self.con.execute(sql, args)), key=lambda m: m.scope)
 
+    def find_by_names(self, realm: str, names: Sequence[str]) -> dict[str, list[Memory]]:
+        found: dict[str, list[Memory]] = {name: [] for name in names}
+        wanted = list(found)
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            sql = (
+                f"SELECT {COLUMNS} FROM memories "
+                f"WHERE realm = ? AND name IN ({', '.join('?' * len(part))}) AND {NAMED}"
+            )
+            for row in self.con.execute(sql, [realm, *part]):
+                memory = _memory(row)
+                found[str(memory.name)].append(memory)
+        for held in found.values():
+            held.sort(key=lambda m: m.scope)
+        return found
+
     def _by_ids(self, columns: str, ids: Sequence[str]) -> list[Any]:
         rows: list[Any] = []
         for start in range(0, len(ids), 500):
