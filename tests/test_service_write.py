@@ -282,6 +282,22 @@ def test_unknown_project_is_refused_everywhere(service: MemoryService) -> None:
     assert store_state(service) == before
 
 
+def test_a_batch_refuses_an_unknown_project_after_a_known_one(service: MemoryService) -> None:
+    from retain.results import WriteRequest
+
+    service.add_project("web")
+    before = store_state(service)
+    with pytest.raises(errors.ProjectNotFound):
+        service.write_many(
+            [
+                WriteRequest("a", description="a", project="web"),
+                WriteRequest("b", description="b", project="web"),
+                WriteRequest("c", description="c", project="nope"),
+            ]
+        )
+    assert store_state(service) == before
+
+
 def test_expected_hash_refuses_a_body_that_changed(service: MemoryService) -> None:
     original = service.write("tz", description="d", body="one").memory
     service.write("tz", body="two")

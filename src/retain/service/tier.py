@@ -77,12 +77,14 @@ class _Staged:
     It also keeps the stored memories holding each name the batch writes, read in one
     statement before the first write (``Batch.read_ahead``): the name's first write takes
     them from there, and a later one reads them again, as the first may have changed them.
+    And the projects its writes found, each looked up once (a batch removes no project).
     """
 
     def __init__(self) -> None:
         self.rows: dict[str, Memory] = {}
         self._by_name: dict[str | None, list[str]] = {}
         self.ahead: dict[str, list[Memory]] = {}
+        self.projects: set[str] = set()
 
     def named(self, name: str) -> list[Memory]:
         return [self.rows[i] for i in self._by_name.get(name, ())]
@@ -264,8 +266,9 @@ def _apply(
 ) -> WriteResult:
     tx, now, rekey = work.reads, work.now, work.rekey
     project = r.project or None
-    if project:
+    if project and project not in staged.projects:
         svc._require_project(tx, project)
+        staged.projects.add(project)
     if r.exact_tier:
         visible = [project_scope(project) if project else GLOBAL_SCOPE]
     else:
