@@ -848,7 +848,7 @@ def test_postgres_vectors_stored_out_of_order_keep_the_later_writes(
         vector = np.full(256, 1 / 16, dtype=np.float32)
         pending = module.PendingVectors(version, {num: StoredVector(0, num, model, 256, vector)})
         with psycopg.connect(backend.conninfo) as con:
-            con.execute(f"SET search_path TO {backend.schema}, public")
+            backend._configure(con)  # as the pool configures its connections
             module.store_vectors(con, pending)
 
     store(before[num_a][1] - 1, num_a)  # an earlier write of "a", storing its vectors late
@@ -981,7 +981,7 @@ def test_postgres_a_write_that_ran_long_is_not_stale_when_it_commits(
     assert (a, b) == ("a", "b") and a_version < b_version == held[-1].version
     for pending in held:  # the writer stores them after all
         with psycopg.connect(backend.conninfo) as con:
-            con.execute(f"SET search_path TO {backend.schema}, public")
+            backend._configure(con)
             store(con, pending)
     report = service.verify()
     assert report.ok and (report.vectors, report.pending_vectors) == (2, 0)

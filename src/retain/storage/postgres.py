@@ -53,6 +53,7 @@ from retain.storage.postgres_vectors import (
     STALE_PENDING,
     STALE_VECTORS_S,
     PendingVectors,
+    register_vector,
     store_vectors,
 )
 
@@ -139,6 +140,7 @@ class PostgresBackend:
             sql.SQL("SET search_path TO {}, {}").format(self._ident, sql.Identifier(self._ext))
         )
         con.execute(f"SET lock_timeout = {int(LOCK_TIMEOUT_MS)}")
+        register_vector(con)
         con.commit()
 
     @property

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import struct
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,6 +26,9 @@ import numpy as np
 import numpy.typing as npt
 import psycopg
 from psycopg import sql
+from psycopg.adapt import Dumper
+from psycopg.pq import Format
+from psycopg.types import TypeInfo
 
 from retain.storage.base import LexicalHit, MemoryFilter, SearchKey, StoredVector, VectorRows
 
@@ -54,6 +58,41 @@ def _literal(vector: Vector) -> str:
     return _vector_format(len(vector)) % tuple(np.asarray(vector, dtype=np.float32).tolist())
 
 
+class Packed(bytes):
+    """A vector in pgvector's binary form (its dimension, a zero, then big-endian
+    float32s), sent as a ``vector``: nothing to format as text here, or to parse there
+    (a 256-dimensional literal cost the writer 39 µs)."""
+
+    __slots__ = ()
+
+    @classmethod
+    def of(cls, vector: Vector) -> Packed:
+        values = np.asarray(vector, dtype=">f4")
+        return cls(struct.pack(">HH", len(values), 0) + values.tobytes())
+
+
+def register_vector(con: psycopg.Connection[Any]) -> None:
+    """Let ``con`` send a ``Packed`` as pgvector's ``vector``, alone or in an array (the
+    type found on the connection's search path)."""
+    info = TypeInfo.fetch(con, "vector")
+    if info is None:
+        raise RuntimeError("the pgvector type is not on the connection's search path")
+    info.register(con)
+    con.adapters.register_dumper(Packed, _packed_dumper(info.oid))
+
+
+@functools.cache
+def _packed_dumper(vector_oid: int) -> type[Dumper]:
+    class PackedDumper(Dumper):
+        format = Format.BINARY
+        oid = vector_oid
+
+        def dump(self, obj: Any) -> bytes:
+            return bytes(obj)
+
+    return PackedDumper
+
+
 def _parse(text: str) -> npt.NDArray[np.float32]:
     return np.array(json.loads(text), dtype=np.float32)
 
@@ -79,8 +118,8 @@ def store_vectors(con: psycopg.Connection[Any], pending: PendingVectors) -> None
     )
     con.execute(
         "INSERT INTO memory_vectors(memory_num, realm, model, dim, embedding, version) "
-        "SELECT k.num, m.realm, k.model, k.dim, k.embedding::vector, %s "
-        "FROM unnest(%b::bigint[], %b::text[], %b::int[], %b::text[]) "
+        "SELECT k.num, m.realm, k.model, k.dim, k.embedding, %s "
+        "FROM unnest(%b::bigint[], %b::text[], %b::int[], %b::vector[]) "
         "AS k(num, model, dim, embedding) JOIN memories m ON m.num = k.num ORDER BY k.num "
         "ON CONFLICT (memory_num) DO UPDATE SET vec = nextval('memory_vectors_vec_seq'), "
         "realm = excluded.realm, model = excluded.model, dim = excluded.dim, "
@@ -91,7 +130,7 @@ def store_vectors(con: psycopg.Connection[Any], pending: PendingVectors) -> None
             [num for num, _ in rows],
             [v.model for _, v in rows],
             [v.dim for _, v in rows],
-            [_literal(v.vector) for _, v in rows],
+            [Packed.of(v.vector) for _, v in rows],
         ),
     )
 
