@@ -825,6 +825,33 @@ def _sums_match_the_vectors(service: MemoryService) -> bool:
     return count == len(rows) and bool(np.allclose(total, exact, atol=1e-4))
 
 
+def test_postgres_a_vector_is_stored_bit_for_bit(postgres_service: MemoryService) -> None:
+    """Vectors go in pgvector's binary form: what is read back is the float32 sent."""
+    import numpy as np
+    import psycopg
+
+    from retain.storage import postgres as module
+    from retain.storage.base import StoredVector
+
+    postgres_service.write("a", description="a note about the garden")
+    ((num,),) = raw_sql(postgres_service, "SELECT num FROM memories WHERE name = 'a'")
+    backend = postgres_service.backend
+    assert isinstance(backend, module.PostgresBackend)
+    vector = np.concatenate(
+        [
+            np.array([1e-38, -3.4e38, 1 / 3, 5e-8, 0.1, 2**-20], dtype=np.float32),
+            np.arange(1, 251, dtype=np.float32) / np.float32(-7),
+        ]
+    )
+    model = postgres_service.embedder.model_id
+    pending = module.PendingVectors(10**9, {num: StoredVector(0, num, model, 256, vector)})
+    with psycopg.connect(backend.conninfo) as con:
+        backend._configure(con)  # as the pool configures its connections
+        module.store_vectors(con, pending)
+    stored = np.array(json.loads(_vector_rows(postgres_service)[num][2]), dtype=np.float32)
+    assert stored.tobytes() == vector.tobytes()
+
+
 def test_postgres_vectors_stored_out_of_order_keep_the_later_writes(
     postgres_service: MemoryService,
 ) -> None:

@@ -74,16 +74,17 @@ class _Staged:
     multi-row insert writes one (several times faster at 100k memories).
     Later writes of the same batch find staged memories by name.
 
-    It also keeps the stored memories holding each name the batch writes, read in one
-    statement before the first write (``Batch.read_ahead``): the name's first write takes
-    them from there, and a later one reads them again, as the first may have changed them.
-    And the projects its writes found, each looked up once (a batch removes no project).
+    It also keeps the stored memories holding each name the batch writes, read together
+    before the first write (``Batch.read_ahead``): the name's first write takes them from
+    there, and a later one reads them again, as the first may have changed them. And the
+    projects its writes found, each looked up once (a batch removes no project).
     """
 
     def __init__(self) -> None:
         self.rows: dict[str, Memory] = {}
         self._by_name: dict[str | None, list[str]] = {}
-        self.ahead: dict[str, list[Memory]] = {}
+        self.unread: set[str] = set()  # names read ahead that no write has taken yet
+        self.ahead: dict[str, list[Memory]] = {}  # what they found (a name none holds: absent)
         self.projects: set[str] = set()
 
     def named(self, name: str) -> list[Memory]:
@@ -92,8 +93,10 @@ class _Staged:
     def holding(self, tx: Reads, realm: str, name: str) -> list[Memory]:
         """Every memory holding ``name`` as a write of it finds them: the stored ones (by
         scope), then the batch's own."""
-        stored = self.ahead.pop(name, None)
-        if stored is None:
+        if name in self.unread:
+            self.unread.discard(name)
+            stored = self.ahead.pop(name, [])
+        else:
             stored = tx.find_by_name(realm, name, None)
         return stored + self.named(name)
 
@@ -174,17 +177,16 @@ class Batch:
         self.staged = _Staged()
 
     def read_ahead(self, names: Iterable[str]) -> None:
-        """Read the stored memories holding each of ``names`` in one statement, for the
-        writes to come (a statement each, otherwise: half a PostgreSQL write's round
-        trips)."""
-        self.staged.ahead = self.work.reads.find_by_names(self.svc.realm, list(names))
+        """Read the stored memories holding each of ``names`` together, for the writes to
+        come (a statement each, otherwise: half a PostgreSQL write's round trips)."""
+        self.staged.unread = set(names)
+        self.staged.ahead = self.work.reads.find_by_names(self.svc.realm, list(self.staged.unread))
 
     def stored(self, name: str) -> list[Memory]:
-        """The stored memories holding ``name`` as its next write will find them."""
-        held = self.staged.ahead.get(name)
-        if held is None:
-            return self.work.reads.find_by_name(self.svc.realm, name, None)
-        return list(held)
+        """The stored memories holding ``name`` now (not the batch's own)."""
+        if name in self.staged.unread:
+            return list(self.staged.ahead.get(name, ()))
+        return self.work.reads.find_by_name(self.svc.realm, name, None)
 
     def apply(self, request: WriteRequest) -> WriteResult:
         return _apply(self.svc, self.work, request, self.inline, self.staged, self.reason)

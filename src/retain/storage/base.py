@@ -254,8 +254,8 @@ class Reads(Protocol):
         ...
 
     def find_by_names(self, realm: str, names: Sequence[str]) -> dict[str, list[Memory]]:
-        """``find_by_name`` of each of ``names`` in any scope, in one read: every name
-        a key, holding ``[]`` when no memory holds it."""
+        """``find_by_name`` of each of ``names`` in any scope, read together: the names
+        some memory holds (a name no memory holds is not a key)."""
         ...
 
     def get_many(self, ids: Sequence[str]) -> list[Memory]: ...

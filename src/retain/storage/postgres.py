@@ -140,7 +140,7 @@ class PostgresBackend:
             sql.SQL("SET search_path TO {}, {}").format(self._ident, sql.Identifier(self._ext))
         )
         con.execute(f"SET lock_timeout = {int(LOCK_TIMEOUT_MS)}")
-        register_vector(con)
+        register_vector(con, self._ext)
         con.commit()
 
     @property

@@ -237,12 +237,13 @@ class PostgresTransaction(
         return sorted((_memory(r) for r in self._rows(sql, args)), key=lambda m: m.scope)
 
     def find_by_names(self, realm: str, names: Sequence[str]) -> dict[str, list[Memory]]:
-        found: dict[str, list[Memory]] = {name: [] for name in names}
-        if found:
-            sql = f"SELECT {COLUMNS} FROM memories WHERE realm = %s AND name = ANY(%s) AND {NAMED}"
-            for row in self._rows(sql, [realm, list(found)]):
+        found: dict[str, list[Memory]] = {}
+        wanted = list(dict.fromkeys(names))
+        sql = f"SELECT {COLUMNS} FROM memories WHERE realm = %s AND name = ANY(%s) AND {NAMED}"
+        for start in range(0, len(wanted), 10_000):  # an import's all at once: in parts
+            for row in self._rows(sql, [realm, wanted[start : start + 10_000]]):
                 memory = _memory(row)
-                found[str(memory.name)].append(memory)
+                found.setdefault(str(memory.name), []).append(memory)
         for held in found.values():
             held.sort(key=lambda m: m.scope)
         return found

@@ -71,12 +71,12 @@ class Packed(bytes):
         return cls(struct.pack(">HH", len(values), 0) + values.tobytes())
 
 
-def register_vector(con: psycopg.Connection[Any]) -> None:
-    """Let ``con`` send a ``Packed`` as pgvector's ``vector``, alone or in an array (the
-    type found on the connection's search path)."""
-    info = TypeInfo.fetch(con, "vector")
+def register_vector(con: psycopg.Connection[Any], schema: str) -> None:
+    """Let ``con`` send a ``Packed`` as pgvector's ``vector`` (of ``schema``, the one the
+    extension lives in), alone or in an array."""
+    info = TypeInfo.fetch(con, sql.Identifier(schema, "vector"))
     if info is None:
-        raise RuntimeError("the pgvector type is not on the connection's search path")
+        raise RuntimeError(f"there is no pgvector type in the schema {schema!r}")
     info.register(con)
     con.adapters.register_dumper(Packed, _packed_dumper(info.oid))
 
@@ -256,7 +256,7 @@ class PostgresVectors(ABC):
         if not rows:
             return VectorRows(vec, [], [], [], [])
         vecs, nums, dims, texts, realms = (list(column) for column in zip(*rows, strict=True))
-        blobs = [_parse(text).astype("<f4").tobytes() for text in texts]
+        blobs = [_parse(text).astype(">f4").tobytes() for text in texts]
         return VectorRows(vecs[-1], nums, dims, realms, blobs)
 
     def saw_stale_vectors(self) -> bool:

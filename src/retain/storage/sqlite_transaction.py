@@ -248,8 +248,8 @@ class SqliteTransaction(
         return sorted((_memory(r) for r in self.con.execute(sql, args)), key=lambda m: m.scope)
 
     def find_by_names(self, realm: str, names: Sequence[str]) -> dict[str, list[Memory]]:
-        found: dict[str, list[Memory]] = {name: [] for name in names}
-        wanted = list(found)
+        found: dict[str, list[Memory]] = {}
+        wanted = list(dict.fromkeys(names))
         for start in range(0, len(wanted), 500):
             part = wanted[start : start + 500]
             sql = (
@@ -258,7 +258,7 @@ class SqliteTransaction(
             )
             for row in self.con.execute(sql, [realm, *part]):
                 memory = _memory(row)
-                found[str(memory.name)].append(memory)
+                found.setdefault(str(memory.name), []).append(memory)
         for held in found.values():
             held.sort(key=lambda m: m.scope)
         return found
