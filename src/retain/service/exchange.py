@@ -413,15 +413,16 @@ def _held(
             fix="force_import",
             ids=sorted(held),
         )
-    for path, row in rows:
-        if row.name is not None and row.id not in held:
-            named = tx.find_by_name(realm, row.name, None)
-            if tier.name_clash(named, row.scope) or any(m.scope == row.scope for m in named):
-                raise NameConflict(
-                    f"{path}: the name {row.name!r} is a memory's of this store already",
-                    remedy="import into another store, or rename that memory",
-                    name=row.name,
-                )
+    restored = [(path, row) for path, row in rows if row.name is not None and row.id not in held]
+    holding = tx.find_by_names(realm, [str(row.name) for _, row in restored])
+    for path, row in restored:
+        named = holding.get(str(row.name), [])
+        if tier.name_clash(named, row.scope) or any(m.scope == row.scope for m in named):
+            raise NameConflict(
+                f"{path}: the name {row.name!r} is a memory's of this store already",
+                remedy="import into another store, or rename that memory",
+                name=row.name,
+            )
     return held
 
 
@@ -473,8 +474,9 @@ def import_from(
             registry.require_project(tx, svc.realm, project or "")
         scope = project_scope(project) if project else GLOBAL_SCOPE
         landed = []
+        holding = tx.find_by_names(svc.realm, [request.name for request in requests])
         for source, request in zip(sources, requests, strict=True):
-            named = tx.find_by_name(svc.realm, request.name, None)
+            named = holding.get(request.name, [])
             held = next((m for m in named if m.scope == scope), None)
             if tier.name_clash(named, scope, held):  # another tier's: no force overwrites it
                 action = "conflict"
