@@ -117,6 +117,24 @@ def test_records_the_store_holds_are_refused_or_kept_when_forced(
     ]
 
 
+def test_a_records_name_another_memory_holds_is_refused(
+    service: MemoryService, fresh: MemoryService, tmp_path: Path
+) -> None:
+    """A superseded record keeps its name: restored beside a memory of the store holding
+    that name in its scope, the two would share it."""
+    service.write("rule-old", description="Deploy by hand")
+    service.write("rule", description="Deploy from CI")
+    service.decide("rule-old", "supersede", target="rule")
+    service.export(tmp_path / "snap")
+    fresh.write("rule-old", description="the store's own rule")
+    before = store_state(fresh)
+    for force in (False, True):
+        with pytest.raises(errors.NameConflict) as caught:
+            fresh.import_(tmp_path / "snap", force=force)
+        assert "'rule-old' is a memory's of this store already" in caught.value.message
+    assert store_state(fresh) == before
+
+
 def test_a_named_memory_comes_back_with_its_author_and_trust(
     make_service: ServiceFactory, fresh: MemoryService, tmp_path: Path
 ) -> None:
