@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 from tests.conftest import ServiceFactory, raw_sql, store_state
@@ -282,22 +283,6 @@ def test_unknown_project_is_refused_everywhere(service: MemoryService) -> None:
     assert store_state(service) == before
 
 
-def test_a_batch_refuses_an_unknown_project_after_a_known_one(service: MemoryService) -> None:
-    from retain.results import WriteRequest
-
-    service.add_project("web")
-    before = store_state(service)
-    with pytest.raises(errors.ProjectNotFound):
-        service.write_many(
-            [
-                WriteRequest("a", description="a", project="web"),
-                WriteRequest("b", description="b", project="web"),
-                WriteRequest("c", description="c", project="nope"),
-            ]
-        )
-    assert store_state(service) == before
-
-
 def test_expected_hash_refuses_a_body_that_changed(service: MemoryService) -> None:
     original = service.write("tz", description="d", body="one").memory
     service.write("tz", body="two")
@@ -433,16 +418,28 @@ def test_names_read_together_are_read_as_one_at_a_time(service: MemoryService) -
     assert [m.scope for m in together["p"]] == ["project:api", "project:web"]
 
 
-def test_a_batch_refuses_a_clash_among_its_own_writes(service: MemoryService) -> None:
+@pytest.mark.parametrize(
+    ("refusal", "writes"),
+    [
+        (errors.NameConflict, [("a", "in web", "web", None), ("a", "global", None, "global")]),
+        (  # a project the batch found is looked up once; another is still looked up
+            errors.ProjectNotFound,
+            [("a", "a", "web", None), ("b", "b", "web", None), ("c", "c", "nope", None)],
+        ),
+    ],
+)
+def test_a_batch_refused_by_a_later_write_writes_nothing(
+    service: MemoryService, refusal: type[errors.RetainError], writes: list[tuple[Any, ...]]
+) -> None:
     from retain.results import WriteRequest
 
     service.add_project("web")
     before = store_state(service)
-    with pytest.raises(errors.NameConflict):
+    with pytest.raises(refusal):
         service.write_many(
             [
-                WriteRequest("a", description="in web", project="web"),
-                WriteRequest("a", description="global", tier="global"),
+                WriteRequest(name, description=description, project=project, tier=tier)
+                for name, description, project, tier in writes
             ]
         )
     assert store_state(service) == before
