@@ -256,7 +256,7 @@ class PostgresVectors(ABC):
         if not rows:
             return VectorRows(vec, [], [], [], [])
         vecs, nums, dims, texts, realms = (list(column) for column in zip(*rows, strict=True))
-        blobs = [_parse(text).astype(">f4").tobytes() for text in texts]
+        blobs = [_parse(text).astype("<f4").tobytes() for text in texts]
         return VectorRows(vecs[-1], nums, dims, realms, blobs)
 
     def saw_stale_vectors(self) -> bool:
