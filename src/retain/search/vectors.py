@@ -264,7 +264,9 @@ class VectorIndex:
             total, count = self._realm_sum(code, matrix, realms, several)
         rough = np.empty((len(queries), size), dtype=np.float32)
         chunk = np.empty((min(size, SCAN_ROWS), self.dim), dtype=np.float32)
-        with _blas().limit(limits=1, user_api="blas"):
+        with _blas().limit(limits=1, user_api="blas"), np.errstate(invalid="ignore"):
+            # (OpenBLAS can raise the invalid-operation flag on finite operands, now and
+            # then; int8 codes and a unit query are finite: numpy/numpy#24067)
             for start in range(0, size, SCAN_ROWS):
                 part = chunk[: min(SCAN_ROWS, size - start)]
                 np.copyto(part, coded[start : start + len(part)], casting="unsafe")

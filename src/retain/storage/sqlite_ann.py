@@ -212,10 +212,11 @@ class Approximate:
 def _scan(queries: Matrix, codes: Codes, start: int, stop: int, out: Matrix) -> None:
     """Each query's product with the codes of rows ``start``–``stop`` into ``out``."""
     chunk = np.empty((min(stop - start, SCAN_ROWS), codes.codes.shape[1]), dtype=np.float32)
-    for at in range(start, stop, SCAN_ROWS):
-        part = chunk[: min(SCAN_ROWS, stop - at)]
-        np.copyto(part, codes.codes[at : at + len(part)], casting="unsafe")
-        np.matmul(queries, part.T, out=out[:, at - start : at - start + len(part)])
+    with np.errstate(invalid="ignore"):  # OpenBLAS's spurious flag: see vectors.scores
+        for at in range(start, stop, SCAN_ROWS):
+            part = chunk[: min(SCAN_ROWS, stop - at)]
+            np.copyto(part, codes.codes[at : at + len(part)], casting="unsafe")
+            np.matmul(queries, part.T, out=out[:, at - start : at - start + len(part)])
 
 
 def _scan_all(
