@@ -263,14 +263,8 @@ class VectorIndex:
             several = len(self._codes) > 1
             total, count = self._realm_sum(code, matrix, realms, several)
         rough = np.empty((len(queries), size), dtype=np.float32)
-        chunk = np.empty((min(size, SCAN_ROWS), self.dim), dtype=np.float32)
-        with _blas().limit(limits=1, user_api="blas"), np.errstate(invalid="ignore"):
-            # (OpenBLAS can raise the invalid-operation flag on finite operands, now and
-            # then; int8 codes and a unit query are finite: numpy/numpy#24067)
-            for start in range(0, size, SCAN_ROWS):
-                part = chunk[: min(SCAN_ROWS, size - start)]
-                np.copyto(part, coded[start : start + len(part)], casting="unsafe")
-                np.matmul(queries, part.T, out=rough[:, start : start + len(part)])
+        with _blas().limit(limits=1, user_api="blas"):
+            scan_codes(queries, coded, rough, SCAN_ROWS)
         rough *= step
         if code is None:
             rough[:] = -np.inf
@@ -299,6 +293,19 @@ class VectorIndex:
             kept = (self._version, own.sum(axis=0, dtype=np.float64), len(own))
             self._sums[code] = kept
         return kept[1], kept[2]
+
+
+def scan_codes(queries: Matrix, codes: npt.NDArray[np.int8], out: Matrix, rows: int) -> None:
+    """Each query's (a row) product with each code (a row) into ``out``, ``rows`` codes
+    cast to float32 at a time. OpenBLAS can raise the invalid-operation flag on finite
+    operands, now and then (numpy/numpy#24067): codes and unit queries are finite, so it
+    is ignored here (``errstate`` is the calling thread's)."""
+    chunk = np.empty((min(len(codes), rows), codes.shape[1]), dtype=np.float32)
+    with np.errstate(invalid="ignore"):
+        for start in range(0, len(codes), rows):
+            part = chunk[: min(rows, len(codes) - start)]
+            np.copyto(part, codes[start : start + len(part)], casting="unsafe")
+            np.matmul(queries, part.T, out=out[:, start : start + len(part)])
 
 
 def stored_matrix(rows: VectorRows, model: str, dim: int) -> Matrix:

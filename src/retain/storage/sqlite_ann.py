@@ -211,12 +211,9 @@ class Approximate:
 
 def _scan(queries: Matrix, codes: Codes, start: int, stop: int, out: Matrix) -> None:
     """Each query's product with the codes of rows ``start``–``stop`` into ``out``."""
-    chunk = np.empty((min(stop - start, SCAN_ROWS), codes.codes.shape[1]), dtype=np.float32)
-    with np.errstate(invalid="ignore"):  # OpenBLAS's spurious flag: see vectors.scores
-        for at in range(start, stop, SCAN_ROWS):
-            part = chunk[: min(SCAN_ROWS, stop - at)]
-            np.copyto(part, codes.codes[at : at + len(part)], casting="unsafe")
-            np.matmul(queries, part.T, out=out[:, at - start : at - start + len(part)])
+    from retain.search.vectors import scan_codes
+
+    scan_codes(queries, codes.codes[start:stop], out, SCAN_ROWS)
 
 
 def _scan_all(
