@@ -38,6 +38,7 @@ from retain.storage.rows import (
     NAMED,
     UPDATE_COLUMNS,
     after_args,
+    by_name,
     event_of,
     load_counts_of,
     memory_of,
@@ -237,16 +238,12 @@ class PostgresTransaction(
         return sorted((_memory(r) for r in self._rows(sql, args)), key=lambda m: m.scope)
 
     def find_by_names(self, realm: str, names: Sequence[str]) -> dict[str, list[Memory]]:
-        found: dict[str, list[Memory]] = {}
+        rows: list[Any] = []
         wanted = list(dict.fromkeys(names))
         sql = f"SELECT {COLUMNS} FROM memories WHERE realm = %s AND name = ANY(%s) AND {NAMED}"
         for start in range(0, len(wanted), 10_000):  # an import's all at once: in parts
-            for row in self._rows(sql, [realm, wanted[start : start + 10_000]]):
-                memory = _memory(row)
-                found.setdefault(str(memory.name), []).append(memory)
-        for held in found.values():
-            held.sort(key=lambda m: m.scope)
-        return found
+            rows += self._rows(sql, [realm, wanted[start : start + 10_000]])
+        return by_name(map(_memory, rows))
 
     def _by_ids(self, columns: str, ids: Sequence[str]) -> list[Any]:
         if not ids:

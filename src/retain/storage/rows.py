@@ -99,6 +99,16 @@ def memory_of(
     )
 
 
+def by_name(memories: Iterable[Memory]) -> dict[str, list[Memory]]:
+    """Named memories grouped by name, each group by scope (``find_by_names``)."""
+    found: dict[str, list[Memory]] = {}
+    for memory in memories:
+        found.setdefault(str(memory.name), []).append(memory)
+    for held in found.values():
+        held.sort(key=lambda m: m.scope)
+    return found
+
+
 def _stamp_or_none(value: Any) -> str | None:
     return stamp(value) if value is not None else None
 

@@ -48,6 +48,7 @@ from retain.storage.rows import (
     NAMED,
     UPDATE_COLUMNS,
     after_args,
+    by_name,
     event_of,
     load_counts_of,
     memory_of,
@@ -248,7 +249,7 @@ class SqliteTransaction(
         return sorted((_memory(r) for r in self.con.execute(sql, args)), key=lambda m: m.scope)
 
     def find_by_names(self, realm: str, names: Sequence[str]) -> dict[str, list[Memory]]:
-        found: dict[str, list[Memory]] = {}
+        rows: list[Any] = []
         wanted = list(dict.fromkeys(names))
         for start in range(0, len(wanted), 500):
             part = wanted[start : start + 500]
@@ -256,12 +257,8 @@ class SqliteTransaction(
                 f"SELECT {COLUMNS} FROM memories "
                 f"WHERE realm = ? AND name IN ({', '.join('?' * len(part))}) AND {NAMED}"
             )
-            for row in self.con.execute(sql, [realm, *part]):
-                memory = _memory(row)
-                found.setdefault(str(memory.name), []).append(memory)
-        for held in found.values():
-            held.sort(key=lambda m: m.scope)
-        return found
+            rows.extend(self.con.execute(sql, [realm, *part]))
+        return by_name(map(_memory, rows))
 
     def _by_ids(self, columns: str, ids: Sequence[str]) -> list[Any]:
         rows: list[Any] = []
