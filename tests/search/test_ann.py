@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from retain import WriteRequest
 from retain.config import Settings, load_settings
 from retain.errors import ConfigInvalid
-from retain.search import key
+from retain.search import key, vectors
 from retain.search.embed import EmbedderSettings
 from retain.service import MemoryService
 from retain.storage import sqlite_ann
@@ -110,12 +110,11 @@ def test_a_store_past_ann_from_searches_through_an_index_and_finds_what_the_scan
     assert {p.stat().st_mode & 0o777 for p in folder.iterdir()} == {0o600}
 
 
-@pytest.mark.parametrize(("chunk", "threads"), [(4096, 1), (16, 2), (7, 3)])
+@pytest.mark.parametrize("threads", [1, 2, 3])
 def test_the_codes_keep_each_centred_row_within_half_a_step(
-    store: Opened, monkeypatch: pytest.MonkeyPatch, chunk: int, threads: int
+    store: Opened, monkeypatch: pytest.MonkeyPatch, threads: int
 ) -> None:
-    monkeypatch.setattr(sqlite_ann, "SCAN_ROWS", chunk)  # the scan split in parts, or not
-    monkeypatch.setattr(sqlite_ann, "THREADS", threads)
+    monkeypatch.setattr(sqlite_ann, "THREADS", threads)  # the scan split in parts, or not
     ann = store.open()
     found(ann, "boats")
     opened = index_of(ann)
@@ -133,7 +132,14 @@ def test_the_codes_keep_each_centred_row_within_half_a_step(
     queries = centred[:3] / np.linalg.norm(centred[:3], axis=1, keepdims=True)
     keys, rough = opened.scored(queries)
     assert keys.tolist() == codes.rows["key"].tolist()
-    assert np.allclose(rough[:, order], queries @ decoded.T, atol=1e-5)
+    # The queries are taken to int8 codes too: the products are the codes' exactly...
+    asked, scale = vectors.quantized(queries)
+    assert np.abs(asked).max(axis=1).tolist() == [127, 127, 127]
+    coded = asked.astype(np.float32) * scale[:, None]
+    assert np.allclose(rough[:, order], coded @ decoded.T, rtol=1e-5, atol=1e-6)
+    # ...each within its query's rounding (half a step a term) of the float query's
+    slack = np.linalg.norm(queries - coded, axis=1)[:, None] * np.linalg.norm(decoded, axis=1)
+    assert np.all(np.abs(rough[:, order] - queries @ decoded.T) <= slack + 1e-5)
 
 
 def test_a_store_below_ann_from_keeps_no_index(store: Opened) -> None:
@@ -445,16 +451,16 @@ def test_a_part_that_fails_on_another_thread_fails_the_search(
 ) -> None:
     ann = store.open()
     found(ann, "boats")
-    monkeypatch.setattr(sqlite_ann, "SCAN_ROWS", 16)
     monkeypatch.setattr(sqlite_ann, "THREADS", 2)
-    scan = sqlite_ann._scan
+    scan = vectors.scan_codes
+    first = index_of(ann).segments[0].codes
 
-    def broken(queries: np.ndarray, codes: sqlite_ann.Codes, start: int, *rest: object) -> None:
-        if start:  # the second part: read on the helper thread
+    def broken(asked: np.ndarray, codes: np.ndarray, out: np.ndarray) -> None:
+        if not np.shares_memory(codes[:1], first[:1]):  # the second part: the helper's
             raise OSError("the codes could not be read")
-        scan(queries, codes, start, *rest)  # type: ignore[arg-type]
+        scan(asked, codes, out)
 
-    monkeypatch.setattr(sqlite_ann, "_scan", broken)
+    monkeypatch.setattr(vectors, "scan_codes", broken)
     with pytest.raises(OSError, match="could not be read"):
         index_of(ann).scored(np.ones((1, index_of(ann).meta.dim), dtype=np.float32))
 

@@ -477,6 +477,7 @@ def test_the_int8_scan_is_within_its_margin_and_exact_wherever_the_gate_is_reach
     rows = rng.standard_normal((500, 64)).astype(np.float32)
     rows[::7] *= np.float32(1e-3)  # small rows, and one of zeros
     rows[3] = 0
+    rows[100:164] = np.eye(64)  # rows their codes hold exactly: the queries' rounding shows
     for num, row in enumerate(rows, start=1):
         norm = np.linalg.norm(row)
         table.put(num, list(row / norm if norm else row))
@@ -485,8 +486,9 @@ def test_the_int8_scan_is_within_its_margin_and_exact_wherever_the_gate_is_reach
     queries /= np.linalg.norm(queries, axis=1)[:, None]
     scored = index.scores(queries, "r")
     truth = scored.matrix @ queries.T
-    margin = scored.norms[:, None] * scored.slack
-    assert np.all(np.abs(scored.rough - truth.T) <= margin)
+    margins = np.stack([scored.margin(i) for i in range(len(queries))])
+    assert np.all(np.abs(scored.rough - truth.T) <= margins)
+    assert np.all(margins < 0.05)  # the queries' codes too: a margin that means something
     assert np.allclose(scored.totals, truth.sum(axis=0), atol=1e-4)
     for i in range(len(queries)):
         for gate in (-0.2, 0.0, 0.1, 0.25, 0.9):

@@ -3,8 +3,10 @@
 The vectors of the model in use are held as one contiguous float32 matrix
 (rows are unit length, so a matrix-vector product is the cosine of every
 memory at once) and an int8 copy, which the scan reads: a quarter of the memory
-traffic, each cosine within a known margin of the float32 one, which is computed
-again for every row that could reach the gate (see ``Scored``). It is refreshed
+traffic. The queries are taken to int8 codes too, and each product of codes is
+summed in integers by SimSIMD's kernels (``scan_codes``), so each cosine is within a
+known margin of the float32 one, which is computed again for every row that could
+reach the gate (see ``Scored``). It is refreshed
 incrementally: the store numbers every vector it writes (``vec``, always
 growing), and a refresh reads only the rows past the last one seen, 8,192 at a
 time, as columns joined into one buffer (no Python object per vector). A memory
@@ -15,15 +17,17 @@ Scoring is exact — no approximate index that could miss older evidence — and
 governance comes first in effect: the best rows are looked up through the
 caller's filter, and the scan widens until enough pass or every row was seen.
 
-The products run on one BLAS thread: they are small (a few queries by a chunk of
-rows), and BLAS threads spinning beside the caller's other threads and processes
-cost more than they gain — on a busy machine eight synonyms took 190 ms to scan
-10,000 rows with two threads, 12 ms with one.
+The codes' products run on the calling thread, with no thread pool of their own:
+threads spinning beside the caller's other threads and processes cost more than
+they gain (on a busy machine, eight synonyms took 190 ms to scan 10,000 rows with
+two BLAS threads, 12 ms with one; SimSIMD's own OpenMP threads burned 8.8 ms of CPU
+a 1.1 ms scan). Where two parts are worth reading side by side (the persisted codes
+of ``storage.sqlite_ann``) the caller runs them on two threads, as the kernel lets go
+of the interpreter's lock.
 """
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -42,7 +46,6 @@ if TYPE_CHECKING:
 
 GROWTH = 1.5
 REFRESH_CHUNK = 8192  # stored vectors read and written into the matrix at a time
-SCAN_ROWS = 1024  # int8 rows cast to float32 at a time: 1 MiB, which stays in the cache
 # Added to each row's bound: the float32 rounding of a 256-term product is far below it.
 ROUNDING = 1e-4
 
@@ -95,25 +98,34 @@ BACKGROUND = (
 
 @dataclass(frozen=True, slots=True)
 class Scored:
-    """Each query's (a row) cosines against every memory (a column) from the int8 copy,
-    each within the query's norm × the row's ``slack`` of the true one, and what makes
-    any of them exact: taken from one snapshot of the index. Other realms' columns are
-    -inf."""
+    """Each query's (a row) cosines against every memory (a column) from the int8 codes
+    of both, each within its ``margin`` of the true one, and what makes any of them
+    exact: taken from one snapshot of the index. Other realms' columns are -inf."""
 
     queries: Matrix
     rough: Matrix
     norms: npt.NDArray[np.float32]  # each query's
-    slack: npt.NDArray[np.float32]  # each row's
+    missed: npt.NDArray[np.float32]  # each query's distance from its codes (Euclidean)
+    slack: npt.NDArray[np.float32]  # each row's distance from its codes
+    lengths: npt.NDArray[np.float32]  # each row's codes' length
     nums: npt.NDArray[np.int64]
     matrix: Matrix  # the float32 rows
     totals: npt.NDArray[np.float64]  # each query's cosines summed over the realm, exactly
     count: int  # the realm's rows
 
+    def margin(self, query: int) -> npt.NDArray[np.float32]:
+        """How far each of query ``query``'s rough cosines may be from the true one:
+        ``q·x − q̂·x̂ = q·(x − x̂) + (q − q̂)·x̂``, each term within the product of the
+        lengths."""
+        margin: npt.NDArray[np.float32] = self.norms[query] * self.slack
+        margin += self.missed[query] * self.lengths
+        return margin
+
     def exact(self, query: int, gate: float) -> npt.NDArray[np.float32]:
         """Query ``query``'s cosines, exact wherever the cosine may reach ``gate`` (from
         the float32 rows); below it every value stays below it, as the true one is."""
         values: npt.NDArray[np.float32] = self.rough[query].copy()
-        near = np.flatnonzero(values + self.norms[query] * self.slack >= gate)
+        near = np.flatnonzero(values + self.margin(query) >= gate)
         near = near[np.isfinite(values[near])]  # another realm's column stays -inf
         if len(near):
             values[near] = self.matrix[near] @ self.queries[query]
@@ -140,10 +152,12 @@ class VectorIndex:
         self._row_of = np.full(0, -1, dtype=np.int32)
         self._realm = np.zeros(0, dtype=np.int32)  # each row's realm, as a code
         # An int8 copy the scan reads (a quarter of the memory traffic): each row is
-        # ``_step`` × its codes, within ``_slack`` of the float32 row (Euclidean).
+        # ``_step`` × its codes, within ``_slack`` of the float32 row (Euclidean), and
+        # ``_length`` long.
         self._coded = np.zeros((0, dim), dtype=np.int8)
         self._step = np.zeros(0, dtype=np.float32)
         self._slack = np.zeros(0, dtype=np.float32)
+        self._length = np.zeros(0, dtype=np.float32)
         self._sums: dict[int, tuple[int, npt.NDArray[np.float64], int]] = {}
         self._version = 0  # moves with every change, for the realms' sums
         self._codes: dict[str, int] = {}
@@ -191,7 +205,9 @@ class VectorIndex:
         step[: self._size] = self._step[: self._size]
         slack = np.zeros(rows, dtype=np.float32)
         slack[: self._size] = self._slack[: self._size]
-        self._coded, self._step, self._slack = coded, step, slack
+        length = np.zeros(rows, dtype=np.float32)
+        length[: self._size] = self._length[: self._size]
+        self._coded, self._step, self._slack, self._length = coded, step, slack, length
 
     def _put(self, rows: VectorRows) -> None:
         """Write a chunk of stored vectors into their rows (new memories get new rows)."""
@@ -220,12 +236,12 @@ class VectorIndex:
             self._size += added
         self._matrix[at] = vectors
         self._realm[at] = codes
-        step = np.abs(vectors).max(axis=1) / 127
-        step[step == 0] = 1.0
-        coded = np.rint(vectors / step[:, None]).astype(np.int8)
+        coded, step = quantized(vectors)
+        decoded = coded * step[:, None]
         self._coded[at] = coded
         self._step[at] = step
-        self._slack[at] = np.linalg.norm(vectors - coded * step[:, None], axis=1) + ROUNDING
+        self._slack[at] = np.linalg.norm(vectors - decoded, axis=1) + ROUNDING
+        self._length[at] = np.linalg.norm(decoded, axis=1)
         self._version += 1
 
     def _keep(self, live: set[int]) -> None:
@@ -237,6 +253,7 @@ class VectorIndex:
         self._realm = self._realm[keep]
         self._coded = np.ascontiguousarray(self._coded[keep])
         self._step, self._slack = self._step[keep], self._slack[keep]
+        self._length = self._length[keep]
         self._version += 1
         self._size = len(keep)
         self._row_of = np.full(len(self._row_of), -1, dtype=np.int32)
@@ -258,21 +275,24 @@ class VectorIndex:
         with self._lock:
             size = self._size
             matrix, nums, realms = self._matrix[:size], self._nums[:size], self._realm[:size]
-            coded, step, slack = self._coded[:size], self._step[:size], self._slack[:size]
+            coded, step = self._coded[:size], self._step[:size]
+            slack, lengths = self._slack[:size], self._length[:size]
             code = self._codes.get(realm)
             several = len(self._codes) > 1
             total, count = self._realm_sum(code, matrix, realms, several)
+        asked, scale = quantized(queries)
         rough = np.empty((len(queries), size), dtype=np.float32)
-        with _blas().limit(limits=1, user_api="blas"):
-            scan_codes(queries, coded, rough, SCAN_ROWS)
-        rough *= step
+        scan_codes(asked, coded, rough)
+        for i, factor in enumerate(scale):
+            rough[i] *= step * factor
         if code is None:
             rough[:] = -np.inf
         elif several:
             rough[:, realms != code] = -np.inf
         totals = queries.astype(np.float64) @ total
         norms = np.linalg.norm(queries, axis=1)
-        return Scored(queries, rough, norms, slack, nums, matrix, totals, count)
+        missed = np.linalg.norm(queries - asked * scale[:, None], axis=1) + ROUNDING
+        return Scored(queries, rough, norms, missed, slack, lengths, nums, matrix, totals, count)
 
     def realm_sum(self, realm: str) -> tuple[npt.NDArray[np.float64], int]:
         """The sum of ``realm``'s rows and how many there are."""
@@ -295,17 +315,24 @@ class VectorIndex:
         return kept[1], kept[2]
 
 
-def scan_codes(queries: Matrix, codes: npt.NDArray[np.int8], out: Matrix, rows: int) -> None:
-    """Each query's (a row) product with each code (a row) into ``out``, ``rows`` codes
-    cast to float32 at a time. OpenBLAS can raise the invalid-operation flag on finite
-    operands, now and then (numpy/numpy#24067): codes and unit queries are finite, so it
-    is ignored here (``errstate`` is the calling thread's)."""
-    chunk = np.empty((min(len(codes), rows), codes.shape[1]), dtype=np.float32)
-    with np.errstate(invalid="ignore"):
-        for start in range(0, len(codes), rows):
-            part = chunk[: min(rows, len(codes) - start)]
-            np.copyto(part, codes[start : start + len(part)], casting="unsafe")
-            np.matmul(queries, part.T, out=out[:, start : start + len(part)])
+def quantized(rows: Matrix) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
+    """Each row as int8 codes and a step (the row is about ``step × codes``): its largest
+    magnitude is ±127, a row of zeros has step 1."""
+    step = (np.abs(rows).max(axis=1) / 127).astype(np.float32)
+    step[step == 0] = 1.0
+    return np.rint(rows / step[:, None]).astype(np.int8), step
+
+
+def scan_codes(
+    asked: npt.NDArray[np.int8], codes: npt.NDArray[np.int8], out: npt.NDArray[Any]
+) -> None:
+    """Each query's int8 codes (a row) by each row's ``codes``, summed exactly (in
+    integers, by SimSIMD's kernels), into ``out``. The kernel lets go of the
+    interpreter's lock, so parts of the rows can be scanned on threads side by side."""
+    import simsimd
+
+    if len(asked) and len(codes):
+        simsimd.cdist(asked, codes, metric="dot", dtype="int8", out=out)
 
 
 def stored_matrix(rows: VectorRows, model: str, dim: int) -> Matrix:
@@ -321,14 +348,6 @@ def stored_matrix(rows: VectorRows, model: str, dim: int) -> Matrix:
 def unpacked(blobs: Sequence[bytes], dim: int) -> Matrix:
     """Stored vectors (little-endian float32 blobs) as the rows of one matrix."""
     return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), dim)
-
-
-@functools.cache
-def _blas() -> Any:
-    """The BLAS libraries numpy loaded, found once (a limit then costs microseconds)."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
 
 
 def search(

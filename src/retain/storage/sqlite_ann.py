@@ -18,13 +18,14 @@ copy of anything.
 as int8 codes and a step per row: ``x − μ ≈ step × code``. The static model's vectors
 share one strong direction (their mean has norm 0.95), so the centred rows are what
 differ, and a step per centred row keeps their differences (a code is a quarter of a
-float32 row). A search reads every code, a chunk at a time cast to float32 and
-multiplied by the query vectors on one BLAS thread, in two parts side by side: at
-100,000 rows 2.5 ms a query vector, at a million 18, against 15 and 51 ms for the HNSW
-graph it replaced (usearch, walked at
-ef 2,048), which found 0.997 and 0.978 of the exact ten where this finds them all,
-took half a loading's time to build, and held 930 MiB at a million against 342
-(``bench/cold.py``; ``bench/RESULTS.md``). The codes' best ``FIRST`` are candidates:
+float32 row). A search takes its query vectors to int8 codes the same way and reads
+every code, in two parts side by side, each product summed in integers by SimSIMD's
+kernels (``vectors.scan_codes``): at 100,000 rows 0.8 ms a query vector, at a million
+9, against 2.6 and 24 ms cast to float32 and multiplied by BLAS, and 15 and 51 ms for
+the HNSW graph the codes replaced (usearch, walked at ef 2,048), which found 0.997 and
+0.978 of the exact ten where this finds them all, took half a loading's time to
+build, and held 930 MiB at a million against 342 (``bench/cold.py``;
+``bench/RESULTS.md``). The codes' best ``FIRST`` are candidates:
 they are scored again exactly by the vectors the store holds, so the codes' rounding
 could only keep out of them a row within the rounding of the 256th (none was, in any
 measurement: every search found all of the exact ten).
@@ -88,8 +89,6 @@ SEGMENT_ROWS = 65_536  # rows past which a segment takes no more (a chunk may ov
 FIRST = 256  # candidates taken first (at least four times the rows wanted)
 WIDEST = 16_384  # a filter needing more candidates than this has its rows scanned instead
 CHUNK = 8192  # stored vectors read (and added) at a time
-SCAN_ROWS = 4096  # codes cast to float32 at a time when scanning (4 MiB: 4.6 ms at 100,000
-# rows, 5.3 at 1,024 a chunk, 6.6 at 16,384)
 # a scan's parts read side by side: two, or one on a process held to one core
 THREADS = max(1, min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2))
 ROW = np.dtype([("key", "<i8"), ("step", "<f4")])  # a segment's rows: number and step
@@ -175,54 +174,53 @@ class Approximate:
 
     def scored(self, queries: Matrix) -> tuple[npt.NDArray[np.int64], Matrix]:
         """Every segment row's memory number, and each query's (a row) approximate score
-        of it from the codes (``q·(x − μ)``, the same order as the cosine): the rows split
-        in ``THREADS`` parts read side by side, each a chunk at a time on one BLAS thread
-        (numpy lets go of the interpreter's lock while it copies and multiplies)."""
-        from retain.search.vectors import _blas
+        of it from the codes (``q·(x − μ)``, the same order as the cosine). The queries
+        are taken to int8 codes as the rows are, and each product of codes summed in
+        integers (``vectors.scan_codes``), the rows split in ``THREADS`` parts read side
+        by side."""
+        from retain.search.vectors import quantized
 
+        asked, scale = quantized(queries)
         rough = np.empty((len(queries), len(self.keys)), dtype=np.float32)
         parts, at = [], 0
         for codes in self.segments:
             size = len(codes)
-            cut = -(-size // THREADS // SCAN_ROWS) * SCAN_ROWS  # whole chunks each
-            for start in range(0, size, cut or size or 1):
-                stop = min(start + cut, size) if cut else size
-                parts.append((codes, start, stop, rough[:, at + start : at + stop]))
+            cut = -(-size // THREADS)
+            for start in range(0, size, cut or 1):
+                stop = min(start + cut, size)
+                parts.append((codes.codes[start:stop], rough[:, at + start : at + stop]))
             at += size
         failed: list[BaseException] = []
-        with _blas().limit(limits=1, user_api="blas"):
-            helpers = [
-                threading.Thread(target=_scan_all, args=(queries, parts[i::THREADS], failed))
-                for i in range(1, min(THREADS, len(parts)))
-            ]  # a thread each (no pool: concurrent.futures costs a command 5 ms to import)
-            for helper in helpers:
-                helper.start()
-            _scan_all(queries, parts[::THREADS] if helpers else parts, failed)
-            for helper in helpers:
-                helper.join()
+        helpers = [
+            threading.Thread(target=_scan_all, args=(asked, parts[i::THREADS], failed))
+            for i in range(1, min(THREADS, len(parts)))
+        ]  # a thread each (no pool: concurrent.futures costs a command 5 ms to import)
+        for helper in helpers:
+            helper.start()
+        _scan_all(asked, parts[::THREADS] if helpers else parts, failed)
+        for helper in helpers:
+            helper.join()
         if failed:
             raise failed[0]
         at = 0
         for codes, step in zip(self.segments, self.steps, strict=True):
-            rough[:, at : at + len(codes)] *= step
+            for i, factor in enumerate(scale):
+                rough[i, at : at + len(codes)] *= step * factor
             at += len(codes)
         return self.keys, rough
 
 
-def _scan(queries: Matrix, codes: Codes, start: int, stop: int, out: Matrix) -> None:
-    """Each query's product with the codes of rows ``start``–``stop`` into ``out``."""
+def _scan_all(
+    asked: npt.NDArray[np.int8],
+    parts: list[tuple[npt.NDArray[np.int8], Matrix]],
+    failed: list[BaseException],
+) -> None:
+    """Each part scanned; what fails is kept for the caller to raise."""
     from retain.search.vectors import scan_codes
 
-    scan_codes(queries, codes.codes[start:stop], out, SCAN_ROWS)
-
-
-def _scan_all(
-    queries: Matrix, parts: list[tuple[Codes, int, int, Matrix]], failed: list[BaseException]
-) -> None:
-    """``_scan`` of each part; what fails is kept for the caller to raise."""
     try:
-        for part in parts:
-            _scan(queries, *part)
+        for codes, out in parts:
+            scan_codes(asked, codes, out)
     except BaseException as exc:  # noqa: BLE001 - raised again by the thread that waits
         failed.append(exc)
 
@@ -251,11 +249,12 @@ class Codes:
     @classmethod
     def of(cls, nums: npt.NDArray[np.int64], centred: Matrix) -> Codes:
         """The codes of centred rows: each row's largest magnitude is ±127."""
-        step = np.abs(centred).max(axis=1) / 127
-        step[step == 0] = 1.0
+        from retain.search.vectors import quantized
+
+        codes, step = quantized(centred)
         rows = np.empty(len(nums), dtype=ROW)
         rows["key"], rows["step"] = nums, step
-        return cls(np.rint(centred / step[:, None]).astype(np.int8), rows)
+        return cls(codes, rows)
 
     def decoded(self, at: npt.NDArray[np.intp]) -> Matrix:
         """The centred rows at ``at``, as the codes keep them."""
