@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Sequence
 
 import numpy as np
@@ -13,7 +14,7 @@ from tests.conftest import AxisEmbedder, ServiceFactory, failed_verify, store_st
 
 from retain import errors
 from retain.results import WriteRequest
-from retain.search import lexical
+from retain.search import lexical, vectors
 from retain.search.lexical import SEMANTIC
 from retain.search.rank import gate_of
 from retain.search.vectors import BACKGROUND, VectorIndex
@@ -496,3 +497,18 @@ def test_the_int8_scan_is_within_its_margin_and_exact_wherever_the_gate_is_reach
             above = values >= gate
             assert np.array_equal(above, truth[:, i] >= gate), (i, gate)
             assert np.allclose(values[above], truth[above, i], atol=1e-6)
+
+
+def test_scanning_codes_leaves_every_reference_as_it_was() -> None:
+    # SimSIMD's cdist(out=...) returned None without a reference: a store of a million
+    # aborted the interpreter ("deallocating None") after some hundred searches.
+    rng = np.random.default_rng(3)
+    asked = rng.integers(-127, 128, size=(2, 32), dtype=np.int8)
+    codes = rng.integers(-127, 128, size=(50, 32), dtype=np.int8)
+    out = np.empty((2, 50), dtype=np.float32)
+    before = sys.getrefcount(None), sys.getrefcount(asked), sys.getrefcount(codes)
+    for _ in range(2000):
+        vectors.scan_codes(asked, codes, out)
+    after = sys.getrefcount(None), sys.getrefcount(asked), sys.getrefcount(codes)
+    assert abs(after[0] - before[0]) < 100 and after[1:] == before[1:]
+    assert np.array_equal(out, asked.astype(np.float32) @ codes.T.astype(np.float32))

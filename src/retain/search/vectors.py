@@ -328,11 +328,14 @@ def scan_codes(
 ) -> None:
     """Each query's int8 codes (a row) by each row's ``codes``, summed exactly (in
     integers, by SimSIMD's kernels), into ``out``. The kernel lets go of the
-    interpreter's lock, so parts of the rows can be scanned on threads side by side."""
+    interpreter's lock, so parts of the rows can be scanned on threads side by side.
+
+    Not with ``cdist(out=…)``: SimSIMD 6.5 returns ``None`` from it without taking a
+    reference, and the interpreter aborts once ``None``'s count runs out."""
     import simsimd
 
     if len(asked) and len(codes):
-        simsimd.cdist(asked, codes, metric="dot", dtype="int8", out=out)
+        out[...] = simsimd.cdist(asked, codes, metric="dot", dtype="int8", out_dtype="float32")
 
 
 def stored_matrix(rows: VectorRows, model: str, dim: int) -> Matrix:
