@@ -12,6 +12,7 @@ import json
 import random
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -455,10 +456,10 @@ def test_a_part_that_fails_on_another_thread_fails_the_search(
     scan = vectors.scan_codes
     first = index_of(ann).segments[0].codes
 
-    def broken(asked: np.ndarray, codes: np.ndarray, out: np.ndarray) -> None:
+    def broken(asked: np.ndarray, scale: np.ndarray, codes: np.ndarray, *rest: Any) -> None:
         if not np.shares_memory(codes[:1], first[:1]):  # the second part: the helper's
             raise OSError("the codes could not be read")
-        scan(asked, codes, out)
+        scan(asked, scale, codes, *rest)
 
     monkeypatch.setattr(vectors, "scan_codes", broken)
     with pytest.raises(OSError, match="could not be read"):

@@ -505,10 +505,13 @@ def test_scanning_codes_leaves_every_reference_as_it_was() -> None:
     rng = np.random.default_rng(3)
     asked = rng.integers(-127, 128, size=(2, 32), dtype=np.int8)
     codes = rng.integers(-127, 128, size=(50, 32), dtype=np.int8)
+    scale = np.array([0.5, 2.0], dtype=np.float32)
+    step = rng.uniform(0.01, 1.0, size=50).astype(np.float32)
     out = np.empty((2, 50), dtype=np.float32)
     before = sys.getrefcount(None), sys.getrefcount(asked), sys.getrefcount(codes)
     for _ in range(2000):
-        vectors.scan_codes(asked, codes, out)
+        vectors.scan_codes(asked, scale, codes, step, out)
     after = sys.getrefcount(None), sys.getrefcount(asked), sys.getrefcount(codes)
     assert abs(after[0] - before[0]) < 100 and after[1:] == before[1:]
-    assert np.array_equal(out, asked.astype(np.float32) @ codes.T.astype(np.float32))
+    truth = (asked.astype(np.float64) @ codes.T) * scale[:, None] * step.astype(np.float64)
+    assert np.allclose(out, truth, rtol=1e-6, atol=1e-3)  # products of up to 32 × 127²

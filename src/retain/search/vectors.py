@@ -31,7 +31,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
@@ -282,9 +282,7 @@ class VectorIndex:
             total, count = self._realm_sum(code, matrix, realms, several)
         asked, scale = quantized(queries)
         rough = np.empty((len(queries), size), dtype=np.float32)
-        scan_codes(asked, coded, rough)
-        for i, factor in enumerate(scale):
-            rough[i] *= step * factor
+        scan_codes(asked, scale, coded, step, rough)
         if code is None:
             rough[:] = -np.inf
         elif several:
@@ -324,18 +322,26 @@ def quantized(rows: Matrix) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float3
 
 
 def scan_codes(
-    asked: npt.NDArray[np.int8], codes: npt.NDArray[np.int8], out: npt.NDArray[Any]
+    asked: npt.NDArray[np.int8],
+    scale: npt.NDArray[np.float32],
+    codes: npt.NDArray[np.int8],
+    step: npt.NDArray[np.float32],
+    out: Matrix,
 ) -> None:
-    """Each query's int8 codes (a row) by each row's ``codes``, summed exactly (in
-    integers, by SimSIMD's kernels), into ``out``. The kernel lets go of the
-    interpreter's lock, so parts of the rows can be scanned on threads side by side.
+    """Each query (a row: ``scale × asked``) by each row (``step × codes``) into ``out``:
+    the products of codes summed exactly, in integers, by SimSIMD's kernels, then
+    scaled. The kernel lets go of the interpreter's lock, so parts of the rows can be
+    scanned on threads side by side.
 
     Not with ``cdist(out=…)``: SimSIMD 6.5 returns ``None`` from it without taking a
     reference, and the interpreter aborts once ``None``'s count runs out."""
     import simsimd
 
     if len(asked) and len(codes):
-        out[...] = simsimd.cdist(asked, codes, metric="dot", dtype="int8", out_dtype="float32")
+        found = simsimd.cdist(asked, codes, metric="dot", dtype="int8", out_dtype="float32")
+        assert isinstance(found, simsimd.DistancesTensor)  # matrices in, a matrix out
+        np.multiply(np.asarray(found), step, out=out)
+        out *= scale[:, None]
 
 
 def stored_matrix(rows: VectorRows, model: str, dim: int) -> Matrix:

@@ -183,44 +183,41 @@ class Approximate:
         asked, scale = quantized(queries)
         rough = np.empty((len(queries), len(self.keys)), dtype=np.float32)
         parts, at = [], 0
-        for codes in self.segments:
+        for codes, step in zip(self.segments, self.steps, strict=True):
             size = len(codes)
             cut = -(-size // THREADS)
             for start in range(0, size, cut or 1):
                 stop = min(start + cut, size)
-                parts.append((codes.codes[start:stop], rough[:, at + start : at + stop]))
+                out = rough[:, at + start : at + stop]
+                parts.append((codes.codes[start:stop], step[start:stop], out))
             at += size
         failed: list[BaseException] = []
         helpers = [
-            threading.Thread(target=_scan_all, args=(asked, parts[i::THREADS], failed))
+            threading.Thread(target=_scan_all, args=(asked, scale, parts[i::THREADS], failed))
             for i in range(1, min(THREADS, len(parts)))
         ]  # a thread each (no pool: concurrent.futures costs a command 5 ms to import)
         for helper in helpers:
             helper.start()
-        _scan_all(asked, parts[::THREADS] if helpers else parts, failed)
+        _scan_all(asked, scale, parts[::THREADS] if helpers else parts, failed)
         for helper in helpers:
             helper.join()
         if failed:
             raise failed[0]
-        at = 0
-        for codes, step in zip(self.segments, self.steps, strict=True):
-            for i, factor in enumerate(scale):
-                rough[i, at : at + len(codes)] *= step * factor
-            at += len(codes)
         return self.keys, rough
 
 
 def _scan_all(
     asked: npt.NDArray[np.int8],
-    parts: list[tuple[npt.NDArray[np.int8], Matrix]],
+    scale: npt.NDArray[np.float32],
+    parts: list[tuple[npt.NDArray[np.int8], npt.NDArray[np.float32], Matrix]],
     failed: list[BaseException],
 ) -> None:
     """Each part scanned; what fails is kept for the caller to raise."""
     from retain.search.vectors import scan_codes
 
     try:
-        for codes, out in parts:
-            scan_codes(asked, codes, out)
+        for codes, step, out in parts:
+            scan_codes(asked, scale, codes, step, out)
     except BaseException as exc:  # noqa: BLE001 - raised again by the thread that waits
         failed.append(exc)
 
