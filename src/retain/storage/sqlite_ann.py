@@ -25,10 +25,11 @@ kernels (``vectors.scan_codes``): at 100,000 rows 0.8 ms a query vector, at a mi
 the HNSW graph the codes replaced (usearch, walked at ef 2,048), which found 0.997 and
 0.978 of the exact ten where this finds them all, took half a loading's time to
 build, and held 930 MiB at a million against 342 (``bench/cold.py``;
-``bench/RESULTS.md``). The codes' best ``FIRST`` are candidates:
-they are scored again exactly by the vectors the store holds, so the codes' rounding
-could only keep out of them a row within the rounding of the 256th (none was, in any
-measurement: every search found all of the exact ten).
+``bench/RESULTS.md``). The codes' best ``FIRST`` (or twice the rows wanted) are
+candidates: they are scored again exactly by the vectors the store holds, so the codes'
+rounding could only keep out of them a row within the rounding of the last (none was,
+in any measurement: the best 64 by the codes held all of the exact thirty, at 100,000
+rows and at a million).
 
 **Segments.** The codes are a few files, each the rows whose ``vec`` fell in one range
 when they were added. Rows written since the last range (the *tail*, past ``upto``)
@@ -86,9 +87,10 @@ Matrix = npt.NDArray[np.float32]
 
 TAIL_MAX = 4096  # rows past the last segment held exactly before they are added to one
 SEGMENT_ROWS = 65_536  # rows past which a segment takes no more (a chunk may overshoot)
-FIRST = 256  # candidates taken first (at least four times the rows wanted)
+FIRST = 64  # candidates taken first (at least twice the rows wanted)
 WIDEST = 16_384  # a filter needing more candidates than this has its rows scanned instead
 CHUNK = 8192  # stored vectors read (and added) at a time
+SAMPLED = 16  # a strided sample's rows above its threshold, when choosing candidates
 # a scan's parts read side by side: two, or one on a process held to one core
 THREADS = max(1, min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2))
 ROW = np.dtype([("key", "<i8"), ("step", "<f4")])  # a segment's rows: number and step
@@ -615,7 +617,7 @@ def nearest(
         near = tail.exact(i, floor)
         ranked = np.argsort(-near, kind="stable")
         ranked = ranked[np.isfinite(near[ranked])]  # -inf: another realm's row
-        count = max(FIRST, limit * 4)
+        count = max(FIRST, limit * 2)
         while True:
             exhausted = count >= len(keys)
             best = keys if exhausted else keys[_best(rough[i], count)]
@@ -642,15 +644,17 @@ def nearest(
 def _best(scores: Matrix, count: int) -> npt.NDArray[np.intp]:
     """The places of the ``count`` highest ``scores`` (fewer than all), in no order.
 
-    Partitioning a million scores costs 6 ms (and 8 MB of indices); a strided sample's
-    threshold first leaves about three times ``count`` rows to partition, and when fewer
-    than ``count`` pass it (rarely: the sample is dense enough that about 13 of its
-    rows are expected above the threshold's true place), every row is partitioned."""
+    Partitioning a million scores costs 6 ms (and 8 MB of indices). A strided sample
+    dense enough that ``SAMPLED`` of its rows are expected above the place of the
+    ``8 × count``-th score gives a threshold that about that many rows pass, and only
+    they are partitioned (0.6 ms at a million). When fewer than ``count`` pass (16 of
+    the sample's rows among the best ``count``, where about 2 are expected: less than
+    once in a billion for scores in no order), every row is partitioned."""
     size = len(scores)
-    stride = size // (64 * count)
-    if stride >= 2:
+    stride = 8 * count // SAMPLED
+    if stride >= 2 and size // stride > SAMPLED:
         sample = scores[::stride]
-        nth = len(sample) - min(len(sample), 3 * count // stride + 1)
+        nth = len(sample) - SAMPLED
         above = np.flatnonzero(scores >= np.partition(sample, nth)[nth])
         if len(above) >= count:
             return above[np.argpartition(scores[above], len(above) - count)[len(above) - count :]]
