@@ -90,15 +90,20 @@ class _Staged:
     def named(self, name: str) -> list[Memory]:
         return [self.rows[i] for i in self._by_name.get(name, ())]
 
+    def stored(self, tx: Reads, realm: str, name: str, *, take: bool = False) -> list[Memory]:
+        """The stored memories holding ``name`` (by scope): what was read ahead, while no
+        write has taken it (``take``: this one does), else read now."""
+        if name not in self.unread:
+            return tx.find_by_name(realm, name, None)
+        if take:
+            self.unread.discard(name)
+            return self.ahead.pop(name, [])
+        return list(self.ahead.get(name, ()))
+
     def holding(self, tx: Reads, realm: str, name: str) -> list[Memory]:
         """Every memory holding ``name`` as a write of it finds them: the stored ones (by
         scope), then the batch's own."""
-        if name in self.unread:
-            self.unread.discard(name)
-            stored = self.ahead.pop(name, [])
-        else:
-            stored = tx.find_by_name(realm, name, None)
-        return stored + self.named(name)
+        return self.stored(tx, realm, name, take=True) + self.named(name)
 
     def holds(self, memory_id: str) -> bool:
         return memory_id in self.rows
@@ -184,9 +189,7 @@ class Batch:
 
     def stored(self, name: str) -> list[Memory]:
         """The stored memories holding ``name`` now (not the batch's own)."""
-        if name in self.staged.unread:
-            return list(self.staged.ahead.get(name, ()))
-        return self.work.reads.find_by_name(self.svc.realm, name, None)
+        return self.staged.stored(self.work.reads, self.svc.realm, name)
 
     def apply(self, request: WriteRequest) -> WriteResult:
         return _apply(self.svc, self.work, request, self.inline, self.staged, self.reason)
