@@ -468,13 +468,15 @@ def import_from(
         sources.append(source)
         requests.append(replace(normalized, create_only=not force, exact_tier=True))
 
-    def plan(tx: Reads) -> tuple[list[Landing], str | None]:
+    names = [request.name for request in requests]
+
+    def plan(tx: Reads, holding: dict[str, list[Memory]]) -> tuple[list[Landing], str | None]:
+        """What each request would do, given the stored memories holding their names."""
         missing = bool(project) and tx.get_project(svc.realm, project or "") is None
         if missing and not create:
             registry.require_project(tx, svc.realm, project or "")
         scope = project_scope(project) if project else GLOBAL_SCOPE
         landed = []
-        holding = tx.find_by_names(svc.realm, [request.name for request in requests])
         for source, request in zip(sources, requests, strict=True):
             named = holding.get(request.name, [])
             held = next((m for m in named if m.scope == scope), None)
@@ -493,16 +495,17 @@ def import_from(
             file=str(path),
         )
     if dry_run:
-        landed, created = svc.backend.read(plan)
+        landed, created = svc.backend.read(lambda tx: plan(tx, tx.find_by_names(svc.realm, names)))
         return ImportReport(kind, True, tuple(landed), tuple(skipped), created)
 
     def run(work: Work) -> tuple[list[Landing], str | None]:
-        landed, created = plan(work.reads)
+        holding = work.reads.find_by_names(svc.realm, names)
+        landed, created = plan(work.reads, holding)
         _refuse_taken(landed, force)
         if created is not None:
-            registry.add_project(work, created)
+            registry.add_project(work, created)  # a project: no memory's name moves
         batch = tier.Batch(svc, work, reason=f"import from {kind}")
-        batch.read_ahead(request.name for request in requests)
+        batch.read_ahead(names, holding)
         for done, (request, landing) in enumerate(zip(requests, landed, strict=True), 1):
             result = batch.apply(request)
             landed[done - 1] = replace(landing, action="create" if result.created else "overwrite")

@@ -181,11 +181,17 @@ class Batch:
         self.inline = _Inline(work.reads.inline_entries(svc.realm, stamp(work.now)))
         self.staged = _Staged()
 
-    def read_ahead(self, names: Iterable[str]) -> None:
+    def read_ahead(
+        self, names: Iterable[str], found: dict[str, list[Memory]] | None = None
+    ) -> None:
         """Read the stored memories holding each of ``names`` together, for the writes to
-        come (a statement each, otherwise: half a PostgreSQL write's round trips)."""
+        come (a statement each, otherwise: half a PostgreSQL write's round trips);
+        ``found``: what ``find_by_names`` of them answered in this unit of work, before
+        any write of it."""
         self.staged.unread = set(names)
-        self.staged.ahead = self.work.reads.find_by_names(self.svc.realm, list(self.staged.unread))
+        if found is None:
+            found = self.work.reads.find_by_names(self.svc.realm, list(self.staged.unread))
+        self.staged.ahead = dict(found)
 
     def stored(self, name: str) -> list[Memory]:
         """The stored memories holding ``name`` now (not the batch's own)."""
