@@ -48,16 +48,6 @@ STALE_PENDING = (
 )
 
 
-@functools.cache
-def _vector_format(dim: int) -> str:
-    return "[" + ",".join(["%.9g"] * dim) + "]"  # nine digits: a float32 read back exactly
-
-
-def _literal(vector: Vector) -> str:
-    """A vector as pgvector reads it: ``[0.1,0.2,…]``."""
-    return _vector_format(len(vector)) % tuple(np.asarray(vector, dtype=np.float32).tolist())
-
-
 class Packed(bytes):
     """A vector in pgvector's binary form (its dimension, a zero, then big-endian
     float32s), sent as a ``vector``: nothing to format as text here, or to parse there
@@ -233,12 +223,12 @@ class PostgresVectors(ABC):
         # again for every row it reads.
         distance = f"(v.embedding::vector({dim}) <=> q.vector)"
         rows = self._rows(
-            f"SELECT q.i, n.id, n.cosine FROM unnest(%s::text[]::vector({dim})[]) "
+            f"SELECT q.i, n.id, n.cosine FROM unnest(%b::vector({dim})[]) "
             "WITH ORDINALITY AS q(vector, i) "
             f"CROSS JOIN LATERAL (SELECT m.id, 1 - {distance} AS cosine FROM memory_vectors v "
             f"JOIN memories m ON m.num = v.memory_num "
             f"WHERE v.model = %s AND v.dim = %s AND {clause} ORDER BY {distance} LIMIT %s) n",
-            [[_literal(query) for query in queries], model, dim, *args, limit],
+            [[Packed.of(query) for query in queries], model, dim, *args, limit],
         )
         found: list[list[LexicalHit]] = [[] for _ in queries]
         for i, memory_id, cosine in rows:
