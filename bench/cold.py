@@ -17,7 +17,8 @@ default settings: the approximate index beside the file) and ``exact``
   measuring process imports nothing that loads numpy before it), the same search
   again (``same_search_again_ms``: the difference is what the first one loaded), then
   the store's rare/common/mixed query sets searched warm (p50, p95), and the process's
-  peak RSS (``VmHWM``);
+  peak RSS (``VmHWM``); then the same queries searched within the project tier of
+  ``tiny`` alone (``tier_search_ms``);
 * ``retain search QUERY`` run as a whole command (``--cli`` of them, a new interpreter
   each, the machine's page cache warm): wall time p50 and max.
 
@@ -134,11 +135,18 @@ def measure(directory: Path, mode: str) -> dict[str, Any]:
     from scale import rss_mib  # (it imports numpy: not before the first search)
 
     rss = rss_mib()
+    in_tier = []
+    for texts in spec["sets"].values():
+        for text in texts:
+            began = time.perf_counter()
+            store.search(text, project=SCOPE, tier="project")
+            in_tier.append(time.perf_counter() - began)
     out: dict[str, Any] = {
         "open_ms": round(open_ms, 1),
         "first_search_ms": round(first_ms, 1),
         "same_search_again_ms": round(again_ms, 1),  # first - again: what the first loads
         "search_ms": summary_ms(seconds),
+        "tier_search_ms": summary_ms(in_tier),
         "rss_mib": rss["hwm"],
         "tops": tops,
     }

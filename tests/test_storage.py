@@ -100,11 +100,45 @@ def test_the_memories_a_common_words_query_names_are_found_by_the_name_index(
     clause, args = SqliteTransaction(con, set())._filter_sql(
         MemoryFilter("default", scopes=("global",))
     )
-    FtsSearch(con, set())._newest([(9, '"deploy"', "deploy")], ["deploy"], clause, args, 10)
+    FtsSearch(con, set())._newest(
+        [(9, '"deploy"', "deploy")], ["deploy"], clause, args, 10, passing=None
+    )
     con.set_trace_callback(None)
     (named,) = [s for s in statements if "m.name IN" in s]
     plan = [row[-1] for row in con.execute(f"EXPLAIN QUERY PLAN {named}")]
     assert any("memories_name" in step for step in plan), plan
+
+
+@pytest.mark.parametrize("seeks", [8, 10_000])
+def test_a_small_tier_is_searched_for_common_words_from_its_own_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seeks: int
+) -> None:
+    """When the newest matches of a common word hold too few of a tier's rows, its rows
+    are tested against the words (where ``SEEKS`` times as many rows match) or every
+    match is filtered: the same rows, newest first."""
+    from retain.storage import sqlite_fts
+
+    monkeypatch.setattr(sqlite_fts, "COMMON", 50)  # a word in 50 rows is common
+    monkeypatch.setattr(sqlite_fts, "WINDOW", 10)  # the newest 10 matches looked at first
+    monkeypatch.setattr(sqlite_fts, "SEEKS", seeks)
+    asked: list[bool] = []
+    counted = sqlite_fts.FtsSearch._matches_at_least
+
+    def spied(self: sqlite_fts.FtsSearch, expression: str, count: int) -> bool:
+        asked.append(counted(self, expression, count))
+        return asked[-1]
+
+    monkeypatch.setattr(sqlite_fts.FtsSearch, "_matches_at_least", spied)
+    service = MemoryService(SqliteBackend(tmp_path / "retain.db"), settings=LEXICAL)
+    service.add_project("b")
+    service.write("b-old", description="we deploy on fridays", project="b")
+    service.write("b-other", description="nothing to see", project="b")
+    service.write("b-new", description="deploy the docs first", project="b")
+    service.write_many([WriteRequest(f"g{i}", description=f"deploy step {i}") for i in range(100)])
+    hits = service.search("deploy", project="b", tier="project").hits
+    assert [h.memory.name for h in hits] == ["b-new", "b-old"]
+    assert asked == [seeks == 8]  # 103 rows match: at least 8 × 3, not 10,000 × 3
+    service.close()
 
 
 def test_the_names_a_batch_writes_are_read_by_the_name_index(tmp_path: Path) -> None:

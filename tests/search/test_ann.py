@@ -285,11 +285,22 @@ def test_a_full_segment_leaves_the_tail_to_a_new_one(
     agree(store.open(ann_from=0), store.open())
 
 
+@pytest.mark.parametrize("way", ["its rows", "scanned"])
 def test_a_small_scope_of_a_large_store_loses_nothing_to_candidates_elsewhere(
-    store: Opened, monkeypatch: pytest.MonkeyPatch
+    store: Opened, monkeypatch: pytest.MonkeyPatch, way: str
 ) -> None:
     monkeypatch.setattr(sqlite_ann, "FIRST", 8)
     monkeypatch.setattr(sqlite_ann, "WIDEST", 32)  # past it: the scope's rows, scanned
+    scored: list[int] = []
+    exactly = sqlite_ann._exactly
+
+    def counted(*args: Any) -> list[LexicalHit]:
+        scored.append(len(args[4]))
+        return exactly(*args)
+
+    monkeypatch.setattr(sqlite_ann, "_exactly", counted)
+    if way == "scanned":  # as if more rows passed than are cheaper to score whole
+        monkeypatch.setattr(SqliteTransaction, "passing", lambda self, where, below: None)
     ann = store.open()
     ann.add_project("tiny")
     small = [
@@ -301,6 +312,24 @@ def test_a_small_scope_of_a_large_store_loses_nothing_to_candidates_elsewhere(
         want = semantic(exact, query, project="tiny", tier="project")
         assert semantic(ann, query, project="tiny", tier="project") == want
     assert any(semantic(exact, q, project="tiny", tier="project") for q in QUERIES)
+    # The scope's six rows are scored whole once the first candidates hold too few of them.
+    assert set(scored) == ({6} if way == "its rows" else set())
+    embedder = ann.embedder.embedder
+    assert embedder is not None
+    asked = key.embed(embedder, list(QUERIES))
+    tiny = MemoryFilter("default", scopes=("project:tiny",))
+
+    def run(tx: Reads) -> tuple[list[list[LexicalHit]], list[list[str]]]:
+        assert isinstance(tx, SqliteTransaction)
+        assert tx.searches_vectors(embedder.model_id, embedder.dim, 100)
+        near = tx.nearest(embedder.model_id, asked, tiny, 3)
+        _, ids, blobs = tx.vectors_where(embedder.model_id, tiny, 0, 100)
+        rows = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), embedder.dim)
+        best = [np.argsort(-(rows @ query), kind="stable")[:3] for query in asked]
+        return near, [[ids[j] for j in b] for b in best]
+
+    near, want = ann.backend.read(run)
+    assert [[h.memory_id for h in n] for n in near] == want  # the three nearest, in order
 
 
 def test_realms_share_one_index_and_nothing_crosses_them(store: Opened) -> None:
@@ -408,6 +437,8 @@ def test_segments_that_each_ran_out_are_read_whole_before_the_search_gives_up(
 ) -> None:
     monkeypatch.setattr(sqlite_ann, "SEGMENT_ROWS", 100)
     monkeypatch.setattr(sqlite_ann, "CHUNK", 100)
+    # the filter's 58 rows are not taken whole, as more would not be
+    monkeypatch.setattr(SqliteTransaction, "passing", lambda self, where, below: None)
     ann = store.open()
     found(ann, "boats")
     assert [s.rows for s in index_of(ann).meta.segments] == [100, 100, 100, 100]

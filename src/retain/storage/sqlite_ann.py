@@ -46,10 +46,13 @@ rows; the tail gives its exact ones. The best ``count`` are read back from the s
 by number and scored exactly by the vectors the store holds in the search's own
 transaction, once each (a candidate whose vector is gone, or another model's now, has
 none and drops out). The store's filter (realm, scope, status, trust, expiry) then runs
-on that exact order; when too few pass, four times more candidates are taken from the
-same scores, and when so few pass that more than ``WIDEST`` candidates would be needed,
-the rows passing the filter are scanned exactly instead: a scope of 0.1% of a large
-store loses nothing to candidates that were elsewhere.
+on that exact order. When too few pass, the store is asked for the rows passing the
+filter, up to √(limit × rows): a filter passing fewer (a scope of 0.1% of the store)
+has its own rows scored exactly, which costs less than reaching them through the
+candidates (``limit ÷ p`` read back for a pass rate p, against p × rows). Otherwise four
+times more candidates are taken from the same scores, and when so few pass that more
+than ``WIDEST`` would be needed, the rows passing the filter are scanned exactly
+instead. A small scope loses nothing to candidates that were elsewhere.
 
 **Files.** ``<slug>-<lo>-<hi>-<tag>.codes.npy`` (the int8 codes, a row each) and
 ``….rows.npy`` (each row's memory number and step) for each segment (the tag drawn
@@ -66,6 +69,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import math
 import os
 import re
 import threading
@@ -612,6 +616,12 @@ def nearest(
     keys, rough = ann.scored(queries)
     floor = float(np.finfo(np.float32).min)
     model, dim = ann.meta.model, ann.meta.dim
+    # A filter passing fewer rows than this is cheaper to score whole than to reach
+    # through candidates: about limit ÷ p candidates are read for ``limit`` rows that
+    # pass at rate p, against the p × rows that pass, equal at p = √(limit ÷ rows).
+    narrow = math.isqrt(limit * (len(keys) + len(tail.nums))) + 1
+    passing: dict[int, str] | None = None
+    asked_passing = False
     found = []
     for i, query in enumerate(queries):
         near = tail.exact(i, floor)
@@ -632,6 +642,11 @@ def nearest(
             sense = vectors.search(tx, at[order], where, scores[order], depth=limit, gate=floor)
             hits = list(sense.hits)
             if len(hits) >= limit or (exhausted and len(ranked) <= count):
+                break
+            if not asked_passing:  # too few passed: is the filter a narrow one?
+                passing, asked_passing = tx.passing(where, narrow), True
+            if passing is not None:
+                hits = _exactly(tx, model, dim, query, passing, limit)
                 break
             if count * limit / max(len(hits), 1) > WIDEST:  # so few pass: a narrow filter
                 hits = _scanned(tx, model, dim, query, where, limit)
@@ -668,6 +683,21 @@ def _distinct(values: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
     keep = np.ones(len(ordered), dtype=bool)
     keep[1:] = ordered[1:] != ordered[:-1]
     return ordered[keep]
+
+
+def _exactly(
+    tx: SqliteTransaction, model: str, dim: int, query: Matrix, ids: dict[int, str], limit: int
+) -> list[LexicalHit]:
+    """The ``limit`` nearest of the memories ``ids`` (number → id), scored exactly by the
+    vectors the store holds (in number order among equal scores, as a scan's)."""
+    from retain.search.vectors import unpacked
+
+    nums, blobs = tx.vectors_by_num(model, sorted(ids))
+    if not nums:
+        return []
+    scores = unpacked(blobs, dim) @ query
+    order = np.argsort(-scores, kind="stable")[:limit]  # the numbers came back in order
+    return [LexicalHit(ids[nums[j]], float(scores[j])) for j in order]
 
 
 def _scanned(
