@@ -115,8 +115,10 @@ def test_a_small_tier_is_searched_for_common_words_from_its_own_rows(
 ) -> None:
     """When the newest matches of a common word hold too few of a tier's rows, its rows
     are tested against the words (where ``SEEKS`` times as many rows match) or every
-    match is filtered: the same rows, newest first."""
+    match is kept or not by its number: the same rows, newest first."""
     from retain.storage import sqlite_fts
+    from retain.storage.base import MemoryFilter
+    from retain.storage.sqlite_transaction import SqliteTransaction
 
     monkeypatch.setattr(sqlite_fts, "COMMON", 50)  # a word in 50 rows is common
     monkeypatch.setattr(sqlite_fts, "WINDOW", 10)  # the newest 10 matches looked at first
@@ -138,6 +140,61 @@ def test_a_small_tier_is_searched_for_common_words_from_its_own_rows(
     hits = service.search("deploy", project="b", tier="project").hits
     assert [h.memory.name for h in hits] == ["b-new", "b-old"]
     assert asked == [seeks == 8]  # 103 rows match: at least 8 × 3, not 10,000 × 3
+    # No row of the tier holds both words, so any of them: its rows are listed once.
+    listed: list[int] = []
+    passing = SqliteTransaction.passing
+
+    def listing(self: SqliteTransaction, where: Any, below: int) -> dict[int, str] | None:
+        listed.append(below)
+        return passing(self, where, below)
+
+    monkeypatch.setattr(SqliteTransaction, "passing", listing)
+    asked.clear()
+    tier = MemoryFilter("default", scopes=("project:b",))
+    both = service.backend.read(
+        lambda tx: tx.match_terms(tier, ["deploy", "step"], prefix=False, limit=10)
+    )
+    assert {h.memory_id for h in both} == {h.memory.id for h in hits}
+    assert listed == [sqlite_fts.NARROW] and asked == [seeks == 8] * 2  # all, then any
+    service.close()
+
+
+def test_a_small_tier_is_ranked_among_a_rarer_words_matches_by_their_numbers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When the best matches of the rarer words hold too few of a tier's rows, every match
+    is kept or not by its number among the tier's rows, and the first of those by BM25
+    are taken: the tier's best, though it is its newest row."""
+    from retain.storage.base import MemoryFilter
+    from retain.storage.sqlite_transaction import SqliteTransaction
+
+    asked: list[object] = []
+    listed = SqliteTransaction.passing
+
+    def spied(self: SqliteTransaction, where: Any, below: int) -> dict[int, str] | None:
+        asked.append(listed(self, where, below))
+        return listed(self, where, below)
+
+    monkeypatch.setattr(SqliteTransaction, "passing", spied)
+    service = MemoryService(SqliteBackend(tmp_path / "retain.db"), settings=LEXICAL)
+    service.add_project("b")
+    tier = [
+        WriteRequest(f"b{i}", description=f"note {i}", body="a kestrel hovered", project="b")
+        for i in range(20)
+    ]
+    tier.append(WriteRequest("b-best", description="kestrel kestrel kestrel", project="b"))
+    service.write_many(tier)
+    service.write_many([WriteRequest(f"kestrel-{i}", description="kestrel") for i in range(60)])
+
+    def run(tx: Any) -> list[str]:  # 4 asked: the 16 best matches first, none the tier's
+        hits = tx.match_terms(MemoryFilter("default", scopes=("project:b",)), ["kestrel"],
+                              prefix=False, limit=4)  # fmt: skip
+        return [h.memory_id for h in hits]
+
+    found = service.backend.read(run)
+    assert found[0] == service.get("b-best").memory.id and len(found) == 4
+    ids = {service.get(r.name).memory.id for r in tier}
+    assert [set(a.values()) if isinstance(a, dict) else a for a in asked] == [ids]
     service.close()
 
 

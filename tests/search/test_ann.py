@@ -292,13 +292,19 @@ def test_a_small_scope_of_a_large_store_loses_nothing_to_candidates_elsewhere(
     monkeypatch.setattr(sqlite_ann, "FIRST", 8)
     monkeypatch.setattr(sqlite_ann, "WIDEST", 32)  # past it: the scope's rows, scanned
     scored: list[int] = []
-    exactly = sqlite_ann._exactly
+    scanned: list[int] = []
+    exactly, scan = sqlite_ann._exactly, sqlite_ann._scanned
 
     def counted(*args: Any) -> list[LexicalHit]:
         scored.append(len(args[4]))
         return exactly(*args)
 
+    def spied(*args: Any) -> list[LexicalHit]:
+        scanned.append(args[-1])
+        return scan(*args)
+
     monkeypatch.setattr(sqlite_ann, "_exactly", counted)
+    monkeypatch.setattr(sqlite_ann, "_scanned", spied)
     if way == "scanned":  # as if more rows passed than are cheaper to score whole
         monkeypatch.setattr(SqliteTransaction, "passing", lambda self, where, below: None)
     ann = store.open()
@@ -314,6 +320,7 @@ def test_a_small_scope_of_a_large_store_loses_nothing_to_candidates_elsewhere(
     assert any(semantic(exact, q, project="tiny", tier="project") for q in QUERIES)
     # The scope's six rows are scored whole once the first candidates hold too few of them.
     assert set(scored) == ({6} if way == "its rows" else set())
+    assert bool(scanned) == (way == "scanned")
     embedder = ann.embedder.embedder
     assert embedder is not None
     asked = key.embed(embedder, list(QUERIES))
@@ -437,8 +444,6 @@ def test_segments_that_each_ran_out_are_read_whole_before_the_search_gives_up(
 ) -> None:
     monkeypatch.setattr(sqlite_ann, "SEGMENT_ROWS", 100)
     monkeypatch.setattr(sqlite_ann, "CHUNK", 100)
-    # the filter's 58 rows are not taken whole, as more would not be
-    monkeypatch.setattr(SqliteTransaction, "passing", lambda self, where, below: None)
     ann = store.open()
     found(ann, "boats")
     assert [s.rows for s in index_of(ann).meta.segments] == [100, 100, 100, 100]

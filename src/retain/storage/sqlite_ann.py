@@ -46,13 +46,13 @@ rows; the tail gives its exact ones. The best ``count`` are read back from the s
 by number and scored exactly by the vectors the store holds in the search's own
 transaction, once each (a candidate whose vector is gone, or another model's now, has
 none and drops out). The store's filter (realm, scope, status, trust, expiry) then runs
-on that exact order. When too few pass, the store is asked for the rows passing the
-filter, up to √(limit × rows): a filter passing fewer (a scope of 0.1% of the store)
-has its own rows scored exactly, which costs less than reaching them through the
-candidates (``limit ÷ p`` read back for a pass rate p, against p × rows). Otherwise four
-times more candidates are taken from the same scores, and when so few pass that more
-than ``WIDEST`` would be needed, the rows passing the filter are scanned exactly
-instead. A small scope loses nothing to candidates that were elsewhere.
+on that exact order. When too few pass and the filter's realm and scopes hold fewer
+than √(limit × rows) rows (a scope of 0.1% of the store, read through its index), the
+rows of them passing the filter are scored exactly, which costs less than reaching
+them through the candidates (``limit ÷ p`` read back for a pass rate p, against p ×
+rows). Otherwise four times more candidates are taken from the same scores, and when
+so few pass that more than ``WIDEST`` would be needed, the rows passing the filter are
+scanned exactly instead. A small scope loses nothing to candidates that were elsewhere.
 
 **Files.** ``<slug>-<lo>-<hi>-<tag>.codes.npy`` (the int8 codes, a row each) and
 ``….rows.npy`` (each row's memory number and step) for each segment (the tag drawn
@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import math
 import os
@@ -616,12 +617,11 @@ def nearest(
     keys, rough = ann.scored(queries)
     floor = float(np.finfo(np.float32).min)
     model, dim = ann.meta.model, ann.meta.dim
-    # A filter passing fewer rows than this is cheaper to score whole than to reach
+    # A tier of fewer rows than √(limit × rows) is cheaper to score whole than to reach
     # through candidates: about limit ÷ p candidates are read for ``limit`` rows that
     # pass at rate p, against the p × rows that pass, equal at p = √(limit ÷ rows).
-    narrow = math.isqrt(limit * (len(keys) + len(tail.nums))) + 1
-    passing: dict[int, str] | None = None
-    asked_passing = False
+    whole_below = math.isqrt(limit * (len(keys) + len(tail.nums))) + 1
+    passing = functools.cache(lambda: tx.passing(where, whole_below))  # asked once
     found = []
     for i, query in enumerate(queries):
         near = tail.exact(i, floor)
@@ -643,10 +643,8 @@ def nearest(
             hits = list(sense.hits)
             if len(hits) >= limit or (exhausted and len(ranked) <= count):
                 break
-            if not asked_passing:  # too few passed: is the filter a narrow one?
-                passing, asked_passing = tx.passing(where, narrow), True
-            if passing is not None:
-                hits = _exactly(tx, model, dim, query, passing, limit)
+            if (tier := passing()) is not None:  # too few passed, of a small tier
+                hits = _exactly(tx, model, dim, query, tier, limit)
                 break
             if count * limit / max(len(hits), 1) > WIDEST:  # so few pass: a narrow filter
                 hits = _scanned(tx, model, dim, query, where, limit)
@@ -696,7 +694,7 @@ def _exactly(
     if not nums:
         return []
     scores = unpacked(blobs, dim) @ query
-    order = np.argsort(-scores, kind="stable")[:limit]  # the numbers came back in order
+    order = np.lexsort((np.asarray(nums), -scores))[:limit]
     return [LexicalHit(ids[nums[j]], float(scores[j])) for j in order]
 
 

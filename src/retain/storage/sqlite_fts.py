@@ -46,9 +46,9 @@ _BM25 = "bm25(memories_fts, " + ", ".join(map(str, FIELD_WEIGHTS)) + ")"
 
 _TEXTS = "coalesce(m.name, ''), m.description, m.body, m.context"
 NEWEST = "rowid DESC"
-NARROW = 2000  # a tier with fewer rows may be searched from its rows (``_first``)
-SEEKS = 64  # matches a row's test costs about as much as: the join reads each match
-# the rows passing a search's filters (number → id) when few do, else None
+NARROW = 2000  # scopes holding fewer rows are searched knowing their rows (``_first``)
+SEEKS = 256  # matches that cost about as much to check by number as one row's test
+# the rows passing a search's filters (number → id) when its scopes hold few, else None
 Passing = Callable[[], "Mapping[int, str] | None"]
 
 
@@ -123,8 +123,8 @@ class FtsSearch:
         passing: Passing | None = None,
     ) -> list[LexicalHit]:
         """The ``limit`` best rows holding ``terms`` that pass the filters (``passing``:
-        their rows when few pass, or None; asked only when the newest matches pass too
-        few)."""
+        their rows when few pass, or None; asked only when the first matches taken hold
+        too few of them)."""
         words = [f for t in terms for f in self.prefix_forms(t)] if prefix else list(terms)
         suffix = "*" if prefix else ""
         stats: list[tuple[int, str, str]] = []
@@ -135,6 +135,7 @@ class FtsSearch:
                 stats.append((count, phrase, word))
         if not stats:
             return []
+        passing = functools.cache(passing) if passing is not None else None  # asked once
         stats.sort()
         lead: list[str] = []
         running = 0
@@ -146,7 +147,9 @@ class FtsSearch:
         rest = [(word, count) for count, phrase, word in stats if phrase not in lead]
         if lead:
             expression = " OR ".join(lead)
-            rows = self._ranked(expression, running, filter_sql, filter_args, limit, bool(rest))
+            rows = self._ranked(
+                expression, running, filter_sql, filter_args, limit, bool(rest), passing
+            )
         else:
             matched = {word for *_, word in stats}
             typed = [word for word in dict.fromkeys(words) if word in matched]
@@ -200,13 +203,14 @@ class FtsSearch:
         filter_args: list[Any],
         limit: int,
         texts: bool,
+        passing: Passing | None,
     ) -> list[tuple[Any, ...]]:
         """Lead rows by BM25, best first (``matches``: at most how many rows hold the lead)."""
         columns = "m.id, -f.s" + (f", {_TEXTS}" if texts else "")
         cap = max(limit * CANDIDATES, 16)
         key = f"{_BM25} AS s"
         return self._first(
-            columns, key, "s", expression, cap, filter_sql, filter_args, limit, matches
+            columns, key, "s", expression, cap, filter_sql, filter_args, limit, matches, passing
         )
 
     def _first(
@@ -228,12 +232,14 @@ class FtsSearch:
         the filters leave fewer than ``wanted`` (a small tier among many other rows),
         the first that pass are looked for through every match instead — unless no more
         than ``cap`` rows match (``matches``, when known), all of which were looked at.
-        With ``passing`` (newest first), when fewer than ``NARROW`` rows pass the
-        filters and ``SEEKS`` times as many match, each passing row is tested against
-        the expression instead, newest first until ``cap`` are found: a word most rows
-        hold matches tens of thousands, each read from the table to be filtered (50 ms
-        at 100k, 140 at 1M), where a row's test costs 20–75 µs (2–17 ms for a tier of
-        100 or 1,000 rows).
+        Each of those matches is read from the table to be filtered: 0.5 µs a match, 50
+        ms for a word most of 100k rows hold. ``passing`` gives the rows that pass when
+        the search's scopes hold fewer than ``NARROW`` (a small tier, through its
+        index); then a match is kept by its number alone (about 0.12 µs) and only those
+        kept are read. Newest first, when ``SEEKS`` times as many rows match as pass,
+        each passing row is tested against the expression instead, newest first until
+        ``cap`` are found (20–75 µs a row: 2–6 ms for a tier of 100 or 1,000 rows holding
+        such words).
         """
         inner = f"SELECT rowid, {key} FROM memories_fts WHERE memories_fts MATCH ?"
         outer = f"JOIN memories m ON m.num = f.rowid WHERE {filter_sql} ORDER BY f.{order}"
@@ -244,17 +250,24 @@ class FtsSearch:
         if len(rows) >= min(wanted, cap) or (matches is not None and matches <= cap):
             return rows
         nums = passing() if passing is not None else None
-        if nums is not None and self._matches_at_least(expression, SEEKS * len(nums)):
+        if nums is None:
+            return self.con.execute(
+                f"SELECT {columns} FROM ({inner}) f {outer} LIMIT ?",
+                [expression, *filter_args, cap],
+            ).fetchall()
+        listed = json.dumps(list(nums))
+        if order == NEWEST and self._matches_at_least(expression, SEEKS * len(nums)):
             return self.con.execute(  # newest first, each tested against the expression
                 f"SELECT {columns} FROM memories m "
                 "WHERE m.num IN (SELECT value FROM json_each(?)) AND EXISTS (SELECT 1 "
                 "FROM memories_fts WHERE memories_fts MATCH ? AND rowid = m.num) "
                 "ORDER BY m.num DESC LIMIT ?",
-                [json.dumps(list(nums)), expression, cap],
+                [listed, expression, cap],
             ).fetchall()
-        return self.con.execute(
-            f"SELECT {columns} FROM ({inner}) f {outer} LIMIT ?",
-            [expression, *filter_args, cap],
+        return self.con.execute(  # (``+``: checked on each match, not a lookup for each row)
+            f"SELECT {columns} FROM ({inner}) f JOIN memories m ON m.num = f.rowid "
+            f"WHERE +f.rowid IN (SELECT value FROM json_each(?)) ORDER BY f.{order} LIMIT ?",
+            [expression, listed, cap],
         ).fetchall()
 
     def _matches_at_least(self, expression: str, count: int) -> bool:
@@ -289,7 +302,6 @@ class FtsSearch:
             [*names, *filter_args],
         ).fetchall()
         rows: list[tuple[Any, ...]] = []
-        passing = functools.cache(passing) if passing is not None else None  # asked once
         for joiner in (" AND ", " OR "):
             expression = joiner.join(phrases)
             rows = self._first(

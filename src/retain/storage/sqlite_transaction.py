@@ -201,13 +201,20 @@ class SqliteTransaction(
         return " AND ".join(clauses), args
 
     def passing(self, where: MemoryFilter, below: int) -> dict[int, str] | None:
-        """The memories passing ``where`` (number → id) when fewer than ``below`` do: a
-        narrow filter's rows, cheaper to search from than to find among many others."""
+        """The memories passing ``where`` (number → id) when its realm and scopes hold
+        fewer than ``below`` rows, else None: a small tier's rows, cheaper to search from
+        than to find among many others. At most ``below`` rows are read, through the
+        scopes' index; the filter's other conditions are checked on each."""
         clause, args = self._filter_sql(where)
+        held, held_args = "realm = ?", [where.realm]
+        if where.scopes is not None:
+            held += f" AND scope IN ({', '.join('?' * len(where.scopes))})"
+            held_args.extend(where.scopes)
         rows = self.con.execute(
-            f"SELECT m.num, m.id FROM memories m WHERE {clause} LIMIT ?", [*args, below]
+            f"SELECT m.num, m.id, {clause} FROM (SELECT * FROM memories WHERE {held} LIMIT ?) AS m",
+            [*args, *held_args, below],
         ).fetchall()
-        return dict(rows) if len(rows) < below else None
+        return {num: id_ for num, id_, passes in rows if passes} if len(rows) < below else None
 
     # -- realms and projects --------------------------------------------------
 
@@ -374,7 +381,6 @@ class SqliteTransaction(
         self, where: MemoryFilter, terms: Sequence[str], *, prefix: bool, limit: int
     ) -> list[LexicalHit]:
         clause, args = self._filter_sql(where)
-        # A tier's rows are found by its index: a small tier is searched from them.
         tier = (lambda: self.passing(where, NARROW)) if where.scopes is not None else None
         return self.fts.match(clause, args, terms, prefix=prefix, limit=limit, passing=tier)
 
