@@ -305,7 +305,7 @@ def test_a_small_scope_of_a_large_store_loses_nothing_to_candidates_elsewhere(
 
     monkeypatch.setattr(sqlite_ann, "_exactly", counted)
     monkeypatch.setattr(sqlite_ann, "_scanned", spied)
-    if way == "scanned":  # as if more rows passed than are cheaper to score whole
+    if way == "scanned":  # as if the scope held more rows than are cheaper to score whole
         monkeypatch.setattr(SqliteTransaction, "passing", lambda self, where, below: None)
     ann = store.open()
     ann.add_project("tiny")
