@@ -125,22 +125,11 @@ def measure(directory: Path, mode: str) -> dict[str, Any]:
     began = time.perf_counter()
     store.search(WARM_QUERY)
     again_ms = (time.perf_counter() - began) * 1000
-    seconds, tops = [], {}
-    for texts in spec["sets"].values():
-        for text in texts:
-            began = time.perf_counter()
-            result = store.search(text)
-            seconds.append(time.perf_counter() - began)
-            tops[text] = [hit.memory.id for hit in result.hits]
+    seconds, tops = searched(store, spec)
     from scale import rss_mib  # (it imports numpy: not before the first search)
 
     rss = rss_mib()
-    in_tier = []
-    for texts in spec["sets"].values():
-        for text in texts:
-            began = time.perf_counter()
-            store.search(text, project=SCOPE, tier="project")
-            in_tier.append(time.perf_counter() - began)
+    in_tier, _ = searched(store, spec, project=SCOPE, tier="project")
     out: dict[str, Any] = {
         "open_ms": round(open_ms, 1),
         "first_search_ms": round(first_ms, 1),
@@ -156,6 +145,21 @@ def measure(directory: Path, mode: str) -> dict[str, Any]:
         out["recall"] = recall(store, texts)
     store.close()
     return out
+
+
+def searched(
+    store: retain.MemoryService, spec: dict[str, Any], **options: Any
+) -> tuple[list[float], dict[str, list[str]]]:
+    """Each query of the store's sets searched once with ``options``: the seconds each
+    took, and each query's results (ids, best first)."""
+    seconds, tops = [], {}
+    for texts in spec["sets"].values():
+        for text in texts:
+            began = time.perf_counter()
+            result = store.search(text, **options)
+            seconds.append(time.perf_counter() - began)
+            tops[text] = [hit.memory.id for hit in result.hits]
+    return seconds, tops
 
 
 def segments(directory: Path) -> list[int]:
