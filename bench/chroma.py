@@ -95,8 +95,11 @@ def load(work: Path, centred: bool, reuse: bool) -> dict[str, Any] | None:
     )
     if reuse and collection.count() == len(matrix):
         return None
-    if collection.count():
-        raise SystemExit(f"collection {collection.name} is partly loaded: remove {work / 'chroma'}")
+    if held := collection.count():
+        raise SystemExit(
+            f"collection {collection.name} already holds {held} of {len(matrix)} rows: "
+            f"remove {work / 'chroma'} to load it again (--reuse measures a whole one as it is)"
+        )
     if centred:
         matrix = matrix - matrix.mean(axis=0)
     began = time.perf_counter()
