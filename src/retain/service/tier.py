@@ -1,5 +1,10 @@
 """The tiers' memories: writes by name (one, or a batch in one transaction, the inline
 budget measured over it), edits of a body, and deletes.
+
+It is one piece past the usual size on purpose: a write, a batch and an edit share the
+inline budget's bookkeeping (``_Inline``), and a write and a batch one path
+(``_apply``, with the batch's staged rows and names read ahead, ``_Staged``); apart,
+each part would reach into the others' internals.
 """
 
 from __future__ import annotations
