@@ -159,6 +159,37 @@ def test_a_small_tier_is_searched_for_common_words_from_its_own_rows(
     service.close()
 
 
+def test_a_tier_under_the_bound_gives_its_passing_rows_and_one_at_it_none(
+    tmp_path: Path,
+) -> None:
+    from retain.storage.base import MemoryFilter
+    from retain.storage.sqlite_transaction import SqliteTransaction
+
+    service = MemoryService(SqliteBackend(tmp_path / "retain.db"), settings=LEXICAL)
+    service.add_project("b")
+    service.write_many(
+        [
+            WriteRequest(f"b{i}", description=f"note {i}", project="b", tags=["x"] if i % 2 else [])
+            for i in range(6)
+        ]
+    )
+    service.write_many([WriteRequest(f"g{i}", description=f"other {i}") for i in range(4)])
+    tagged = {service.get(f"b{i}").memory.id for i in (1, 3, 5)}
+    tier = MemoryFilter("default", scopes=("project:b",), tag="x")
+    realm = MemoryFilter("default", tag="x")
+
+    def run(tx: Any) -> list[object]:
+        assert isinstance(tx, SqliteTransaction)
+        found = [
+            tx.passing(w, below) for w, below in ((tier, 7), (tier, 6), (realm, 11), (realm, 10))
+        ]
+        return [set(f.values()) if f is not None else None for f in found]
+
+    # six rows in the tier (three pass), ten in the realm: a bound at the count is None
+    assert service.backend.read(run) == [tagged, None, tagged, None]
+    service.close()
+
+
 def test_a_small_tier_is_ranked_among_a_rarer_words_matches_by_their_numbers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -464,6 +464,55 @@ def test_segments_that_each_ran_out_are_read_whole_before_the_search_gives_up(
     assert sorted(h.memory_id for h in near) == sorted(some.within or ())  # all 58
 
 
+@pytest.mark.parametrize("limit", [1, 5, 20])
+def test_a_filter_few_pass_reads_each_candidate_once_and_finds_the_exact_nearest(
+    store: Opened, monkeypatch: pytest.MonkeyPatch, limit: int
+) -> None:
+    monkeypatch.setattr(sqlite_ann, "FIRST", 4)  # several rounds of candidates
+    monkeypatch.setattr(SqliteTransaction, "passing", lambda self, where, below: None)
+    ann = store.open()
+    ann.write_many(
+        [
+            WriteRequest(f"t{i:03}", description=text, tags=["kept"] if i % 7 == 0 else [])
+            for i, text in enumerate(sentences(SIZE, 6))
+        ]
+    )
+    found(ann, "boats")
+    asked_for: list[list[int]] = []
+    passing_of = SqliteTransaction.vectors_passing
+
+    def spied(self: SqliteTransaction, model: str, where: MemoryFilter, nums: Any) -> Any:
+        asked_for.append(list(nums))
+        return passing_of(self, model, where, nums)
+
+    monkeypatch.setattr(SqliteTransaction, "vectors_passing", spied)
+    embedder = ann.embedder.embedder
+    assert embedder is not None
+    asked = key.embed(embedder, list(QUERIES))
+    kept = MemoryFilter("default", tag="kept")
+
+    def run(tx: Reads) -> tuple[list[list[LexicalHit]], list[list[str]]]:
+        assert isinstance(tx, SqliteTransaction)
+        assert tx.searches_vectors(embedder.model_id, embedder.dim, 100)
+        rounds = []
+        near = []
+        for query in asked:
+            asked_for.clear()
+            (hits,) = tx.nearest(embedder.model_id, query[None, :], kept, limit)
+            near.append(hits)
+            every = [num for nums in asked_for for num in nums]
+            assert len(every) == len(set(every))  # no candidate read twice
+            rounds.append(len(asked_for))
+        assert max(rounds) > 1  # the first candidates held too few of the kept
+        _, ids, blobs = tx.vectors_where(embedder.model_id, kept, 0, 1000)
+        rows = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), embedder.dim)
+        best = [np.argsort(-(rows @ query), kind="stable")[:limit] for query in asked]
+        return near, [[ids[j] for j in b] for b in best]
+
+    near, want = ann.backend.read(run)
+    assert [[h.memory_id for h in n] for n in near] == want
+
+
 def test_an_erasure_takes_the_mean_afresh_too(store: Opened) -> None:
     ann = store.open()
     target = semantic(ann, "a sleeping cat")[0]

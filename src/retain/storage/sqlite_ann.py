@@ -42,17 +42,19 @@ what the store holds now, once. A deleted row's key stays until its codes are bu
 again (``compacted``).
 
 **Searching.** Every segment's codes give each query's approximate scores of all its
-rows; the tail gives its exact ones. The best ``count`` are read back from the store
-by number and scored exactly by the vectors the store holds in the search's own
-transaction, once each (a candidate whose vector is gone, or another model's now, has
-none and drops out). The store's filter (realm, scope, status, trust, expiry) then runs
-on that exact order. When too few pass and the filter's realm and scopes hold fewer
-than √(limit × rows) rows (a scope of 0.1% of the store, read through its index), the
-rows of them passing the filter are scored exactly, which costs less than reaching
-them through the candidates (``limit ÷ p`` read back for a pass rate p, against p ×
-rows). Otherwise four times more candidates are taken from the same scores, and when
-so few pass that more than ``WIDEST`` would be needed, the rows passing the filter are
-scanned exactly instead. A small scope loses nothing to candidates that were elsewhere.
+rows; the tail gives its exact ones. The best ``count`` are the candidates: the store's
+filter (realm, scope, status, trust, tag, expiry) is checked on each by number, and
+those that pass are scored exactly by the vectors the store holds in the search's own
+transaction (a candidate whose vector is gone, or another model's now, has none and
+drops out). When too few pass and the filter's realm and scopes hold fewer than
+√(limit × rows) rows (a scope of 0.1% of the store, counted in its index), the rows of
+them passing the filter are scored exactly, which costs less than reaching them
+through the candidates (``limit ÷ p`` read back for a pass rate p, against p × rows).
+Otherwise more candidates are taken from the same scores, as many as the pass rate
+seen so far needs and half again (at least twice as many; four times when none
+passed), and only the new ones are read; when so few pass that more than ``WIDEST``
+would be needed, the rows passing the filter are scanned exactly instead. A small
+scope loses nothing to candidates that were elsewhere.
 
 **Files.** ``<slug>-<lo>-<hi>-<tag>.codes.npy`` (the int8 codes, a row each) and
 ``….rows.npy`` (each row's memory number and step) for each segment (the tag drawn
@@ -94,6 +96,7 @@ TAIL_MAX = 4096  # rows past the last segment held exactly before they are added
 SEGMENT_ROWS = 65_536  # rows past which a segment takes no more (a chunk may overshoot)
 FIRST = 64  # candidates taken first (at least twice the rows wanted)
 WIDEST = 16_384  # a filter needing more candidates than this has its rows scanned instead
+SPARE = 1.5  # candidates taken next, past what the pass rate seen so far needs
 CHUNK = 8192  # stored vectors read (and added) at a time
 SAMPLED = 16  # a strided sample's rows above its threshold, when choosing candidates
 # a scan's parts read side by side: two, or one on a process held to one core
@@ -628,28 +631,32 @@ def nearest(
         ranked = np.argsort(-near, kind="stable")
         ranked = ranked[np.isfinite(near[ranked])]  # -inf: another realm's row
         count = max(FIRST, limit * 2)
+        seen: set[int] = set()  # the candidates read so far
+        passed: list[tuple[float, int, str]] = []  # of them, those passing: score, number, id
         while True:
             exhausted = count >= len(keys)
             best = keys if exhausted else keys[_best(rough[i], count)]
-            # Candidates all, the tail's too: each scored by the vector the store holds in
-            # this transaction (gone, or another model's: no row), once.
-            asked = _distinct(np.concatenate([best, tail.nums[ranked[:count]]]))
-            nums, blobs = tx.vectors_by_num(model, asked.tolist())
-            rows = vectors.unpacked(blobs, dim)
-            at = np.asarray(nums, dtype=np.int64)
-            order = np.argsort(at, kind="stable")  # equal cosines in number order, as a scan's
-            scores = (rows @ query).astype(np.float32)
-            sense = vectors.search(tx, at[order], where, scores[order], depth=limit, gate=floor)
-            hits = list(sense.hits)
+            # Candidates all, the tail's too: each that passes the filter scored by the
+            # vector the store holds in this transaction (gone, or another model's: no
+            # row), once, however many rounds ask for it.
+            asked = _distinct(np.concatenate([best, tail.nums[ranked[:count]]])).tolist()
+            new = [num for num in asked if num not in seen]
+            seen.update(new)
+            nums, ids, blobs = tx.vectors_passing(model, where, new)
+            scores = (vectors.unpacked(blobs, dim) @ query).astype(np.float32)
+            passed += zip(scores.tolist(), nums, ids, strict=True)
+            passed.sort(key=lambda p: (-p[0], p[1]))  # equal cosines in number order, as a scan's
+            hits = [LexicalHit(memory_id, score) for score, _, memory_id in passed[:limit]]
             if len(hits) >= limit or (exhausted and len(ranked) <= count):
                 break
             if (tier := passing()) is not None:  # too few passed, of a small tier
                 hits = _exactly(tx, model, dim, query, tier, limit)
                 break
-            if count * limit / max(len(hits), 1) > WIDEST:  # so few pass: a narrow filter
+            wanted = count * limit / max(len(hits), 1)  # the candidates this pass rate needs
+            if wanted > WIDEST:  # so few pass: a narrow filter
                 hits = _scanned(tx, model, dim, query, where, limit)
                 break
-            count *= 4
+            count = max(count * 2, math.ceil(wanted * SPARE)) if hits else count * 4
         found.append(hits)
     return found
 

@@ -117,6 +117,20 @@ class SqliteVectors(ABC):
         )
         return [num for num, _ in rows], [blob for _, blob in rows]
 
+    def vectors_passing(
+        self, model: str, where: MemoryFilter, nums: Sequence[int]
+    ) -> tuple[list[int], list[str], list[bytes]]:
+        """Of ``nums``, the memories passing ``where`` with a vector of ``model``: their
+        numbers, ids and vectors (a row the filter refuses costs no vector's read)."""
+        clause, args = self._filter_sql(where)
+        rows = self._by_nums(
+            nums,
+            "SELECT m.num, m.id, v.vector FROM c CROSS JOIN memories m ON m.num = c.num "
+            f"CROSS JOIN memory_vectors v ON v.memory_num = m.num WHERE v.model = ? AND {clause}",
+            [model, *args],
+        )
+        return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+
     def vectors_where(
         self, model: str, where: MemoryFilter, after_num: int, limit: int
     ) -> tuple[list[int], list[str], list[bytes]]:
