@@ -159,7 +159,7 @@ def test_a_small_tier_is_searched_for_common_words_from_its_own_rows(
     service.close()
 
 
-def test_a_tier_under_the_bound_gives_its_passing_rows_and_one_at_it_none(
+def test_the_rows_passing_are_given_when_the_tier_or_the_tag_holds_fewer_than_the_bound(
     tmp_path: Path,
 ) -> None:
     from retain.storage.base import MemoryFilter
@@ -173,29 +173,47 @@ def test_a_tier_under_the_bound_gives_its_passing_rows_and_one_at_it_none(
             for i in range(6)
         ]
     )
-    service.write_many([WriteRequest(f"g{i}", description=f"other {i}") for i in range(4)])
-    tagged = {service.get(f"b{i}").memory.id for i in (1, 3, 5)}
-    tier = MemoryFilter("default", scopes=("project:b",), tag="x")
-    realm = MemoryFilter("default", tag="x")
-
-    def run(tx: Any) -> list[object]:
-        assert isinstance(tx, SqliteTransaction)
-        found = [
-            tx.passing(w, below) for w, below in ((tier, 7), (tier, 6), (realm, 11), (realm, 10))
+    service.write_many(
+        [
+            WriteRequest(f"g{i}", description=f"other {i}", tags=["x"] if i == 0 else [])
+            for i in range(4)
         ]
-        return [set(f.values()) if f is not None else None for f in found]
+    )
+    tier = MemoryFilter("default", scopes=("project:b",), tag="x")  # 6 rows; "x" holds 4
+    tagged = MemoryFilter("default", tag="x")  # the realm holds 10
+    everyone = MemoryFilter("default")
+    asked = [
+        (tier, 7), (tier, 6), (tier, 4), (tagged, 5), (tagged, 4), (everyone, 11), (everyone, 10)
+    ]  # fmt: skip
 
-    # six rows in the tier (three pass), ten in the realm: a bound at the count is None
-    assert service.backend.read(run) == [tagged, None, tagged, None]
+    def run(tx: Any) -> list[dict[int, str] | None]:
+        assert isinstance(tx, SqliteTransaction)
+        return [tx.passing(where, below) for where, below in asked]
+
+    named = {
+        service.get(n).memory.id: n
+        for n in [*(f"b{i}" for i in range(6)), *(f"g{i}" for i in range(4))]
+    }
+    got = [None if f is None else {named[i] for i in f.values()} for f in service.backend.read(run)]
+    assert got == [
+        {"b1", "b3", "b5"},  # the tier's six rows, read
+        {"b1", "b3", "b5"},  # the tag's four, read
+        None,  # neither holds fewer than four
+        {"b1", "b3", "b5", "g0"},
+        None,
+        {f"b{i}" for i in range(6)} | {f"g{i}" for i in range(4)},
+        None,
+    ]
     service.close()
 
 
+@pytest.mark.parametrize("kept_by", ["project", "tag"])
 def test_a_small_tier_is_ranked_among_a_rarer_words_matches_by_their_numbers(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept_by: str
 ) -> None:
-    """When the best matches of the rarer words hold too few of a tier's rows, every match
-    is kept or not by its number among the tier's rows, and the first of those by BM25
-    are taken: the tier's best, though it is its newest row."""
+    """When the best matches of the rarer words hold too few of a tier's (or a tag's) rows,
+    every match is kept or not by its number among those rows, and the first of those by
+    BM25 are taken: the tier's best, though it is its newest row."""
     from retain.storage.base import MemoryFilter
     from retain.storage.sqlite_transaction import SqliteTransaction
 
@@ -209,17 +227,25 @@ def test_a_small_tier_is_ranked_among_a_rarer_words_matches_by_their_numbers(
     monkeypatch.setattr(SqliteTransaction, "passing", spied)
     service = MemoryService(SqliteBackend(tmp_path / "retain.db"), settings=LEXICAL)
     service.add_project("b")
+    project, tags = ("b", ()) if kept_by == "project" else (None, ("b",))
     tier = [
-        WriteRequest(f"b{i}", description=f"note {i}", body="a kestrel hovered", project="b")
+        WriteRequest(f"b{i}", description=f"note {i}", body="a kestrel hovered", project=project,
+                     tags=tags)
         for i in range(20)
-    ]
-    tier.append(WriteRequest("b-best", description="kestrel kestrel kestrel", project="b"))
+    ]  # fmt: skip
+    tier.append(
+        WriteRequest("b-best", description="kestrel kestrel kestrel", project=project, tags=tags)
+    )
     service.write_many(tier)
     service.write_many([WriteRequest(f"kestrel-{i}", description="kestrel") for i in range(60)])
+    where = (
+        MemoryFilter("default", scopes=("project:b",))
+        if kept_by == "project"
+        else MemoryFilter("default", tag="b")
+    )
 
     def run(tx: Any) -> list[str]:  # 4 asked: the 16 best matches first, none the tier's
-        hits = tx.match_terms(MemoryFilter("default", scopes=("project:b",)), ["kestrel"],
-                              prefix=False, limit=4)  # fmt: skip
+        hits = tx.match_terms(where, ["kestrel"], prefix=False, limit=4)
         return [h.memory_id for h in hits]
 
     found = service.backend.read(run)

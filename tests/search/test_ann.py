@@ -464,6 +464,36 @@ def test_segments_that_each_ran_out_are_read_whole_before_the_search_gives_up(
     assert sorted(h.memory_id for h in near) == sorted(some.within or ())  # all 58
 
 
+def test_a_rare_tag_of_a_large_store_is_searched_from_its_own_rows(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_ann, "FIRST", 8)
+    monkeypatch.setattr(sqlite_ann, "WIDEST", 32)  # past it the realm's rows would be scanned
+    scored: list[int] = []
+    scanned: list[int] = []
+    exactly, scan = sqlite_ann._exactly, sqlite_ann._scanned
+
+    def counted(*args: Any) -> list[LexicalHit]:
+        scored.append(len(args[4]))
+        return exactly(*args)
+
+    def spied(*args: Any) -> list[LexicalHit]:
+        scanned.append(args[-1])
+        return scan(*args)
+
+    monkeypatch.setattr(sqlite_ann, "_exactly", counted)
+    monkeypatch.setattr(sqlite_ann, "_scanned", spied)
+    ann = store.open()
+    ann.write_many(
+        [WriteRequest(f"r{i}", description=t, tags=["rare"]) for i, t in enumerate(sentences(6, 5))]
+    )
+    exact = store.open(ann_from=0)
+    for query in QUERIES:
+        assert semantic(ann, query, tag="rare") == semantic(exact, query, tag="rare"), query
+    assert any(semantic(exact, q, tag="rare") for q in QUERIES)
+    assert set(scored) == {6} and not scanned  # the tag's six rows, scored whole
+
+
 @pytest.mark.parametrize("limit", [1, 5, 20])
 def test_a_filter_few_pass_reads_each_candidate_once_and_finds_the_exact_nearest(
     store: Opened, monkeypatch: pytest.MonkeyPatch, limit: int

@@ -46,15 +46,16 @@ rows; the tail gives its exact ones. The best ``count`` are the candidates: the 
 filter (realm, scope, status, trust, tag, expiry) is checked on each by number, and
 those that pass are scored exactly by the vectors the store holds in the search's own
 transaction (a candidate whose vector is gone, or another model's now, has none and
-drops out). When too few pass and the filter's realm and scopes hold fewer than
-√(limit × rows) rows (a scope of 0.1% of the store, counted in its index), the rows of
-them passing the filter are scored exactly, which costs less than reaching them
-through the candidates (``limit ÷ p`` read back for a pass rate p, against p × rows).
+drops out). When too few pass and the filter's realm and scopes, or its tag, hold
+fewer than √(limit × rows) rows (a scope or a tag of 0.1% of the store, counted in its
+index), the rows of them passing the filter are scored exactly, which costs less than
+reaching them through the candidates (``limit ÷ p`` read back for a pass rate p,
+against p × rows).
 Otherwise more candidates are taken from the same scores, as many as the pass rate
 seen so far needs and half again (at least twice as many; four times when none
 passed), and only the new ones are read; when so few pass that more than ``WIDEST``
 would be needed, the rows passing the filter are scanned exactly instead. A small
-scope loses nothing to candidates that were elsewhere.
+scope or tag loses nothing to candidates that were elsewhere.
 
 **Files.** ``<slug>-<lo>-<hi>-<tag>.codes.npy`` (the int8 codes, a row each) and
 ``….rows.npy`` (each row's memory number and step) for each segment (the tag drawn

@@ -46,9 +46,9 @@ _BM25 = "bm25(memories_fts, " + ", ".join(map(str, FIELD_WEIGHTS)) + ")"
 
 _TEXTS = "coalesce(m.name, ''), m.description, m.body, m.context"
 NEWEST = "rowid DESC"
-NARROW = 2000  # scopes holding fewer rows are searched knowing their rows (``_first``)
+NARROW = 2000  # scopes (or a tag) holding fewer rows are searched knowing them (``_first``)
 SEEKS = 256  # matches that cost about as much to check by number as one row's test
-# the rows passing a search's filters (number → id) when its scopes hold few, else None
+# the rows passing a search's filters (number → id) when its scopes or tag hold few, else None
 Passing = Callable[[], "Mapping[int, str] | None"]
 
 
@@ -234,12 +234,12 @@ class FtsSearch:
         than ``cap`` rows match (``matches``, when known), all of which were looked at.
         Each of those matches is read from the table to be filtered: 0.5 µs a match, 50
         ms for a word most of 100k rows hold. ``passing`` gives the rows that pass when
-        the search's scopes hold fewer than ``NARROW`` (a small tier, through its
-        index); then a match is kept by its number alone (about 0.12 µs) and only those
-        kept are read. Newest first, when ``SEEKS`` times as many rows match as pass,
-        each passing row is tested against the expression instead, newest first until
-        ``cap`` are found (20–75 µs a row: 2–6 ms for a tier of 100 or 1,000 rows holding
-        such words).
+        the search's scopes, or its tag, hold fewer than ``NARROW`` (a small tier or
+        tag, through its index); then a match is kept by its number alone (about 0.12
+        µs) and only those kept are read. Newest first, when ``SEEKS`` times as many
+        rows match as pass, each passing row is tested against the expression instead,
+        newest first until ``cap`` are found (20–75 µs a row: 2–6 ms for a tier of 100
+        or 1,000 rows holding such words).
         """
         inner = f"SELECT rowid, {key} FROM memories_fts WHERE memories_fts MATCH ?"
         outer = f"JOIN memories m ON m.num = f.rowid WHERE {filter_sql} ORDER BY f.{order}"

@@ -201,29 +201,39 @@ class SqliteTransaction(
         return " AND ".join(clauses), args
 
     def passing(self, where: MemoryFilter, below: int) -> dict[int, str] | None:
-        """The memories passing ``where`` (number → id) when its realm and scopes hold
-        fewer than ``below`` rows, else None: a small tier's rows, cheaper to search from
-        than to find among many others. At most ``below`` rows are read, through the
-        scopes' index; the filter's other conditions are checked on each. They are counted
-        first in the index alone: reading a large tier's first 2,450 rows whole to learn
-        that it is large took 6 ms at 100,000 memories, counting them 0.3."""
+        """The memories passing ``where`` (number → id) when its realm and scopes, or its
+        tag, hold fewer than ``below`` rows, else None: a small tier's or tag's rows,
+        cheaper to search from than to find among many others. Those rows are counted
+        first in their index alone (reading a large tier's first 2,450 rows whole to learn
+        that it is large took 6 ms at 100,000 memories, counting them 0.3); then the
+        fewer than ``below`` are read and the rest of the filter is checked on each."""
+        clause, args = self._filter_sql(where)
         held, held_args = "realm = ?", [where.realm]
         if where.scopes is not None:
             held += f" AND scope IN ({', '.join('?' * len(where.scopes))})"
             held_args.extend(where.scopes)
-        (count,) = self.con.execute(
-            f"SELECT count(*) FROM (SELECT 1 FROM memories WHERE {held} LIMIT ?)",
-            [*held_args, below],
-        ).fetchone()
-        if count >= below:
+        if self._fewer(f"memories WHERE {held}", held_args, below):
+            rows = self.con.execute(
+                f"SELECT m.num, m.id FROM (SELECT * FROM memories WHERE {held} LIMIT ?) AS m "
+                f"WHERE {clause}",
+                [*held_args, below, *args],
+            )
+        elif where.tag is not None and self._fewer("memory_tags WHERE tag = ?", [where.tag], below):
+            rows = self.con.execute(
+                "SELECT m.num, m.id FROM memory_tags t CROSS JOIN memories m "
+                f"ON m.num = t.memory_num WHERE t.tag = ? AND {clause}",
+                [where.tag, *args],
+            )
+        else:
             return None
-        clause, args = self._filter_sql(where)
-        rows = self.con.execute(
-            f"SELECT m.num, m.id FROM (SELECT * FROM memories WHERE {held} LIMIT ?) AS m "
-            f"WHERE {clause}",
-            [*held_args, below, *args],
-        )
         return dict(rows)
+
+    def _fewer(self, rows: str, args: list[Any], below: int) -> bool:
+        """Whether ``FROM {rows}`` holds fewer than ``below`` rows (counted up to it)."""
+        (count,) = self.con.execute(
+            f"SELECT count(*) FROM (SELECT 1 FROM {rows} LIMIT ?)", [*args, below]
+        ).fetchone()
+        return bool(count < below)
 
     # -- realms and projects --------------------------------------------------
 
@@ -390,7 +400,8 @@ class SqliteTransaction(
         self, where: MemoryFilter, terms: Sequence[str], *, prefix: bool, limit: int
     ) -> list[LexicalHit]:
         clause, args = self._filter_sql(where)
-        tier = (lambda: self.passing(where, NARROW)) if where.scopes is not None else None
+        narrow = where.scopes is not None or where.tag is not None
+        tier = (lambda: self.passing(where, NARROW)) if narrow else None
         return self.fts.match(clause, args, terms, prefix=prefix, limit=limit, passing=tier)
 
     def lookup_descriptions(
