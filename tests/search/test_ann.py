@@ -285,12 +285,12 @@ def test_a_full_segment_leaves_the_tail_to_a_new_one(
     agree(store.open(ann_from=0), store.open())
 
 
-@pytest.mark.parametrize("way", ["its rows", "scanned"])
-def test_a_small_scope_of_a_large_store_loses_nothing_to_candidates_elsewhere(
-    store: Opened, monkeypatch: pytest.MonkeyPatch, way: str
-) -> None:
+@pytest.fixture
+def narrow(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[int]]:
+    """Few candidates first (``FIRST`` 8, ``WIDEST`` 32), and a record of how many rows
+    each ``_exactly`` scored and of each ``_scanned`` (its limit)."""
     monkeypatch.setattr(sqlite_ann, "FIRST", 8)
-    monkeypatch.setattr(sqlite_ann, "WIDEST", 32)  # past it: the scope's rows, scanned
+    monkeypatch.setattr(sqlite_ann, "WIDEST", 32)  # past it: the filter's rows, scanned
     scored: list[int] = []
     scanned: list[int] = []
     exactly, scan = sqlite_ann._exactly, sqlite_ann._scanned
@@ -305,6 +305,17 @@ def test_a_small_scope_of_a_large_store_loses_nothing_to_candidates_elsewhere(
 
     monkeypatch.setattr(sqlite_ann, "_exactly", counted)
     monkeypatch.setattr(sqlite_ann, "_scanned", spied)
+    return scored, scanned
+
+
+@pytest.mark.parametrize("way", ["its rows", "scanned"])
+def test_a_small_scope_of_a_large_store_loses_nothing_to_candidates_elsewhere(
+    store: Opened,
+    monkeypatch: pytest.MonkeyPatch,
+    narrow: tuple[list[int], list[int]],
+    way: str,
+) -> None:
+    scored, scanned = narrow
     if way == "scanned":  # as if the scope held more rows than are cheaper to score whole
         monkeypatch.setattr(SqliteTransaction, "passing", lambda self, where, below: None)
     ann = store.open()
@@ -465,24 +476,9 @@ def test_segments_that_each_ran_out_are_read_whole_before_the_search_gives_up(
 
 
 def test_a_rare_tag_of_a_large_store_is_searched_from_its_own_rows(
-    store: Opened, monkeypatch: pytest.MonkeyPatch
+    store: Opened, narrow: tuple[list[int], list[int]]
 ) -> None:
-    monkeypatch.setattr(sqlite_ann, "FIRST", 8)
-    monkeypatch.setattr(sqlite_ann, "WIDEST", 32)  # past it the realm's rows would be scanned
-    scored: list[int] = []
-    scanned: list[int] = []
-    exactly, scan = sqlite_ann._exactly, sqlite_ann._scanned
-
-    def counted(*args: Any) -> list[LexicalHit]:
-        scored.append(len(args[4]))
-        return exactly(*args)
-
-    def spied(*args: Any) -> list[LexicalHit]:
-        scanned.append(args[-1])
-        return scan(*args)
-
-    monkeypatch.setattr(sqlite_ann, "_exactly", counted)
-    monkeypatch.setattr(sqlite_ann, "_scanned", spied)
+    scored, scanned = narrow
     ann = store.open()
     ann.write_many(
         [WriteRequest(f"r{i}", description=t, tags=["rare"]) for i, t in enumerate(sentences(6, 5))]
