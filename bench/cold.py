@@ -8,10 +8,10 @@ For each size a store is loaded with ``bench/store.py``'s synthetic memories (th
 embedder, ``write_many`` in batches of ``--batch`` with a progress callback, as an import
 writes them: the vector index is kept up by those writes), one memory in a thousand in
 the project ``tiny`` (a scope holding 0.1% of the store) and another in a thousand
-tagged ``rare`` as well. ``--reuse`` keeps a store
-already loaded under ``--home``. Then, for each way of searching it — ``ann`` (the
-default settings: the approximate index beside the file) and ``exact``
-(``[search] ann_from = 0``: every vector read into memory) — in a new process each:
+tagged ``rare`` as well. ``--reuse`` keeps a store already loaded under ``--home``.
+Then, for each way of searching it — ``ann`` (the default settings: the approximate
+index beside the file) and ``exact`` (``[search] ann_from = 0``: every vector read into
+memory) — in a new process each:
 
 * ``open_ms`` and ``first_search_ms`` (everything the first search of a new process
   loads: numpy, the embedder, the vectors or their index, the search itself; the
@@ -28,9 +28,9 @@ default settings: the approximate index beside the file) and ``exact``
 In the ``ann`` process the semantic sense is also checked against the exact scan of the
 stored vectors (read from the file, every row): recall@10 of the index's 10 nearest
 (asked as a search of ten asks: ``rank.DEPTH``) over the query sets, and the same over
-the ``tiny`` scope alone, the ``infra`` tier and the ``infra`` and ``rare`` tags, with the time of
-each query vector's nearest (``nearest_ms``, one at a time, the query embedded before:
-what ``bench/chroma.py`` times of chromadb).
+the ``tiny`` scope alone, the ``infra`` tier and the ``infra`` and ``rare`` tags, with
+the time of each query vector's nearest (``nearest_ms``, one at a time, the query
+embedded before: what ``bench/chroma.py`` times of chromadb).
 The top-10 results of the two ways are compared query by query (``same_top10``).
 Beside recall, ``within_0.001``: the share of the index's ten that score at least the
 exact tenth's cosine less 0.001 (the synthetic corpus holds many rows within a
@@ -189,7 +189,7 @@ def segments(directory: Path) -> list[int]:
 
 def recall(store: retain.MemoryService, texts: list[str]) -> dict[str, Any]:
     """The index's nearest against the exact scan of every stored vector, for the whole
-    realm, the small scope, a project's tier and a tag."""
+    realm, the small scope, a project's tier, a common tag and a rare one."""
     from retain.search import key, rank
     from retain.storage.base import MemoryFilter
 

@@ -50,12 +50,11 @@ drops out). When too few pass and the filter's realm and scopes, or its tag, hol
 fewer than √(limit × rows) rows (a scope or a tag of 0.1% of the store, counted in its
 index), the rows of them passing the filter are scored exactly, which costs less than
 reaching them through the candidates (``limit ÷ p`` read back for a pass rate p,
-against p × rows).
-Otherwise more candidates are taken from the same scores, as many as the pass rate
-seen so far needs and half again (at least twice as many; four times when none
-passed), and only the new ones are read; when so few pass that more than ``WIDEST``
-would be needed, the rows passing the filter are scanned exactly instead. A small
-scope or tag loses nothing to candidates that were elsewhere.
+against p × rows). Otherwise more candidates are taken from the same scores, as many
+as the pass rate seen so far needs and half again (at least twice as many; four times
+when none passed), and only the new ones are read; when so few pass that more than
+``WIDEST`` would be needed, the rows passing the filter are scanned exactly instead. A
+small scope or tag loses nothing to candidates that were elsewhere.
 
 **Files.** ``<slug>-<lo>-<hi>-<tag>.codes.npy`` (the int8 codes, a row each) and
 ``….rows.npy`` (each row's memory number and step) for each segment (the tag drawn
@@ -621,7 +620,7 @@ def nearest(
     keys, rough = ann.scored(queries)
     floor = float(np.finfo(np.float32).min)
     model, dim = ann.meta.model, ann.meta.dim
-    # A tier of fewer rows than √(limit × rows) is cheaper to score whole than to reach
+    # A tier or tag of fewer rows than √(limit × rows) is cheaper to score whole than to reach
     # through candidates: about limit ÷ p candidates are read for ``limit`` rows that
     # pass at rate p, against the p × rows that pass, equal at p = √(limit ÷ rows).
     whole_below = math.isqrt(limit * (len(keys) + len(tail.nums))) + 1
@@ -650,7 +649,7 @@ def nearest(
             hits = [LexicalHit(memory_id, score) for score, _, memory_id in passed[:limit]]
             if len(hits) >= limit or (exhausted and len(ranked) <= count):
                 break
-            if (tier := passing()) is not None:  # too few passed, of a small tier
+            if (tier := passing()) is not None:  # too few passed, of a small tier or tag
                 hits = _exactly(tx, model, dim, query, tier, limit)
                 break
             wanted = count * limit / max(len(hits), 1)  # the candidates this pass rate needs
