@@ -16,9 +16,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.conftest import ServiceFactory, store_state
 
-import retain.graph_results
-import retain.hygiene
-import retain.service
 from retain import errors, fields
 from retain.chrono import ManualClock, parse_duration, parse_valid_from
 from retain.conversation import turn_of
@@ -277,7 +274,7 @@ def _verbs() -> set[str]:
     return {
         name
         for name, member in vars(MemoryService).items()
-        if not name.startswith("_") and inspect.isfunction(member)
+        if not name.startswith("_") and fields.is_method(member)
     }
 
 
@@ -320,10 +317,8 @@ def test_every_verb_refuses_an_argument_of_the_wrong_type(
     method = getattr(service, verb)
     signature = inspect.signature(method)
     # A verb is a capability module's function over the session: its first parameter
-    # names the session's class, which that module imports for the type checker only (as
-    # the graph's verbs import their results' modules, which load as they run).
-    names = {**vars(retain.service), **vars(retain.graph_results), **vars(retain.hygiene)}
-    hints = typing.get_type_hints(getattr(MemoryService, verb), localns=names)
+    # names the session's class, which that module imports for the type checker only.
+    hints = fields.argument_hints(getattr(MemoryService, verb), {"MemoryService": MemoryService})
     checked = 0
     for parameter in signature.parameters:
         if (verb, parameter) in UNCHECKED:

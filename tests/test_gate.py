@@ -9,12 +9,15 @@ text in every agent's context, and a copy of the store per principal.
 from __future__ import annotations
 
 import copy
+import inspect
+from typing import Any
 
 import pytest
 from tests.conftest import ServiceFactory
 
+from retain import fields
 from retain.config import Settings
-from retain.errors import AccessDenied, AgentNotFound, NotFound
+from retain.errors import AccessDenied, AgentNotFound, InvalidValue, NotFound
 from retain.model import Trust
 
 
@@ -166,14 +169,12 @@ def test_a_rebuild_is_an_operators_even_for_a_principal_that_may_verify(
 
 
 def test_every_public_verb_has_a_row_in_the_policy_table() -> None:
-    import inspect
-
     from retain.service import MemoryService, policy
 
     public = {
         name
         for name, member in vars(MemoryService).items()
-        if not name.startswith("_") and inspect.isfunction(member)
+        if not name.startswith("_") and fields.is_method(member)
     }
     assert public - policy.NOT_VERBS == set(policy.POLICY)
     assert not policy.NOT_VERBS & set(policy.POLICY)
@@ -189,6 +190,32 @@ def test_a_class_with_a_verb_the_table_lacks_cannot_be_built() -> None:
 
     with pytest.raises(TypeError, match="brand_new_verb"):
         policy.gated(Session)
+
+    class Deferred:  # a verb imported on first use is held to the table as it is built
+        search = fields.Verb("retain.service.search")
+        brand_new_verb = fields.Verb("retain.service.search", "search")
+
+    with pytest.raises(TypeError, match="brand_new_verb"):
+        policy.gated(Deferred)
+
+
+def take(holder: Any, count: int) -> str:
+    """A verb of this module's, over the test's ``Holder`` below."""
+    return f"{holder.name} takes {count}"
+
+
+def test_a_verb_imported_on_first_use_is_type_checked_then_bound_to_the_class() -> None:
+    @fields.typed
+    class Holder:
+        name = "the holder"
+        take = fields.Verb(__name__)
+
+    assert isinstance(vars(Holder)["take"], fields.Verb)  # not imported until looked up
+    assert Holder().take(2) == "the holder takes 2"
+    with pytest.raises(InvalidValue, match="count must be"):
+        Holder().take("two")
+    bound = vars(Holder)["take"]
+    assert inspect.isfunction(bound) and inspect.unwrap(bound) is take  # looked up once
 
 
 def test_a_remedy_names_no_door_and_each_door_adds_its_own_hint(realm: ServiceFactory) -> None:

@@ -24,18 +24,33 @@ from retain.doors.cli import agent as agent_commands
 from retain.doors.cli.root import COMMANDS, HOME_DIRECTORY
 from retain.extras import MODULES
 
-# What retain imports the first time a verb needs it, not when it is imported.
-UNUSED_BY_GET = (
+# What a read or a search of memories does not run, so does not load: imported the first
+# time a verb needs it, not with the service.
+UNUSED_BY_SEARCH = (
     "retain.context",
     "retain.facts",
     "retain.legacy",
     "retain.migrate",
+    "retain.results",  # the other verbs' results (a read's and a search's: read_results)
+    "retain.receipt",  # a write's receipt
+    "retain.assertions",  # the assertion ledger
+    "retain.panel_results",  # the console's pages
+    "retain.governance.retention",  # holds and sweeps
+    "retain.service.tier",  # the modules of verbs not run: each imported as its verb is
+    "retain.service.erasure",  # first looked up (fields.Verb)
+    "retain.service.exchange",
+    "tempfile",  # a file mirror's writes (with shutil and random)
+    "tomllib",  # a home without config.toml has nothing to parse
+)
+
+# What `retain get` imports none of: nor the search's parts.
+UNUSED_BY_GET = (
+    *UNUSED_BY_SEARCH,
     "retain.search.lexical",
     "retain.search.rank",
     "retain.search.static_model",  # the static model: a read embeds nothing
     "retain.search.npy",  # the static model's reader: a read loads no model
     "hashlib",  # OpenSSL: a read hashes nothing
-    "tomllib",  # a home without config.toml has nothing to parse
 )
 
 # What `retain --help` imports none of: it lists the commands and opens no store.
@@ -185,6 +200,16 @@ def test_get_makes_no_vector_and_loads_no_numpy(home: Path) -> None:
     assert "cryptography" not in loaded  # no signing key configured: none loaded
     # nor the parts of the service a read of one memory does not run
     assert loaded & set(UNUSED_BY_GET) == set()
+
+
+def test_a_search_loads_what_it_ranks_with_and_not_what_it_does_not_run(home: Path) -> None:
+    added, _ = retain(home, "add", "tz", "-d", "Alice is in UTC+8")
+    assert added.returncode == 0, added.stderr
+    result, loaded = retain(home, "search", "timezone of Alice", "--format", "json")
+    assert result.returncode == 0, result.stderr
+    assert [m["name"] for m in json.loads(result.stdout)["memories"]] == ["tz"]
+    assert {"numpy", "retain.search.rank", "retain.search.lexical"} <= loaded
+    assert loaded & set(UNUSED_BY_SEARCH) == set()
 
 
 def test_a_hooks_observation_loads_no_numpy_and_no_server(home: Path) -> None:

@@ -82,16 +82,18 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from retain import grants
 from retain.errors import ConfigInvalid, InvalidValue
 from retain.governance.content_trust import ContentTrustSettings
-from retain.governance.retention import Window
 from retain.governance.secrets import SecretSettings, configured
 from retain.grants import Grant
 from retain.mirrors import MirrorSpec, specs_of
 from retain.search.embed import DEFAULT_STATIC_MODEL, EmbedderSettings, check_settings
+
+if TYPE_CHECKING:  # a [retention] table's windows: imported where the table is read
+    from retain.governance.retention import Window
 
 DEFAULT_INLINE_MAX_BYTES = 32 * 1024
 DEFAULT_POOL_SIZE = 8
@@ -485,7 +487,7 @@ def _retention(data: dict[str, Any], path: Path) -> tuple[Window, ...]:
     duration longer than nothing (``P365D``, ``P1Y``, ``PT12H``)."""
     from retain.chrono import parse_period
     from retain.errors import InvalidTime
-    from retain.governance.retention import is_pattern
+    from retain.governance.retention import Window, is_pattern
 
     windows = []
     for pattern, value in _section(data, "retention", path).items():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import functools
+import importlib
 import inspect
 import json
 import re
@@ -455,27 +456,73 @@ R = TypeVar("R")
 C = TypeVar("C", bound=type)
 
 
+Wrapper = Callable[[Callable[..., Any]], Callable[..., Any]]
+
+
+class Verb:
+    """A method of a class that is a function of another module, imported the first time
+    the method is looked up (on the class or an instance), not with the class: a
+    command loads only the modules of the verbs it runs. The class decorators that wrap
+    its methods (``typed``, ``policy.gated``) give a ``Verb`` their wrappers instead
+    (``wrap``), applied in the same order to the function once imported; the class's
+    attribute is then that wrapped function, as if it had been there from the start."""
+
+    __slots__ = ("function", "module", "name", "wrappers")
+
+    def __init__(self, module: str, function: str | None = None) -> None:
+        self.module = module  # dotted, as importlib takes it
+        self.function = function  # None: the name the class binds it to
+        self.name = ""
+        self.wrappers: list[Wrapper] = []
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+        self.function = self.function or name
+
+    def wrap(self, wrapper: Wrapper) -> None:
+        self.wrappers.append(wrapper)
+
+    def __get__(self, instance: object, owner: type) -> Any:
+        assert self.function is not None, "bound by __set_name__"
+        function = getattr(importlib.import_module(self.module), self.function)
+        for wrapper in self.wrappers:
+            function = wrapper(function)
+        setattr(owner, self.name, function)  # two threads at once set the same function
+        return function if instance is None else function.__get__(instance, owner)
+
+
+def is_method(member: object) -> bool:
+    """Whether a class's attribute is a function of it: defined there, or a ``Verb``."""
+    return inspect.isfunction(member) or isinstance(member, Verb)
+
+
 def typed(cls: C) -> C:
     """Check the type of every argument of ``cls``'s public methods against their
     annotations before the method runs: the one place a verb refuses a wrong type. A
     method may be a function of another module whose first parameter is annotated with
     ``cls`` itself (a capability module's verb over the session): the hints resolve
     ``cls``'s name to it."""
+    names = {cls.__name__: cls}
     for attribute, member in list(vars(cls).items()):
-        if not attribute.startswith("_") and inspect.isfunction(member):
-            setattr(cls, attribute, _checking(member, {cls.__name__: cls}))
+        if attribute.startswith("_"):
+            continue
+        if isinstance(member, Verb):
+            member.wrap(functools.partial(_checking, names=names))
+        elif inspect.isfunction(member):
+            setattr(cls, attribute, _checking(member, names))
     return cls
 
 
-def _arguments_of(method: Callable[..., Any]) -> Callable[..., Any]:
-    """``method`` with its arguments' annotations alone: its result's type need not be
-    importable when it is called (a verb's result module is imported as it runs)."""
+def argument_hints(method: Callable[..., Any], names: dict[str, Any]) -> dict[str, Any]:
+    """The types of ``method``'s arguments, its annotations resolved in its module (and
+    ``names``); not its result's, whose type need not be importable when it is called (a
+    verb's result module is imported as it runs)."""
     inner = inspect.unwrap(method)  # the module its names are resolved in
     stand_in = types.FunctionType(
         inner.__code__, inner.__globals__, inner.__name__, None, inner.__closure__
     )
     stand_in.__annotations__ = {k: v for k, v in method.__annotations__.items() if k != "return"}
-    return stand_in
+    return typing.get_type_hints(stand_in, localns=names)
 
 
 @dataclass(frozen=True, slots=True)
@@ -490,7 +537,7 @@ class _Parameters:
     @classmethod
     def of(cls, method: Callable[..., Any], names: dict[str, Any]) -> _Parameters:
         signature = inspect.signature(method)
-        hints = typing.get_type_hints(_arguments_of(method), localns=names)
+        hints = argument_hints(method, names)
         order, tests, required, open_keywords = [], {}, set(), False
         for p in signature.parameters.values():
             if p.kind is p.VAR_KEYWORD:

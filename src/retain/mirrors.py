@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -172,6 +171,8 @@ class JsonlMirror:
         return held
 
     def _write(self, held: Mapping[str, Mapping[str, Any]]) -> None:
+        import tempfile  # here: with shutil and random, 3 ms of a command that mirrors nothing
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
         with os.fdopen(fd, "w", encoding="utf-8") as out:

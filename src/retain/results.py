@@ -16,8 +16,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from retain.chrono import age_phrase, stamp
+from retain.chrono import stamp
 from retain.model import Fact, Injection, Load, Memory, Trust
+from retain.read_results import ReadResult as ReadResult  # a read's and a search's
+from retain.read_results import Reference as Reference  # results, here too (see there)
+from retain.read_results import SearchHit as SearchHit
+from retain.read_results import SearchResult as SearchResult
 from retain.receipt import Receipt as WriteReceipt
 
 
@@ -317,41 +321,6 @@ class RetierResult:
 
 
 @dataclass(frozen=True, slots=True)
-class Reference:
-    """One line of a memory's references, resolved when it names a memory."""
-
-    target: str
-    description: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class ReadResult:
-    memory: Memory
-    text: str
-    offset: int
-    next_offset: int | None
-    total_chars: int
-    caption: str
-    references: tuple[Reference, ...]
-    referenced_by: tuple[str, ...]
-
-    def to_dict(self, now: datetime) -> dict[str, Any]:
-        """The memory's record (without its whole body) and this page of the body."""
-        return {
-            **self.memory.to_dict(now),
-            "text": self.text,
-            "offset": self.offset,
-            "next_offset": self.next_offset,
-            "total_chars": self.total_chars,
-            "caption": self.caption,
-            "references": [
-                {"target": r.target, "description": r.description} for r in self.references
-            ],
-            "referenced_by": list(self.referenced_by),
-        }
-
-
-@dataclass(frozen=True, slots=True)
 class EditResult(_Changed):
     """What an edit did; ``before`` and ``after`` are the memory's exported text."""
 
@@ -396,49 +365,6 @@ class DeleteResult:
             "before": self.before,
             "after": self.after,
             "receipt": receipted(self.receipt),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class SearchHit:
-    memory: Memory
-    score: float
-    senses: tuple[str, ...]
-    scanned_terms: tuple[str, ...] = ()
-    queries: tuple[str, ...] = ()
-    expired: bool = False  # past its expiry when the search ran
-
-    def to_dict(self, now: datetime) -> dict[str, Any]:
-        """The memory's public record with how it was found (a short body whole)."""
-        record = self.memory.to_dict(now)
-        record.update(
-            expired=self.expired,
-            score=round(self.score, 6),
-            senses=list(self.senses),
-            scanned=list(self.scanned_terms),
-            verified=self.memory.was_verified,
-            age=age_phrase(self.memory.created_at, now),
-        )
-        if self.memory.short_body is not None:
-            record["body"] = self.memory.short_body
-        return record
-
-
-@dataclass(frozen=True, slots=True)
-class SearchResult:
-    hits: tuple[SearchHit, ...]
-    summary: str
-    listing: bool
-    embedder: str = ""
-    degraded: str | None = None  # why the configured embedder is not the one in use
-
-    def to_dict(self, now: datetime) -> dict[str, Any]:
-        return {
-            "summary": self.summary,
-            "listing": self.listing,
-            "embedder": self.embedder,
-            "degraded": self.degraded,
-            "memories": [hit.to_dict(now) for hit in self.hits],
         }
 
 

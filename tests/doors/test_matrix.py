@@ -970,15 +970,14 @@ def test_each_door_gives_the_tables_outcome(runs: Runs, verb: str, column: str, 
 
 
 def test_the_table_has_every_public_verb_and_every_kind() -> None:
-    import inspect
-
+    from retain import fields
     from retain.service import policy
     from retain.service.actor import Kind, kind_of
 
     public = {
         name
         for name, member in vars(MemoryService).items()
-        if not name.startswith("_") and inspect.isfunction(member)
+        if not name.startswith("_") and fields.is_method(member)
     }
     assert set(EXPECTED) == set(DOORS) == public - policy.NOT_VERBS
     assert set(KINDS) == set(Kind)  # every kind of principal has its column

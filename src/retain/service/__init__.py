@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from retain import fields
 from retain.chrono import TICK, Clock
@@ -40,36 +40,8 @@ from retain.config import Settings
 from retain.errors import MemoryDisabled, RetainError
 from retain.model import DEFAULT_REALM, Agent, Event, Injection, Project, Team
 from retain.search.embed import LoadedEmbedder
-from retain.service import (
-    access,
-    actor,
-    admin,
-    agent,
-    assertion,
-    audit,
-    erasure,
-    exchange,
-    fact,
-    ingest,
-    lookup,
-    mirror,
-    panel,
-    policy,
-    proposal,
-    registry,
-    relation,
-    similar,
-    ticket,
-    tier,
-    trust,
-)
-from retain.service import context as section
-from retain.service import hold as holds
-from retain.service import hygiene as cleaning
-from retain.service import review as reviewing
+from retain.service import actor, audit, lookup, mirror, policy, registry
 from retain.service import search as finding
-from retain.service import session as sessions
-from retain.service import sweep as sweeping
 from retain.service.actor import LOCAL_OPERATOR, Actor, Kind
 from retain.service.lookup import READ_PAGE_CHARS, Record
 from retain.service.rows import content_hash
@@ -79,8 +51,31 @@ from retain.service.view import View
 from retain.service.work import Work
 from retain.storage.base import Backend, Progress, Reads, Transaction
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the verbs' modules, each imported as its first verb is looked up
     from retain import legacy
+    from retain.service import (
+        access,
+        admin,
+        agent,
+        assertion,
+        erasure,
+        exchange,
+        fact,
+        ingest,
+        panel,
+        proposal,
+        relation,
+        similar,
+        ticket,
+        tier,
+        trust,
+    )
+    from retain.service import context as section
+    from retain.service import hold as holds
+    from retain.service import hygiene as cleaning
+    from retain.service import review as reviewing
+    from retain.service import session as sessions
+    from retain.service import sweep as sweeping
 
 __all__ = [
     "READ_PAGE_CHARS",
@@ -93,6 +88,12 @@ __all__ = [
 
 T = TypeVar("T")
 HEAL_PAGE = 200  # memories whose lost vectors one write makes again, at most
+
+
+def _verb(module: str, function: str | None = None) -> Any:
+    """The verb ``function`` (None: the name the class binds it to) of the capability
+    module ``retain.service.<module>``, imported when it is first looked up."""
+    return fields.Verb(f"retain.service.{module}", function)
 
 
 @fields.typed  # every public verb refuses an argument of the wrong type first,
@@ -129,7 +130,9 @@ class MemoryService:
             self._write(self._add_realm)
         self.legacy_import: legacy.Report | None = None
         if legacy_dir is not None and (legacy_dir / self.realm).is_dir():  # else none to do
-            self.legacy_import = exchange.import_legacy(self, legacy_dir / self.realm)
+            from retain.service.exchange import import_legacy
+
+            self.legacy_import = import_legacy(self, legacy_dir / self.realm)
 
     def acting_as(
         self, principal: str, *, realm: str | None = None, session: str | None = None
@@ -405,109 +408,112 @@ class MemoryService:
         )
 
     # -- the verbs of the capability modules, each a function over the session -------------
-    # (each takes the session first, as ``svc``: what ``self`` is here; the gate wraps it)
+    # (each takes the session first, as ``svc``: what ``self`` is here; the gate wraps it).
+    # A verb's module is imported the first time the verb is looked up (``fields.Verb``),
+    # so a command loads only the modules of what it runs; the type checker reads the
+    # function itself.
 
     # tiers and edits
-    write = tier.write
-    write_many = tier.write_many
-    ingest_conversation = ingest.ingest_conversation
-    edit = tier.edit
-    delete = tier.delete
+    write = tier.write if TYPE_CHECKING else _verb("tier")
+    write_many = tier.write_many if TYPE_CHECKING else _verb("tier")
+    ingest_conversation = ingest.ingest_conversation if TYPE_CHECKING else _verb("ingest")
+    edit = tier.edit if TYPE_CHECKING else _verb("tier")
+    delete = tier.delete if TYPE_CHECKING else _verb("tier")
 
     # lookups
-    get = lookup.get
-    read = lookup.read
-    list_memories = lookup.list_memories
+    get = lookup.get if TYPE_CHECKING else _verb("lookup")
+    read = lookup.read if TYPE_CHECKING else _verb("lookup")
+    list_memories = lookup.list_memories if TYPE_CHECKING else _verb("lookup")
 
     # search
-    search = finding.search
+    search = finding.search if TYPE_CHECKING else _verb("search")
 
     # an agent's own memory
-    remember = agent.remember
-    update = agent.update
-    recall = agent.recall
+    remember = agent.remember if TYPE_CHECKING else _verb("agent")
+    update = agent.update if TYPE_CHECKING else _verb("agent")
+    recall = agent.recall if TYPE_CHECKING else _verb("agent")
 
     # proposals
-    propose = proposal.propose
-    list_proposals = proposal.list_proposals
+    propose = proposal.propose if TYPE_CHECKING else _verb("proposal")
+    list_proposals = proposal.list_proposals if TYPE_CHECKING else _verb("proposal")
 
     # agent sessions and their taint
-    observe = sessions.observe
-    reset_session = sessions.reset_session
-    session_status = sessions.session_status
+    observe = sessions.observe if TYPE_CHECKING else _verb("session")
+    reset_session = sessions.reset_session if TYPE_CHECKING else _verb("session")
+    session_status = sessions.session_status if TYPE_CHECKING else _verb("session")
     # tickets: the curator's decisions and the policy gate
-    list_tickets = ticket.list_tickets
-    get_ticket = ticket.get_ticket
-    approve = ticket.approve
-    reject = ticket.reject
-    expire_tickets = ticket.expire_tickets
+    list_tickets = ticket.list_tickets if TYPE_CHECKING else _verb("ticket")
+    get_ticket = ticket.get_ticket if TYPE_CHECKING else _verb("ticket")
+    approve = ticket.approve if TYPE_CHECKING else _verb("ticket")
+    reject = ticket.reject if TYPE_CHECKING else _verb("ticket")
+    expire_tickets = ticket.expire_tickets if TYPE_CHECKING else _verb("ticket")
 
     # facts
-    fact_write = fact.fact_write
-    fact_read = fact.fact_read
-    fact_history = fact.fact_history
-    fact_retract = fact.fact_retract
-    fact_confirm = fact.fact_confirm
+    fact_write = fact.fact_write if TYPE_CHECKING else _verb("fact")
+    fact_read = fact.fact_read if TYPE_CHECKING else _verb("fact")
+    fact_history = fact.fact_history if TYPE_CHECKING else _verb("fact")
+    fact_retract = fact.fact_retract if TYPE_CHECKING else _verb("fact")
+    fact_confirm = fact.fact_confirm if TYPE_CHECKING else _verb("fact")
 
     # the assertion ledger, its conflict signals, and the gate over them
-    index = assertion.index
-    query = assertion.query
-    stores = assertion.stores
-    gate = assertion.gate
+    index = assertion.index if TYPE_CHECKING else _verb("assertion")
+    query = assertion.query if TYPE_CHECKING else _verb("assertion")
+    stores = assertion.stores if TYPE_CHECKING else _verb("assertion")
+    gate = assertion.gate if TYPE_CHECKING else _verb("assertion")
 
     # trust, reviewed
-    retier = trust.retier
+    retier = trust.retier if TYPE_CHECKING else _verb("trust")
 
     # quarantine review
-    list_quarantine = reviewing.list_quarantine
-    review = reviewing.review
+    list_quarantine = reviewing.list_quarantine if TYPE_CHECKING else _verb("review")
+    review = reviewing.review if TYPE_CHECKING else _verb("review")
 
     # the memory section of a context
-    context = section.context
+    context = section.context if TYPE_CHECKING else _verb("context")
 
     # snapshots
-    export = exchange.export
-    export_log = exchange.export_log
-    import_ = exchange.import_
-    import_from = exchange.import_from
+    export = exchange.export if TYPE_CHECKING else _verb("exchange")
+    export_log = exchange.export_log if TYPE_CHECKING else _verb("exchange")
+    import_ = exchange.import_ if TYPE_CHECKING else _verb("exchange")
+    import_from = exchange.import_from if TYPE_CHECKING else _verb("exchange")
 
     # write-through mirrors
-    mirror_status = mirror.status
-    mirror_retry = mirror.retry
+    mirror_status = mirror.status if TYPE_CHECKING else _verb("mirror", "status")
+    mirror_retry = mirror.retry if TYPE_CHECKING else _verb("mirror", "retry")
 
     # access grants
-    grant = access.grant
-    revoke = access.revoke
-    list_grants = access.list_grants
+    grant = access.grant if TYPE_CHECKING else _verb("access")
+    revoke = access.revoke if TYPE_CHECKING else _verb("access")
+    list_grants = access.list_grants if TYPE_CHECKING else _verb("access")
 
     # the relation graph and the hygiene pass
-    graph = relation.graph_of
-    link = relation.link
-    decide = relation.decide
-    dedup = similar.dedup
-    hygiene = cleaning.hygiene_of
+    graph = relation.graph_of if TYPE_CHECKING else _verb("relation", "graph_of")
+    link = relation.link if TYPE_CHECKING else _verb("relation")
+    decide = relation.decide if TYPE_CHECKING else _verb("relation")
+    dedup = similar.dedup if TYPE_CHECKING else _verb("similar")
+    hygiene = cleaning.hygiene_of if TYPE_CHECKING else _verb("hygiene", "hygiene_of")
 
     # legal holds and retention
-    hold = holds.hold
-    release_hold = holds.release_hold
-    held = holds.held
-    sweep = sweeping.sweep
+    hold = holds.hold if TYPE_CHECKING else _verb("hold")
+    release_hold = holds.release_hold if TYPE_CHECKING else _verb("hold")
+    held = holds.held if TYPE_CHECKING else _verb("hold")
+    sweep = sweeping.sweep if TYPE_CHECKING else _verb("sweep")
 
     # health and upkeep
-    verify = admin.verify
+    verify = admin.verify if TYPE_CHECKING else _verb("admin")
     # erasure: the one verb that takes a value out, its certificate, compaction
-    forget = erasure.forget
-    certificate = erasure.certificate
-    compact = erasure.compact
-    chain_head = admin.chain_head
-    migrate_to = admin.migrate_to
-    reindex = admin.reindex
-    status = admin.status
+    forget = erasure.forget if TYPE_CHECKING else _verb("erasure")
+    certificate = erasure.certificate if TYPE_CHECKING else _verb("erasure")
+    compact = erasure.compact if TYPE_CHECKING else _verb("erasure")
+    chain_head = admin.chain_head if TYPE_CHECKING else _verb("admin")
+    migrate_to = admin.migrate_to if TYPE_CHECKING else _verb("admin")
+    reindex = admin.reindex if TYPE_CHECKING else _verb("admin")
+    status = admin.status if TYPE_CHECKING else _verb("admin")
 
     # the console's panels (the others are the verbs above)
-    records = panel.records
-    record = panel.record
-    overview = panel.overview
-    timeline = panel.timeline
+    records = panel.records if TYPE_CHECKING else _verb("panel")
+    record = panel.record if TYPE_CHECKING else _verb("panel")
+    overview = panel.overview if TYPE_CHECKING else _verb("panel")
+    timeline = panel.timeline if TYPE_CHECKING else _verb("panel")
 
     caption = staticmethod(lookup.caption)

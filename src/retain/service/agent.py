@@ -13,7 +13,7 @@ from retain import fields
 from retain.chrono import parse_optional_stamp, parse_valid_from
 from retain.errors import AccessDenied, InvalidValue, NotFound
 from retain.model import DEFAULT_PRIORITY, Agent, Memory, Status, agent_scope
-from retain.results import SearchResult
+from retain.read_results import SearchResult
 from retain.service import rows, search, trust
 from retain.service.view import View
 from retain.service.work import Work

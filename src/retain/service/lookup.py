@@ -22,7 +22,7 @@ from retain.model import (
     Trust,
     project_scope,
 )
-from retain.results import ReadResult, Reference
+from retain.read_results import ReadResult, Reference
 from retain.service import rows, trust
 from retain.service.work import Work
 from retain.storage.base import MemoryFilter, Reads

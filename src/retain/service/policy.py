@@ -18,12 +18,12 @@ grant as well (``retain.service.access``), checked by the same gate.
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeVar
 
+from retain import fields
 from retain.config import Settings
 from retain.errors import AccessDenied
 from retain.service import access
@@ -244,11 +244,14 @@ def gated(cls: C) -> C:
     ``POLICY`` and not in ``NOT_VERBS`` is a class that cannot be built: no verb skips
     the table."""
     for name, member in list(vars(cls).items()):
-        if name.startswith("_") or not inspect.isfunction(member) or name in NOT_VERBS:
+        if name.startswith("_") or not fields.is_method(member) or name in NOT_VERBS:
             continue
         if name not in POLICY:
             raise TypeError(f"{cls.__name__}.{name} is a public verb with no row in POLICY")
-        setattr(cls, name, _guarded(member, name))
+        if isinstance(member, fields.Verb):  # imported when first looked up: wrapped then
+            member.wrap(functools.partial(_guarded, verb=name))
+        else:
+            setattr(cls, name, _guarded(member, name))
     return cls
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from retain import fields
 from retain.chrono import in_zone, stamp
 from retain.errors import InvalidValue, NoProject
-from retain.results import SearchHit, SearchResult
+from retain.read_results import SearchHit, SearchResult
 from retain.search import key
 from retain.search.embed import Embedder, stored_mismatch
 from retain.service import lookup, trust

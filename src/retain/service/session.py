@@ -35,11 +35,11 @@ from retain import fields
 from retain.errors import AccessDenied, InvalidValue, SessionNotFound
 from retain.governance import content_trust
 from retain.model import AGENT_PREFIX, AgentSession
-from retain.results import Observation, SessionReset
 from retain.service.actor import Kind, kind_of
 from retain.storage.base import Reads
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the verbs' results: imported by them (every command loads this module)
+    from retain.results import Observation, SessionReset
     from retain.service import MemoryService
     from retain.service.work import Work
 
@@ -65,6 +65,8 @@ def observe(
     tool's kind as the host's catalog gives it (``"mcp"``, with ``server`` the MCP
     server's id; a ``server`` alone means ``"mcp"``), ``native`` marks provider-native
     server-tool content. An agent observes its own sessions (its actor's by default)."""
+    from retain.results import Observation
+
     name = fields.tool_name(tool)
     if server is not None:
         server = fields.tool_name(server, "server")
@@ -125,6 +127,8 @@ def reset_session(
     """A fresh-context boundary of ``identity``'s session ``session``: ``reset``,
     ``respawn``, ``clear`` or ``new`` clears its taint (and starts it again); ``compact``
     is accepted and changes nothing."""
+    from retain.results import SessionReset
+
     if boundary not in BOUNDARIES:
         raise InvalidValue(
             f"{boundary!r} is not a boundary of a session",

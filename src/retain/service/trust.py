@@ -35,7 +35,6 @@ from retain import fields
 from retain.chrono import stamp
 from retain.errors import EvidenceMismatch, InvalidValue, NotFound
 from retain.model import Memory, Status, Trust
-from retain.results import RetierResult
 from retain.service import access, rows
 from retain.service.admission import check_cap
 from retain.service.rows import PROVENANCE, unproven
@@ -43,6 +42,7 @@ from retain.service.work import Work
 from retain.storage.base import MemoryFilter, Reads
 
 if TYPE_CHECKING:
+    from retain.results import RetierResult  # imported by retier, which makes one
     from retain.service import MemoryService
 
 ORDER = tuple(Trust)
@@ -302,6 +302,8 @@ def retier(
     that was ever quarantined stays at ``observed`` or below (``trust_capped``). The
     memory must be active and in the reviewer's view; one ``retier`` event records the
     move, the reviewer and the reason. Asking for the trust it has changes nothing."""
+    from retain.results import RetierResult
+
     fields.text(memory_id, "memory_id")
     asked = named(trust, "trust")
     if not fields.text(reason, "reason").strip():

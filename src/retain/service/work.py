@@ -15,20 +15,20 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from retain import ledger
-from retain.assertions import ConflictSignal
 from retain.chrono import stamp
-from retain.governance.retention import Hold
 from retain.grants import Grant
-from retain.graph import Relation
-from retain.mirrors import MirrorLink
 from retain.model import AgentSession, Event, Injection, Memory, Proposal
-from retain.receipt import Receipt
 from retain.search import key
 from retain.service import admission, mirror
 from retain.service.actor import Actor
 from retain.storage.base import Reads, SearchKey, Transaction
 
 if TYPE_CHECKING:
+    from retain.assertions import ConflictSignal
+    from retain.governance.retention import Hold
+    from retain.graph import Relation
+    from retain.mirrors import MirrorLink
+    from retain.receipt import Receipt
     from retain.service.store import Store
 
 
@@ -249,6 +249,8 @@ class Work:
         """The receipt of ``event`` (one this work appended), for the result a verb
         returns: ``content_hash`` is the row's it wrote, where there is one; signed
         when the store has a signing key."""
+        from retain.receipt import Receipt
+
         return Receipt.of(event, content_hash, self.store.signer)
 
     def receipt_for(self, memory: Memory) -> Receipt:

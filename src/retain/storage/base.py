@@ -28,11 +28,14 @@ if TYPE_CHECKING:  # vectors are numpy arrays; only a command that makes one loa
     # a vector made by numpy, or a write's few made without it (float32 values alike)
     Vector = npt.NDArray[np.float32] | array[float]
 
-from retain.assertions import ConflictSignal
-from retain.governance.retention import Hold
+    # the ledger's signals, holds, the graph's edges and mirrors' links: imported where
+    # a row is made one (statements, relations, mirror_links), not for these annotations
+    from retain.assertions import ConflictSignal
+    from retain.governance.retention import Hold
+    from retain.graph import Relation
+    from retain.mirrors import MirrorLink
+
 from retain.grants import Grant
-from retain.graph import Relation
-from retain.mirrors import MirrorLink
 from retain.model import (
     Agent,
     AgentSession,

@@ -15,11 +15,9 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from retain.assertions import ConflictSignal
 from retain.chrono import parse_optional_stamp, parse_stamp, stamp
-from retain.governance.retention import Hold
 from retain.grants import Grant
 from retain.ledger import GENESIS
 from retain.model import (
@@ -45,6 +43,10 @@ from retain.storage.rows import (
     event_of,
     standing_of,
 )
+
+if TYPE_CHECKING:  # a signal and a hold: imported where a row is made one
+    from retain.assertions import ConflictSignal
+    from retain.governance.retention import Hold
 
 R = TypeVar("R")
 
@@ -95,6 +97,8 @@ _HOLD_COLUMNS = "target, reason, held_by, held_at, event_id"
 
 def _hold_of(realm: str, row: Sequence[Any]) -> Hold:
     """The hold of a row selected as ``_HOLD_COLUMNS``."""
+    from retain.governance.retention import Hold
+
     return Hold(realm, row[0], row[1], row[2], parse_stamp(row[3]), row[4])
 
 
@@ -590,6 +594,8 @@ class SqlStatements(ABC):
         if active_only:
             sql += " AND active = %s"
             args.append(True)
+        from retain.assertions import ConflictSignal
+
         rows = self._rows(sql + " ORDER BY entity, topic, store", args)
         return [
             ConflictSignal(realm, r[0], r[1], r[2], r[3], bool(r[4]), parse_stamp(r[5]))
