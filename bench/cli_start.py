@@ -1,4 +1,5 @@
-"""What starting retain costs: `import retain`, `retain --help`, `retain add`, `retain get`.
+"""What starting retain costs: `import retain`, `retain --help`, `retain add`, `retain get`,
+and with ``--search`` a whole `retain search` of a large store.
 
 Each case is a fresh process, run ``--runs`` times (default 10), interleaved round by
 round with a bare ``python -c pass`` so that a busy moment of a shared machine falls on
@@ -10,6 +11,7 @@ inflate as it inflates wall time; and each median's ratio to ``python -c pass``'
     .venv/bin/python bench/cli_start.py            # JSON on stdout
     .venv/bin/python bench/cli_start.py --runs 20
     .venv/bin/python bench/cli_start.py --compare /tmp/old/src   # and another tree
+    .venv/bin/python bench/cli_start.py --search /tmp/cold/cold-100000
 
 ``--compare DIR`` runs every case of retain from ``DIR`` too (a ``src`` directory of
 another commit, first on ``PYTHONPATH``), in the same rounds, so both trees meet the
@@ -19,6 +21,11 @@ The targets (issue 14): ``import retain`` <= 80 ms, ``retain --help`` <= 120 ms,
 ``retain add`` and ``retain get`` <= 200 ms, each a median of wall time. The store is
 a fresh SQLite file in a temporary home; ``add`` writes a new memory each run (its
 vector made by the default static model), ``get`` reads one back.
+
+``--search HOME`` adds ``retain search`` of the store under ``HOME`` (``--home HOME``),
+asked ``SEARCHED`` in JSON: every tree searches that one store, which it does not
+change. ``bench/cold.py --sizes 100000 --home DIR`` makes one at ``DIR/cold-100000``,
+where issue 19's target for the whole command is 300 ms.
 """
 
 from __future__ import annotations
@@ -40,6 +47,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS_MS = {"import retain": 80, "retain --help": 120, "retain add": 200, "retain get": 200}
 PACKAGES = ("retain", "numpy", "click", "rich", "PyYAML", "fastapi", "mcp")
+SEARCHED = "deploy the new release to the server"  # bench/cold.py's warm query
 
 
 def retain_command() -> list[str]:
@@ -132,6 +140,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--compare", metavar="DIR", help="another tree's src directory")
+    parser.add_argument("--search", metavar="HOME", help="a store to time `retain search` on")
     args = parser.parse_args()
     retain = retain_command()
     trees: dict[str, str | None] = {"this": None}
@@ -144,6 +153,11 @@ def main() -> None:
             # the store exists before the first timed run (making it is not start-up)
             run([*retain, "add", "seed", "-d", "a memory to get back"], envs[tree])
         counter = iter(range(10**9))
+        searched: dict[str, list[str]] = {}
+        if args.search:
+            home = str(Path(args.search).resolve())
+            searched["retain search"] = [*retain, "search", SEARCHED, "--home", home,
+                                         "--format", "json"]  # fmt: skip
 
         def cases() -> dict[str, list[str]]:
             n = next(counter)
@@ -153,7 +167,7 @@ def main() -> None:
                 "retain --help": [*retain, "--help"],
                 "retain add": [*retain, "add", f"note-{n}", "-d", f"start-up run {n}"],
                 "retain get": [*retain, "get", "seed"],
-            }
+            } | searched
 
         load_before = os.getloadavg()
         for env in envs.values():  # warm-up round, not counted
@@ -183,6 +197,7 @@ def main() -> None:
         "versions": versions(),
         "runs": args.runs,
         "command": retain,
+        "searched_home": args.search,
         "results": results,
     }
     if args.compare:
