@@ -233,6 +233,9 @@ def test_add_makes_its_vector_without_numpy_and_prints_without_rich(home: Path) 
     assert "numpy" not in loaded
     assert "concurrent.futures" not in loaded  # one row: no worker embeds ahead
     assert "cryptography" not in loaded  # no signing key configured: none loaded
+    # a write's request and result are in write_results: nor the other verbs' results
+    assert {"retain.write_results", "retain.receipt"} <= loaded
+    assert loaded & {"retain.results", "retain.assertions", "retain.service.erasure"} == set()
 
 
 def test_with_a_signing_key_a_write_signs_and_its_receipt_verifies_without_a_store(

@@ -43,26 +43,21 @@ if TYPE_CHECKING:  # the public names, loaded on first use (PEP 562: ``__getattr
         TicketStatus,
         Trust,
     )
+    from retain.read_results import ReadResult, SearchHit, SearchResult
     from retain.receipt import LogExport, Receipt
     from retain.results import (
         ContextResult,
-        DeleteResult,
-        EditResult,
         ExportResult,
         FactChange,
         IngestResult,
         MigrateResult,
-        ReadResult,
         RetierResult,
-        SearchHit,
-        SearchResult,
         StoreStatus,
         VerifyReport,
-        WriteRequest,
-        WriteResult,
     )
     from retain.service import MemoryService, Record
     from retain.storage.base import Backend
+    from retain.write_results import DeleteResult, EditResult, WriteRequest, WriteResult
 
 # Where each lazily loaded public name lives: ``import retain`` loads none of them, so a
 # program (or the ``retain`` command) pays only for the parts it uses.
@@ -100,22 +95,19 @@ _LAZY = {
     **dict.fromkeys(
         (
             "ContextResult",
-            "DeleteResult",
-            "EditResult",
             "ExportResult",
             "FactChange",
             "IngestResult",
             "MigrateResult",
-            "ReadResult",
             "RetierResult",
-            "SearchHit",
-            "SearchResult",
             "StoreStatus",
             "VerifyReport",
-            "WriteRequest",
-            "WriteResult",
         ),
         "retain.results",
+    ),
+    **dict.fromkeys(("ReadResult", "SearchHit", "SearchResult"), "retain.read_results"),
+    **dict.fromkeys(
+        ("DeleteResult", "EditResult", "WriteRequest", "WriteResult"), "retain.write_results"
     ),
     **dict.fromkeys(("MemoryService", "Record"), "retain.service"),
 }

@@ -57,7 +57,7 @@ from retain.errors import (
 )
 from retain.fields import WHOLE_MAX, is_name
 from retain.model import CALLER, COUNT_MAX, DEFAULT_PRIORITY, Load, Memory, Proposal, Trust
-from retain.results import Restore, WriteRequest
+from retain.write_results import Restore, WriteRequest
 
 T = TypeVar("T")
 FORMAT_VERSION = 2

@@ -39,7 +39,7 @@ from retain.model import CALLER
 
 if TYPE_CHECKING:
     from retain.model import Memory
-    from retain.results import WriteRequest
+    from retain.write_results import WriteRequest
 
 KIND_PATTERN = re.compile(r"[a-z][a-z0-9_]{0,39}")  # a kind's name: it fits in a tag's marker
 REDACTED_KEY = "redacted"  # metadata key: the kinds a redaction replaced

@@ -60,11 +60,11 @@ from retain.governance.erasure import (
 from retain.mirrors import Mirrored
 from retain.model import Event, Memory, Proposal, Status, agent_scope
 from retain.receipt import Receipt
-from retain.results import receipted
 from retain.service import lookup, mirror
 from retain.service.hold import require_released
 from retain.service.work import Work
 from retain.storage.base import Progress, Reads
+from retain.write_results import receipted
 
 if TYPE_CHECKING:
     from retain.service import MemoryService

@@ -28,8 +28,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from retain import assertions, fields, graph
-from retain.assertions import ConflictSignal
+from retain import fields, graph
 from retain.errors import InvalidInput, InvalidValue, NotActive, NotFound
 from retain.graph import CONTRADICTS, DERIVED_FROM, REFERENCES, SIMILAR_TO, SUPERSEDES, Relation
 from retain.model import GLOBAL_SCOPE, Memory, Status
@@ -42,6 +41,7 @@ from retain.storage.base import Reads
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from retain.assertions import ConflictSignal  # a contradiction's: imported where made
     from retain.graph_results import Edge, GraphResult, LinkResult
     from retain.service import MemoryService
 
@@ -301,6 +301,7 @@ def _supersede(
 def _contradict(
     svc: MemoryService, work: Work, first: Memory, second: Memory, reason: str
 ) -> LinkResult:
+    from retain.assertions import ConflictSignal
     from retain.graph_results import LinkResult
 
     for memory in (first, second):
@@ -349,14 +350,16 @@ def conflict_key(first: Memory, second: Memory) -> tuple[str, str]:
     subject and predicate (so that the gate on that fact reports it); else the first
     memory's name (or id) and ``contradicts``. The first is the pair's in stored order:
     the lower id, so the older memory, whichever a curator named first."""
+    from retain.assertions import fold
+
     if first.subject and first.predicate and second.subject and second.predicate:
         same = (first.subject.casefold(), first.predicate) == (
             second.subject.casefold(),
             second.predicate,
         )
         if same:
-            return assertions.fold(first.subject), first.predicate
-    return assertions.fold(first.name or first.id), CONTRADICTS
+            return fold(first.subject), first.predicate
+    return fold(first.name or first.id), CONTRADICTS
 
 
 def _settle(

@@ -25,11 +25,11 @@ from retain import graph
 from retain.errors import InvalidValue
 from retain.graph import SIMILAR_TO, Relation
 from retain.model import GLOBAL_SCOPE, Memory, Status, project_scope
-from retain.results import WriteResult
 from retain.service import lookup, rows
 from retain.service.relation import created
 from retain.service.work import Work
 from retain.storage.base import MemoryFilter, Progress, Reads
+from retain.write_results import WriteResult
 
 if TYPE_CHECKING:
     from retain.graph_results import DedupResult

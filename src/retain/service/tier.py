@@ -37,11 +37,11 @@ from retain.model import (
     project_scope,
     with_caller,
 )
-from retain.results import DeleteResult, EditResult, WriteRequest, WriteResult
 from retain.search import key
 from retain.service import lookup, rows, similar, trust
 from retain.service.work import Work
 from retain.storage.base import InlineEntry, Progress, Reads
+from retain.write_results import DeleteResult, EditResult, WriteRequest, WriteResult
 
 if TYPE_CHECKING:
     from retain.service import MemoryService

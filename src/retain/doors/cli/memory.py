@@ -177,7 +177,7 @@ def add(
         )
         memory = result.memory
         if fmt == "json":
-            from retain.results import receipted
+            from retain.write_results import receipted
 
             record = memory.to_dict(moment())
             record.update(
@@ -245,7 +245,7 @@ def edit(
                 redact=redact,
             )
             if fmt == "json":
-                from retain.results import receipted
+                from retain.write_results import receipted
 
                 record = result.memory.to_dict(moment())
                 record.update(
@@ -276,7 +276,7 @@ def edit(
             redact=redact,
         )
         if fmt == "json":
-            from retain.results import receipted
+            from retain.write_results import receipted
 
             record = written.memory.to_dict(moment())
             record.update(
