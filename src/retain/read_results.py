@@ -1,7 +1,7 @@
 """What a read and a search give back: a memory's page (``ReadResult``, with its
 ``Reference`` lines) and a search's hits (``SearchResult`` of ``SearchHit``). Apart from
 ``retain.results`` (which gives them too) so that a read or a search loads these four
-classes alone, and not the twenty more of the verbs it does not run.
+classes alone, and not the results of the verbs it does not run.
 """
 
 from __future__ import annotations

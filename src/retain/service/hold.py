@@ -19,21 +19,19 @@ from typing import TYPE_CHECKING
 from retain import fields
 from retain.chrono import stamp
 from retain.errors import AlreadyHeld, HoldActive, InvalidValue, NotFound, NotHeld
+from retain.governance.retention import Hold, HoldEvent, HoldState
 from retain.model import Memory
 from retain.service.view import View
 from retain.service.work import Work
 from retain.storage.base import Reads
 
-if TYPE_CHECKING:  # the holds' value types: imported by the verbs that make them
-    from retain.governance.retention import Hold, HoldEvent, HoldState
+if TYPE_CHECKING:
     from retain.service import MemoryService
 
 
 def hold(svc: MemoryService, target: str, *, reason: str) -> HoldEvent:
     """Place a legal hold on the memory ``target`` (its id): until it is released,
     forgetting it and sweeping it are refused (``hold_active``). The hold event."""
-    from retain.governance.retention import Hold, HoldEvent
-
     fields.text(target, "target")
     why = _reason(reason)
 
@@ -61,8 +59,6 @@ def hold(svc: MemoryService, target: str, *, reason: str) -> HoldEvent:
 def release_hold(svc: MemoryService, target: str, *, reason: str) -> HoldEvent:
     """Release the legal hold on the memory ``target``: it may be forgotten and swept
     again. The release event; ``not_held`` when no hold stands on it."""
-    from retain.governance.retention import HoldEvent
-
     fields.text(target, "target")
     why = _reason(reason)
 
@@ -90,8 +86,6 @@ def release_hold(svc: MemoryService, target: str, *, reason: str) -> HoldEvent:
 
 def held(svc: MemoryService, target: str) -> HoldState:
     """Whether a legal hold stands on the memory ``target``, and that hold."""
-    from retain.governance.retention import HoldState
-
     fields.text(target, "target")
 
     def run(tx: Reads) -> HoldState:

@@ -22,13 +22,22 @@ from retain import budget, fields
 from retain.chrono import parse_stamp, stamp
 from retain.errors import InvalidTime, InvalidValue, NotFound
 from retain.model import AGENT_PREFIX, Memory, Status
+from retain.panel_results import (
+    BandUse,
+    DayCount,
+    EventPage,
+    Overview,
+    RecordPage,
+    RecordRow,
+    RecordView,
+    ScopeCount,
+)
 from retain.service import audit, lookup, rows
 from retain.service.trust import named
 from retain.service.view import WHOLE, WITHHELD, View
 from retain.storage.base import MemoryFilter, Reads
 
-if TYPE_CHECKING:  # the console's value types: imported by the verbs that make them
-    from retain.panel_results import EventPage, Overview, RecordPage, RecordRow, RecordView
+if TYPE_CHECKING:
     from retain.service import MemoryService
 
 RECORDS_PAGE = 50  # a listing's page unless asked otherwise
@@ -91,8 +100,6 @@ def records(
     those whose name, description or body holds it (ASCII letters without case on
     SQLite, every letter on PostgreSQL). ``cursor`` is the ``next_cursor`` of the page
     before; it always moves, and it is set exactly when more rows follow."""
-    from retain.panel_results import RecordPage
-
     if scope is not None:
         lookup.check_scope(scope)
     if identity is not None:
@@ -163,8 +170,6 @@ def records(
 
 def _row(view: View, memory: Memory) -> RecordRow | None:
     """``memory`` as a row of ``view``'s listing: whole, withheld, or not given (None)."""
-    from retain.panel_results import RecordRow
-
     shown = view.shows(memory.realm, memory.scope, reviewer_only=bool(memory.quarantine_reason))
     return None if shown is None else RecordRow(memory, withheld=shown == WITHHELD)
 
@@ -174,8 +179,6 @@ def record(svc: MemoryService, memory_id: str) -> RecordView:
     the module docstring), its supersede chain and the records copied from it (a
     release's successor, a promotion's copy) as far as the view covers them. A record
     outside the view is ``not_found``."""
-    from retain.panel_results import RecordView
-
     fields.text(memory_id, "id")
     now = svc._now()
 
@@ -236,8 +239,6 @@ def overview(svc: MemoryService, *, days: int = 30) -> Overview:
     """Each scope the view covers with its rows counted by status and trust and their
     bodies' bytes (rows it may not read counted apart, as withheld), each inline band's
     use of the budget, and the writes and quarantines of the last ``days`` days."""
-    from retain.panel_results import BandUse, DayCount, Overview, ScopeCount
-
     fields.whole(days, "days", 1)
     if days > DAYS_MAX:
         raise InvalidValue(
@@ -306,8 +307,6 @@ def timeline(
     the newest), of ``kinds`` only when any are named, at most ``limit``, with the
     cursor of the next page when more follow; an event about a memory the view does not
     see keeps its place without its payload."""
-    from retain.panel_results import EventPage
-
     if isinstance(kinds, str) or not isinstance(kinds, tuple | list):
         raise InvalidValue(
             "kinds is not a list of event kinds", remedy="pass a list of kinds", field="kinds"

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from retain import fields
 from retain.chrono import parse_moment, parse_stamp, stamp
 from retain.errors import HoldActive, InvalidValue, NotFound
+from retain.governance.retention import Cutoff, SweepResult, Swept, window_for
 from retain.model import (
     Memory,
     Proposal,
@@ -37,8 +38,7 @@ from retain.service import erasure, lookup
 from retain.service.work import Work
 from retain.storage.base import Progress, Reads
 
-if TYPE_CHECKING:  # retention's value types: imported by the sweep, which makes them
-    from retain.governance.retention import Cutoff, SweepResult, Swept
+if TYPE_CHECKING:
     from retain.service import MemoryService
 
 PAGE = 200  # memories a sweep reads (and forgets) at a time
@@ -68,8 +68,6 @@ def sweep(
     sees), keeping each value's digest unless ``keep_digest`` is false; held memories are
     skipped and listed. ``dry_run`` lists what would go and writes nothing. Reports
     ``("select", scopes done, scopes)`` and ``("forget", done, total)`` to ``progress``."""
-    from retain.governance.retention import SweepResult
-
     fields.text(reason, "reason")
     if not reason.strip():
         raise InvalidValue(
@@ -152,8 +150,6 @@ def _select(
 ) -> _Selection:
     """The cutoff of each scope swept, and the memories learned before it, as the
     actor's view sees them: those a hold stands on apart."""
-    from retain.governance.retention import Cutoff, Swept, window_for
-
     view = svc._reader(tx)
     realm = svc.realm
     if scope is not None and not view.covers(realm, scope):
