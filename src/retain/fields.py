@@ -22,7 +22,7 @@ import typing
 from collections import abc
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeGuard, TypeVar
 
 from retain.chrono import parse_stamp, stamp
 from retain.errors import InvalidName, InvalidValue, TooManyReferences
@@ -491,9 +491,18 @@ class Verb:
         return function if instance is None else function.__get__(instance, owner)
 
 
-def is_method(member: object) -> bool:
+def is_method(member: object) -> TypeGuard[Callable[..., Any] | Verb]:
     """Whether a class's attribute is a function of it: defined there, or a ``Verb``."""
     return inspect.isfunction(member) or isinstance(member, Verb)
+
+
+def wrap_method(cls: type, name: str, member: Callable[..., Any] | Verb, wrapper: Wrapper) -> None:
+    """Put ``cls``'s method ``name`` behind ``wrapper``: now, or, for a ``Verb``, when its
+    function is imported."""
+    if isinstance(member, Verb):
+        member.wrap(wrapper)
+    else:
+        setattr(cls, name, wrapper(member))
 
 
 def typed(cls: C) -> C:
@@ -502,14 +511,10 @@ def typed(cls: C) -> C:
     method may be a function of another module whose first parameter is annotated with
     ``cls`` itself (a capability module's verb over the session): the hints resolve
     ``cls``'s name to it."""
-    names = {cls.__name__: cls}
+    checking = functools.partial(_checking, names={cls.__name__: cls})
     for attribute, member in list(vars(cls).items()):
-        if attribute.startswith("_"):
-            continue
-        if isinstance(member, Verb):
-            member.wrap(functools.partial(_checking, names=names))
-        elif inspect.isfunction(member):
-            setattr(cls, attribute, _checking(member, names))
+        if not attribute.startswith("_") and is_method(member):
+            wrap_method(cls, attribute, member, checking)
     return cls
 
 

@@ -248,10 +248,7 @@ def gated(cls: C) -> C:
             continue
         if name not in POLICY:
             raise TypeError(f"{cls.__name__}.{name} is a public verb with no row in POLICY")
-        if isinstance(member, fields.Verb):  # imported when first looked up: wrapped then
-            member.wrap(functools.partial(_guarded, verb=name))
-        else:
-            setattr(cls, name, _guarded(member, name))
+        fields.wrap_method(cls, name, member, functools.partial(_guarded, verb=name))
     return cls
 
 

@@ -585,6 +585,8 @@ class SqlStatements(ABC):
         *,
         active_only: bool = True,
     ) -> list[ConflictSignal]:
+        from retain.assertions import ConflictSignal
+
         sql = f"SELECT {self._CONFLICT} FROM conflicts WHERE realm = %s"
         args: list[Any] = [realm]
         for column, value in (("entity", entity), ("topic", topic), ("store", store)):
@@ -594,8 +596,6 @@ class SqlStatements(ABC):
         if active_only:
             sql += " AND active = %s"
             args.append(True)
-        from retain.assertions import ConflictSignal
-
         rows = self._rows(sql + " ORDER BY entity, topic, store", args)
         return [
             ConflictSignal(realm, r[0], r[1], r[2], r[3], bool(r[4]), parse_stamp(r[5]))
