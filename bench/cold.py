@@ -7,11 +7,12 @@ exact scan, side by side.
 For each size a store is loaded with ``bench/store.py``'s synthetic memories (the default
 embedder, ``write_many`` in batches of ``--batch`` with a progress callback, as an import
 writes them: the vector index is kept up by those writes), one memory in a thousand in
-the project ``tiny`` (a scope holding 0.1% of the store) and another in a thousand
-tagged ``rare`` as well. ``--reuse`` keeps a store already loaded under ``--home``.
-Then, for each way of searching it — ``ann`` (the default settings: the approximate
-index beside the file) and ``exact`` (``[search] ann_from = 0``: every vector read into
-memory) — in a new process each:
+the project ``tiny`` (a scope holding 0.1% of the store), another in a thousand tagged
+``rare`` as well, and a third trusted ``verified`` (as an import restores a memory's
+trust; the rest are ``attested``, as the operator writes). ``--reuse`` keeps a store
+already loaded under ``--home``. Then, for each way of searching it — ``ann`` (the
+default settings: the approximate index beside the file) and ``exact`` (``[search]
+ann_from = 0``: every vector read into memory) — in a new process each:
 
 * ``open_ms`` and ``first_search_ms`` (everything the first search of a new process
   loads: numpy, the embedder, the vectors or their index, the search itself; the
@@ -21,16 +22,17 @@ memory) — in a new process each:
   peak RSS (``VmHWM``); then the same queries searched within the project tier of
   ``tiny`` alone (``tier_search_ms``), within the tier of ``infra``, a project of about
   8% of the store (``project_search_ms``), and for memories tagged ``infra``, about 6%
-  (``tag_search_ms``), and ``rare``, 0.1% (``rare_tag_search_ms``);
+  (``tag_search_ms``), and ``rare``, 0.1% (``rare_tag_search_ms``), and kept to the
+  memories trusted ``verified``, 0.1% (``trusted_search_ms``: ``min_trust``);
 * ``retain search QUERY`` run as a whole command (``--cli`` of them, a new interpreter
   each, the machine's page cache warm): wall time p50 and max.
 
 In the ``ann`` process the semantic sense is also checked against the exact scan of the
 stored vectors (read from the file, every row): recall@10 of the index's 10 nearest
 (asked as a search of ten asks: ``rank.DEPTH``) over the query sets, and the same over
-the ``tiny`` scope alone, the ``infra`` tier and the ``infra`` and ``rare`` tags, with
-the time of each query vector's nearest (``nearest_ms``, one at a time, the query
-embedded before: what ``bench/chroma.py`` times of chromadb).
+the ``tiny`` scope alone, the ``infra`` tier, the ``infra`` and ``rare`` tags and the
+verified memories, with the time of each query vector's nearest (``nearest_ms``, one at
+a time, the query embedded before: what ``bench/chroma.py`` times of chromadb).
 The top-10 results of the two ways are compared query by query (``same_top10``).
 Beside recall, ``within_0.001``: the share of the index's ten that score at least the
 exact tenth's cosine less 0.001 (the synthetic corpus holds many rows within a
@@ -66,6 +68,7 @@ SCOPE = "tiny"
 PROJECT = "infra"  # a project of about 8% of the store (three share the quarter outside global)
 TAG = "infra"  # a tag of about 6% (one of 24, up to three a memory)
 RARE = "rare"  # a tag of 0.1%: one memory in a thousand (not the small scope's)
+TRUSTED = "verified"  # the trust of 0.1%: one memory in a thousand (neither of the others)
 SCOPE_EVERY = 1000  # one memory in a thousand is the small scope's
 WARM_QUERY = "deploy the new release to the server"
 TARGETS = {  # the issue's, for this 2-core machine
@@ -81,6 +84,19 @@ def write_config(directory: Path, mode: str) -> None:
         path.write_text("[search]\nann_from = 0\n", encoding="utf-8")
     else:
         path.unlink(missing_ok=True)
+
+
+def verified(yes: bool) -> Any:
+    """What makes a write trusted ``verified`` (an import's restored trust), or None."""
+    if not yes:
+        return None
+    from datetime import UTC, datetime
+
+    from retain.model import Trust
+    from retain.write_results import Restore
+
+    now = datetime.now(UTC)
+    return Restore(created_at=now, verified_at=now, read_count=0, trust=Trust(TRUSTED))
 
 
 def load(directory: Path, size: int, batch: int, corpus: Corpus) -> dict[str, Any]:
@@ -103,6 +119,7 @@ def load(directory: Path, size: int, batch: int, corpus: Corpus) -> dict[str, An
                 d.request(),
                 project=SCOPE if d.number % SCOPE_EVERY == 7 else d.project,
                 tags=(*d.tags, RARE) if d.number % SCOPE_EVERY == 3 else d.tags,
+                restore=verified(d.number % SCOPE_EVERY == 5),
             )
             for d in docs
         ]
@@ -144,6 +161,7 @@ def measure(directory: Path, mode: str) -> dict[str, Any]:
     in_project, _ = searched(store, spec, project=PROJECT, tier="project")
     tagged, _ = searched(store, spec, tag=TAG)
     rare, _ = searched(store, spec, tag=RARE)
+    trusted, _ = searched(store, spec, min_trust=TRUSTED)
     out: dict[str, Any] = {
         "open_ms": round(open_ms, 1),
         "first_search_ms": round(first_ms, 1),
@@ -153,6 +171,7 @@ def measure(directory: Path, mode: str) -> dict[str, Any]:
         "project_search_ms": summary_ms(in_project),
         "tag_search_ms": summary_ms(tagged),
         "rare_tag_search_ms": summary_ms(rare),
+        "trusted_search_ms": summary_ms(trusted),
         "rss_mib": rss["hwm"],
         "tops": tops,
     }
@@ -203,6 +222,7 @@ def recall(store: retain.MemoryService, texts: list[str]) -> dict[str, Any]:
         "project": MemoryFilter(store.realm, scopes=(f"project:{PROJECT}",)),
         "tag": MemoryFilter(store.realm, tag=TAG),
         "rare_tag": MemoryFilter(store.realm, tag=RARE),
+        "trusted": MemoryFilter(store.realm, trusts=(TRUSTED,)),
     }
 
     def run(tx: Any) -> dict[str, Any]:
@@ -345,7 +365,7 @@ def bench_size(size: int, args: argparse.Namespace, corpus: Corpus) -> dict[str,
         "recall": ann["recall"]["realm"]["recall_at_10"] >= RECALL_TARGET,
         "scope_recall": ann["recall"]["scope"]["recall_at_10"] >= RECALL_TARGET,
         "filtered_recall": min(
-            ann["recall"][w]["recall_at_10"] for w in ("project", "tag", "rare_tag")
+            ann["recall"][w]["recall_at_10"] for w in ("project", "tag", "rare_tag", "trusted")
         )
         >= RECALL_TARGET,
     }

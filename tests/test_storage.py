@@ -29,7 +29,8 @@ from retain import errors, ledger
 from retain.chrono import TICK, ManualClock, stamp
 from retain.config import Settings
 from retain.errors import StoreError
-from retain.results import WriteRequest
+from retain.model import Trust
+from retain.results import Restore, WriteRequest
 from retain.search import rank
 from retain.search.embed import EmbedderSettings
 from retain.service import MemoryService
@@ -38,6 +39,8 @@ from retain.storage import postgres_schema as pg_schema
 from retain.storage.postgres import PostgresBackend
 from retain.storage.sqlite import SqliteBackend
 from retain.storage.sqlite_schema import MIGRATIONS, latest_version
+
+NOW = datetime(2026, 1, 1, tzinfo=UTC)  # when a restored write was made
 
 
 def _raw(service: MemoryService) -> sqlite3.Connection:
@@ -159,7 +162,7 @@ def test_a_small_tier_is_searched_for_common_words_from_its_own_rows(
     service.close()
 
 
-def test_the_rows_passing_are_given_when_the_tier_or_the_tag_holds_fewer_than_the_bound(
+def test_the_rows_passing_are_given_when_the_tier_the_tag_or_the_trust_holds_fewer_than_the_bound(
     tmp_path: Path,
 ) -> None:
     from retain.storage.base import MemoryFilter
@@ -179,11 +182,18 @@ def test_the_rows_passing_are_given_when_the_tier_or_the_tag_holds_fewer_than_th
             for i in range(4)
         ]
     )
-    tier = MemoryFilter("default", scopes=("project:b",), tag="x")  # 6 rows; "x" holds 4
-    tagged = MemoryFilter("default", tag="x")  # the realm holds 10
+    verified = Restore(NOW, NOW, 0, trust=Trust.VERIFIED)  # the others: attested
+    service.retier("b1", "observed", reason="unchecked")
+    service.write("v", description="checked", restore=verified)
+    service.write("v2", description="checked", restore=verified, tags=["x"])
+    tier = MemoryFilter("default", scopes=("project:b",), tag="x")  # 6 rows; "x" holds 5
+    tagged = MemoryFilter("default", tag="x")  # the realm holds 12
     everyone = MemoryFilter("default")
+    trusted = MemoryFilter("default", trusts=("verified",))  # 2 rows
+    observed = MemoryFilter("default", tag="x", trusts=("observed", "verified"))  # 3; "x" 5
     asked = [
-        (tier, 7), (tier, 6), (tier, 4), (tagged, 5), (tagged, 4), (everyone, 11), (everyone, 10)
+        (tier, 7), (tier, 6), (tier, 5), (tagged, 6), (tagged, 5), (everyone, 13), (everyone, 12),
+        (trusted, 3), (trusted, 2), (observed, 4), (observed, 3),
     ]  # fmt: skip
 
     def run(tx: Any) -> list[dict[int, str] | None]:
@@ -192,22 +202,26 @@ def test_the_rows_passing_are_given_when_the_tier_or_the_tag_holds_fewer_than_th
 
     named = {
         service.get(n).memory.id: n
-        for n in [*(f"b{i}" for i in range(6)), *(f"g{i}" for i in range(4))]
+        for n in [*(f"b{i}" for i in range(6)), *(f"g{i}" for i in range(4)), "v", "v2"]
     }
     got = [None if f is None else {named[i] for i in f.values()} for f in service.backend.read(run)]
     assert got == [
         {"b1", "b3", "b5"},  # the tier's six rows, read
-        {"b1", "b3", "b5"},  # the tag's four, read
-        None,  # neither holds fewer than four
-        {"b1", "b3", "b5", "g0"},
+        {"b1", "b3", "b5"},  # the tag's five
+        None,  # neither holds fewer than five
+        {"b1", "b3", "b5", "g0", "v2"},
         None,
-        {f"b{i}" for i in range(6)} | {f"g{i}" for i in range(4)},
+        {f"b{i}" for i in range(6)} | {f"g{i}" for i in range(4)} | {"v", "v2"},
+        None,
+        {"v", "v2"},  # the two verified, read through the trust's index
+        None,
+        {"b1", "v2"},  # the tag's five are too many; the three observed or verified are not
         None,
     ]
     service.close()
 
 
-@pytest.mark.parametrize("kept_by", ["project", "tag"])
+@pytest.mark.parametrize("kept_by", ["project", "tag", "trust"])
 def test_a_small_tier_is_ranked_among_a_rarer_words_matches_by_their_numbers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept_by: str
 ) -> None:
@@ -227,22 +241,25 @@ def test_a_small_tier_is_ranked_among_a_rarer_words_matches_by_their_numbers(
     monkeypatch.setattr(SqliteTransaction, "passing", spied)
     service = MemoryService(SqliteBackend(tmp_path / "retain.db"), settings=LEXICAL)
     service.add_project("b")
-    project, tags = ("b", ()) if kept_by == "project" else (None, ("b",))
+    project = "b" if kept_by == "project" else None
+    tags = ("b",) if kept_by == "tag" else ()
+    restore = Restore(NOW, NOW, 0, trust=Trust.VERIFIED) if kept_by == "trust" else None
     tier = [
         WriteRequest(f"b{i}", description=f"note {i}", body="a kestrel hovered", project=project,
-                     tags=tags)
+                     tags=tags, restore=restore)
         for i in range(20)
     ]  # fmt: skip
     tier.append(
-        WriteRequest("b-best", description="kestrel kestrel kestrel", project=project, tags=tags)
-    )
+        WriteRequest("b-best", description="kestrel kestrel kestrel", project=project, tags=tags,
+                     restore=restore)
+    )  # fmt: skip
     service.write_many(tier)
     service.write_many([WriteRequest(f"kestrel-{i}", description="kestrel") for i in range(60)])
-    where = (
-        MemoryFilter("default", scopes=("project:b",))
-        if kept_by == "project"
-        else MemoryFilter("default", tag="b")
-    )
+    where = {
+        "project": MemoryFilter("default", scopes=("project:b",)),
+        "tag": MemoryFilter("default", tag="b"),
+        "trust": MemoryFilter("default", trusts=("verified",)),
+    }[kept_by]
 
     def run(tx: Any) -> list[str]:  # 4 asked: the 16 best matches first, none the tier's
         hits = tx.match_terms(where, ["kestrel"], prefix=False, limit=4)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,18 +23,21 @@ from hypothesis import strategies as st
 from retain import WriteRequest
 from retain.config import Settings, load_settings
 from retain.errors import ConfigInvalid
+from retain.model import Trust
 from retain.search import key, vectors
 from retain.search.embed import EmbedderSettings
 from retain.service import MemoryService
 from retain.storage import sqlite_ann
 from retain.storage.base import LexicalHit, MemoryFilter, Reads
 from retain.storage.sqlite import SqliteBackend, SqliteTransaction
+from retain.write_results import Restore
 
 ADJECTIVES = ("red", "quiet", "ancient", "modern", "tiny", "huge", "bright", "dark", "frozen")
 NOUNS = ("river", "castle", "garden", "server", "kitten", "guitar", "bridge", "rocket", "library")
 VERBS = ("sleeps", "shines", "collapses", "sings", "waits", "grows", "burns", "floats", "hums")
 QUERIES = ("a sleeping cat", "music instrument", "fire and smoke", "an old fortress", "boats")
 SIZE = 400
+NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def sentences(count: int, seed: int = 1) -> list[str]:
@@ -475,19 +479,27 @@ def test_segments_that_each_ran_out_are_read_whole_before_the_search_gives_up(
     assert sorted(h.memory_id for h in near) == sorted(some.within or ())  # all 58
 
 
-def test_a_rare_tag_of_a_large_store_is_searched_from_its_own_rows(
-    store: Opened, narrow: tuple[list[int], list[int]]
+@pytest.mark.parametrize("kept_by", ["tag", "trust"])
+def test_a_rare_tag_or_trust_of_a_large_store_is_searched_from_its_own_rows(
+    store: Opened, narrow: tuple[list[int], list[int]], kept_by: str
 ) -> None:
     scored, scanned = narrow
     ann = store.open()
+    verified = Restore(NOW, NOW, 0, trust=Trust.VERIFIED)  # the others: attested
     ann.write_many(
-        [WriteRequest(f"r{i}", description=t, tags=["rare"]) for i, t in enumerate(sentences(6, 5))]
+        [
+            WriteRequest(f"r{i}", description=t, tags=["rare"])
+            if kept_by == "tag"
+            else WriteRequest(f"r{i}", description=t, restore=verified)
+            for i, t in enumerate(sentences(6, 5))
+        ]
     )
+    kept: dict[str, Any] = {"tag": "rare"} if kept_by == "tag" else {"min_trust": "verified"}
     exact = store.open(ann_from=0)
     for query in QUERIES:
-        assert semantic(ann, query, tag="rare") == semantic(exact, query, tag="rare"), query
-    assert any(semantic(exact, q, tag="rare") for q in QUERIES)
-    assert set(scored) == {6} and not scanned  # the tag's six rows, scored whole
+        assert semantic(ann, query, **kept) == semantic(exact, query, **kept), query
+    assert any(semantic(exact, q, **kept) for q in QUERIES)
+    assert set(scored) == {6} and not scanned  # its six rows, scored whole
 
 
 @pytest.mark.parametrize("limit", [1, 5, 20])

@@ -493,6 +493,10 @@ _DESCRIPTION_WORDS = (
     "USING GIN (to_tsvector('retain_english', description)) WITH (fastupdate = off);"
 )
 
+# A search kept to trusted memories (``min_trust``): the planner can find the few rows at
+# those tiers through it rather than walk the vector index past the rest.
+_TRUST = "CREATE INDEX memories_trust ON memories(realm, trust);"
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "deferred vectors", _DEFERRED_VECTORS),
@@ -513,6 +517,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(17, "mirror links", _MIRROR_LINKS),
     Migration(18, "recent", _RECENT),
     Migration(19, "description words", _DESCRIPTION_WORDS),
+    Migration(20, "trust", _TRUST),
 )
 
 

@@ -596,6 +596,12 @@ def _m019_description_words(con: sqlite3.Connection) -> None:
     version means the same schema on either backend."""
 
 
+def _m020_trust(con: sqlite3.Connection) -> None:
+    """A search kept to trusted memories (``min_trust``) finds the few rows at those
+    tiers through it, as a small tier's through its scope (``SqliteTransaction.passing``)."""
+    run_script(con, "CREATE INDEX memories_trust ON memories(realm, trust);")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", _m001_foundation),
     Migration(2, "retrieval", _m002_retrieval),
@@ -616,6 +622,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(17, "mirror links", _m017_mirror_links),
     Migration(18, "recent", _m018_recent),
     Migration(19, "description words", _m019_description_words),
+    Migration(20, "trust", _m020_trust),
 )
 
 

@@ -201,12 +201,13 @@ class SqliteTransaction(
         return " AND ".join(clauses), args
 
     def passing(self, where: MemoryFilter, below: int) -> dict[int, str] | None:
-        """The memories passing ``where`` (number → id) when its realm and scopes, or its
-        tag, hold fewer than ``below`` rows, else None: a small tier's or tag's rows,
-        cheaper to search from than to find among many others. Those rows are counted
-        first in their index alone (reading a large tier's first 2,450 rows whole to learn
-        that it is large took 6 ms at 100,000 memories, counting them 0.3); then the
-        fewer than ``below`` are read and the rest of the filter is checked on each."""
+        """The memories passing ``where`` (number → id) when its realm and scopes, its
+        tag, or its trusts hold fewer than ``below`` rows, else None: a small tier's,
+        tag's or trust's rows, cheaper to search from than to find among many others.
+        Those rows are counted first in their index alone (reading a large tier's first
+        2,450 rows whole to learn that it is large took 6 ms at 100,000 memories,
+        counting them 0.3); then the fewer than ``below`` are read and the rest of the
+        filter is checked on each."""
         clause, args = self._filter_sql(where)
         held, held_args = "realm = ?", [where.realm]
         if where.scopes is not None:
@@ -223,6 +224,15 @@ class SqliteTransaction(
                 "SELECT m.num, m.id FROM memory_tags t CROSS JOIN memories m "
                 f"ON m.num = t.memory_num WHERE t.tag = ? AND {clause}",
                 [where.tag, *args],
+            )
+        elif where.trusts and self._fewer(
+            f"memories WHERE realm = ? AND trust IN ({', '.join('?' * len(where.trusts))})",
+            [where.realm, *where.trusts],
+            below,
+        ):
+            rows = self.con.execute(
+                f"SELECT m.num, m.id FROM memories m INDEXED BY memories_trust WHERE {clause}",
+                args,
             )
         else:
             return None
@@ -400,7 +410,7 @@ class SqliteTransaction(
         self, where: MemoryFilter, terms: Sequence[str], *, prefix: bool, limit: int
     ) -> list[LexicalHit]:
         clause, args = self._filter_sql(where)
-        narrow = where.scopes is not None or where.tag is not None
+        narrow = where.scopes is not None or where.tag is not None or bool(where.trusts)
         tier = (lambda: self.passing(where, NARROW)) if narrow else None
         return self.fts.match(clause, args, terms, prefix=prefix, limit=limit, passing=tier)
 
