@@ -9,6 +9,7 @@ import sqlite3
 import stat
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
@@ -162,7 +163,7 @@ def test_a_small_tier_is_searched_for_common_words_from_its_own_rows(
     service.close()
 
 
-def test_the_rows_passing_are_given_when_the_tier_the_tag_or_the_trust_holds_fewer_than_the_bound(
+def test_the_rows_passing_are_given_when_a_tier_tag_reference_or_trust_holds_fewer_than_the_bound(
     tmp_path: Path,
 ) -> None:
     from retain.storage.base import MemoryFilter
@@ -172,7 +173,13 @@ def test_the_rows_passing_are_given_when_the_tier_the_tag_or_the_trust_holds_few
     service.add_project("b")
     service.write_many(
         [
-            WriteRequest(f"b{i}", description=f"note {i}", project="b", tags=["x"] if i % 2 else [])
+            WriteRequest(
+                f"b{i}",
+                description=f"note {i}",
+                project="b",
+                tags=["x"] if i % 2 else [],
+                references=["https://wiki/x"] if i in (0, 2) else [],
+            )
             for i in range(6)
         ]
     )
@@ -184,16 +191,19 @@ def test_the_rows_passing_are_given_when_the_tier_the_tag_or_the_trust_holds_few
     )
     verified = Restore(NOW, NOW, 0, trust=Trust.VERIFIED)  # the others: attested
     service.retier("b1", "observed", reason="unchecked")
-    service.write("v", description="checked", restore=verified)
+    service.write("v", description="checked", restore=verified, references=["https://wiki/x"])
     service.write("v2", description="checked", restore=verified, tags=["x"])
     tier = MemoryFilter("default", scopes=("project:b",), tag="x")  # 6 rows; "x" holds 5
     tagged = MemoryFilter("default", tag="x")  # the realm holds 12
     everyone = MemoryFilter("default")
     trusted = MemoryFilter("default", trusts=("verified",))  # 2 rows
     observed = MemoryFilter("default", tag="x", trusts=("observed", "verified"))  # 3; "x" 5
+    cited = MemoryFilter("default", referencing=("https://wiki/x", "b9"))  # 3 rows
+    cited_verified = replace(cited, trusts=("verified",))
     asked = [
         (tier, 7), (tier, 6), (tier, 5), (tagged, 6), (tagged, 5), (everyone, 13), (everyone, 12),
         (trusted, 3), (trusted, 2), (observed, 4), (observed, 3),
+        (cited, 4), (cited, 3), (cited_verified, 3),
     ]  # fmt: skip
 
     def run(tx: Any) -> list[dict[int, str] | None]:
@@ -217,11 +227,25 @@ def test_the_rows_passing_are_given_when_the_tier_the_tag_or_the_trust_holds_few
         None,
         {"b1", "v2"},  # the tag's five are too many; the three observed or verified are not
         None,
+        {"b0", "b2", "v"},  # the three referencing either, read through their index
+        None,
+        {"v"},  # the references' three are too many; of the two verified, the one citing
     ]
     service.close()
 
 
-@pytest.mark.parametrize("kept_by", ["project", "tag", "trust"])
+def kept_as(kept_by: str) -> dict[str, Any]:
+    """A write's options putting it in the project ``b``, the tag ``b``, among those
+    referencing ``https://wiki/b``, or among the verified (the others are attested)."""
+    return {
+        "project": {"project": "b"},
+        "tag": {"tags": ["b"]},
+        "reference": {"references": ["https://wiki/b"]},
+        "trust": {"restore": Restore(NOW, NOW, 0, trust=Trust.VERIFIED)},
+    }[kept_by]
+
+
+@pytest.mark.parametrize("kept_by", ["project", "tag", "reference", "trust"])
 def test_a_small_tier_is_ranked_among_a_rarer_words_matches_by_their_numbers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept_by: str
 ) -> None:
@@ -241,23 +265,18 @@ def test_a_small_tier_is_ranked_among_a_rarer_words_matches_by_their_numbers(
     monkeypatch.setattr(SqliteTransaction, "passing", spied)
     service = MemoryService(SqliteBackend(tmp_path / "retain.db"), settings=LEXICAL)
     service.add_project("b")
-    project = "b" if kept_by == "project" else None
-    tags = ("b",) if kept_by == "tag" else ()
-    restore = Restore(NOW, NOW, 0, trust=Trust.VERIFIED) if kept_by == "trust" else None
+    kept = kept_as(kept_by)
     tier = [
-        WriteRequest(f"b{i}", description=f"note {i}", body="a kestrel hovered", project=project,
-                     tags=tags, restore=restore)
+        WriteRequest(f"b{i}", description=f"note {i}", body="a kestrel hovered", **kept)
         for i in range(20)
-    ]  # fmt: skip
-    tier.append(
-        WriteRequest("b-best", description="kestrel kestrel kestrel", project=project, tags=tags,
-                     restore=restore)
-    )  # fmt: skip
+    ]
+    tier.append(WriteRequest("b-best", description="kestrel kestrel kestrel", **kept))
     service.write_many(tier)
     service.write_many([WriteRequest(f"kestrel-{i}", description="kestrel") for i in range(60)])
     where = {
         "project": MemoryFilter("default", scopes=("project:b",)),
         "tag": MemoryFilter("default", tag="b"),
+        "reference": MemoryFilter("default", referencing=("https://wiki/b",)),
         "trust": MemoryFilter("default", trusts=("verified",)),
     }[kept_by]
 
@@ -269,6 +288,56 @@ def test_a_small_tier_is_ranked_among_a_rarer_words_matches_by_their_numbers(
     assert found[0] == service.get("b-best").memory.id and len(found) == 4
     ids = {service.get(r.name).memory.id for r in tier}
     assert [set(a.values()) if isinstance(a, dict) else a for a in asked] == [ids]
+    service.close()
+
+
+@pytest.mark.parametrize("kept_by", ["project", "tag", "reference", "trust"])
+def test_a_listing_of_few_rows_reads_them_through_their_index_in_the_listings_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept_by: str
+) -> None:
+    from retain import fields
+    from retain.storage import sqlite_transaction
+    from retain.storage.sqlite_transaction import SqliteTransaction
+
+    service = MemoryService(SqliteBackend(tmp_path / "retain.db"), settings=LEXICAL)
+    service.add_project("b")
+    kept = kept_as(kept_by)
+    service.write_many(
+        [WriteRequest(f"b{i}", description=f"note {i}", priority=i % 3, **kept) for i in range(9)]
+    )
+    service.write_many(
+        [WriteRequest(f"g{i}", description=f"other {i}", priority=i % 3) for i in range(30)]
+    )
+    asked: dict[str, Any] = {
+        "project": {"project": "b"},
+        "tag": {"tag": "b"},
+        "reference": {"referencing": "https://wiki/b"},
+        "trust": {"min_trust": "verified"},
+    }[kept_by]
+    read: list[object] = []
+    listed = SqliteTransaction.passing
+
+    def spied(self: SqliteTransaction, where: Any, below: int) -> dict[int, str] | None:
+        read.append(listed(self, where, below))
+        return read[-1]
+
+    monkeypatch.setattr(SqliteTransaction, "passing", spied)
+
+    def pages() -> list[list[str | None]]:
+        first = service.list_memories(limit=4, **asked)
+        rest = service.list_memories(after=fields.cursor_of(first[-1]), **asked)
+        return [[m.name for m in first], [m.name for m in rest]]
+
+    through_index = pages()
+    assert read and all(isinstance(r, dict) and len(r) == 9 for r in read)  # the rows, read
+    assert isinstance(read[0], dict)
+    two = dict(list(read[0].items())[:2])
+    monkeypatch.setattr(SqliteTransaction, "passing", lambda self, where, below: two)
+    assert {m.id for m in service.list_memories(**asked)} == set(two.values())  # what it lists
+    monkeypatch.setattr(sqlite_transaction, "_narrow", lambda where: False)  # the order's walk
+    assert through_index == pages()
+    assert [len(p) for p in through_index] == [4, 5]
+    assert sorted(sum(through_index, [])) == [f"b{i}" for i in range(9)]
     service.close()
 
 

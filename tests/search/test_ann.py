@@ -479,22 +479,25 @@ def test_segments_that_each_ran_out_are_read_whole_before_the_search_gives_up(
     assert sorted(h.memory_id for h in near) == sorted(some.within or ())  # all 58
 
 
-@pytest.mark.parametrize("kept_by", ["tag", "trust"])
-def test_a_rare_tag_or_trust_of_a_large_store_is_searched_from_its_own_rows(
+@pytest.mark.parametrize("kept_by", ["tag", "reference", "trust"])
+def test_a_rare_tag_reference_or_trust_of_a_large_store_is_searched_from_its_own_rows(
     store: Opened, narrow: tuple[list[int], list[int]], kept_by: str
 ) -> None:
     scored, scanned = narrow
     ann = store.open()
-    verified = Restore(NOW, NOW, 0, trust=Trust.VERIFIED)  # the others: attested
+    rare: dict[str, Any] = {
+        "tag": {"tags": ["rare"]},
+        "reference": {"references": ["https://wiki/rare"]},
+        "trust": {"restore": Restore(NOW, NOW, 0, trust=Trust.VERIFIED)},  # the others: attested
+    }[kept_by]
     ann.write_many(
-        [
-            WriteRequest(f"r{i}", description=t, tags=["rare"])
-            if kept_by == "tag"
-            else WriteRequest(f"r{i}", description=t, restore=verified)
-            for i, t in enumerate(sentences(6, 5))
-        ]
+        [WriteRequest(f"r{i}", description=t, **rare) for i, t in enumerate(sentences(6, 5))]
     )
-    kept: dict[str, Any] = {"tag": "rare"} if kept_by == "tag" else {"min_trust": "verified"}
+    kept: dict[str, Any] = {
+        "tag": {"tag": "rare"},
+        "reference": {"referencing": "https://wiki/rare"},
+        "trust": {"min_trust": "verified"},
+    }[kept_by]
     exact = store.open(ann_from=0)
     for query in QUERIES:
         assert semantic(ann, query, **kept) == semantic(exact, query, **kept), query
