@@ -30,7 +30,7 @@ from retain import errors, ledger
 from retain.chrono import TICK, ManualClock, stamp
 from retain.config import Settings
 from retain.errors import StoreError
-from retain.model import Trust
+from retain.model import Load, Trust
 from retain.results import Restore, WriteRequest
 from retain.search import rank
 from retain.search.embed import EmbedderSettings
@@ -252,6 +252,7 @@ def test_a_small_tier_is_ranked_among_a_rarer_words_matches_by_their_numbers(
     """When the best matches of the rarer words hold too few of a tier's (or a tag's) rows,
     every match is kept or not by its number among those rows, and the first of those by
     BM25 are taken: the tier's best, though it is its newest row."""
+    from retain.storage import sqlite_transaction
     from retain.storage.base import MemoryFilter
     from retain.storage.sqlite_transaction import SqliteTransaction
 
@@ -263,6 +264,7 @@ def test_a_small_tier_is_ranked_among_a_rarer_words_matches_by_their_numbers(
         return listed(self, where, below)
 
     monkeypatch.setattr(SqliteTransaction, "passing", spied)
+    monkeypatch.setattr(sqlite_transaction, "NARROW", 40)  # fewer than the realm's 81
     service = MemoryService(SqliteBackend(tmp_path / "retain.db"), settings=LEXICAL)
     service.add_project("b")
     kept = kept_as(kept_by)
@@ -297,8 +299,10 @@ def test_a_listing_of_few_rows_reads_them_through_their_index_in_the_listings_or
 ) -> None:
     from retain import fields
     from retain.storage import sqlite_transaction
+    from retain.storage.base import MemoryFilter
     from retain.storage.sqlite_transaction import SqliteTransaction
 
+    monkeypatch.setattr(sqlite_transaction, "LISTED_FEW", 20)  # fewer than the realm's 39
     service = MemoryService(SqliteBackend(tmp_path / "retain.db"), settings=LEXICAL)
     service.add_project("b")
     kept = kept_as(kept_by)
@@ -334,6 +338,9 @@ def test_a_listing_of_few_rows_reads_them_through_their_index_in_the_listings_or
     two = dict(list(read[0].items())[:2])
     monkeypatch.setattr(SqliteTransaction, "passing", lambda self, where, below: two)
     assert {m.id for m in service.list_memories(**asked)} == set(two.values())  # what it lists
+    every_load = tuple(load.value for load in Load)  # a context's listing: memories_load's walk
+    by_load = MemoryFilter("default", scopes=("global", "project:b"), loads=every_load)
+    assert len(service.backend.read(lambda tx: tx.list_memories(by_load, 5))) == 5  # not two
     monkeypatch.setattr(sqlite_transaction, "_narrow", lambda where: False)  # the order's walk
     assert through_index == pages()
     assert [len(p) for p in through_index] == [4, 5]

@@ -46,9 +46,10 @@ _BM25 = "bm25(memories_fts, " + ", ".join(map(str, FIELD_WEIGHTS)) + ")"
 
 _TEXTS = "coalesce(m.name, ''), m.description, m.body, m.context"
 NEWEST = "rowid DESC"
-NARROW = 2000  # scopes (or a tag) holding fewer rows are searched knowing them (``_first``)
+NARROW = 2000  # a filter's rows searched knowing them below this many (``_first``)
 SEEKS = 256  # matches that cost about as much to check by number as one row's test
-# the rows passing a search's filters (number → id) when its scopes or tag hold few, else None
+# the rows passing a search's filters (number → id) when its scopes, tag, references or
+# trusts hold few (``SqliteTransaction.passing``), else None
 Passing = Callable[[], "Mapping[int, str] | None"]
 
 
