@@ -125,6 +125,13 @@ def _marks(values: Sequence[object]) -> str:
     return ", ".join("?" * len(values))
 
 
+def _looked_up(table: str, key: str, args: list[Any]) -> tuple[str, str, list[Any]]:
+    """A way of ``passing`` through a lookup table (``memory_tags``, ``memory_refs``): its
+    rows matching ``key``, and the memories they name, as ``m``."""
+    named = f"{table} x CROSS JOIN memories m ON m.num = x.memory_num AND x.{key}"
+    return f"{table} WHERE {key}", named, args
+
+
 def _narrow(where: MemoryFilter) -> bool:
     """Whether ``where`` keeps a tier, a tag, a reference or a trust, whose rows may be
     few enough to read through its index (``SqliteTransaction.passing``)."""
@@ -233,48 +240,31 @@ class SqliteTransaction(
         if where.scopes is not None:
             held += f" AND scope IN ({_marks(where.scopes)})"
             held_args.extend(where.scopes)
-        ways = [  # (the rows counted, their arguments, those read, their arguments)
+        # Each way: the rows counted, the rows read (as ``m``), and their arguments.
+        ways = [
             (
                 f"memories WHERE {held}",
+                f"(SELECT * FROM memories WHERE {held} LIMIT {below:d}) AS m",
                 held_args,
-                f"SELECT m.num, m.id FROM (SELECT * FROM memories WHERE {held} LIMIT ?) AS m "
-                f"WHERE {clause}",
-                [*held_args, below, *args],
             )
         ]
         if where.tag is not None:
-            ways.append(
-                (
-                    "memory_tags WHERE tag = ?",
-                    [where.tag],
-                    "SELECT m.num, m.id FROM memory_tags t CROSS JOIN memories m "
-                    f"ON m.num = t.memory_num WHERE t.tag = ? AND {clause}",
-                    [where.tag, *args],
-                )
-            )
+            ways.append(_looked_up("memory_tags", "tag = ?", [where.tag]))
         if where.referencing:
             targets = f"target IN ({_marks(where.referencing)})"
-            ways.append(
-                (
-                    f"memory_refs WHERE {targets}",
-                    list(where.referencing),
-                    "SELECT m.num, m.id FROM memory_refs r CROSS JOIN memories m "
-                    f"ON m.num = r.memory_num WHERE r.{targets} AND {clause}",
-                    [*where.referencing, *args],
-                )
-            )
+            ways.append(_looked_up("memory_refs", targets, list(where.referencing)))
         if where.trusts:
-            ways.append(
-                (
-                    f"memories WHERE realm = ? AND trust IN ({_marks(where.trusts)})",
-                    [where.realm, *where.trusts],
-                    f"SELECT m.num, m.id FROM memories m INDEXED BY memories_trust WHERE {clause}",
-                    args,
-                )
+            trusted = (
+                "memories INDEXED BY memories_trust "
+                f"WHERE realm = ? AND trust IN ({_marks(where.trusts)})"
             )
-        for counted, counted_args, read, read_args in ways:
-            if self._fewer(counted, counted_args, below):
-                return dict(self.con.execute(read, read_args))
+            ways.append((trusted, f"(SELECT * FROM {trusted}) AS m", [where.realm, *where.trusts]))
+        for counted, read, way_args in ways:
+            if self._fewer(counted, way_args, below):
+                rows = self.con.execute(
+                    f"SELECT m.num, m.id FROM {read} WHERE {clause}", [*way_args, *args]
+                )
+                return dict(rows)
         return None
 
     def _fewer(self, rows: str, args: list[Any], below: int) -> bool:
