@@ -9,7 +9,9 @@ embedder, ``write_many`` in batches of ``--batch`` with a progress callback, as 
 writes them: the vector index is kept up by those writes), one memory in a thousand in
 the project ``tiny`` (a scope holding 0.1% of the store), another in a thousand tagged
 ``rare`` as well, a third trusted ``verified`` (as an import restores a memory's trust;
-the rest are ``attested``, as the operator writes), and a fourth referencing ``CITED``.
+the rest are ``attested``, as the operator writes), a fourth referencing ``CITED``, a
+fifth already expired and a sixth last verified a year ago (``STALE``: as an import
+restores it).
 ``--reuse`` keeps a store already loaded under ``--home``. Then, for each way of
 searching it — ``ann`` (the default settings: the approximate index beside the file) and
 ``exact`` (``[search] ann_from = 0``: every vector read into memory) — in a new process
@@ -25,9 +27,11 @@ each:
   8% of the store (``project_search_ms``), and for memories tagged ``infra``, about 6%
   (``tag_search_ms``), and ``rare``, 0.1% (``rare_tag_search_ms``), and kept to the
   memories trusted ``verified``, 0.1% (``trusted_search_ms``: ``min_trust``), and to
-  those referencing ``CITED``, 0.1% (``cited_search_ms``); and a listing's first page
-  (20, no query) of each small filter (``listing_ms``: the 0.1% project, tag, trust and
-  reference);
+  those referencing ``CITED``, 0.1% (``cited_search_ms``), to the expired, 0.1%
+  (``expired_search_ms``: ``expired``) and to those not verified for ``STALE``, 0.1%
+  (``stale_search_ms``: ``unverified``); and a listing's first page (20, no query) of
+  each small filter (``listing_ms``: the 0.1% project, tag, trust, reference, expiry and
+  staleness);
 * ``retain search QUERY`` run as a whole command (``--cli`` of them, a new interpreter
   each, the machine's page cache warm): wall time p50 and max.
 
@@ -35,9 +39,9 @@ In the ``ann`` process the semantic sense is also checked against the exact scan
 stored vectors (read from the file, every row): recall@10 of the index's 10 nearest
 (asked as a search of ten asks: ``rank.DEPTH``) over the query sets, and the same over
 the ``tiny`` scope alone, the ``infra`` tier, the ``infra`` and ``rare`` tags, the
-verified memories and those referencing ``CITED``, with the time of each query vector's
-nearest (``nearest_ms``, one at a time, the query embedded before: what
-``bench/chroma.py`` times of chromadb).
+verified memories, those referencing ``CITED``, the expired and the stale, with the
+time of each query vector's nearest (``nearest_ms``, one at a time, the query embedded
+before: what ``bench/chroma.py`` times of chromadb).
 The top-10 results of the two ways are compared query by query (``same_top10``).
 Beside recall, ``within_0.001``: the share of the index's ten that score at least the
 exact tenth's cosine less 0.001 (the synthetic corpus holds many rows within a
@@ -75,7 +79,9 @@ TAG = "infra"  # a tag of about 6% (one of 24, up to three a memory)
 RARE = "rare"  # a tag of 0.1%: one memory in a thousand (not the small scope's)
 TRUSTED = "verified"  # the trust of 0.1%: one memory in a thousand (neither of the others)
 CITED = "https://wiki/rare"  # a record 0.1% of the memories reference (none of the others)
-FILTERED = ("project", "tag", "rare_tag", "trusted", "cited")  # recall's filtered checks
+EXPIRED = "2020-01-01"  # the expiry of 0.1%: past before they are written (none of the others)
+STALE = "90d"  # 0.1% were last verified a year ago, longer than this (none of the others)
+FILTERED = ("project", "tag", "rare_tag", "trusted", "cited", "expired", "stale")
 SCOPE_EVERY = 1000  # one memory in a thousand is the small scope's
 WARM_QUERY = "deploy the new release to the server"
 TARGETS = {  # the issue's, for this 2-core machine
@@ -93,16 +99,20 @@ def write_config(directory: Path, mode: str) -> None:
         path.unlink(missing_ok=True)
 
 
-def verified(yes: bool) -> Any:
-    """What makes a write trusted ``verified`` (an import's restored trust), or None."""
-    if not yes:
+def restored(number: int) -> Any:
+    """What an import restores of memory ``number``: trusted ``verified``, or last
+    verified a year ago; None for the rest."""
+    if number % SCOPE_EVERY not in (2, 5):
         return None
-    from datetime import UTC, datetime
+    from datetime import UTC, datetime, timedelta
 
     from retain.model import Trust
     from retain.write_results import Restore
 
     now = datetime.now(UTC)
+    if number % SCOPE_EVERY == 2:
+        year_ago = now - timedelta(days=365)
+        return Restore(created_at=year_ago, verified_at=year_ago, read_count=0)
     return Restore(created_at=now, verified_at=now, read_count=0, trust=Trust(TRUSTED))
 
 
@@ -126,8 +136,9 @@ def load(directory: Path, size: int, batch: int, corpus: Corpus) -> dict[str, An
                 d.request(),
                 project=SCOPE if d.number % SCOPE_EVERY == 7 else d.project,
                 tags=(*d.tags, RARE) if d.number % SCOPE_EVERY == 3 else d.tags,
-                restore=verified(d.number % SCOPE_EVERY == 5),
+                restore=restored(d.number),
                 references=(CITED,) if d.number % SCOPE_EVERY == 9 else None,
+                expires=EXPIRED if d.number % SCOPE_EVERY == 1 else None,
             )
             for d in docs
         ]
@@ -171,11 +182,15 @@ def measure(directory: Path, mode: str) -> dict[str, Any]:
     rare, _ = searched(store, spec, tag=RARE)
     trusted, _ = searched(store, spec, min_trust=TRUSTED)
     cited, _ = searched(store, spec, referencing=CITED)
+    expired, _ = searched(store, spec, expired=True)
+    stale, _ = searched(store, spec, unverified=STALE)
     small: dict[str, dict[str, Any]] = {
         "tier": {"project": SCOPE},
         "rare_tag": {"tag": RARE},
         "trusted": {"min_trust": TRUSTED},
         "cited": {"referencing": CITED},
+        "expired": {"expired": True},
+        "stale": {"unverified": STALE},
     }
     listing = {name: summary_ms(listed(store, options)) for name, options in small.items()}
     out: dict[str, Any] = {
@@ -189,6 +204,8 @@ def measure(directory: Path, mode: str) -> dict[str, Any]:
         "rare_tag_search_ms": summary_ms(rare),
         "trusted_search_ms": summary_ms(trusted),
         "cited_search_ms": summary_ms(cited),
+        "expired_search_ms": summary_ms(expired),
+        "stale_search_ms": summary_ms(stale),
         "listing_ms": listing,
         "rss_mib": rss["hwm"],
         "tops": tops,
@@ -237,7 +254,10 @@ def listed(store: retain.MemoryService, options: dict[str, Any], times: int = 20
 def recall(store: retain.MemoryService, texts: list[str]) -> dict[str, Any]:
     """The index's nearest against the exact scan of every stored vector, for the whole
     realm, the small scope, a project's tier, a common tag and a rare one, the verified
-    memories and those referencing ``CITED``."""
+    memories, those referencing ``CITED``, the expired and the stale."""
+    from datetime import UTC, datetime
+
+    from retain.chrono import before, parse_duration, stamp
     from retain.search import key, rank
     from retain.storage.base import MemoryFilter
 
@@ -245,6 +265,7 @@ def recall(store: retain.MemoryService, texts: list[str]) -> dict[str, Any]:
     assert embedder is not None
     asked = key.embed(embedder, texts)
     model, dim = embedder.model_id, embedder.dim
+    now, stale_for = datetime.now(UTC), parse_duration(STALE)
     wheres = {
         "realm": MemoryFilter(store.realm),
         "scope": MemoryFilter(store.realm, scopes=(f"project:{SCOPE}",)),
@@ -253,6 +274,8 @@ def recall(store: retain.MemoryService, texts: list[str]) -> dict[str, Any]:
         "rare_tag": MemoryFilter(store.realm, tag=RARE),
         "trusted": MemoryFilter(store.realm, trusts=(TRUSTED,)),
         "cited": MemoryFilter(store.realm, referencing=(CITED,)),
+        "expired": MemoryFilter(store.realm, expired_at=stamp(now)),
+        "stale": MemoryFilter(store.realm, verified_before=stamp(before(now, stale_for))),
     }
 
     def run(tx: Any) -> dict[str, Any]:

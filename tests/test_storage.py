@@ -42,6 +42,7 @@ from retain.storage.sqlite import SqliteBackend
 from retain.storage.sqlite_schema import MIGRATIONS, latest_version
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)  # when a restored write was made
+YEAR_BEFORE = NOW - timedelta(days=365)  # when a long unverified one was
 
 
 def _raw(service: MemoryService) -> sqlite3.Connection:
@@ -163,7 +164,7 @@ def test_a_small_tier_is_searched_for_common_words_from_its_own_rows(
     service.close()
 
 
-def test_the_rows_passing_are_given_when_a_tier_tag_reference_or_trust_holds_fewer_than_the_bound(
+def test_the_rows_passing_are_given_when_any_way_a_filter_narrows_holds_fewer_than_the_bound(
     tmp_path: Path,
 ) -> None:
     from retain.storage.base import MemoryFilter
@@ -193,6 +194,9 @@ def test_the_rows_passing_are_given_when_a_tier_tag_reference_or_trust_holds_few
     service.retier("b1", "observed", reason="unchecked")
     service.write("v", description="checked", restore=verified, references=["https://wiki/x"])
     service.write("v2", description="checked", restore=verified, tags=["x"])
+    service.write("e", description="gone", expires="2020-01-01")
+    service.write("e2", description="not yet gone", expires="2999-01-01")
+    service.write("s", description="long unchecked", restore=Restore(YEAR_BEFORE, YEAR_BEFORE, 0))
     tier = MemoryFilter("default", scopes=("project:b",), tag="x")  # 6 rows; "x" holds 5
     tagged = MemoryFilter("default", tag="x")  # the realm holds 12
     everyone = MemoryFilter("default")
@@ -200,10 +204,13 @@ def test_the_rows_passing_are_given_when_a_tier_tag_reference_or_trust_holds_few
     observed = MemoryFilter("default", tag="x", trusts=("observed", "verified"))  # 3; "x" 5
     cited = MemoryFilter("default", referencing=("https://wiki/x", "b9"))  # 3 rows
     cited_verified = replace(cited, trusts=("verified",))
+    expired = MemoryFilter("default", expired_at=stamp(datetime.now(UTC)))  # 1 row; 2 expire
+    stale = MemoryFilter("default", verified_before=stamp(NOW))  # 1 row
     asked = [
-        (tier, 7), (tier, 6), (tier, 5), (tagged, 6), (tagged, 5), (everyone, 13), (everyone, 12),
+        (tier, 7), (tier, 6), (tier, 5), (tagged, 6), (tagged, 5), (everyone, 16), (everyone, 15),
         (trusted, 3), (trusted, 2), (observed, 4), (observed, 3),
         (cited, 4), (cited, 3), (cited_verified, 3),
+        (expired, 2), (expired, 1), (stale, 2), (stale, 1),
     ]  # fmt: skip
 
     def run(tx: Any) -> list[dict[int, str] | None]:
@@ -212,7 +219,8 @@ def test_the_rows_passing_are_given_when_a_tier_tag_reference_or_trust_holds_few
 
     named = {
         service.get(n).memory.id: n
-        for n in [*(f"b{i}" for i in range(6)), *(f"g{i}" for i in range(4)), "v", "v2"]
+        for n in [*(f"b{i}" for i in range(6)), *(f"g{i}" for i in range(4)), "v", "v2", "e"]
+        + ["e2", "s"]
     }
     got = [None if f is None else {named[i] for i in f.values()} for f in service.backend.read(run)]
     assert got == [
@@ -221,7 +229,7 @@ def test_the_rows_passing_are_given_when_a_tier_tag_reference_or_trust_holds_few
         None,  # neither holds fewer than five
         {"b1", "b3", "b5", "g0", "v2"},
         None,
-        {f"b{i}" for i in range(6)} | {f"g{i}" for i in range(4)} | {"v", "v2"},
+        {f"b{i}" for i in range(6)} | {f"g{i}" for i in range(4)} | {"v", "v2", "e", "e2", "s"},
         None,
         {"v", "v2"},  # the two verified, read through the trust's index
         None,
@@ -230,22 +238,32 @@ def test_the_rows_passing_are_given_when_a_tier_tag_reference_or_trust_holds_few
         {"b0", "b2", "v"},  # the three referencing either, read through their index
         None,
         {"v"},  # the references' three are too many; of the two verified, the one citing
+        {"e"},  # the expired, read through the expiry's index (which holds "e2" as well)
+        None,
+        {"s"},  # the one last verified before NOW
+        None,
     ]
     service.close()
 
 
 def kept_as(kept_by: str) -> dict[str, Any]:
     """A write's options putting it in the project ``b``, the tag ``b``, among those
-    referencing ``https://wiki/b``, or among the verified (the others are attested)."""
+    referencing ``https://wiki/b``, among the verified (the others are attested), the
+    expired or those last verified a year before ``NOW``."""
     return {
         "project": {"project": "b"},
         "tag": {"tags": ["b"]},
         "reference": {"references": ["https://wiki/b"]},
         "trust": {"restore": Restore(NOW, NOW, 0, trust=Trust.VERIFIED)},
+        "expiry": {"expires": "2020-01-01"},
+        "staleness": {"restore": Restore(YEAR_BEFORE, YEAR_BEFORE, 0)},
     }[kept_by]
 
 
-@pytest.mark.parametrize("kept_by", ["project", "tag", "reference", "trust"])
+KEPT_BY = ["project", "tag", "reference", "trust", "expiry", "staleness"]
+
+
+@pytest.mark.parametrize("kept_by", KEPT_BY)
 def test_a_small_tier_is_ranked_among_a_rarer_words_matches_by_their_numbers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept_by: str
 ) -> None:
@@ -280,6 +298,8 @@ def test_a_small_tier_is_ranked_among_a_rarer_words_matches_by_their_numbers(
         "tag": MemoryFilter("default", tag="b"),
         "reference": MemoryFilter("default", referencing=("https://wiki/b",)),
         "trust": MemoryFilter("default", trusts=("verified",)),
+        "expiry": MemoryFilter("default", expired_at=stamp(datetime.now(UTC))),
+        "staleness": MemoryFilter("default", verified_before=stamp(NOW)),
     }[kept_by]
 
     def run(tx: Any) -> list[str]:  # 4 asked: the 16 best matches first, none the tier's
@@ -293,7 +313,7 @@ def test_a_small_tier_is_ranked_among_a_rarer_words_matches_by_their_numbers(
     service.close()
 
 
-@pytest.mark.parametrize("kept_by", ["project", "tag", "reference", "trust"])
+@pytest.mark.parametrize("kept_by", KEPT_BY)
 def test_a_listing_of_few_rows_reads_them_through_their_index_in_the_listings_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kept_by: str
 ) -> None:
@@ -317,6 +337,8 @@ def test_a_listing_of_few_rows_reads_them_through_their_index_in_the_listings_or
         "tag": {"tag": "b"},
         "reference": {"referencing": "https://wiki/b"},
         "trust": {"min_trust": "verified"},
+        "expiry": {"expired": True},
+        "staleness": {"unverified": "30d"},
     }[kept_by]
     read: list[object] = []
     listed = SqliteTransaction.passing

@@ -479,8 +479,8 @@ def test_segments_that_each_ran_out_are_read_whole_before_the_search_gives_up(
     assert sorted(h.memory_id for h in near) == sorted(some.within or ())  # all 58
 
 
-@pytest.mark.parametrize("kept_by", ["tag", "reference", "trust"])
-def test_a_rare_tag_reference_or_trust_of_a_large_store_is_searched_from_its_own_rows(
+@pytest.mark.parametrize("kept_by", ["tag", "reference", "trust", "expiry", "staleness"])
+def test_a_rare_tag_reference_trust_expiry_or_staleness_is_searched_from_its_own_rows(
     store: Opened, narrow: tuple[list[int], list[int]], kept_by: str
 ) -> None:
     scored, scanned = narrow
@@ -489,6 +489,8 @@ def test_a_rare_tag_reference_or_trust_of_a_large_store_is_searched_from_its_own
         "tag": {"tags": ["rare"]},
         "reference": {"references": ["https://wiki/rare"]},
         "trust": {"restore": Restore(NOW, NOW, 0, trust=Trust.VERIFIED)},  # the others: attested
+        "expiry": {"expires": "2020-01-01"},
+        "staleness": {"restore": Restore(NOW, NOW, 0)},  # the others: verified when written
     }[kept_by]
     ann.write_many(
         [WriteRequest(f"r{i}", description=t, **rare) for i, t in enumerate(sentences(6, 5))]
@@ -497,6 +499,8 @@ def test_a_rare_tag_reference_or_trust_of_a_large_store_is_searched_from_its_own
         "tag": {"tag": "rare"},
         "reference": {"referencing": "https://wiki/rare"},
         "trust": {"min_trust": "verified"},
+        "expiry": {"expired": True},
+        "staleness": {"unverified": "30d"},
     }[kept_by]
     exact = store.open(ann_from=0)
     for query in QUERIES:

@@ -497,6 +497,13 @@ _DESCRIPTION_WORDS = (
 # those tiers through it rather than walk the vector index past the rest.
 _TRUST = "CREATE INDEX memories_trust ON memories(realm, trust);"
 
+# The expired (``--expired``) and the memories not verified for a while (``--unverified``),
+# found as the trusts are; only memories with an expiry are in the first.
+_EXPIRY = """
+CREATE INDEX memories_expiry ON memories(realm, expires_at) WHERE expires_at IS NOT NULL;
+CREATE INDEX memories_verified ON memories(realm, verified_at);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "initial", _INITIAL),
     Migration(2, "deferred vectors", _DEFERRED_VECTORS),
@@ -518,6 +525,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(18, "recent", _RECENT),
     Migration(19, "description words", _DESCRIPTION_WORDS),
     Migration(20, "trust", _TRUST),
+    Migration(21, "expiry", _EXPIRY),
 )
 
 

@@ -602,6 +602,19 @@ def _m020_trust(con: sqlite3.Connection) -> None:
     run_script(con, "CREATE INDEX memories_trust ON memories(realm, trust);")
 
 
+def _m021_expiry(con: sqlite3.Connection) -> None:
+    """The expired (``--expired``) and the memories not verified for a while
+    (``--unverified``) are found through these, as the trusts are through
+    ``memories_trust``; only memories with an expiry are in the first."""
+    run_script(
+        con,
+        """
+        CREATE INDEX memories_expiry ON memories(realm, expires_at) WHERE expires_at IS NOT NULL;
+        CREATE INDEX memories_verified ON memories(realm, verified_at);
+        """,
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "foundation", _m001_foundation),
     Migration(2, "retrieval", _m002_retrieval),
@@ -623,6 +636,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(18, "recent", _m018_recent),
     Migration(19, "description words", _m019_description_words),
     Migration(20, "trust", _m020_trust),
+    Migration(21, "expiry", _m021_expiry),
 )
 
 

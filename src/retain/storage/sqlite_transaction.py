@@ -132,12 +132,19 @@ def _looked_up(table: str, key: str, args: list[Any]) -> tuple[str, str, list[An
     return f"{table} WHERE {key}", named, args
 
 
+def _indexed(index: str, key: str, args: list[Any]) -> tuple[str, str, list[Any]]:
+    """A way of ``passing`` through an index of ``memories`` by realm: its rows of the
+    realm matching ``key``, counted and read as ``m``."""
+    rows = f"memories INDEXED BY {index} WHERE realm = ? AND {key}"
+    return rows, f"(SELECT * FROM {rows}) AS m", args
+
+
 def _narrow(where: MemoryFilter) -> bool:
-    """Whether ``where`` keeps a tier, a tag, a reference or a trust, whose rows may be
-    few enough to read through its index (``SqliteTransaction.passing``)."""
-    return (
-        where.scopes is not None or where.tag is not None or bool(where.referencing or where.trusts)
-    )
+    """Whether ``where`` keeps a tier, a tag, a reference, a trust, the expired or the
+    long unverified, whose rows may be few enough to read through their index
+    (``SqliteTransaction.passing``)."""
+    kept = (where.scopes, where.tag, where.expired_at, where.verified_before)
+    return any(k is not None for k in kept) or bool(where.referencing or where.trusts)
 
 
 _SCANNED = ("coalesce(m.name, '')", "m.description", "m.body")  # what a plain-text scan reads
@@ -228,13 +235,13 @@ class SqliteTransaction(
 
     def passing(self, where: MemoryFilter, below: int) -> dict[int, str] | None:
         """The memories passing ``where`` (number → id) when its realm and scopes, its
-        tag, the records it references, or its trusts hold fewer than ``below`` rows,
-        else None: a small tier's, tag's, reference's or trust's rows, cheaper to search
-        from than to find among many others. Each way's rows are counted first in its
-        index alone (reading a large tier's first 2,450 rows whole to learn that it is
-        large took 6 ms at 100,000 memories, counting them 0.3); then the rows of the
-        first way that holds fewer than ``below`` are read, and the rest of the filter
-        checked on each."""
+        tag, the records it references, its trusts, its expired or its long unverified
+        hold fewer than ``below`` rows, else None: a small tier's (and so on) rows,
+        cheaper to search from than to find among many others. Each way's rows are
+        counted first in its index alone (reading a large tier's first 2,450 rows whole
+        to learn that it is large took 6 ms at 100,000 memories, counting them 0.3); then
+        the rows of the first way that holds fewer than ``below`` are read, and the rest
+        of the filter checked on each."""
         clause, args = self._filter_sql(where)
         held, held_args = "realm = ?", [where.realm]
         if where.scopes is not None:
@@ -254,11 +261,14 @@ class SqliteTransaction(
             targets = f"target IN ({_marks(where.referencing)})"
             ways.append(_looked_up("memory_refs", targets, list(where.referencing)))
         if where.trusts:
-            trusted = (
-                "memories INDEXED BY memories_trust "
-                f"WHERE realm = ? AND trust IN ({_marks(where.trusts)})"
-            )
-            ways.append((trusted, f"(SELECT * FROM {trusted}) AS m", [where.realm, *where.trusts]))
+            trusted = f"trust IN ({_marks(where.trusts)})"
+            ways.append(_indexed("memories_trust", trusted, [where.realm, *where.trusts]))
+        if where.expired_at is not None:
+            expired = "expires_at IS NOT NULL AND expires_at <= ?"
+            ways.append(_indexed("memories_expiry", expired, [where.realm, where.expired_at]))
+        if where.verified_before is not None:
+            stale = "verified_at < ?"
+            ways.append(_indexed("memories_verified", stale, [where.realm, where.verified_before]))
         for counted, read, way_args in ways:
             if self._fewer(counted, way_args, below):
                 rows = self.con.execute(
@@ -379,7 +389,7 @@ class SqliteTransaction(
         if after is not None:
             clause += f" AND {AFTER_SQL}"
             args += after_args(after)
-        # The rows of a small tier, tag, reference or trust are read and sorted; others
+        # The rows of a small tier, tag, reference, trust (…) are read and sorted; others
         # are read in the index's order until enough pass (at 100k, a tag of 0.1% took
         # 40 ms that way, a reference 180). A listing by load (a context's) walks
         # ``memories_load``, which holds the scopes too: counting first would only add.
