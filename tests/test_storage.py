@@ -26,6 +26,7 @@ from tests.conftest import (
     store_state,
 )
 
+import retain
 from retain import errors, ledger
 from retain.chrono import TICK, ManualClock, stamp
 from retain.config import Settings
@@ -76,6 +77,35 @@ def test_migrations_are_recorded_once(tmp_path: Path) -> None:
     assert rows == [(m.version, m.name) for m in MIGRATIONS]
     assert [m.version for m in MIGRATIONS] == list(range(1, latest_version() + 1))  # no gap
     assert [m.version for m in pg_schema.MIGRATIONS] == [m.version for m in MIGRATIONS]
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "postgres"])
+def test_an_older_stores_schema_upgrade_reports_each_migration_a_new_or_current_one_none(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch, engine: str
+) -> None:
+    from retain.storage import postgres, postgres_schema, sqlite, sqlite_schema
+
+    module, schema = (sqlite, sqlite_schema) if engine == "sqlite" else (postgres, postgres_schema)
+    where = (
+        str(tmp_path / "retain.db")
+        if engine == "sqlite"
+        else fresh_schema(request.getfixturevalue("postgres_url"))
+    )
+    heard: list[list[tuple[str, int, int]]] = []
+
+    def opened() -> None:
+        reports: list[tuple[str, int, int]] = []
+        retain.open_backend(where, progress=lambda *r: reports.append(r)).close()
+        heard.append(reports)
+
+    older = tuple(m for m in schema.MIGRATIONS if m.version < 20)
+    with monkeypatch.context() as patched:
+        patched.setattr(module, "MIGRATIONS", older)
+        opened()  # a new store, made at version 19
+    opened()  # the older store, upgraded
+    opened()  # a current one
+    ahead = latest_version() - 19
+    assert heard == [[], [("schema", done, ahead) for done in range(ahead + 1)], []]
 
 
 def test_what_superseded_a_memory_is_found_by_index_not_by_a_scan(tmp_path: Path) -> None:

@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # the public names, loaded on first use (PEP 562: ``__getattr
         VerifyReport,
     )
     from retain.service import MemoryService, Record
-    from retain.storage.base import Backend
+    from retain.storage.base import Backend, Progress
     from retain.write_results import DeleteResult, EditResult, WriteRequest, WriteResult
 
 # Where each lazily loaded public name lives: ``import retain`` loads none of them, so a
@@ -138,13 +138,15 @@ def open(  # noqa: A001 - the natural verb, as in sqlite3 and shelve
     realm: str = "default",
     principal: str = "operator:local",
     session: str | None = None,
+    progress: Progress | None = None,
 ) -> MemoryService:
     """Open a store: a ``postgres://`` URL (or ``$RETAIN_DATABASE_URL`` when no location is
     given), a SQLite file path, or the default file under ``$RETAIN_HOME``.
 
     Settings come from ``config.toml`` in the home directory. ``session`` is the key of
     the agent context the principal acts in (the host's, never the model's): an agent's
-    writes are judged by that session's taint.
+    writes are judged by that session's taint. ``progress`` hears an older store's schema
+    upgrade (phase ``schema``), if one is pending.
     """
     from retain.config import LEGACY_DIR, load_settings, resolve_home
     from retain.errors import StoreError
@@ -161,7 +163,7 @@ def open(  # noqa: A001 - the natural verb, as in sqlite3 and shelve
                 remedy=f"set ${DATABASE_URL_ENV} to the database's URL, or unset it to use "
                 "the SQLite store of the home directory",
             )
-    backend = open_backend(location, home=root, pool_size=settings.pool_size)
+    backend = open_backend(location, home=root, pool_size=settings.pool_size, progress=progress)
     if isinstance(backend, SqliteBackend):
         legacy_dir = backend.path.parent / LEGACY_DIR  # beside the store it belongs to
     else:
@@ -187,10 +189,12 @@ def open_backend(
     *,
     home: str | os.PathLike[str] | None = None,
     pool_size: int | None = None,
+    progress: Progress | None = None,
 ) -> Backend:
     """The backend of a location: a ``postgres://`` URL, a ``sqlite:///path`` URL, a
     SQLite file, or a directory meaning ``retain.db`` inside it (default: the home's).
-    ``pool_size``: a PostgreSQL store's connections (default ``config.DEFAULT_POOL_SIZE``)."""
+    ``pool_size``: a PostgreSQL store's connections (default ``config.DEFAULT_POOL_SIZE``);
+    ``progress``: hears an older store's schema upgrade."""
     from pathlib import Path
 
     from retain.config import DEFAULT_POOL_SIZE, STORE_FILE, resolve_home
@@ -199,16 +203,16 @@ def open_backend(
     if pool_size is None:
         pool_size = DEFAULT_POOL_SIZE
     if isinstance(location, str) and location.startswith(POSTGRES_SCHEMES):
-        return _postgres(location, pool_size)
+        return _postgres(location, pool_size, progress)
     if isinstance(location, str) and location.startswith(SQLITE_SCHEME):
         location = location[len(SQLITE_SCHEME) :]
     path = Path(location) if location is not None else resolve_home(home) / STORE_FILE
     if path.is_dir():
         path = path / STORE_FILE
-    return SqliteBackend(path)
+    return SqliteBackend(path, progress=progress)
 
 
-def _postgres(url: str, pool_size: int) -> Backend:
+def _postgres(url: str, pool_size: int, progress: Progress | None) -> Backend:
     from retain.errors import StoreError
     from retain.extras import needed
 
@@ -220,7 +224,7 @@ def _postgres(url: str, pool_size: int) -> Backend:
             f"a PostgreSQL store needs the PostgreSQL driver: {exc}",
             remedy="pip install 'retain[postgres]'",
         ) from exc
-    return PostgresBackend(url, pool_size=pool_size)
+    return PostgresBackend(url, pool_size=pool_size, progress=progress)
 
 
 __all__ = [

@@ -171,8 +171,11 @@ def run_script(
     )
 
 
-def on_a_terminal(home: Path, *args: str, env: Mapping[str, str] | None = None) -> bytes:
-    """What the console script writes to a real terminal (a pty as its stdin and stdout)."""
+def on_a_terminal(
+    home: Path, *args: str, env: Mapping[str, str] | None = None, stderr: bool = False
+) -> bytes:
+    """What the console script writes to a real terminal (a pty as its stdin and stdout,
+    and its stderr too with ``stderr``)."""
     leader, follower = pty.openpty()
     environment = {k: v for k, v in os.environ.items() if k not in ("VISUAL", "EDITOR")}
     environment.update({"RETAIN_HOME": str(home), "NO_COLOR": "1", "COLUMNS": "200"})
@@ -182,7 +185,7 @@ def on_a_terminal(home: Path, *args: str, env: Mapping[str, str] | None = None) 
             [str(RETAIN), *args],
             stdin=follower,
             stdout=follower,
-            stderr=subprocess.PIPE,
+            stderr=follower if stderr else subprocess.PIPE,
             env=environment,
             timeout=120,
             check=False,

@@ -41,6 +41,7 @@ from tests.doors.cli_helpers import (
     Retain,
     configure,
     inline_budget,
+    on_a_terminal,
     run_script,
 )
 
@@ -249,6 +250,23 @@ def test_legacy_markdown_is_imported_when_the_store_is_opened(retain: Retain) ->
     found = retain.json("recall", "tea", "--as", "agent:scout")["memories"]
     assert [m["body"] for m in found] == ["Likes tea."]
     assert retain.ok("agent", "list").stderr == ""
+
+
+def test_a_command_draws_an_older_stores_schema_upgrade_as_progress(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening the store draws its pending migrations as the bar every long command draws
+    on a terminal's stderr, and nothing once the store is current."""
+    from retain.storage import sqlite
+    from retain.storage.sqlite_schema import latest_version
+
+    with monkeypatch.context() as patched:
+        patched.setattr(sqlite, "MIGRATIONS", sqlite.MIGRATIONS[:19])
+        sqlite.SqliteBackend(tmp_path / "retain.db").close()  # a store of version 19
+    ahead = latest_version() - 19
+    upgraded = on_a_terminal(tmp_path, "list", stderr=True)
+    assert b"schema" in upgraded and f"{ahead}/{ahead}".encode() in upgraded
+    assert b"schema" not in on_a_terminal(tmp_path, "list", stderr=True)
 
 
 def test_every_command_reaches_a_postgres_store_by_url(tmp_path: Path, postgres_url: str) -> None:

@@ -46,7 +46,7 @@ from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
 from retain.errors import SchemaTooNew, StoreBusy, StoreError
-from retain.storage.base import Compaction, Progress
+from retain.storage.base import Compaction, Progress, migrations_ahead
 from retain.storage.postgres_schema import MIGRATIONS, latest_version
 from retain.storage.postgres_transaction import PostgresTransaction
 from retain.storage.postgres_vectors import (
@@ -111,7 +111,9 @@ class PostgresBackend:
 
     reads_wait = True  # every statement is a round trip to the server
 
-    def __init__(self, url: str, *, pool_size: int = POOL_SIZE) -> None:
+    def __init__(
+        self, url: str, *, pool_size: int = POOL_SIZE, progress: Progress | None = None
+    ) -> None:
         self.conninfo, self.schema = split_url(url)
         if not _SCHEMA_NAME.fullmatch(self.schema):
             raise StoreError(
@@ -130,7 +132,7 @@ class PostgresBackend:
         self._beside: ThreadPoolExecutor | None = None  # runs read_beside's reads
         self._pid = 0
         self._lock = threading.Lock()
-        self._migrate()
+        self._migrate(progress)
 
     # -- connections ------------------------------------------------------------
 
@@ -301,7 +303,7 @@ class PostgresBackend:
 
     # -- schema -----------------------------------------------------------------------
 
-    def _migrate(self) -> None:
+    def _migrate(self, progress: Progress | None) -> None:
         try:
             with psycopg.connect(self.conninfo, connect_timeout=CONNECT_TIMEOUT_S) as con:
                 con.execute(
@@ -336,14 +338,13 @@ class PostgresBackend:
                         "SELECT pg_advisory_xact_lock(%s, hashtext(%s))",
                         (_WRITE_LOCK, self.schema),
                     )
-                for migration in MIGRATIONS:
-                    if migration.version > current:
-                        con.execute(migration.sql)
-                        con.execute(
-                            "INSERT INTO schema_migrations(version, name, applied_at) "
-                            "VALUES (%s, %s, now()::text)",
-                            (migration.version, migration.name),
-                        )
+                for migration in migrations_ahead(MIGRATIONS, current, progress):
+                    con.execute(migration.sql)
+                    con.execute(
+                        "INSERT INTO schema_migrations(version, name, applied_at) "
+                        "VALUES (%s, %s, now()::text)",
+                        (migration.version, migration.name),
+                    )
                 self._ext = self._extension_schema(con) or "public"
             self._reached = os.getpid()  # the server answered this process
         except psycopg.Error as exc:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from retain.errors import SchemaTooNew, StoreBusy, StoreError
-from retain.storage.base import Compaction, Progress
+from retain.storage.base import Compaction, Progress, migrations_ahead
 from retain.storage.sqlite_schema import MIGRATIONS, latest_version
 from retain.storage.sqlite_transaction import SqliteTransaction
 
@@ -54,14 +54,14 @@ class SqliteBackend:
 
     reads_wait = False  # WAL: a reader never waits for a writer
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, progress: Progress | None = None) -> None:
         self.path = Path(path)
         self.location = str(self.path)
         self._local = threading.local()
         self._common: set[str] = set()  # FTS phrases known to be common (see sqlite_fts)
         self._indexes: Indexes | None = None  # the vector codes beside the file, once used
         self._create_file()
-        self._migrate()
+        self._migrate(progress)
 
     def vector_indexes(self) -> Indexes:
         """The vector codes beside the file (``storage.sqlite_ann``),
@@ -201,7 +201,7 @@ class SqliteBackend:
 
     # -- schema -----------------------------------------------------------------------
 
-    def _migrate(self) -> None:
+    def _migrate(self, progress: Progress | None) -> None:
         con = self._con
         try:
             con.execute(
@@ -218,9 +218,7 @@ class SqliteBackend:
                 remedy="upgrade retain to open this store",
                 version=current,
             )
-        for migration in MIGRATIONS:
-            if migration.version <= current:
-                continue
+        for migration in migrations_ahead(MIGRATIONS, current, progress):
 
             def apply(tx: SqliteTransaction, m: Any = migration) -> None:
                 # Another process may have applied it while we waited for the lock.

@@ -185,23 +185,34 @@ def stderr_may_be_terminal() -> bool:
 @contextmanager
 def progress_bar() -> Iterator[Progress | None]:
     """A progress bar on stderr for a long operation, when stderr is a terminal (as rich
-    finds it; off one, rich is not imported to ask)."""
-    if not (stderr_may_be_terminal() and err.is_terminal):
+    finds it; off one, rich is not imported to ask), drawn from the first report: an
+    operation that reports nothing (a store opened with no upgrade due) imports nothing."""
+    if not stderr_may_be_terminal():
         yield None
         return
-    with RichProgress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeRemainingColumn(),
-        console=real(err),
-        transient=True,
-    ) as bar:
-        tasks: dict[str, TaskID] = {}
+    bar: RichProgress | None = None
+    tasks: dict[str, TaskID] = {}
 
-        def report(phase: str, done: int, total: int) -> None:
-            if phase not in tasks:
-                tasks[phase] = bar.add_task(phase, total=total)
-            bar.update(tasks[phase], completed=done, total=total)
+    def report(phase: str, done: int, total: int) -> None:
+        nonlocal bar
+        if bar is None:
+            if not err.is_terminal:
+                return
+            bar = RichProgress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=real(err),
+                transient=True,
+            )
+            bar.start()
+        if phase not in tasks:
+            tasks[phase] = bar.add_task(phase, total=total)
+        bar.update(tasks[phase], completed=done, total=total)
 
+    try:
         yield report
+    finally:
+        if bar is not None:
+            bar.stop()

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 import retain
-from retain.doors.cli.output import warn
+from retain.doors.cli.output import progress_bar, warn
 from retain.doors.cli.refusal import refusals
 
 if TYPE_CHECKING:
@@ -256,7 +256,10 @@ def opened(
             meta = click.get_current_context().meta
             url = location or meta.get("retain.database_url")
             key = session or meta.get(SESSION_META)
-            service = retain.open(url, home=home, principal=actor.parse(principal), session=key)
+            with progress_bar() as upgrade:  # an older store's schema, when upgraded
+                service = retain.open(
+                    url, home=home, principal=actor.parse(principal), session=key, progress=upgrade
+                )
             if service.legacy_import is not None:
                 _report_legacy(service.legacy_import)
             yield service
