@@ -235,12 +235,12 @@ class FtsSearch:
         than ``cap`` rows match (``matches``, when known), all of which were looked at.
         Each of those matches is read from the table to be filtered: 0.5 µs a match, 50
         ms for a word most of 100k rows hold. ``passing`` gives the rows that pass when
-        the search's scopes, its tag, the records it references, or its trusts hold
-        fewer than ``NARROW`` (through their index); then a match is kept by its number
-        alone (about 0.12 µs) and only those kept are read. Newest first, when ``SEEKS``
-        times as many rows match as pass, each passing row is tested against the
-        expression instead, newest first until ``cap`` are found (20–75 µs a row: 2–6 ms
-        for a tier of 100 or 1,000 rows holding such words).
+        the search's scopes, its tag, the records it references, its trusts, its expired
+        or its long unverified hold fewer than ``NARROW`` (through their index); then a
+        match is kept by its number alone (about 0.12 µs) and only those kept are read.
+        Newest first, when ``SEEKS`` times as many rows match as pass, each passing row
+        is tested against the expression instead, newest first until ``cap`` are found
+        (20–75 µs a row: 2–6 ms for a tier of 100 or 1,000 rows holding such words).
         """
         inner = f"SELECT rowid, {key} FROM memories_fts WHERE memories_fts MATCH ?"
         outer = f"JOIN memories m ON m.num = f.rowid WHERE {filter_sql} ORDER BY f.{order}"
