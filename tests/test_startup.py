@@ -271,6 +271,16 @@ def test_a_long_operation_off_a_terminal_draws_no_bar_and_loads_no_rich(home: Pa
     assert "rich" in loaded and result.stderr != ""
 
 
+def test_a_command_that_reports_nothing_loads_no_rich_for_its_bar(home: Path) -> None:
+    """Every command opens the store under a progress bar (an older store's upgrade
+    reports to it); one whose store is current draws nothing and imports nothing for it,
+    even where rich would find stderr a terminal."""
+    retain(home, "add", "tz", "-d", "Alice is in UTC+8")  # the store made, current
+    result, loaded = retain(home, "add", "tz2", "-d", "Bob is in UTC", environ={"FORCE_COLOR": "1"})
+    assert result.returncode == 0, result.stderr
+    assert "rich" not in loaded and result.stderr == ""
+
+
 def test_a_refusal_off_a_terminal_is_the_same_line_without_rich(home: Path) -> None:
     result, loaded = retain(home, "get", "nope")
     assert result.returncode == EXIT_CODES[errors.NotFound] == 3

@@ -389,10 +389,10 @@ class SqliteTransaction(
         if after is not None:
             clause += f" AND {AFTER_SQL}"
             args += after_args(after)
-        # The rows of a small tier, tag, reference, trust (…) are read and sorted; others
-        # are read in the index's order until enough pass (at 100k, a tag of 0.1% took
-        # 40 ms that way, a reference 180). A listing by load (a context's) walks
-        # ``memories_load``, which holds the scopes too: counting first would only add.
+        # The few rows of a tier, tag, reference, trust, expiry or staleness are read and
+        # sorted; others are read in the index's order until enough pass (at 100k, a tag
+        # of 0.1% took 40 ms that way, a reference 180). A listing by load (a context's)
+        # walks ``memories_load``, which holds the scopes too: counting first would only add.
         few = self.passing(where, LISTED_FEW) if _narrow(where) and not where.loads else None
         if few is not None and not few:
             return []

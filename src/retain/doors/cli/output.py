@@ -191,13 +191,16 @@ def progress_bar() -> Iterator[Progress | None]:
         yield None
         return
     bar: RichProgress | None = None
+    drawn: bool | None = None  # whether rich finds stderr a terminal, asked at the first report
     tasks: dict[str, TaskID] = {}
 
     def report(phase: str, done: int, total: int) -> None:
-        nonlocal bar
+        nonlocal bar, drawn
+        if drawn is None:
+            drawn = err.is_terminal
+        if not drawn:
+            return
         if bar is None:
-            if not err.is_terminal:
-                return
             bar = RichProgress(
                 TextColumn("{task.description}"),
                 BarColumn(),
