@@ -370,14 +370,16 @@ def test_a_listing_of_few_rows_reads_them_through_their_index_in_the_listings_or
         "expiry": {"expired": True},
         "staleness": {"unverified": "30d"},
     }[kept_by]
-    read: list[object] = []
-    listed = SqliteTransaction.passing
+    read: list[list[int] | None] = []  # the rows of each way a listing took
+    few = SqliteTransaction._few
 
-    def spied(self: SqliteTransaction, where: Any, below: int) -> dict[int, str] | None:
-        read.append(listed(self, where, below))
-        return read[-1]
+    def spied(self: SqliteTransaction, where: Any, below: int) -> tuple[str, list[Any]] | None:
+        way = few(self, where, below)
+        read.append(None if way is None else [n for (n,) in self.con.execute(
+            f"SELECT m.num FROM {way[0]}", way[1])])  # fmt: skip
+        return way
 
-    monkeypatch.setattr(SqliteTransaction, "passing", spied)
+    monkeypatch.setattr(SqliteTransaction, "_few", spied)
 
     def pages() -> list[list[str | None]]:
         first = service.list_memories(limit=4, **asked)
@@ -385,11 +387,14 @@ def test_a_listing_of_few_rows_reads_them_through_their_index_in_the_listings_or
         return [[m.name for m in first], [m.name for m in rest]]
 
     through_index = pages()
-    assert read and all(isinstance(r, dict) and len(r) == 9 for r in read)  # the rows, read
-    assert isinstance(read[0], dict)
-    two = dict(list(read[0].items())[:2])
-    monkeypatch.setattr(SqliteTransaction, "passing", lambda self, where, below: two)
-    assert {m.id for m in service.list_memories(**asked)} == set(two.values())  # what it lists
+    assert read and all(r is not None and len(set(r)) == len(r) == 9 for r in read)  # each once
+    assert read[0] is not None
+    two = read[0][:2]
+    chosen = ("(SELECT * FROM memories WHERE num IN (?, ?)) AS m", two)
+    monkeypatch.setattr(SqliteTransaction, "_few", lambda self, where, below: chosen)
+    listed = service.backend.read(lambda tx: tx.con.execute(
+        f"SELECT id FROM memories WHERE num IN ({two[0]}, {two[1]})").fetchall())  # fmt: skip
+    assert {m.id for m in service.list_memories(**asked)} == {i for (i,) in listed}  # its rows
     every_load = tuple(load.value for load in Load)  # a context's listing: memories_load's walk
     by_load = MemoryFilter("default", scopes=("global", "project:b"), loads=every_load)
     assert len(service.backend.read(lambda tx: tx.list_memories(by_load, 5))) == 5  # not two
@@ -397,6 +402,43 @@ def test_a_listing_of_few_rows_reads_them_through_their_index_in_the_listings_or
     assert through_index == pages()
     assert [len(p) for p in through_index] == [4, 5]
     assert sorted(sum(through_index, [])) == [f"b{i}" for i in range(9)]
+    service.close()
+
+
+def test_a_listing_through_the_records_referenced_lists_a_memory_citing_several_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retain.storage import sqlite_transaction
+    from retain.storage.base import MemoryFilter
+
+    monkeypatch.setattr(sqlite_transaction, "LISTED_FEW", 3)  # fewer than the realm's 6
+    service = MemoryService(SqliteBackend(tmp_path / "retain.db"), settings=LEXICAL)
+    service.write("both", description="cites two", references=["https://a", "https://b"])
+    service.write_many([WriteRequest(f"m{i}", description=f"note {i}") for i in range(5)])
+    cited = MemoryFilter("default", referencing=("https://a", "https://b"))
+    way = service.backend.read(lambda tx: tx._few(cited, tx._listed_few(None)))
+    assert way is not None and "memory_refs" in way[0]  # its two rows, not the realm's six
+    listed = service.backend.read(lambda tx: tx.list_memories(cited))
+    assert [m.name for m in listed] == ["both"]
+    service.close()
+
+
+def test_a_listing_reads_more_rows_through_their_index_as_the_store_grows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Up to √(page × rows) of them, or half the rows for a whole listing; never fewer
+    than ``LISTED_FEW`` nor more than ``NARROW``."""
+    from retain.storage import sqlite_transaction
+
+    monkeypatch.setattr(sqlite_transaction, "LISTED_FEW", 5)
+    monkeypatch.setattr(sqlite_transaction, "NARROW", 50)
+    service = MemoryService(SqliteBackend(tmp_path / "retain.db"), settings=LEXICAL)
+    service.write_many([WriteRequest(f"m{i}", description=f"note {i}") for i in range(39)])
+    pages = [1, 4, 100, None]
+    bounds = service.backend.read(lambda tx: [tx._listed_few(page) for page in pages])
+    assert bounds == [6, 12, 50, 19]  # √39, √156, √3900 (past 50), 39 ÷ 2
+    monkeypatch.setattr(sqlite_transaction, "LISTED_FEW", 20)
+    assert service.backend.read(lambda tx: tx._listed_few(1)) == 20
     service.close()
 
 

@@ -4,12 +4,17 @@
 connection, inside whatever transaction ``SqliteBackend`` (``sqlite.py``) has opened
 around it; it neither begins, commits nor retries. The statements both engines share
 come from ``statements.py``; word search over the FTS5 index is ``sqlite_fts``.
+
+It is one piece past the usual size on purpose: a filter's SQL (``_filter_sql``), the
+ways its rows are reached through an index (``passing``) and the listings and reads
+that use them are one cost model, tuned together against the same measurements.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import math
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
@@ -114,9 +119,11 @@ def _qmark(sql: str) -> str:
     return sql.replace("%s", "?")
 
 
-# A listing's filter holding fewer rows is read through its index and sorted. Its rows
-# are read twice (by ``passing``, then listed): a project of 1,900 took 11 ms so, against
-# 6 walking a realm of that size in its order; a tag of 475 in 2,000, 2.6 against 3.3.
+# A listing's filter holding fewer rows is read through its index and sorted: a project
+# of 1,900 took 11 ms so (its rows read twice, then), against 6 walking a realm of that
+# size in its order; a tag of 475 in 2,000, 2.6 against 3.3. In a larger store, up to
+# √(page × rows) are (``_listed_few``): a walk reads about page × rows ÷ the filter's
+# rows before its page is full.
 LISTED_FEW = 500
 
 
@@ -127,9 +134,9 @@ def _marks(values: Sequence[object]) -> str:
 
 def _looked_up(table: str, key: str, args: list[Any]) -> tuple[str, str, list[Any]]:
     """A way of ``passing`` through a lookup table (``memory_tags``, ``memory_refs``): its
-    rows matching ``key``, and the memories they name, as ``m``."""
-    named = f"{table} x CROSS JOIN memories m ON m.num = x.memory_num AND x.{key}"
-    return f"{table} WHERE {key}", named, args
+    rows matching ``key``, and the memories they name (each once), as ``m``."""
+    named = f"(SELECT DISTINCT memory_num FROM {table} WHERE {key}) x "
+    return f"{table} WHERE {key}", f"{named}CROSS JOIN memories m ON m.num = x.memory_num", args
 
 
 def _indexed(index: str, key: str, args: list[Any]) -> tuple[str, str, list[Any]]:
@@ -242,7 +249,18 @@ class SqliteTransaction(
         to learn that it is large took 6 ms at 100,000 memories, counting them 0.3); then
         the rows of the first way that holds fewer than ``below`` are read, and the rest
         of the filter checked on each."""
+        few = self._few(where, below)
+        if few is None:
+            return None
+        read, way_args = few
         clause, args = self._filter_sql(where)
+        return dict(
+            self.con.execute(f"SELECT m.num, m.id FROM {read} WHERE {clause}", [*way_args, *args])
+        )
+
+    def _few(self, where: MemoryFilter, below: int) -> tuple[str, list[Any]] | None:
+        """The rows (as ``m``) of the first way ``where`` narrows that holds fewer than
+        ``below``, and their arguments; None when none does (see ``passing``)."""
         held, held_args = "realm = ?", [where.realm]
         if where.scopes is not None:
             held += f" AND scope IN ({_marks(where.scopes)})"
@@ -271,10 +289,7 @@ class SqliteTransaction(
             ways.append(_indexed("memories_verified", stale, [where.realm, where.verified_before]))
         for counted, read, way_args in ways:
             if self._fewer(counted, way_args, below):
-                rows = self.con.execute(
-                    f"SELECT m.num, m.id FROM {read} WHERE {clause}", [*way_args, *args]
-                )
-                return dict(rows)
+                return read, way_args
         return None
 
     def _fewer(self, rows: str, args: list[Any], below: int) -> bool:
@@ -393,20 +408,28 @@ class SqliteTransaction(
         # sorted; others are read in the index's order until enough pass (at 100k, a tag
         # of 0.1% took 40 ms that way, a reference 180). A listing by load (a context's)
         # walks ``memories_load``, which holds the scopes too: counting first would only add.
-        few = self.passing(where, LISTED_FEW) if _narrow(where) and not where.loads else None
-        if few is not None and not few:
-            return []
-        rows = "json_each(?) j CROSS JOIN memories m ON m.num = j.value" if few else "memories m"
+        few = None
+        if _narrow(where) and not where.loads:
+            few = self._few(where, self._listed_few(limit))
+        rows, row_args = few if few is not None else ("memories m", [])
         sql = (
             f"SELECT {M_COLUMNS} FROM {rows} WHERE {clause} "
             "ORDER BY m.priority ASC, m.created_at DESC, m.id DESC"
         )
-        if few:
-            args = [json.dumps(list(few)), *args]
+        args = [*row_args, *args]
         if limit is not None:
             sql += " LIMIT ?"
             args.append(limit)
         return [_memory(r) for r in self.con.execute(sql, args)]
+
+    def _listed_few(self, limit: int | None) -> int:
+        """Below how many rows a listing's filter is read through its index: ``LISTED_FEW``,
+        or more in a larger store (its rows counted by the last row's number, which
+        costs nothing), up to ``NARROW``: √(page × rows), or half the rows for a whole
+        listing. At a million, a page of a filter of 1,000 walked 20,000 rows (40 ms)."""
+        (rows,) = self.con.execute("SELECT coalesce(max(num), 0) FROM memories").fetchone()
+        wanted = int(rows) // 2 if limit is None else math.isqrt(limit * int(rows))
+        return max(LISTED_FEW, min(NARROW, wanted))
 
     def referencing(self, realm: str, targets: Sequence[str]) -> list[Memory]:
         if not targets:
