@@ -26,20 +26,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import retain  # noqa: E402
-from cold import CITED, PROJECT, RARE, SCOPE, STALE, TAG, TRUSTED  # noqa: E402
+from cold import PROJECT, SCOPE, SMALL, TAG  # noqa: E402
 from store import machine, source_state  # noqa: E402
 
-FILTERS = {
-    "tier": {"project": SCOPE},
-    "rare_tag": {"tag": RARE},
-    "trusted": {"min_trust": TRUSTED},
-    "cited": {"referencing": CITED},
-    "expired": {"expired": True},
-    "stale": {"unverified": STALE},
-    "project": {"project": PROJECT},
-    "tag": {"tag": TAG},
-    "realm": {},
-}
+FILTERS = {**SMALL, "project": {"project": PROJECT}, "tag": {"tag": TAG}, "realm": {}}
 
 
 def main() -> int:
