@@ -434,9 +434,9 @@ def test_a_listing_reads_more_rows_through_their_index_as_the_store_grows(
     monkeypatch.setattr(sqlite_transaction, "NARROW", 50)
     service = MemoryService(SqliteBackend(tmp_path / "retain.db"), settings=LEXICAL)
     service.write_many([WriteRequest(f"m{i}", description=f"note {i}") for i in range(39)])
-    pages = [1, 4, 100, None]
+    pages = [-1, 1, 4, 100, None]  # a negative limit (never from a door): the least bound
     bounds = service.backend.read(lambda tx: [tx._listed_few(page) for page in pages])
-    assert bounds == [6, 12, 50, 19]  # √39, √156, √3900 (past 50), 39 ÷ 2
+    assert bounds == [5, 6, 12, 50, 19]  # the least, √39, √156, √3900 (past 50), 39 ÷ 2
     monkeypatch.setattr(sqlite_transaction, "LISTED_FEW", 20)
     assert service.backend.read(lambda tx: tx._listed_few(1)) == 20
     service.close()

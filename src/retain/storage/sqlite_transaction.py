@@ -428,7 +428,7 @@ class SqliteTransaction(
         costs nothing), up to ``NARROW``: √(page × rows), or half the rows for a whole
         listing. At a million, a page of a filter of 1,000 walked 20,000 rows (40 ms)."""
         (rows,) = self.con.execute("SELECT coalesce(max(num), 0) FROM memories").fetchone()
-        wanted = int(rows) // 2 if limit is None else math.isqrt(limit * int(rows))
+        wanted = int(rows) // 2 if limit is None else math.isqrt(max(limit, 0) * int(rows))
         return max(LISTED_FEW, min(NARROW, wanted))
 
     def referencing(self, realm: str, targets: Sequence[str]) -> list[Memory]:
