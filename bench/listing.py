@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import retain  # noqa: E402
-from cold import PROJECT, SCOPE, SMALL, TAG  # noqa: E402
+from cold import PROJECT, SCOPE, SMALL, TAG, listed  # noqa: E402
 from store import machine, source_state  # noqa: E402
 
 FILTERS = {**SMALL, "project": {"project": PROJECT}, "tag": {"tag": TAG}, "realm": {}}
@@ -41,12 +41,7 @@ def main() -> int:
     page_ms = {}
     for name, options in FILTERS.items():
         store.list_memories(limit=20, **options)
-        seconds = []
-        for _ in range(args.times):
-            began = time.perf_counter()
-            store.list_memories(limit=20, **options)
-            seconds.append(time.perf_counter() - began)
-        page_ms[name] = round(statistics.median(seconds) * 1000, 2)
+        page_ms[name] = round(statistics.median(listed(store, options, args.times)) * 1000, 2)
     began = time.perf_counter()
     rows = len(store.list_memories(project=SCOPE))
     whole = {"rows": rows, "ms": round((time.perf_counter() - began) * 1000, 1)}

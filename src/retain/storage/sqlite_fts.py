@@ -48,8 +48,8 @@ _TEXTS = "coalesce(m.name, ''), m.description, m.body, m.context"
 NEWEST = "rowid DESC"
 NARROW = 2000  # a filter's rows searched knowing them below this many (``_first``)
 SEEKS = 256  # matches that cost about as much to check by number as one row's test
-# the rows passing a search's filters (number → id) when its scopes, tag, references or
-# trusts hold few (``SqliteTransaction.passing``), else None
+# the rows passing a search's filters (number → id) when a way they narrow holds few
+# (``SqliteTransaction.passing``), else None
 Passing = Callable[[], "Mapping[int, str] | None"]
 
 

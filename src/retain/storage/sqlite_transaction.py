@@ -89,7 +89,7 @@ _INSERT_CHUNK = 200  # rows per INSERT statement (29 parameters each)
 
 @functools.lru_cache(maxsize=8)
 def _insert_sql(rows: int) -> str:
-    row = "(" + ", ".join("?" * len(INSERT_COLUMNS)) + ")"
+    row = f"({_marks(INSERT_COLUMNS)})"
     return f"INSERT INTO memories ({', '.join(INSERT_COLUMNS)}) VALUES " + ", ".join([row] * rows)
 
 
