@@ -123,6 +123,18 @@ def test_the_postgres_pool_size_is_read_and_checked(tmp_path: Path) -> None:
         load_settings(tmp_path)
 
 
+def test_the_postgres_search_depth_is_read_and_checked(tmp_path: Path) -> None:
+    assert load_settings(tmp_path).ef_search == 100
+    (tmp_path / "config.toml").write_text("[postgres]\nef_search = 400\n")
+    assert load_settings(tmp_path).ef_search == 400
+    for wrong in ("0", "1001", "true", '"200"', "2.5"):
+        (tmp_path / "config.toml").write_text(f"[postgres]\nef_search = {wrong}\n")
+        with pytest.raises(errors.ConfigInvalid, match="ef_search") as refused:
+            load_settings(tmp_path)
+        assert refused.value.code == "config_invalid"
+        assert "from 1 to 1000" in refused.value.message
+
+
 @pytest.mark.parametrize(
     ("text", "key", "close"),
     [

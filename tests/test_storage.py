@@ -1019,6 +1019,37 @@ def test_postgres_searches_its_vectors_with_an_hnsw_index_of_the_model(
     assert [(dim, count) for dim, _, count in sums] == [(256, 2)]
 
 
+@pytest.mark.parametrize(("setting", "walked"), [(None, 100), (400, 400), (5, rank.DEPTH)])
+def test_postgres_walks_its_hnsw_index_as_deep_as_the_config_says(
+    postgres_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    setting: int | None,
+    walked: int,
+) -> None:
+    """``[postgres] ef_search`` reaches the walk of a store opened by ``retain.open``;
+    a walk keeps at least the rows the search ranks."""
+    from retain.storage import postgres as module
+
+    if setting is not None:
+        (tmp_path / "config.toml").write_text(f"[postgres]\nef_search = {setting}\n")
+    depths: list[int] = []
+    original = module.PostgresTransaction.nearest
+
+    def spied(tx: module.PostgresTransaction, *args: Any, **kwargs: Any) -> Any:
+        found = original(tx, *args, **kwargs)
+        depths.append(int(tx._one("SHOW hnsw.ef_search")[0]))  # set for its transaction
+        return found
+
+    monkeypatch.setattr(module.PostgresTransaction, "nearest", spied)
+    service = retain.open(fresh_schema(postgres_url), home=tmp_path)
+    service.write("cat", description="the cat sleeps on the warm windowsill")
+    hits = service.search("kitten napping in the sun").hits
+    service.close()
+    assert [h.memory.name for h in hits] == ["cat"]
+    assert depths and set(depths) == {walked}
+
+
 @pytest.mark.parametrize("pool_size", [8, 1])
 def test_postgres_searches_vectors_beside_the_words_when_a_connection_is_idle(
     postgres_url: str, monkeypatch: pytest.MonkeyPatch, pool_size: int

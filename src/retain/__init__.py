@@ -163,7 +163,13 @@ def open(  # noqa: A001 - the natural verb, as in sqlite3 and shelve
                 remedy=f"set ${DATABASE_URL_ENV} to the database's URL, or unset it to use "
                 "the SQLite store of the home directory",
             )
-    backend = open_backend(location, home=root, pool_size=settings.pool_size, progress=progress)
+    backend = open_backend(
+        location,
+        home=root,
+        pool_size=settings.pool_size,
+        ef_search=settings.ef_search,
+        progress=progress,
+    )
     if isinstance(backend, SqliteBackend):
         legacy_dir = backend.path.parent / LEGACY_DIR  # beside the store it belongs to
     else:
@@ -189,21 +195,26 @@ def open_backend(
     *,
     home: str | os.PathLike[str] | None = None,
     pool_size: int | None = None,
+    ef_search: int | None = None,
     progress: Progress | None = None,
 ) -> Backend:
     """The backend of a location: a ``postgres://`` URL, a ``sqlite:///path`` URL, a
     SQLite file, or a directory meaning ``retain.db`` inside it (default: the home's).
     ``pool_size``: a PostgreSQL store's connections (default ``config.DEFAULT_POOL_SIZE``);
+    ``ef_search``: the candidates its HNSW walks keep (default ``config.DEFAULT_EF_SEARCH``);
     ``progress``: hears an older store's schema upgrade."""
     from pathlib import Path
 
-    from retain.config import DEFAULT_POOL_SIZE, STORE_FILE, resolve_home
+    from retain.config import DEFAULT_EF_SEARCH, DEFAULT_POOL_SIZE, STORE_FILE, resolve_home
     from retain.storage.sqlite import SqliteBackend
 
-    if pool_size is None:
-        pool_size = DEFAULT_POOL_SIZE
     if isinstance(location, str) and location.startswith(POSTGRES_SCHEMES):
-        return _postgres(location, pool_size, progress)
+        return _postgres(
+            location,
+            DEFAULT_POOL_SIZE if pool_size is None else pool_size,
+            DEFAULT_EF_SEARCH if ef_search is None else ef_search,
+            progress,
+        )
     if isinstance(location, str) and location.startswith(SQLITE_SCHEME):
         location = location[len(SQLITE_SCHEME) :]
     path = Path(location) if location is not None else resolve_home(home) / STORE_FILE
@@ -212,7 +223,7 @@ def open_backend(
     return SqliteBackend(path, progress=progress)
 
 
-def _postgres(url: str, pool_size: int, progress: Progress | None) -> Backend:
+def _postgres(url: str, pool_size: int, ef_search: int, progress: Progress | None) -> Backend:
     from retain.errors import StoreError
     from retain.extras import needed
 
@@ -224,7 +235,7 @@ def _postgres(url: str, pool_size: int, progress: Progress | None) -> Backend:
             f"a PostgreSQL store needs the PostgreSQL driver: {exc}",
             remedy="pip install 'retain[postgres]'",
         ) from exc
-    return PostgresBackend(url, pool_size=pool_size, progress=progress)
+    return PostgresBackend(url, pool_size=pool_size, ef_search=ef_search, progress=progress)
 
 
 __all__ = [

@@ -36,6 +36,8 @@ recall_failure_policy = "skip"       # skip: render without recall; fail: raise 
 
 [postgres]
 pool_size = 8                        # connections each process keeps to a PostgreSQL store
+ef_search = 100                      # candidates a search's HNSW walk keeps (1-1000): more
+                                     # finds more of the nearest, and takes longer
 
 [secrets]                            # what a write may not hold (retain.governance.secrets)
 patterns = {}                        # added kinds: name = "regular expression"
@@ -96,6 +98,7 @@ if TYPE_CHECKING:  # a [retention] table's windows: imported where the table is 
     from retain.governance.retention import Window
 
 DEFAULT_INLINE_MAX_BYTES = 32 * 1024
+DEFAULT_EF_SEARCH = 100  # [postgres] ef_search: see storage.postgres_vectors
 DEFAULT_POOL_SIZE = 8
 DEFAULT_ANN_FROM = 20_000  # [search] ann_from: see storage.sqlite_ann
 STORE_FILE = "retain.db"
@@ -157,6 +160,7 @@ class Settings:
     ann_from: int = DEFAULT_ANN_FROM  # [search] ann_from: vectors from which SQLite keeps an index
     context: ContextSettings = ContextSettings()
     pool_size: int = DEFAULT_POOL_SIZE  # [postgres] pool_size
+    ef_search: int = DEFAULT_EF_SEARCH  # [postgres] ef_search: the HNSW walk's candidates
     secrets: SecretSettings = SecretSettings()  # [secrets]: the kinds a write is scanned for
     content_trust: ContentTrustSettings = ContentTrustSettings()  # [content_trust]
     ticket_expire_after: timedelta = TICKET_EXPIRE_AFTER  # [tickets] expire_after
@@ -225,6 +229,7 @@ def load_settings(home: Path) -> Settings:
         ann_from=_ann_from(data, path),
         context=_context(data, path),
         pool_size=_pool_size(data, path),
+        ef_search=_ef_search(data, path),
         secrets=_secrets(data, path),
         content_trust=_content_trust(data, path),
         ticket_expire_after=_expire_after(data, path),
@@ -240,7 +245,7 @@ KNOWN: dict[str, tuple[str, ...]] = {
     "memory": ("inline_max_bytes", "enabled", "llm_writes"),
     "search": ("embedder", "model", "url", "api_key_env", "reranker", "ann_from"),
     "context": tuple(asdict(ContextSettings())),
-    "postgres": ("pool_size",),
+    "postgres": ("pool_size", "ef_search"),
     "access": ("anonymous_writes", "control", "roles", "grant"),
     "secrets": ("patterns", "disabled"),
     "content_trust": tuple(asdict(ContentTrustSettings())),
@@ -369,6 +374,18 @@ def _access(section: dict[str, Any], path: Path) -> AccessSettings:
         raise ConfigInvalid(
             f"[access] in {path}: {exc.message}", remedy=exc.remedy, path=str(path)
         ) from exc
+
+
+def _ef_search(data: dict[str, Any], path: Path) -> int:
+    depth = _section(data, "postgres", path).get("ef_search", DEFAULT_EF_SEARCH)
+    if not isinstance(depth, int) or isinstance(depth, bool) or not 1 <= depth <= 1000:
+        raise ConfigInvalid(  # pgvector's own bounds
+            f"[postgres] ef_search in {path} must be a whole number from 1 to 1000",
+            remedy=f"set it like ef_search = {DEFAULT_EF_SEARCH}",
+            path=str(path),
+            value=depth,
+        )
+    return depth
 
 
 def _pool_size(data: dict[str, Any], path: Path) -> int:

@@ -50,6 +50,7 @@ from retain.storage.base import Compaction, Progress, migrations_ahead
 from retain.storage.postgres_schema import MIGRATIONS, latest_version
 from retain.storage.postgres_transaction import PostgresTransaction
 from retain.storage.postgres_vectors import (
+    HNSW_EF_SEARCH,
     STALE_PENDING,
     STALE_VECTORS_S,
     PendingVectors,
@@ -112,7 +113,12 @@ class PostgresBackend:
     reads_wait = True  # every statement is a round trip to the server
 
     def __init__(
-        self, url: str, *, pool_size: int = POOL_SIZE, progress: Progress | None = None
+        self,
+        url: str,
+        *,
+        pool_size: int = POOL_SIZE,
+        ef_search: int = HNSW_EF_SEARCH,
+        progress: Progress | None = None,
     ) -> None:
         self.conninfo, self.schema = split_url(url)
         if not _SCHEMA_NAME.fullmatch(self.schema):
@@ -128,6 +134,7 @@ class PostgresBackend:
         self._common: set[str] = set()  # word queries known to match COMMON rows or more
         self._reached = 0  # the pid that last connected (a fork has not)
         self._pool_size = pool_size
+        self._ef_search = ef_search  # the candidates its HNSW walks keep
         self._pool: psycopg_pool.ConnectionPool[Any] | None = None
         self._beside: ThreadPoolExecutor | None = None  # runs read_beside's reads
         self._pid = 0
@@ -192,7 +199,7 @@ class PostgresBackend:
 
         def locked(con: psycopg.Connection[Any]) -> T:
             nonlocal pending
-            tx = PostgresTransaction(con, self._indexed, self._common)
+            tx = PostgresTransaction(con, self._indexed, self._common, self._ef_search)
             if write:  # one writer at a time in this store (its schema)
                 # The same statement looks for vectors an earlier writer left stale, as the
                 # store stood when this write asked for the lock: it costs no round trip.
@@ -288,7 +295,7 @@ class PostgresBackend:
         def run() -> T:
             try:
                 con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                return fn(PostgresTransaction(con, self._indexed, self._common))
+                return fn(PostgresTransaction(con, self._indexed, self._common, self._ef_search))
             except psycopg.Error as exc:
                 raise StoreError(
                     f"{self.location}: {exc}", remedy="verify the store", fix="verify"

@@ -24,7 +24,7 @@ from retain.model import Agent, Event, Injection, ListPosition, Memory, Proposal
 from retain.storage.base import KeySource, LoadCounts, MemoryFilter
 from retain.storage.mirror_links import MirrorLinkStatements
 from retain.storage.panel import PanelStatements
-from retain.storage.postgres_vectors import PendingVectors, PostgresVectors
+from retain.storage.postgres_vectors import HNSW_EF_SEARCH, PendingVectors, PostgresVectors
 from retain.storage.postgres_words import PostgresWords
 from retain.storage.relations import RelationStatements
 from retain.storage.rows import (
@@ -110,6 +110,7 @@ class PostgresTransaction(
         con: psycopg.Connection[Any],
         indexed: set[str] | None = None,
         common: set[str] | None = None,
+        ef_search: int = HNSW_EF_SEARCH,
     ) -> None:
         self.con = con
         self._head: tuple[int, str] | None = None  # the chain head this transaction read or wrote
@@ -117,6 +118,7 @@ class PostgresTransaction(
         self._common = common if common is not None else set()  # terms known to be common
         self.pending: PendingVectors | None = None  # vectors to store once this commits
         self._events: list[tuple[Any, ...]] = []  # appended, not yet inserted
+        self.ef_search = ef_search  # the candidates its HNSW walks keep
         self._ef_search: int | None = None  # the HNSW search depth this transaction set
         # A search's terms' row counts and the highest row number, counted ahead in its
         # read's snapshot (``count_ahead``; a write, whose rows change, keeps none).
