@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 # Candidates an HNSW walk keeps unless ``[postgres] ef_search`` says otherwise (pgvector's
 # own default is 40). On real sentences at 100k it finds 0.96 of the exact ten, 0.98 at
-# 200 for 1.3–1.8 ms more a walk; at 1M, 200 costs 7 ms more (bench/pg_recall.py).
+# 200 for 1.3–1.8 ms more a walk; at 1M, 200 costs 7 ms more (bench/semantic_recall.py).
 HNSW_EF_SEARCH = 100
 DEFERRED_VECTORS_MAX = 10_000  # a write with more stores them in its own transaction
 # A write's vectors still to store this long after it committed, by a live connection:

