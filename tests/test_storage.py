@@ -1050,6 +1050,13 @@ def test_postgres_walks_its_hnsw_index_as_deep_as_the_config_says(
     assert depths and set(depths) == {walked}
 
 
+@pytest.mark.parametrize("depth", [0, 1001, True, 2.5, "100"])
+def test_a_postgres_search_depth_out_of_range_is_refused_before_connecting(depth: Any) -> None:
+    with pytest.raises(errors.InvalidValue, match="from 1 to 1000") as refused:
+        PostgresBackend("postgresql://nobody@127.0.0.1:1/none", ef_search=depth)
+    assert refused.value.details["field"] == "ef_search"
+
+
 @pytest.mark.parametrize("pool_size", [8, 1])
 def test_postgres_searches_vectors_beside_the_words_when_a_connection_is_idle(
     postgres_url: str, monkeypatch: pytest.MonkeyPatch, pool_size: int

@@ -45,7 +45,7 @@ from psycopg import errors as pg_errors
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
-from retain.errors import SchemaTooNew, StoreBusy, StoreError
+from retain.errors import InvalidValue, SchemaTooNew, StoreBusy, StoreError
 from retain.storage.base import Compaction, Progress, migrations_ahead
 from retain.storage.postgres_schema import MIGRATIONS, latest_version
 from retain.storage.postgres_transaction import PostgresTransaction
@@ -134,6 +134,12 @@ class PostgresBackend:
         self._common: set[str] = set()  # word queries known to match COMMON rows or more
         self._reached = 0  # the pid that last connected (a fork has not)
         self._pool_size = pool_size
+        if type(ef_search) is not int or not 1 <= ef_search <= 1000:  # pgvector's bounds
+            raise InvalidValue(  # past them, every search would fail
+                f"ef_search must be a whole number from 1 to 1000, not {ef_search!r}",
+                remedy=f"pass a depth from 1 to 1000 (retain's default is {HNSW_EF_SEARCH})",
+                field="ef_search",
+            )
         self._ef_search = ef_search  # the candidates its HNSW walks keep
         self._pool: psycopg_pool.ConnectionPool[Any] | None = None
         self._beside: ThreadPoolExecutor | None = None  # runs read_beside's reads

@@ -119,7 +119,7 @@ class PostgresTransaction(
         self.pending: PendingVectors | None = None  # vectors to store once this commits
         self._events: list[tuple[Any, ...]] = []  # appended, not yet inserted
         self.ef_search = ef_search  # the candidates its HNSW walks keep
-        self._ef_search: int | None = None  # the HNSW search depth this transaction set
+        self._ef_set: int | None = None  # the HNSW search depth this transaction set
         # A search's terms' row counts and the highest row number, counted ahead in its
         # read's snapshot (``count_ahead``; a write, whose rows change, keeps none).
         self._counted: dict[str, int] = {}

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 # Candidates an HNSW walk keeps unless ``[postgres] ef_search`` says otherwise (pgvector's
 # own default is 40). On real sentences at 100k it finds 0.96 of the exact ten, 0.98 at
-# 200 for 1.3–1.8 ms more a walk; at 1M, 200 costs 7 ms more (bench/semantic_recall.py).
+# 200 for 1.2–2.7 ms more a walk; at 1M, 200 costs 7 ms more (bench/semantic_recall.py).
 HNSW_EF_SEARCH = 100
 DEFERRED_VECTORS_MAX = 10_000  # a write with more stores them in its own transaction
 # A write's vectors still to store this long after it committed, by a live connection:
@@ -136,7 +136,7 @@ class PostgresVectors(ABC):
     _indexed: set[str]  # the HNSW indexes made, kept by the backend
     pending: PendingVectors | None  # vectors to store once this commits
     ef_search: int  # the candidates the store's HNSW walks keep ([postgres] ef_search)
-    _ef_search: int | None  # the HNSW search depth this transaction set
+    _ef_set: int | None  # the HNSW search depth this transaction set
     saw_stale: bool  # set by the write lock's statement (``PostgresBackend``)
 
     @abstractmethod
@@ -215,12 +215,12 @@ class PostgresVectors(ABC):
         # Filters are applied as the index is walked, until ``limit`` rows pass: set once
         # a transaction.
         ef_search = max(self.ef_search, limit)
-        if self._ef_search != ef_search:
+        if self._ef_set != ef_search:
             self.con.execute(
                 "SET LOCAL hnsw.iterative_scan = relaxed_order; "
                 f"SET LOCAL hnsw.ef_search = {ef_search}"
             )
-            self._ef_search = ef_search
+            self._ef_set = ef_search
         # Every query's walk of the index in one statement (a LATERAL over the queries):
         # a search's synonyms each cost a round trip and a statement's overhead before.
         # The queries arrive as vectors, not texts: a text cast in the walk is parsed
