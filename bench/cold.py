@@ -288,24 +288,30 @@ def recall(store: retain.MemoryService, texts: list[str]) -> dict[str, Any]:
                 near += tx.nearest(model, asked[i : i + 1], where, rank.DEPTH)
                 seconds.append(time.perf_counter() - began)
             truth = exact_top(tx, model, dim, asked, where, 10)
-            got = [
-                len({h.memory_id for h in n[:10]} & {i for _, i in t}) / max(1, min(10, len(t)))
-                for n, t in zip(near, truth, strict=True)
-            ]
-            tied = [
-                statistics.fmean(h.score >= t[-1][0] - 0.001 for h in n[:10]) if t else 1.0
-                for n, t in zip(near, truth, strict=True)
-            ]
-            found[name] = {
-                "recall_at_10": round(statistics.fmean(got), 4),
-                "worst": round(min(got), 2),
-                "within_0.001": round(statistics.fmean(tied), 4),
-                "nearest_ms": summary_ms(seconds),
-            }
+            found[name] = recalled(near, truth) | {"nearest_ms": summary_ms(seconds)}
         return found
 
     result: dict[str, Any] = store.backend.read(run)
     return result
+
+
+def recalled(near: list[list[Any]], truth: list[list[tuple[float, str]]]) -> dict[str, Any]:
+    """Each query's ten found (``near``, best first) against its exact ten (``truth``,
+    (cosine, id) best first): the mean recall@10, the worst query's, and the share of
+    those found within 0.001 of the exact tenth's cosine."""
+    got = [
+        len({h.memory_id for h in n[:10]} & {i for _, i in t}) / max(1, min(10, len(t)))
+        for n, t in zip(near, truth, strict=True)
+    ]
+    tied = [
+        statistics.fmean(h.score >= t[-1][0] - 0.001 for h in n[:10]) if t else 1.0
+        for n, t in zip(near, truth, strict=True)
+    ]
+    return {
+        "recall_at_10": round(statistics.fmean(got), 4),
+        "worst": round(min(got), 2),
+        "within_0.001": round(statistics.fmean(tied), 4),
+    }
 
 
 def exact_top(

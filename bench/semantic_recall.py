@@ -48,7 +48,6 @@ import hashlib
 import json
 import random
 import re
-import statistics
 import sys
 import sysconfig
 import tempfile
@@ -60,7 +59,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import retain  # noqa: E402
-from cold import RECALL_TARGET  # noqa: E402
+from cold import RECALL_TARGET, recalled  # noqa: E402
 from cold import exact_top as cold_exact_top  # noqa: E402
 from crash import postgres  # noqa: E402
 from store import PROJECTS, Corpus, log, machine, make_queries, source_state, summary_ms  # noqa: E402
@@ -241,19 +240,8 @@ def measure(
         store.close()
     found: dict[str, Any] = {}
     for ef in depths:
-        got = [
-            len({h.memory_id for h in n[:10]} & {i for _, i in t}) / max(1, min(10, len(t)))
-            for n, t in zip(near[ef], truth, strict=True)
-        ]
-        tied = [
-            statistics.fmean(h.score >= t[-1][0] - 0.001 for h in n[:10]) if t else 1.0
-            for n, t in zip(near[ef], truth, strict=True)
-        ]
         name = "codes" if ef is None else str(ef)
-        found[name] = {
-            "recall_at_10": round(statistics.fmean(got), 4),
-            "worst": round(min(got), 2),
-            "within_0.001": round(statistics.fmean(tied), 4),
+        found[name] = recalled(near[ef], truth) | {
             "nearest_ms": summary_ms(seconds[ef]),
             "search_ms": summary_ms(searched[ef]),
         }
