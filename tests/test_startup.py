@@ -212,6 +212,35 @@ def test_a_search_loads_what_it_ranks_with_and_not_what_it_does_not_run(home: Pa
     assert loaded & set(UNUSED_BY_SEARCH) == set()
 
 
+def test_a_search_of_a_store_past_ann_from_loads_no_numpy_once_its_codes_are_built(
+    home: Path,
+) -> None:
+    """Past ``[search] ann_from`` vectors a store keeps codes beside its file. The search
+    that builds them loads numpy; a later one reads them, embeds its query and the gate's
+    sentences and scores its candidates without it (``search.plain``): a command's
+    search pays no import of 60–100 ms, and finds the same."""
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text("[search]\nann_from = 2\n")
+    notes = {"tz": "Alice is in UTC+8", "boat": "The ferry leaves at dawn", "oven": "Bake it"}
+    for name, text in notes.items():
+        added, _ = retain(home, "add", name, "-d", text)
+        assert added.returncode == 0, added.stderr
+    first, built = retain(home, "search", "timezone of Alice", "--format", "json")
+    assert first.returncode == 0, first.stderr
+    assert "numpy" in built and "retain.storage.sqlite_ann_build" in built
+    assert any(home.glob("*.vectors/*.codes.npy"))
+    again, loaded = retain(home, "search", "timezone of Alice", "--format", "json")
+    assert again.returncode == 0, again.stderr
+    assert "numpy" not in loaded and "retain.storage.sqlite_ann" in loaded
+
+    def hits(result: subprocess.CompletedProcess[str]) -> list[tuple[str, float, list[str]]]:
+        found = json.loads(result.stdout)["memories"]
+        return [(m["name"], m["score"], m["senses"]) for m in found]
+
+    assert hits(again) == hits(first)
+    assert hits(again)[0][0] == "tz" and "semantic" in hits(again)[0][2]
+
+
 def test_a_hooks_observation_loads_no_numpy_and_no_server(home: Path) -> None:
     """``retain session observe`` runs after every tool call of an agent's host: it opens
     the store and writes a row, and loads nothing a search or a server needs."""

@@ -16,8 +16,8 @@ from retain import errors
 from retain.results import WriteRequest
 from retain.search import lexical, vectors
 from retain.search.lexical import SEMANTIC
-from retain.search.rank import gate_of
-from retain.search.vectors import BACKGROUND, VectorIndex
+from retain.search.rank import BACKGROUND, gate_of
+from retain.search.vectors import VectorIndex
 from retain.service import MemoryService
 from retain.storage.base import StoredVector, VectorRows
 

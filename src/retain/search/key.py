@@ -34,6 +34,7 @@ from retain.search.embed import Embedder, check_shape, normalised
 from retain.storage.base import KeySource, Reads, SearchKey, StoredVector, Transaction
 
 if TYPE_CHECKING:
+    from array import array
     from concurrent.futures import Future, ThreadPoolExecutor
 
     from retain.search.embed import Matrix
@@ -271,11 +272,12 @@ def build(
     ]
 
 
-# What a write embeds without numpy, if numpy is not loaded already: importing it costs
-# about 75 ms (and starts its threads); plain Python costs about 30 µs a word piece, so
-# up to some 2,500 pieces (four characters or so each) it is the cheaper.
-FEW_TEXTS = 16
-FEW_CHARS = 10_000
+# What a write or a search embeds without numpy, if numpy is not loaded already:
+# importing it costs about 75 ms (and starts its threads); SimSIMD's elementwise sums
+# cost about 3–6 µs a word piece (``StaticModel.embed_few``), so up to some 10,000
+# pieces (four characters or so each) they are the cheaper.
+FEW_TEXTS = 64  # (the relevance gate's 40 sentences among them)
+FEW_CHARS = 40_000
 
 
 def few(texts: Sequence[str]) -> bool:
@@ -288,24 +290,41 @@ def few(texts: Sequence[str]) -> bool:
 def _build_few(
     embedder: StaticEmbedder, texts: list[str], arounds: list[int], around_texts: list[str]
 ) -> Sequence[Vector]:
-    """``build``'s vectors in plain Python: the same float32 values as with numpy."""
+    """``build``'s vectors without numpy: the same float32 values as with it."""
     from retain.search.static_model import mixed, unit
 
+    own = _embedded_few(embedder, texts)
+    if arounds:
+        for i, extra in zip(arounds, _embedded_few(embedder, around_texts), strict=True):
+            own[i] = mixed(own[i], extra, NEIGHBOUR_WEIGHT)
+        own = [unit(row) for row in own]
+    return own
+
+
+def _embedded_few(embedder: StaticEmbedder, texts: Sequence[str]) -> list[array[float]]:
+    """``embed_few``'s unit rows; a failure of the model's own is ``EmbedderFailed``, as
+    ``embed`` reports it."""
     try:
-        own = embedder.embed_few(texts)
-        if arounds:
-            for i, extra in zip(arounds, embedder.embed_few(around_texts), strict=True):
-                own[i] = mixed(own[i], extra, NEIGHBOUR_WEIGHT)
-            own = [unit(row) for row in own]
+        return embedder.embed_few(texts)
     except RetainError:
         raise
-    except Exception as exc:  # as ``embed`` reports a model's own failure
+    except Exception as exc:
         raise EmbedderFailed(
             f"embedder {embedder.model_id} failed: {type(exc).__name__}: {exc}",
             remedy="check the embedder, or set embedder = 'static' in [search]",
             model=embedder.model_id,
         ) from exc
-    return own
+
+
+def queries(embedder: Embedder, texts: Sequence[str]) -> list[Vector]:
+    """A search's query vectors (unit rows, float32): a few texts of the static model
+    without numpy where it is not loaded (``few``: a command's search loads none), else
+    ``embed``'s rows."""
+    from retain.search.static_model import StaticEmbedder
+
+    if isinstance(embedder, StaticEmbedder) and few(texts):
+        return list(_embedded_few(embedder, texts))
+    return list(embed(embedder, texts))
 
 
 def embed(

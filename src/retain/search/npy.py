@@ -1,5 +1,6 @@
 """An ``.npy`` file's array read from its header without numpy: what the static model's
-files hold (``search/static_model.py``), read the first time a model loads."""
+files hold (``search/static_model.py``), read the first time a model loads, and the
+vector codes of a large store (``storage/sqlite_ann.py``), read by its searches."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 import sys
 from array import array
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,12 +22,17 @@ class NpyArray:
     values: memoryview
 
     HEADER = re.compile(
-        r"\{'descr': '([<>|=]?[a-z]\d+)', 'fortran_order': (True|False), "
+        r"\{'descr': ('[<>|=]?[a-z]\d+'|\[[^\]]*\]), 'fortran_order': (True|False), "
         r"'shape': \(((?:\d+, ?)*\d*)\), \}[ ]*\n\Z"
     )
 
     @classmethod
-    def read(cls, data: mmap.mmap | bytes, kinds: tuple[str, ...], dims: int) -> NpyArray:
+    def read(
+        cls, data: mmap.mmap | bytes, kinds: tuple[str, ...], dims: int, width: int = 0
+    ) -> NpyArray:
+        """The array in ``data``, refused (``ValueError``) unless its type is one of
+        ``kinds`` (as its header writes it: ``<f4``, or a record's list of fields) of
+        ``dims`` dimensions; ``width``: a record's bytes (a plain type's are in its name)."""
         if bytes(data[:6]) != b"\x93NUMPY" or len(data) < 10:
             raise ValueError("not an .npy file")
         version = (data[6], data[7])
@@ -37,7 +44,7 @@ class NpyArray:
         found = cls.HEADER.match(bytes(data[8 + size_bytes : start]).decode("latin-1"))
         if found is None:
             raise ValueError("an .npy header that is not numpy's")
-        descr, fortran = found.group(1), found.group(2) == "True"
+        descr, fortran = found.group(1).strip("'"), found.group(2) == "True"
         if descr not in kinds:
             raise ValueError(f"an array of {descr}, not {' or '.join(kinds)}")
         shape = tuple(int(n) for n in found.group(3).replace(" ", "").split(",") if n)
@@ -46,7 +53,7 @@ class NpyArray:
         count = 1
         for n in shape:
             count *= n
-        width = int(descr[2:])
+        width = width or int(descr[2:])
         if len(data) < start + count * width:
             raise ValueError(f"an array of shape {shape} in {len(data) - start} bytes")
         return cls(descr, fortran, shape, memoryview(data)[start : start + count * width])
@@ -57,3 +64,12 @@ class NpyArray:
         if sys.byteorder != "little":
             values.byteswap()
         return values
+
+
+def mapped(path: Path) -> mmap.mmap | bytes:
+    """A file's bytes, mapped read-only (an empty file, which cannot be mapped, read)."""
+    with path.open("rb") as handle:
+        try:
+            return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except (ValueError, OSError):
+            return handle.read()

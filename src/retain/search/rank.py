@@ -32,11 +32,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol, TypeVar
-
-if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
+from typing import Protocol, TypeVar
 
 from retain.chrono import age_days
 from retain.search.lexical import (
@@ -191,7 +187,54 @@ def share_thread(
                 entry.senses.append(THREAD)
 
 
-def gate_of(store_total: float, store_size: int, background: npt.NDArray[np.float32]) -> float:
+# A reference population for the semantic gate: what unrelated text scores against
+# a query. It joins the store's own memories when the gate's mean is taken, so a
+# store of three memories has a baseline as well as a store of a million.
+BACKGROUND = (
+    "The meeting was moved to Thursday afternoon.",
+    "She bought fresh bread and cheese at the market.",
+    "The server restarted after the kernel update.",
+    "We hiked to the lake and camped overnight.",
+    "The invoice is due at the end of the month.",
+    "He has been learning to play the guitar.",
+    "The recipe needs two eggs and a cup of flour.",
+    "Traffic on the bridge was slow this morning.",
+    "The library closes early on public holidays.",
+    "Our team shipped the new release yesterday.",
+    "The cat sleeps on the windowsill all day.",
+    "Interest rates rose for the third time this year.",
+    "The museum opened an exhibition of old maps.",
+    "Remember to water the plants on the balcony.",
+    "The flight to Berlin was delayed by two hours.",
+    "My sister started a new job at the hospital.",
+    "The database backup runs every night at two.",
+    "They painted the kitchen a pale shade of green.",
+    "The football match ended in a draw.",
+    "Use the staging environment before deploying.",
+    "The children built a sandcastle on the beach.",
+    "The committee approved the annual budget.",
+    "Our neighbour plays the piano in the evenings.",
+    "The password must be at least twelve characters.",
+    "We watched a documentary about deep sea fish.",
+    "The bakery on the corner sells great croissants.",
+    "The report summarises last quarter's sales.",
+    "It rained all weekend, so we stayed inside.",
+    "The doctor recommended more sleep and exercise.",
+    "The train station is a short walk from the hotel.",
+    "Please send the slides before the presentation.",
+    "The garden is full of tomatoes this summer.",
+    "He fixed the bicycle's flat tyre himself.",
+    "The concert tickets sold out in an hour.",
+    "The API returns a list of users as JSON.",
+    "Grandma told stories about her childhood farm.",
+    "The new policy applies from the first of May.",
+    "I prefer tea to coffee in the afternoon.",
+    "The river flooded the fields after the storm.",
+    "She is writing a novel set in the nineteenth century.",
+)
+
+
+def gate_of(store_total: float, store_size: int, background: Sequence[float]) -> float:
     """The least cosine a semantic hit needs for one query, from the sum and number of
     its cosines over the realm's memories (the query · the realm's vector sum: the mean
     of dot products is the dot product with the mean) and its cosines with the
@@ -200,18 +243,22 @@ def gate_of(store_total: float, store_size: int, background: npt.NDArray[np.floa
     Every embedder gives unrelated text some similarity (static models give
     common words a shared direction), so a hit must beat two baselines: the
     query's mean cosine over the realm's memories and a fixed set of unrelated
-    sentences (``vectors.BACKGROUND``) plus ``GATE_MARGIN``; and what those unrelated
+    sentences (``BACKGROUND``) plus ``GATE_MARGIN``; and what those unrelated
     sentences score, ``BACKGROUND_SPREAD`` standard deviations above their mean (one
     sentence that happens to share the query's topic moves that little). The
     background gives a small store a baseline too: a query about nothing stored finds
     nothing, rather than the least-bad rows. Other realms' memories do not count.
     """
-    total = store_total + float(background.sum())
-    count = store_size + background.size
+    size = len(background)
+    unrelated_total = math.fsum(background)
+    total = store_total + unrelated_total
+    count = store_size + size
     mean = total / count if count else 0.0
-    unrelated = (
-        float(background.mean() + BACKGROUND_SPREAD * background.std()) if background.size else GATE
-    )
+    unrelated = GATE
+    if size:
+        middle = unrelated_total / size
+        spread = math.sqrt(math.fsum((x - middle) ** 2 for x in background) / size)
+        unrelated = middle + BACKGROUND_SPREAD * spread
     return max(GATE, mean + GATE_MARGIN, unrelated)
 
 

@@ -43,57 +43,12 @@ from retain.storage.base import LexicalHit, MemoryFilter, Reads, VectorRows
 
 if TYPE_CHECKING:
     from retain.search.embed import Matrix
+    from retain.storage.base import Vector
 
 GROWTH = 1.5
 REFRESH_CHUNK = 8192  # stored vectors read and written into the matrix at a time
 # Added to each row's bound: the float32 rounding of a 256-term product is far below it.
 ROUNDING = 1e-4
-
-# A reference population for the semantic gate: what unrelated text scores against
-# a query. It joins the store's own memories when the gate's mean is taken, so a
-# store of three memories has a baseline as well as a store of a million.
-BACKGROUND = (
-    "The meeting was moved to Thursday afternoon.",
-    "She bought fresh bread and cheese at the market.",
-    "The server restarted after the kernel update.",
-    "We hiked to the lake and camped overnight.",
-    "The invoice is due at the end of the month.",
-    "He has been learning to play the guitar.",
-    "The recipe needs two eggs and a cup of flour.",
-    "Traffic on the bridge was slow this morning.",
-    "The library closes early on public holidays.",
-    "Our team shipped the new release yesterday.",
-    "The cat sleeps on the windowsill all day.",
-    "Interest rates rose for the third time this year.",
-    "The museum opened an exhibition of old maps.",
-    "Remember to water the plants on the balcony.",
-    "The flight to Berlin was delayed by two hours.",
-    "My sister started a new job at the hospital.",
-    "The database backup runs every night at two.",
-    "They painted the kitchen a pale shade of green.",
-    "The football match ended in a draw.",
-    "Use the staging environment before deploying.",
-    "The children built a sandcastle on the beach.",
-    "The committee approved the annual budget.",
-    "Our neighbour plays the piano in the evenings.",
-    "The password must be at least twelve characters.",
-    "We watched a documentary about deep sea fish.",
-    "The bakery on the corner sells great croissants.",
-    "The report summarises last quarter's sales.",
-    "It rained all weekend, so we stayed inside.",
-    "The doctor recommended more sleep and exercise.",
-    "The train station is a short walk from the hotel.",
-    "Please send the slides before the presentation.",
-    "The garden is full of tomatoes this summer.",
-    "He fixed the bicycle's flat tyre himself.",
-    "The concert tickets sold out in an hour.",
-    "The API returns a list of users as JSON.",
-    "Grandma told stories about her childhood farm.",
-    "The new policy applies from the first of May.",
-    "I prefer tea to coffee in the afternoon.",
-    "The river flooded the fields after the storm.",
-    "She is writing a novel set in the nineteenth century.",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -342,6 +297,13 @@ def scan_codes(
         assert isinstance(found, simsimd.DistancesTensor)  # matrices in, a matrix out
         np.multiply(np.asarray(found), step, out=out)
         out *= scale[:, None]
+
+
+def matrix_of(queries: Sequence[Vector]) -> Matrix:
+    """Query vectors (float32 rows: arrays, or a matrix's) as one matrix, a row each."""
+    from retain.search.plain import packed
+
+    return np.frombuffer(packed(queries), dtype=np.float32).reshape(len(queries), -1)
 
 
 def stored_matrix(rows: VectorRows, model: str, dim: int) -> Matrix:

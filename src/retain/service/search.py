@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     from concurrent.futures import Future
 
     from retain.search import lexical
-    from retain.search.embed import Matrix
     from retain.search.vectors import VectorIndex
     from retain.service import MemoryService
+    from retain.storage.base import Vector
 
 
 SEARCH_LIMIT_MAX = 200
@@ -160,17 +160,14 @@ def ranked(
 ) -> SearchResult:
     """The ranked search every door's search and an agent's recall share; with
     ``live_only`` (what a turn recalls into a context) expired memories are left out."""
-    from retain.search import (
-        lexical,
-        rank,
-        rerank,
-        vectors,  # numpy: loaded by the first search, not on open
-    )
+    from retain.search import lexical, plain, rank, rerank
 
     plans = lexical.plan_queries(queries, today=in_zone(now, svc.store.clock.local_tz()).date())
     loaded = svc.embedder if plans else None
     embedder = loaded.embedder if loaded is not None else None
-    asked = key.embed(embedder, [p.text for p in plans]) if embedder is not None else None
+    # Without numpy where it is not loaded: a search of vectors the database keeps (a
+    # large SQLite store's codes, PostgreSQL's rows) needs none (``search.plain``).
+    asked = key.queries(embedder, [p.text for p in plans]) if embedder is not None else None
     depth = max(limit, rank.DEPTH)
 
     def searched(tx: Reads) -> MemoryFilter:
@@ -181,17 +178,20 @@ def ranked(
     beside: Future[list[lexical.SenseHits]] | None = None
     if embedder is not None and asked is not None:
         model, query = embedder, asked
-        background = _background(svc, model) @ query.T
+        unrelated = _background(svc, model)
+        background = [plain.cosines(q, unrelated, model.dim) for q in query]
 
         def semantic_of(tx: Reads, where: MemoryFilter) -> list[lexical.SenseHits]:
             if isinstance(tx, NativeVectors) and tx.searches_vectors(
                 model.model_id, model.dim, svc.store.settings.ann_from
             ):  # the database searches its vectors
                 return _native_semantic(svc, tx, model, query, background, where, depth)
-            cosines = _vector_index(svc, tx, model).scores(query, svc.realm)
+            from retain.search import vectors  # numpy: the vectors are scanned in memory
+
+            cosines = _vector_index(svc, tx, model).scores(vectors.matrix_of(query), svc.realm)
             found = []
             for i, total in enumerate(cosines.totals):
-                gate = rank.gate_of(float(total), cosines.count, background[:, i])
+                gate = rank.gate_of(float(total), cosines.count, background[i])
                 found.append(
                     vectors.search(
                         tx, cosines.nums, where, cosines.exact(i, gate), depth=depth, gate=gate
@@ -304,14 +304,14 @@ def _native_semantic(
     svc: MemoryService,
     tx: NativeVectors,
     embedder: Embedder,
-    asked: Matrix,
-    background: Matrix,
+    asked: Sequence[Vector],
+    background: list[list[float]],
     where: MemoryFilter,
     depth: int,
 ) -> list[lexical.SenseHits]:
     """The semantic sense where the database searches vectors: its nearest rows
     that pass the filters, held to the same gate (its mean from the realm's sum)."""
-    from retain.search import lexical, rank
+    from retain.search import lexical, plain, rank
 
     sums = tx.vector_sums(embedder.model_id, svc.realm)
     for dim, _, count in sums:
@@ -323,14 +323,14 @@ def _native_semantic(
     nearest = tx.nearest(embedder.model_id, asked, where, depth) if size else []
     found = []
     for i, query in enumerate(asked):
-        store_total = float(total @ query) if total is not None else 0.0
-        gate = rank.gate_of(store_total, size, background[:, i])
+        store_total = plain.dot(total, query) if total is not None else 0.0
+        gate = rank.gate_of(store_total, size, background[i])
         near = nearest[i] if size else []
         found.append(lexical.SenseHits(lexical.SEMANTIC, tuple(h for h in near if h.score >= gate)))
     return found
 
 
-def _background(svc: MemoryService, embedder: Embedder) -> Matrix:
+def _background(svc: MemoryService, embedder: Embedder) -> bytes:
     """The gate's reference sentences, embedded once per embedder and store."""
     return svc.store.background(embedder)
 

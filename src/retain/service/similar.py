@@ -84,9 +84,12 @@ def dedup(
             progress("embed", 0, len(texts))
         if not texts:
             return memories, []
+        import numpy as np
+
         from retain.search.embed import normalised
 
-        reference = normalised(svc.store.background(embedder))  # embedded once a model
+        background = np.frombuffer(svc.store.background(embedder), dtype=np.float32)
+        reference = normalised(background.reshape(-1, embedder.dim).copy())  # once a model
         vectors = graph.centred(_unit(svc, texts, few=False), reference)
         report: Callable[[int, int], None] | None = None
         if progress is not None:

@@ -22,7 +22,7 @@ from retain.storage.base import Backend, Progress, Reads
 if TYPE_CHECKING:  # numpy's: imported by the verbs that make or search vectors
     from retain.chrono import Clock
     from retain.mirrors import Configured, Mirror
-    from retain.search.embed import Embedder, Matrix
+    from retain.search.embed import Embedder
     from retain.search.rerank import Reranker
     from retain.search.vectors import VectorIndex
     from retain.signing import Signer
@@ -47,7 +47,7 @@ class Store:
         self.ids = IdFactory()
         self._embedder = embedder
         self._index: VectorIndex | None = None
-        self._background: tuple[str, Matrix] | None = None
+        self._background: tuple[str, bytes] | None = None
         self._lock = threading.RLock()  # building a mirror may load the embedder
         # the memory section's counts, by realm and scopes (the service's to read)
         self.tallies: dict[tuple[str, tuple[str, ...] | None, tuple[str, ...]], Any] = {}
@@ -152,13 +152,15 @@ class Store:
             embedder.model_id, embedder.dim, self.settings.ann_from, progress
         )
 
-    def background(self, embedder: Embedder) -> Matrix:
-        """The relevance gate's reference sentences, embedded once per model."""
-        from retain.search import key, vectors
+    def background(self, embedder: Embedder) -> bytes:
+        """The relevance gate's reference sentences (``rank.BACKGROUND``), embedded once
+        per model: their float32 unit rows, joined."""
+        from retain.search import key, plain, rank
 
         made = self._background
         if made is None or made[0] != embedder.model_id:
-            made = self._background = (embedder.model_id, key.embed(embedder, vectors.BACKGROUND))
+            rows = plain.packed(key.queries(embedder, rank.BACKGROUND))
+            made = self._background = (embedder.model_id, rows)
         return made[1]
 
     def close(self) -> None:

@@ -692,14 +692,15 @@ class NativeVectors(Protocol):
         below are asked only after it said so."""
         ...
 
-    def vector_sums(self, model: str, realm: str) -> list[tuple[int, npt.NDArray[np.float32], int]]:
-        """(dim, the sum of the realm's vectors of ``model``, how many) for each size."""
+    def vector_sums(self, model: str, realm: str) -> list[tuple[int, Vector, int]]:
+        """(dim, the sum of the realm's vectors of ``model`` as float32, how many) for
+        each size."""
         ...
 
     def nearest(
-        self, model: str, queries: npt.NDArray[np.float32], where: MemoryFilter, limit: int
+        self, model: str, queries: Sequence[Vector], where: MemoryFilter, limit: int
     ) -> list[list[LexicalHit]]:
-        """For each row of ``queries`` (one query vector a row), the ``limit`` memories
+        """For each of ``queries`` (float32 vectors, of one size), the ``limit`` memories
         passing ``where`` whose ``model`` vectors are nearest to it (by cosine), best
         first, each with its cosine: every query in one statement."""
         ...

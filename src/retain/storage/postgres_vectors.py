@@ -198,7 +198,7 @@ class PostgresVectors(ABC):
     def searches_vectors(self, model: str, dim: int, at_least: int) -> bool:
         return True  # pgvector's HNSW index, whatever the size
 
-    def vector_sums(self, model: str, realm: str) -> list[tuple[int, npt.NDArray[np.float32], int]]:
+    def vector_sums(self, model: str, realm: str) -> list[tuple[int, Vector, int]]:
         rows = self._rows(
             "SELECT dim, total::text, n FROM vector_sums WHERE realm = %s AND model = %s AND n > 0",
             (realm, model),
@@ -206,11 +206,11 @@ class PostgresVectors(ABC):
         return [(int(dim), _parse(total), int(n)) for dim, total, n in rows]
 
     def nearest(
-        self, model: str, queries: npt.NDArray[np.float32], where: MemoryFilter, limit: int
+        self, model: str, queries: Sequence[Vector], where: MemoryFilter, limit: int
     ) -> list[list[LexicalHit]]:
-        dim = int(queries.shape[1])
         if not len(queries):
             return []
+        dim = len(queries[0])
         clause, args = self._filter_sql(where)
         # Filters are applied as the index is walked, until ``limit`` rows pass: set once
         # a transaction.

@@ -1,7 +1,8 @@
 """The persisted vector codes of an embedded store: every vector as int8, memory-mapped.
 
-It is one piece past the usual size on purpose: the codes' file format, their build,
-their scan and the choice of candidates share one layout, changed together.
+It is one piece past the usual size on purpose: the codes' file format, their scan and
+the choice of candidates share one layout, changed together; their build, which needs
+numpy, is ``sqlite_ann_build`` (a search reads the codes without it: ``search.plain``).
 
 Below ``[search] ann_from`` vectors of a model, the service scans them exactly in
 memory (``retain.search.vectors``). From there on, every new process would have
@@ -20,7 +21,7 @@ share one strong direction (their mean has norm 0.95), so the centred rows are w
 differ, and a step per centred row keeps their differences (a code is a quarter of a
 float32 row). A search takes its query vectors to int8 codes the same way and reads
 every code, in two parts side by side, each product summed in integers by SimSIMD's
-kernels (``vectors.scan_codes``): at 100,000 rows 0.8 ms a query vector, at a million
+kernels (``scan``): at 100,000 rows 0.8 ms a query vector, at a million
 9, against 2.6 and 24 ms cast to float32 and multiplied by BLAS, and 15 and 51 ms for
 the HNSW graph the codes replaced (usearch, walked at ef 2,048), which found 0.997 and
 0.978 of the exact ten where this finds them all, took half a loading's time to
@@ -73,24 +74,23 @@ import fcntl
 import functools
 import json
 import math
+import operator
 import os
 import re
+import sys
 import threading
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field, replace
+from array import array
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
-
-from retain.storage.base import LexicalHit, MemoryFilter, Progress
+from retain.search import plain
+from retain.storage.base import LexicalHit, MemoryFilter, Progress, VectorRows
 
 if TYPE_CHECKING:
-    from retain.search.vectors import VectorIndex
+    from retain.storage.sqlite_ann_build import Codes
     from retain.storage.sqlite_transaction import SqliteTransaction
-
-Matrix = npt.NDArray[np.float32]
 
 TAIL_MAX = 4096  # rows past the last segment held exactly before they are added to one
 SEGMENT_ROWS = 65_536  # rows past which a segment takes no more (a chunk may overshoot)
@@ -101,7 +101,8 @@ CHUNK = 8192  # stored vectors read (and added) at a time
 SAMPLED = 16  # a strided sample's rows above its threshold, when choosing candidates
 # a scan's parts read side by side: two, or one on a process held to one core
 THREADS = max(1, min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2))
-ROW = np.dtype([("key", "<i8"), ("step", "<f4")])  # a segment's rows: number and step
+# a segment's rows: each a memory number and a step (numpy's record, as its header says)
+ROW_DESCR, ROW_BYTES = "[('key', '<i8'), ('step', '<f4')]", 12
 PARTS = ("codes", "rows")  # a segment's files: <stem>.codes.npy, <stem>.rows.npy
 SUFFIX = ".vectors"
 
@@ -152,121 +153,255 @@ class Meta:
         return f"{_slug(self.model, self.dim)}-{segment.lo}-{segment.hi}{tag}"
 
 
+class Mapped:
+    """One segment's two files mapped, read without numpy: ``codes`` (int8, ``dim`` a
+    row) and ``rows`` (each row's memory number and step, ``ROW_BYTES`` a row)."""
+
+    def __init__(self, codes: memoryview, rows: memoryview, size: int, dim: int) -> None:
+        self.codes = codes
+        self.rows = rows
+        self.size = size
+        self.dim = dim
+        self._steps: array[float] | None = None
+        self._keys: array[int] | None = None
+
+    @classmethod
+    def of(cls, folder: Path, stem: str, dim: int) -> Mapped:
+        from retain.search.npy import NpyArray, mapped
+
+        codes = NpyArray.read(mapped(folder / f"{stem}.codes.npy"), ("|i1",), dims=2)
+        if codes.fortran or codes.shape[1] != dim:
+            raise ValueError(f"{stem}.codes.npy is not {dim}-dimensional int8 codes")
+        rows = NpyArray.read(
+            mapped(folder / f"{stem}.rows.npy"), (ROW_DESCR,), dims=1, width=ROW_BYTES
+        )
+        if rows.shape != codes.shape[:1]:
+            raise ValueError(f"{stem}.rows.npy does not match its codes")
+        return cls(codes.values, rows.values, codes.shape[0], dim)
+
+    def steps(self) -> array[float]:
+        """Each row's step, in row order (gathered from the rows the first time)."""
+        if self._steps is None:
+            self._steps = self._field("f", 8, 4)
+        return self._steps
+
+    def keys(self) -> array[int]:
+        """Each row's memory number, in row order (gathered the first time)."""
+        if self._keys is None:
+            self._keys = self._field("q", 0, 8)
+        return self._keys
+
+    def _field(self, kind: str, offset: int, width: int) -> array[Any]:
+        """One field of every row, as an array: each of its bytes gathered from the rows
+        by bytes' own strided slice (a memoryview's copies a byte at a time)."""
+        whole, gathered = self.rows.tobytes(), bytearray(width * self.size)
+        for i in range(width):
+            gathered[i::width] = whole[offset + i :: ROW_BYTES]
+        values = array(kind, bytes(gathered))
+        if sys.byteorder != "little":
+            values.byteswap()
+        return values
+
+    def part(self, start: int, stop: int) -> memoryview[int]:
+        """Rows ``start`` to ``stop`` of the codes, as SimSIMD reads them."""
+        return plain.int8_rows(self.codes[start * self.dim : stop * self.dim], self.dim)
+
+
+# a tail's rows (float32, joined), their numbers and realms, and its realms' sums
+_TailState = tuple[bytes, list[int], list[str], dict[str, tuple["array[float]", int]]]
+
+
+class Tail:
+    """The rows of one model written past the segments (``vec`` past ``after``), held
+    exactly in memory, without numpy: their float32 rows joined in one buffer, numbers
+    and realms. A row rewritten since is replaced in place; one deleted since stays
+    until the tail is added to a segment (the filter turns its memory away, and a
+    candidate is scored by what the store holds now).
+
+    One tail serves every thread of a process: a refresh builds a new state and sets it
+    whole, so a search reads one state, not a refresh's half (each state with its own
+    realms' sums, made when first asked)."""
+
+    def __init__(self, model: str, dim: int, after: int) -> None:
+        self.model = model
+        self.dim = dim
+        self._seen = after
+        self._state: _TailState = (b"", [], [], {})
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._state[1])
+
+    def refresh(self, tx: SqliteTransaction) -> None:
+        """Take in the rows written since the last refresh, a chunk at a time."""
+        with self._lock:
+            last = tx.last_vector()
+            if last == self._seen:
+                return
+            data, nums, realms, _ = self._state
+            grown, nums, realms = bytearray(data), list(nums), list(realms)
+            row_of = {num: i for i, num in enumerate(nums)}
+            width = 4 * self.dim
+            seen = self._seen
+            while True:
+                rows = tx.vectors_after(self.model, seen, CHUNK)
+                if not rows.nums:
+                    break
+                for num, realm, blob in zip(
+                    rows.nums, rows.realms, _checked(rows, self), strict=True
+                ):
+                    at = row_of.get(num)
+                    if at is None:
+                        row_of[num] = len(nums)
+                        nums.append(num)
+                        realms.append(realm)
+                        grown += blob
+                    else:
+                        grown[at * width : (at + 1) * width] = blob
+                        realms[at] = realm
+                seen = rows.last_vec
+            self._seen = max(seen, last)  # past other models' rows too
+            self._state = (bytes(grown), nums, realms, {})
+
+    def ranked(self, queries: Sequence[Any], realm: str) -> list[list[int]]:
+        """For each query, the numbers of ``realm``'s rows, nearest first (exactly)."""
+        data, nums, realms, _ = self._state
+        mine = [i for i, r in enumerate(realms) if r == realm]
+        found = []
+        for query in queries:
+            scores = plain.cosines(query, data, self.dim)
+            found.append([nums[i] for i in sorted(mine, key=lambda i: -scores[i])])
+        return found
+
+    def realm_sum(self, realm: str) -> tuple[array[float] | None, int]:
+        """The sum of ``realm``'s rows (None: it has none) and how many there are."""
+        data, _, realms, sums = self._state
+        kept = sums.get(realm)
+        if kept is None:
+            width, count = 4 * self.dim, 0
+            total: memoryview[float] | None = None
+            for i, r in enumerate(realms):
+                if r == realm:
+                    row = plain.view(memoryview(data)[i * width : (i + 1) * width])
+                    total = row if total is None else plain.added(total, row)
+                    count += 1
+            kept = sums[realm] = (plain.floats(total) if total is not None else array("f"), count)
+        return (kept[0] if kept[1] else None), kept[1]
+
+
+def _checked(rows: VectorRows, tail: Tail) -> list[bytes]:
+    """A chunk's vectors as the tail keeps them (native float32), each of its dimension;
+    one of another size is refused (``dimension_mismatch``, naming the memory)."""
+    from retain.search.embed import stored_mismatch
+
+    for num, size in zip(rows.nums, rows.dims, strict=True):
+        if size != tail.dim:
+            what = f"memory #{num} has a {size}-dimensional vector"
+            raise stored_mismatch(what, tail.model, tail.dim, size)
+    return [plain.stored(blob) for blob in rows.blobs]
+
+
 class Approximate:
     """One model's persisted codes, opened (each segment's files mapped), and the exact
     tail past them."""
 
-    def __init__(self, folder: Path, meta: Meta, tail: VectorIndex, stamp: tuple[int, int]) -> None:
+    def __init__(self, folder: Path, meta: Meta, tail: Tail, stamp: tuple[int, int]) -> None:
         self.folder = folder
         self.meta = meta
         self.tail = tail
         self.stamp = stamp  # the JSON's, taken before it was read: a newer one is reread
-        self.segments: list[Codes] = [
-            Codes.mapped(folder, meta.stem(segment), meta.dim) for segment in meta.segments
-        ]
-        self.keys = np.concatenate(
-            [np.zeros(0, dtype=np.int64), *(codes.rows["key"] for codes in self.segments)]
-        )  # every segment row's memory number, in scan order
-        self.steps = [np.ascontiguousarray(codes.rows["step"]) for codes in self.segments]
+        self.segments = [Mapped.of(folder, meta.stem(s), meta.dim) for s in meta.segments]
+        self.size = sum(mapped.size for mapped in self.segments)
+        self._keys: array[int] | None = None
 
-    def sums(self, realm: str) -> tuple[npt.NDArray[np.float32], int]:
+    def keys(self, rows: list[int]) -> list[int]:
+        """The memory numbers of ``rows``, counted across the segments in order."""
+        if self._keys is None:
+            keys = array("q")
+            for mapped in self.segments:
+                keys += mapped.keys()
+            self._keys = keys
+        if len(rows) == 1:
+            return [self._keys[rows[0]]]
+        return list(operator.itemgetter(*rows)(self._keys)) if rows else []
+
+    def sums(self, realm: str) -> tuple[array[float], int]:
         """The realm's vector sum and count, the segments' and the tail's. A row deleted
         since its segment was built, or rewritten into a later one, counts until the codes
         are built again."""
-        total = np.zeros(self.meta.dim, dtype=np.float64)
+        total = [0.0] * self.meta.dim
         count = 0
         for segment in self.meta.segments:
             if realm in segment.counts:
-                total += np.asarray(segment.sums[realm], dtype=np.float64)
+                total = [a + b for a, b in zip(total, segment.sums[realm], strict=True)]
                 count += segment.counts[realm]
         extra, more = self.tail.realm_sum(realm)
-        return (total + extra).astype(np.float32), count + more
+        if extra is not None:
+            total = [a + b for a, b in zip(total, extra, strict=True)]
+        return array("f", total), count + more
 
-    def scored(self, queries: Matrix) -> tuple[npt.NDArray[np.int64], Matrix]:
-        """Every segment row's memory number, and each query's (a row) approximate score
-        of it from the codes (``q·(x − μ)``, the same order as the cosine). The queries
-        are taken to int8 codes as the rows are, and each product of codes summed in
-        integers (``vectors.scan_codes``), the rows split in ``THREADS`` parts read side
-        by side."""
-        from retain.search.vectors import quantized
-
-        asked, scale = quantized(queries)
-        rough = np.empty((len(queries), len(self.keys)), dtype=np.float32)
-        parts, at = [], 0
-        for codes, step in zip(self.segments, self.steps, strict=True):
-            size = len(codes)
-            cut = -(-size // THREADS)
-            for start in range(0, size, cut or 1):
-                stop = min(start + cut, size)
-                out = rough[:, at + start : at + stop]
-                parts.append((codes.codes[start:stop], step[start:stop], out))
-            at += size
+    def scored(self, queries: Sequence[Any]) -> list[list[memoryview[float]]]:
+        """Each query's approximate scores of every segment row (``q·(x − μ)`` up to the
+        query's own scale: the same order as the cosine), as float32 parts in row order.
+        The queries are taken to int8 codes as the rows are, and each product of codes
+        summed in integers by SimSIMD's kernels, then scaled by the row's step; the rows
+        are split in ``THREADS`` parts read side by side."""
+        asked = plain.int8_rows(plain.packed([plain.codes(q) for q in queries]), self.meta.dim)
+        parts = []
+        for mapped in self.segments:
+            cut = -(-mapped.size // THREADS)
+            parts += [
+                (mapped, start, min(start + cut, mapped.size))
+                for start in range(0, mapped.size, cut or 1)
+            ]
+        scores: list[list[memoryview[float]] | None] = [None] * len(parts)
         failed: list[BaseException] = []
+        every = max(1, min(THREADS, len(parts)))
         helpers = [
-            threading.Thread(target=_scan_all, args=(asked, scale, parts[i::THREADS], failed))
-            for i in range(1, min(THREADS, len(parts)))
+            threading.Thread(target=_scan_all, args=(asked, parts, scores, i, every, failed))
+            for i in range(1, every)
         ]  # a thread each (no pool: concurrent.futures costs a command 5 ms to import)
         for helper in helpers:
             helper.start()
-        _scan_all(asked, scale, parts[::THREADS] if helpers else parts, failed)
+        _scan_all(asked, parts, scores, 0, every, failed)
         for helper in helpers:
             helper.join()
         if failed:
             raise failed[0]
-        return self.keys, rough
+        return [[part[i] for part in scores if part is not None] for i in range(len(queries))]
 
 
 def _scan_all(
-    asked: npt.NDArray[np.int8],
-    scale: npt.NDArray[np.float32],
-    parts: list[tuple[npt.NDArray[np.int8], npt.NDArray[np.float32], Matrix]],
+    asked: memoryview[int],
+    parts: list[tuple[Mapped, int, int]],
+    out: list[list[memoryview[float]] | None],
+    first: int,
+    every: int,
     failed: list[BaseException],
 ) -> None:
-    """Each part scanned; what fails is kept for the caller to raise."""
-    from retain.search.vectors import scan_codes
-
+    """Parts ``first``, ``first + every``, … scanned into ``out``; what fails is kept for
+    the caller to raise."""
     try:
-        for codes, step, out in parts:
-            scan_codes(asked, scale, codes, step, out)
+        for at in range(first, len(parts), every):
+            mapped, start, stop = parts[at]
+            out[at] = scan(asked, mapped.part(start, stop), mapped.steps()[start:stop])
     except BaseException as exc:  # noqa: BLE001 - raised again by the thread that waits
         failed.append(exc)
 
 
-@dataclass(frozen=True, slots=True)
-class Codes:
-    """One segment's rows: ``codes`` (int8, a row each) and ``rows`` (each row's memory
-    number ``key`` and ``step``: the centred vector is about ``step × code``)."""
+def scan(
+    asked: memoryview[int], codes: memoryview[int], steps: array[float]
+) -> list[memoryview[float]]:
+    """Each query's codes (a row of ``asked``) by each row's codes, summed exactly in
+    integers by SimSIMD's kernel, then times the row's step: a float32 view a query.
 
-    codes: npt.NDArray[np.int8]
-    rows: npt.NDArray[np.void]
-
-    def __len__(self) -> int:
-        return len(self.rows)
-
-    @classmethod
-    def mapped(cls, folder: Path, stem: str, dim: int) -> Codes:
-        codes = np.load(folder / f"{stem}.codes.npy", mmap_mode="r", allow_pickle=False)
-        rows = np.load(folder / f"{stem}.rows.npy", mmap_mode="r", allow_pickle=False)
-        if codes.dtype != np.int8 or codes.ndim != 2 or codes.shape[1] != dim:
-            raise ValueError(f"{stem}.codes.npy is not {dim}-dimensional int8 codes")
-        if rows.dtype != ROW or rows.shape != (len(codes),):
-            raise ValueError(f"{stem}.rows.npy does not match its codes")
-        return cls(codes, rows)
-
-    @classmethod
-    def of(cls, nums: npt.NDArray[np.int64], centred: Matrix) -> Codes:
-        """The codes of centred rows: each row's largest magnitude is ±127."""
-        from retain.search.vectors import quantized
-
-        codes, step = quantized(centred)
-        rows = np.empty(len(nums), dtype=ROW)
-        rows["key"], rows["step"] = nums, step
-        return cls(codes, rows)
-
-    def decoded(self, at: npt.NDArray[np.intp]) -> Matrix:
-        """The centred rows at ``at``, as the codes keep them."""
-        step = np.asarray(self.rows["step"][at], dtype=np.float32)
-        return self.codes[at].astype(np.float32) * step[:, None]
+    Not with ``cdist(out=…)``: SimSIMD 6.5 returns ``None`` from it without taking a
+    reference, and the interpreter aborts once ``None``'s count runs out."""
+    size = len(steps)
+    if not size:
+        return [plain.view(array("f")) for _ in range(len(asked))]
+    found = plain.int8_dots(asked, codes)
+    return [plain.times(found[i * size : (i + 1) * size], steps) for i in range(len(asked))]
 
 
 def _stamp(folder: Path, model: str, dim: int) -> tuple[int, int]:
@@ -402,18 +537,16 @@ class Indexes:
                     meta, stamp = _read(self.folder, model, dim)
                     if meta is None:
                         continue
-                    live = np.fromiter(tx.vector_nums(model), dtype=np.int64)
+                    from retain.storage import sqlite_ann_build as build
+
                     try:
-                        held = self._opened(meta, stamp).segments
-                        stale = any(len(np.setdiff1d(c.rows["key"], live)) for c in held)
+                        stale = build.stale(self.folder, meta, iter(tx.vector_nums(model)))
                     except (OSError, RuntimeError, ValueError):
                         stale = True  # unreadable (an earlier format, a damaged file)
                     if not stale:
                         continue
                     # afresh, the mean too: an erased vector is part of the old one
-                    self._open[model, dim] = self._written(
-                        *_extended(tx, Meta(model, dim, []), self.folder, progress)
-                    )
+                    self._open[model, dim] = self._built(tx, Meta(model, dim, []), progress)
                 rebuilt = True
             return rebuilt
 
@@ -429,13 +562,10 @@ class Indexes:
             if meta is not None:
                 with contextlib.suppress(OSError, RuntimeError, ValueError):
                     return self._opened(meta, stamp)
-            return self._written(*_extended(tx, Meta(model, dim, []), self.folder, progress))
+            return self._built(tx, Meta(model, dim, []), progress)
 
     def _opened(self, meta: Meta, stamp: tuple[int, int]) -> Approximate:
-        from retain.search.vectors import VectorIndex
-
-        tail = VectorIndex(meta.model, meta.dim, meta.upto)
-        return Approximate(self.folder, meta, tail, stamp)
+        return Approximate(self.folder, meta, Tail(meta.model, meta.dim, meta.upto), stamp)
 
     def _grown(
         self, tx: SqliteTransaction, ann: Approximate, progress: Progress | None
@@ -449,18 +579,18 @@ class Indexes:
             meta = None  # unreadable (an earlier format, a damaged file): afresh
         if meta is None or len(ann.tail) > meta.rows:  # dropped, or a reindex: afresh
             meta = Meta(ann.meta.model, ann.meta.dim, [])
-        return self._written(*_extended(tx, meta, self.folder, progress))
+        return self._built(tx, meta, progress)
+
+    def _built(self, tx: SqliteTransaction, meta: Meta, progress: Progress | None) -> Approximate:
+        """``meta`` extended by every stored row past it (``sqlite_ann_build``), saved."""
+        from retain.storage import sqlite_ann_build as build
+
+        return self._written(*build.extended(tx, meta, self.folder, progress))
 
     def _written(self, meta: Meta, made: dict[str, Codes]) -> Approximate:
         """Save a new version (its new segments, then the JSON) and open it."""
         for stem, codes in made.items():  # under new names: a reader may map the old
-            for part, array in (("codes", codes.codes), ("rows", codes.rows)):
-                final = self.folder / f"{stem}.{part}.npy"
-                staged = final.with_name(final.name + ".new")
-                with staged.open("wb") as file:
-                    np.lib.format.write_array(file, np.ascontiguousarray(array))
-                os.chmod(staged, 0o600)  # as the store's file: codes of what it holds
-                os.replace(staged, final)
+            codes.save(self.folder, stem)
         slug = _slug(meta.model, meta.dim)
         current = self.folder / f"{slug}.json"
         staged = current.with_name(current.name + ".new")
@@ -484,167 +614,41 @@ def _json(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _chunks(
-    tx: SqliteTransaction, model: str, dim: int, lo: int
-) -> Iterator[tuple[npt.NDArray[np.int64], Matrix, list[str], int]]:
-    """The stored rows of ``model`` past ``vec`` ``lo``, a chunk at a time: (memory
-    numbers, vectors, realms, the chunk's last ``vec``)."""
-    from retain.search.vectors import stored_matrix
-
-    while True:
-        rows = tx.vectors_after(model, lo, CHUNK)
-        if not rows.nums:
-            return
-        vectors = stored_matrix(rows, model, dim)
-        yield np.array(rows.nums, dtype=np.int64), vectors, rows.realms, rows.last_vec
-        lo = rows.last_vec
-
-
-def _extended(
-    tx: SqliteTransaction, meta: Meta, folder: Path, progress: Progress | None
-) -> tuple[Meta, dict[str, Codes]]:
-    """``meta`` with every stored row past its last segment added: to that segment while it
-    holds fewer than ``SEGMENT_ROWS`` (a row it holds already, rewritten since, is replaced
-    there), then to new ones. Without segments it is a whole build, and without a mean yet
-    the mean is taken first (a pass of its own). The new version and its changed segments'
-    codes, by stem."""
-    model, dim = meta.model, meta.dim
-    if not meta.mean:
-        meta = replace(meta, mean=_mean(tx, model, dim))
-    mean = np.asarray(meta.mean, dtype=np.float32)
-    segments = list(meta.segments)
-    open_: _Open | None = None
-    if segments and segments[-1].rows < SEGMENT_ROWS:
-        last = segments.pop()
-        open_ = _Open(last, Codes.mapped(folder, meta.stem(last), dim))
-    total, done = max(tx.vector_count(model) - meta.rows, 0), 0  # about: for the progress
-    if progress is not None:
-        progress("vector index", 0, total)
-    made: dict[str, Codes] = {}
-    for nums, vectors, realms, hi in _chunks(tx, model, dim, meta.upto):
-        if open_ is None or open_.rows >= SEGMENT_ROWS:
-            if open_ is not None:
-                segments.append(open_.segment(meta, made))  # (full, as loaded: kept)
-            lo = segments[-1].hi if segments else 0
-            open_ = _Open(Segment(lo, lo, 0, {}, {}), Codes.of(*_none(dim)))
-        open_.add(nums, vectors, realms, hi, mean)
-        done += len(nums)
-        if progress is not None:
-            progress("vector index", min(done, max(total, done)), max(total, done))
-    if open_ is not None:
-        segments.append(open_.segment(meta, made))
-    return replace(meta, segments=segments), made
-
-
-def _none(dim: int) -> tuple[npt.NDArray[np.int64], Matrix]:
-    return np.zeros(0, dtype=np.int64), np.zeros((0, dim), dtype=np.float32)
-
-
-class _Open:
-    """A segment being written: its codes (in memory), sums, counts and range."""
-
-    def __init__(self, segment: Segment, codes: Codes) -> None:
-        self.lo, self.hi = segment.lo, segment.hi
-        self.loaded = segment  # as it was: kept as it is unless a row is added
-        self.grown = False
-        self.parts = [Codes(np.array(codes.codes), np.array(codes.rows))]  # read, not mapped
-        self.sums = {r: np.asarray(v, dtype=np.float64) for r, v in segment.sums.items()}
-        self.counts = dict(segment.counts)
-
-    def add(
-        self, nums: npt.NDArray[np.int64], vectors: Matrix, realms: list[str], hi: int, mean: Matrix
-    ) -> None:
-        whole = self._joined()
-        held = np.isin(whole.rows["key"], nums)
-        if held.any():  # rewritten since: the old codes go, and their share of the sums
-            at = np.flatnonzero(held)
-            realm_of = dict(zip(nums.tolist(), realms, strict=True))
-            old = whole.decoded(at) + mean
-            self._count([realm_of[k] for k in whole.rows["key"][at].tolist()], old, -1)
-            whole = Codes(whole.codes[~held], whole.rows[~held])
-        codes = Codes.of(nums, vectors - mean)
-        self.parts = [whole, codes]  # joined when next needed: one copy per segment written
-        self._count(realms, vectors, 1)
-        self.hi, self.grown = hi, True
-
-    @property
-    def rows(self) -> int:
-        return sum(len(part) for part in self.parts)
-
-    def _joined(self) -> Codes:
-        if len(self.parts) > 1:
-            self.parts = [
-                Codes(
-                    np.concatenate([p.codes for p in self.parts]),
-                    np.concatenate([p.rows for p in self.parts]),
-                )
-            ]
-        return self.parts[0]
-
-    def _count(self, realms: list[str], vectors: Matrix, sign: int) -> None:
-        for realm in dict.fromkeys(realms):
-            mine = np.fromiter((r == realm for r in realms), dtype=bool, count=len(realms))
-            self.sums[realm] = self.sums.get(realm, np.zeros(vectors.shape[1])) + sign * (
-                vectors[mine].sum(axis=0, dtype=np.float64)
-            )
-            self.counts[realm] = self.counts.get(realm, 0) + sign * int(mine.sum())
-
-    def segment(self, meta: Meta, made: dict[str, Codes]) -> Segment:
-        """The segment as written, its codes put in ``made`` under its stem (unless no row
-        was added: then the ones loaded)."""
-        if not self.grown:
-            return self.loaded
-        sums = {r: [float(x) for x in v] for r, v in self.sums.items()}
-        done = Segment(self.lo, self.hi, self.rows, sums, self.counts, os.urandom(4).hex())
-        made[meta.stem(done)] = self._joined()
-        return done
-
-
-def _mean(tx: SqliteTransaction, model: str, dim: int) -> list[float]:
-    """The mean of every stored row of ``model``."""
-    summed, count = np.zeros(dim, dtype=np.float64), 0
-    for _, vectors, _, _ in _chunks(tx, model, dim, 0):
-        summed += vectors.sum(axis=0, dtype=np.float64)
-        count += len(vectors)
-    return [float(x) for x in summed / max(count, 1)]
-
-
 def nearest(
-    tx: SqliteTransaction, ann: Approximate, queries: Matrix, where: MemoryFilter, limit: int
+    tx: SqliteTransaction,
+    ann: Approximate,
+    queries: Sequence[Any],
+    where: MemoryFilter,
+    limit: int,
 ) -> list[list[LexicalHit]]:
-    """For each query, the ``limit`` memories passing ``where`` nearest it by exact
-    cosine: the segments' candidates and the tail together (see the module docstring)."""
-    from retain.search import vectors
-
-    tail = ann.tail.scores(queries, where.realm)
-    keys, rough = ann.scored(queries)
-    floor = float(np.finfo(np.float32).min)
+    """For each query (a float32 vector), the ``limit`` memories passing ``where``
+    nearest it by exact cosine: the segments' candidates and the tail together (see the
+    module docstring)."""
     model, dim = ann.meta.model, ann.meta.dim
+    vectors = [plain.floats(query) for query in queries]
+    tail = ann.tail.ranked(vectors, where.realm)
+    rough = ann.scored(vectors) if ann.size else [[] for _ in vectors]
     # A tier or tag of fewer rows than √(limit × rows) is cheaper to score whole than to reach
     # through candidates: about limit ÷ p candidates are read for ``limit`` rows that
     # pass at rate p, against the p × rows that pass, equal at p = √(limit ÷ rows).
-    whole_below = math.isqrt(limit * (len(keys) + len(tail.nums))) + 1
+    whole_below = math.isqrt(limit * (ann.size + len(ann.tail))) + 1
     passing = functools.cache(lambda: tx.passing(where, whole_below))  # asked once
     found = []
-    for i, query in enumerate(queries):
-        near = tail.exact(i, floor)
-        ranked = np.argsort(-near, kind="stable")
-        ranked = ranked[np.isfinite(near[ranked])]  # -inf: another realm's row
+    for query, scores, ranked in zip(vectors, rough, tail, strict=True):
         count = max(FIRST, limit * 2)
         seen: set[int] = set()  # the candidates read so far
         passed: list[tuple[float, int, str]] = []  # of them, those passing: score, number, id
         while True:
-            exhausted = count >= len(keys)
-            best = keys if exhausted else keys[_best(rough[i], count)]
+            exhausted = count >= ann.size
+            best = ann.keys(plain.best(scores, count, SAMPLED))
             # Candidates all, the tail's too: each that passes the filter scored by the
             # vector the store holds in this transaction (gone, or another model's: no
             # row), once, however many rounds ask for it.
-            asked = _distinct(np.concatenate([best, tail.nums[ranked[:count]]])).tolist()
-            new = [num for num in asked if num not in seen]
+            new = sorted({*best, *ranked[:count]} - seen)
             seen.update(new)
             nums, ids, blobs = tx.vectors_passing(model, where, new)
-            scores = (vectors.unpacked(blobs, dim) @ query).astype(np.float32)
-            passed += zip(scores.tolist(), nums, ids, strict=True)
+            cosines = plain.cosines(query, plain.joined(blobs), dim)
+            passed += zip(cosines, nums, ids, strict=True)
             passed.sort(key=lambda p: (-p[0], p[1]))  # equal cosines in number order, as a scan's
             hits = [LexicalHit(memory_id, score) for score, _, memory_id in passed[:limit]]
             if len(hits) >= limit or (exhausted and len(ranked) <= count):
@@ -661,66 +665,31 @@ def nearest(
     return found
 
 
-def _best(scores: Matrix, count: int) -> npt.NDArray[np.intp]:
-    """The places of the ``count`` highest ``scores`` (fewer than all), in no order.
-
-    Partitioning a million scores costs 6 ms (and 8 MB of indices). A strided sample
-    dense enough that ``SAMPLED`` of its rows are expected above the place of the
-    ``8 × count``-th score gives a threshold that about that many rows pass, and only
-    they are partitioned (0.6 ms at a million). When fewer than ``count`` pass (16 of
-    the sample's rows among the best ``count``, where about 2 are expected: less than
-    once in a billion for scores in no order), every row is partitioned."""
-    size = len(scores)
-    stride = 8 * count // SAMPLED
-    if stride >= 2 and size // stride > SAMPLED:
-        sample = scores[::stride]
-        nth = len(sample) - SAMPLED
-        above = np.flatnonzero(scores >= np.partition(sample, nth)[nth])
-        if len(above) >= count:
-            return above[np.argpartition(scores[above], len(above) - count)[len(above) - count :]]
-    return np.argpartition(scores, size - count)[size - count :]
-
-
-def _distinct(values: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """``values`` sorted, once each: ``np.unique``'s answer without its first call's import
-    of ``numpy.ma`` (8 ms of a command's first search)."""
-    ordered = np.sort(values)
-    keep = np.ones(len(ordered), dtype=bool)
-    keep[1:] = ordered[1:] != ordered[:-1]
-    return ordered[keep]
-
-
 def _exactly(
-    tx: SqliteTransaction, model: str, dim: int, query: Matrix, ids: dict[int, str], limit: int
+    tx: SqliteTransaction, model: str, dim: int, query: Any, ids: dict[int, str], limit: int
 ) -> list[LexicalHit]:
     """The ``limit`` nearest of the memories ``ids`` (number → id), scored exactly by the
     vectors the store holds (in number order among equal scores, as a scan's)."""
-    from retain.search.vectors import unpacked
-
     nums, blobs = tx.vectors_by_num(model, sorted(ids))
-    if not nums:
-        return []
-    scores = unpacked(blobs, dim) @ query
-    order = np.lexsort((np.asarray(nums), -scores))[:limit]
-    return [LexicalHit(ids[nums[j]], float(scores[j])) for j in order]
+    scores = plain.cosines(query, plain.joined(blobs), dim)
+    order = sorted(range(len(nums)), key=lambda j: (-scores[j], nums[j]))[:limit]
+    return [LexicalHit(ids[nums[j]], scores[j]) for j in order]
 
 
 def _scanned(
-    tx: SqliteTransaction, model: str, dim: int, query: Matrix, where: MemoryFilter, limit: int
+    tx: SqliteTransaction, model: str, dim: int, query: Any, where: MemoryFilter, limit: int
 ) -> list[LexicalHit]:
     """The ``limit`` nearest of every row passing ``where``, scanned exactly: for a
     filter too narrow for the segments' candidates to reach."""
-    from retain.search.vectors import unpacked
-
     best: list[tuple[float, str]] = []
     after = 0
     while True:
         nums, ids, blobs = tx.vectors_where(model, where, after, CHUNK)
         if not nums:
             break
-        scores = unpacked(blobs, dim) @ query
-        top = np.argsort(-scores, kind="stable")[:limit]
-        best = sorted([*best, *((float(scores[j]), ids[j]) for j in top)], key=lambda b: -b[0])
+        scores = plain.cosines(query, plain.joined(blobs), dim)
+        top = sorted(range(len(nums)), key=lambda j: -scores[j])[:limit]  # stable: in order
+        best = sorted([*best, *((scores[j], ids[j]) for j in top)], key=lambda b: -b[0])
         best = best[:limit]
         after = nums[-1]
     return [LexicalHit(memory_id, score) for score, memory_id in best]

@@ -22,9 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 from retain.storage.base import LexicalHit, MemoryFilter, SearchKey, VectorRows, vector_bytes
 
 if TYPE_CHECKING:
-    import numpy as np
-    import numpy.typing as npt
-
+    from retain.storage.base import Vector
     from retain.storage.sqlite_ann import Approximate, Indexes
     from retain.storage.sqlite_transaction import SqliteTransaction
 
@@ -88,13 +86,13 @@ class SqliteVectors(ABC):
         self._ann = indexes.kept(self._as_transaction(), model, dim, at_least) if indexes else None
         return self._ann is not None
 
-    def vector_sums(self, model: str, realm: str) -> list[tuple[int, npt.NDArray[np.float32], int]]:
+    def vector_sums(self, model: str, realm: str) -> list[tuple[int, Vector, int]]:
         ann = self._opened_ann(model)
         total, count = ann.sums(realm)
         return [(ann.meta.dim, total, count)] if count else []
 
     def nearest(
-        self, model: str, queries: npt.NDArray[np.float32], where: MemoryFilter, limit: int
+        self, model: str, queries: Sequence[Vector], where: MemoryFilter, limit: int
     ) -> list[list[LexicalHit]]:
         from retain.storage import sqlite_ann
 

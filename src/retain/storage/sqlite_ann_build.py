@@ -1,0 +1,209 @@
+"""The build of a large SQLite store's vector codes (``storage.sqlite_ann``), with numpy.
+
+A search reads the codes without numpy (``sqlite_ann``); building them is bulk work
+over every stored vector, done by the writes, the searches that find the tail past
+its limit, ``reindex``, ``verify --rebuild`` and compaction: this module, imported only
+then. The layout, the segments and their files are described in ``sqlite_ann``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import numpy.typing as npt
+
+from retain.storage import sqlite_ann
+from retain.storage.base import Progress
+from retain.storage.sqlite_ann import Meta, Segment
+
+if TYPE_CHECKING:
+    from retain.storage.sqlite_transaction import SqliteTransaction
+
+Matrix = npt.NDArray[np.float32]
+
+ROW = np.dtype([("key", "<i8"), ("step", "<f4")])  # a segment's rows: number and step
+
+
+@dataclass(frozen=True, slots=True)
+class Codes:
+    """One segment's rows: ``codes`` (int8, a row each) and ``rows`` (each row's memory
+    number ``key`` and ``step``: the centred vector is about ``step × code``)."""
+
+    codes: npt.NDArray[np.int8]
+    rows: npt.NDArray[np.void]
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @classmethod
+    def mapped(cls, folder: Path, stem: str, dim: int) -> Codes:
+        codes = np.load(folder / f"{stem}.codes.npy", mmap_mode="r", allow_pickle=False)
+        rows = np.load(folder / f"{stem}.rows.npy", mmap_mode="r", allow_pickle=False)
+        if codes.dtype != np.int8 or codes.ndim != 2 or codes.shape[1] != dim:
+            raise ValueError(f"{stem}.codes.npy is not {dim}-dimensional int8 codes")
+        if rows.dtype != ROW or rows.shape != (len(codes),):
+            raise ValueError(f"{stem}.rows.npy does not match its codes")
+        return cls(codes, rows)
+
+    @classmethod
+    def of(cls, nums: npt.NDArray[np.int64], centred: Matrix) -> Codes:
+        """The codes of centred rows: each row's largest magnitude is ±127."""
+        from retain.search.vectors import quantized
+
+        codes, step = quantized(centred)
+        rows = np.empty(len(nums), dtype=ROW)
+        rows["key"], rows["step"] = nums, step
+        return cls(codes, rows)
+
+    def decoded(self, at: npt.NDArray[np.intp]) -> Matrix:
+        """The centred rows at ``at``, as the codes keep them."""
+        step = np.asarray(self.rows["step"][at], dtype=np.float32)
+        return self.codes[at].astype(np.float32) * step[:, None]
+
+    def save(self, folder: Path, stem: str) -> None:
+        """Write the segment's two files under ``stem`` (each staged, then moved into place)."""
+        for part, array in (("codes", self.codes), ("rows", self.rows)):
+            final = folder / f"{stem}.{part}.npy"
+            staged = final.with_name(final.name + ".new")
+            with staged.open("wb") as file:
+                np.lib.format.write_array(file, np.ascontiguousarray(array))
+            os.chmod(staged, 0o600)  # as the store's file: codes of what it holds
+            os.replace(staged, final)
+
+
+def stale(folder: Path, meta: Meta, live: Iterator[int]) -> bool:
+    """Whether a segment of ``meta`` holds a key that ``live`` (the numbers of the model's
+    stored vectors) lacks: a deleted or erased vector's codes, kept until a rebuild."""
+    kept = np.fromiter(live, dtype=np.int64)
+    held = (Codes.mapped(folder, meta.stem(s), meta.dim) for s in meta.segments)
+    return any(len(np.setdiff1d(codes.rows["key"], kept)) for codes in held)
+
+
+def _chunks(
+    tx: SqliteTransaction, model: str, dim: int, lo: int
+) -> Iterator[tuple[npt.NDArray[np.int64], Matrix, list[str], int]]:
+    """The stored rows of ``model`` past ``vec`` ``lo``, a chunk at a time: (memory
+    numbers, vectors, realms, the chunk's last ``vec``)."""
+    from retain.search.vectors import stored_matrix
+
+    while True:
+        rows = tx.vectors_after(model, lo, sqlite_ann.CHUNK)
+        if not rows.nums:
+            return
+        vectors = stored_matrix(rows, model, dim)
+        yield np.array(rows.nums, dtype=np.int64), vectors, rows.realms, rows.last_vec
+        lo = rows.last_vec
+
+
+def extended(
+    tx: SqliteTransaction, meta: Meta, folder: Path, progress: Progress | None
+) -> tuple[Meta, dict[str, Codes]]:
+    """``meta`` with every stored row past its last segment added: to that segment while it
+    holds fewer than ``SEGMENT_ROWS`` (a row it holds already, rewritten since, is replaced
+    there), then to new ones. Without segments it is a whole build, and without a mean yet
+    the mean is taken first (a pass of its own). The new version and its changed segments'
+    codes, by stem."""
+    model, dim = meta.model, meta.dim
+    if not meta.mean:
+        meta = replace(meta, mean=_mean(tx, model, dim))
+    mean = np.asarray(meta.mean, dtype=np.float32)
+    segments = list(meta.segments)
+    open_: _Open | None = None
+    if segments and segments[-1].rows < sqlite_ann.SEGMENT_ROWS:
+        last = segments.pop()
+        open_ = _Open(last, Codes.mapped(folder, meta.stem(last), dim))
+    total, done = max(tx.vector_count(model) - meta.rows, 0), 0  # about: for the progress
+    if progress is not None:
+        progress("vector index", 0, total)
+    made: dict[str, Codes] = {}
+    for nums, vectors, realms, hi in _chunks(tx, model, dim, meta.upto):
+        if open_ is None or open_.rows >= sqlite_ann.SEGMENT_ROWS:
+            if open_ is not None:
+                segments.append(open_.segment(meta, made))  # (full, as loaded: kept)
+            lo = segments[-1].hi if segments else 0
+            open_ = _Open(Segment(lo, lo, 0, {}, {}), Codes.of(*_none(dim)))
+        open_.add(nums, vectors, realms, hi, mean)
+        done += len(nums)
+        if progress is not None:
+            progress("vector index", min(done, max(total, done)), max(total, done))
+    if open_ is not None:
+        segments.append(open_.segment(meta, made))
+    return replace(meta, segments=segments), made
+
+
+def _none(dim: int) -> tuple[npt.NDArray[np.int64], Matrix]:
+    return np.zeros(0, dtype=np.int64), np.zeros((0, dim), dtype=np.float32)
+
+
+class _Open:
+    """A segment being written: its codes (in memory), sums, counts and range."""
+
+    def __init__(self, segment: Segment, codes: Codes) -> None:
+        self.lo, self.hi = segment.lo, segment.hi
+        self.loaded = segment  # as it was: kept as it is unless a row is added
+        self.grown = False
+        self.parts = [Codes(np.array(codes.codes), np.array(codes.rows))]  # read, not mapped
+        self.sums = {r: np.asarray(v, dtype=np.float64) for r, v in segment.sums.items()}
+        self.counts = dict(segment.counts)
+
+    def add(
+        self, nums: npt.NDArray[np.int64], vectors: Matrix, realms: list[str], hi: int, mean: Matrix
+    ) -> None:
+        whole = self._joined()
+        held = np.isin(whole.rows["key"], nums)
+        if held.any():  # rewritten since: the old codes go, and their share of the sums
+            at = np.flatnonzero(held)
+            realm_of = dict(zip(nums.tolist(), realms, strict=True))
+            old = whole.decoded(at) + mean
+            self._count([realm_of[k] for k in whole.rows["key"][at].tolist()], old, -1)
+            whole = Codes(whole.codes[~held], whole.rows[~held])
+        codes = Codes.of(nums, vectors - mean)
+        self.parts = [whole, codes]  # joined when next needed: one copy per segment written
+        self._count(realms, vectors, 1)
+        self.hi, self.grown = hi, True
+
+    @property
+    def rows(self) -> int:
+        return sum(len(part) for part in self.parts)
+
+    def _joined(self) -> Codes:
+        if len(self.parts) > 1:
+            self.parts = [
+                Codes(
+                    np.concatenate([p.codes for p in self.parts]),
+                    np.concatenate([p.rows for p in self.parts]),
+                )
+            ]
+        return self.parts[0]
+
+    def _count(self, realms: list[str], vectors: Matrix, sign: int) -> None:
+        for realm in dict.fromkeys(realms):
+            mine = np.fromiter((r == realm for r in realms), dtype=bool, count=len(realms))
+            self.sums[realm] = self.sums.get(realm, np.zeros(vectors.shape[1])) + sign * (
+                vectors[mine].sum(axis=0, dtype=np.float64)
+            )
+            self.counts[realm] = self.counts.get(realm, 0) + sign * int(mine.sum())
+
+    def segment(self, meta: Meta, made: dict[str, Codes]) -> Segment:
+        """The segment as written, its codes put in ``made`` under its stem (unless no row
+        was added: then the ones loaded)."""
+        if not self.grown:
+            return self.loaded
+        sums = {r: [float(x) for x in v] for r, v in self.sums.items()}
+        done = Segment(self.lo, self.hi, self.rows, sums, self.counts, os.urandom(4).hex())
+        made[meta.stem(done)] = self._joined()
+        return done
+
+
+def _mean(tx: SqliteTransaction, model: str, dim: int) -> list[float]:
+    """The mean of every stored row of ``model``."""
+    summed, count = np.zeros(dim, dtype=np.float64), 0
+    for _, vectors, _, _ in _chunks(tx, model, dim, 0):
+        summed += vectors.sum(axis=0, dtype=np.float64)
+        count += len(vectors)
+    return [float(x) for x in summed / max(count, 1)]
