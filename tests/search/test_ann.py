@@ -137,7 +137,7 @@ def test_the_codes_keep_each_centred_row_within_half_a_step(
     assert np.all(np.abs(decoded - centred) <= step[:, None] / 2 + 1e-6)
     assert np.all(np.abs(codes.codes).max(axis=1) == 127)  # each row's whole range used
     # The search reads the same rows, numbers and steps without numpy
-    assert opened.segments[0].keys().tolist() == codes.rows["key"].tolist()
+    assert [opened.segments[0].key(i) for i in range(SIZE)] == codes.rows["key"].tolist()
     assert opened.keys(list(range(SIZE))) == codes.rows["key"].tolist()
     assert opened.segments[0].steps().tolist() == codes.rows["step"].tolist()
     queries = centred[:3] / np.linalg.norm(centred[:3], axis=1, keepdims=True)
@@ -259,10 +259,10 @@ def test_a_tail_past_its_limit_is_added_to_the_last_segment(
         segment_files(index_of(ann).meta, grown)
     )
     agree(store.open(ann_from=0), store.open())  # the new version, from a new process
-    exact = store.open(ann_from=0)
-    found(exact, "boats")
-    assert exact.store.vector_index is not None
-    want, count = exact.store.vector_index.realm_sum("default")
+    everyone, model = MemoryFilter("default"), ann.embedder.model_id
+    _, _, blobs = ann.backend.read(lambda tx: tx.vectors_where(model, everyone, 0, 10_000))
+    stored = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
+    want, count = stored.sum(axis=0, dtype=np.float64), len(blobs)
     total, held = index_of(ann).sums("default")
     assert held == count + 1 and grown.counts == {"default": count + 1}  # m001 still counts
     # m000's old codes taken away (as the codes kept it: within half a step a number)
@@ -389,11 +389,11 @@ def test_an_erasure_rebuilds_the_index_without_the_erased_vector(store: Opened) 
     ann = store.open()
     target = semantic(ann, "a sleeping cat")[0]
     assert target is not None
-    before = set(index_of(ann).segments[0].keys().tolist())
+    before = set(index_of(ann).keys(list(range(index_of(ann).size))))
     ann.forget(target, reason="asked to")
     after = index_of(ann)
     assert [s.rows for s in after.meta.segments] == [SIZE - 1]
-    assert len(before - set(after.segments[0].keys().tolist())) == 1
+    assert len(before - set(after.keys(list(range(after.size))))) == 1
     agree(store.open(ann_from=0), ann)
 
 
@@ -588,6 +588,43 @@ def test_the_places_at_a_threshold_or_above_are_found_by_their_signs(
     assert plain.at_least(values, threshold) == np.flatnonzero(values >= threshold).tolist()
     if len(values):
         assert plain.at_least(values, float(values[0])).count(0) == 1  # a tie passes
+
+
+def test_the_rows_record_is_the_one_the_build_writes() -> None:
+    assert str(sqlite_ann_build.ROW.descr) == sqlite_ann.ROW_DESCR
+    assert sqlite_ann_build.ROW.itemsize == sqlite_ann.ROW_BYTES
+
+
+def test_a_query_of_no_direction_finds_nothing_and_reads_no_candidate(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ann = store.open()
+    found(ann, "boats")
+    embedder = ann.embedder.embedder
+    assert embedder is not None
+    asked: list[list[int]] = []
+    passing_of = SqliteTransaction.vectors_passing
+
+    def spied(self: SqliteTransaction, model: str, where: MemoryFilter, nums: Any) -> Any:
+        asked.append(list(nums))
+        return passing_of(self, model, where, nums)
+
+    monkeypatch.setattr(SqliteTransaction, "vectors_passing", spied)
+    zero = np.zeros((1, embedder.dim), dtype=np.float32)  # every cosine with it is 0
+
+    def run(tx: Reads) -> list[list[LexicalHit]]:
+        assert isinstance(tx, SqliteTransaction)
+        assert tx.searches_vectors(embedder.model_id, embedder.dim, 100)
+        return tx.nearest(
+            embedder.model_id,
+            [zero[0], *key.embed(embedder, ["boats"])],
+            MemoryFilter("default"),
+            5,
+        )
+
+    none, boats = ann.backend.read(run)
+    assert none == [] and len(boats) == 5
+    assert len(asked) == 1  # the second query's candidates alone
 
 
 def test_a_part_that_fails_on_another_thread_fails_the_search(

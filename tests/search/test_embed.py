@@ -303,6 +303,16 @@ def test_check_shape_refuses_a_matrix_with_a_row_missing() -> None:
         check_shape(embedder, embedder.embed(["cat"]), 2)
 
 
+def test_check_shape_gives_contiguous_float32_rows_whatever_an_embedder_returned() -> None:
+    embedder = AxisEmbedder()
+    wide = np.asfortranarray(embedder.embed(["cat", "dog"]).astype(np.float64))
+    rows = check_shape(embedder, wide, 2)
+    assert rows.dtype == np.float32 and rows.flags.c_contiguous
+    assert rows.tolist() == wide.tolist()  # (values a float32 holds exactly)
+    # as a search reads them: one float32 buffer a row
+    assert [list(memoryview(r).cast("B").cast("f")) for r in rows] == wide.tolist()
+
+
 # -- model2vec --------------------------------------------------------------------------------
 
 

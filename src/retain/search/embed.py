@@ -102,7 +102,9 @@ def stored_mismatch(what: str, model: str, expected: int, actual: int) -> Dimens
 
 
 def check_shape(embedder: Embedder, matrix: Matrix, count: int) -> Matrix:
-    """``matrix`` as the embedder promised it, or ``DimensionMismatch``."""
+    """``matrix`` as the embedder promised it, or ``DimensionMismatch``; as contiguous
+    float32 rows (what a search reads as buffers: ``search.plain``), whatever an
+    embedder of the caller's own returned."""
     if matrix.ndim != 2 or matrix.shape[0] != count:
         raise EmbedderFailed(
             f"embedder {embedder.model_id} returned {matrix.shape} for {count} texts",
@@ -119,7 +121,9 @@ def check_shape(embedder: Embedder, matrix: Matrix, count: int) -> Matrix:
             expected_dim=embedder.dim,
             actual_dim=int(matrix.shape[1]),
         )
-    return matrix
+    import numpy as np
+
+    return np.ascontiguousarray(matrix, dtype=np.float32)
 
 
 # -- hash ---------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""Vector arithmetic without numpy: what a search of the vectors a database keeps
-(a large SQLite store's codes, PostgreSQL's rows) needs on the service's side.
+"""Vector arithmetic without numpy: what a search of a large SQLite store's vector codes
+needs (``storage.sqlite_ann``), and the service's side of any search of vectors a
+database keeps (the query's products with the gate's sentences and a realm's sum).
 
 Importing numpy costs a new process 60–100 ms, more than such a search's own work, and
 a ``retain search`` command is a new process. So the query vectors, the products with
@@ -143,6 +144,7 @@ def at_least(scores: Any, threshold: float) -> list[int]:
     values = view(scores)
     if not len(values):
         return []
+    threshold += 0.0  # (-0 becomes 0)
     less = _kernels().wsum(values, _ones(len(values)), alpha=1.0, beta=-threshold)
     # (bytes' own strided slice: a memoryview's copies a byte at a time, 15× slower)
     clear = memoryview(less).tobytes()[_SIGN_BYTE::4].translate(_CLEAR)
@@ -156,7 +158,7 @@ def at_least(scores: Any, threshold: float) -> list[int]:
         while (at := scores_bytes.find(_NEGATIVE_ZERO, at + 1)) >= 0:
             if at % 4 == 0:
                 found.append(at // 4)
-        found.sort()
+        found = sorted(set(found))  # (once each, whichever way a kernel signs -0 less 0)
     return found
 
 

@@ -133,6 +133,7 @@ class StaticModel:
     MAX_PIECES = 512
     ARRAYS = ("vectors.npy", "scales.npy")
     CACHED_WORDS = 200_000
+    CACHED_PIECES = 8192  # rows ``embed_few`` keeps scaled: 8 MiB at 256 dimensions
 
     def __init__(self, directory: Path) -> None:
         from retain.search.npy import NpyArray, mapped
@@ -338,7 +339,9 @@ class StaticModel:
 
             step, across = (1, len(self.pieces)) if self._layout.fortran else (self.dim, 1)
             codes = array("f", self._rows[piece * step : piece * step + self.dim * across : across])
-            row = self._few[piece] = floats(scaled(codes, self._scales[piece]))
+            row = floats(scaled(codes, self._scales[piece]))
+            if len(self._few) < self.CACHED_PIECES:
+                self._few[piece] = row
         return row
 
 

@@ -99,7 +99,7 @@ class VectorIndex:
     snapshot's columns keep meaning the memories they meant.
     """
 
-    def __init__(self, model: str, dim: int, after: int = 0) -> None:
+    def __init__(self, model: str, dim: int) -> None:
         self.model = model
         self.dim = dim
         self._matrix: Matrix = np.zeros((0, dim), dtype=np.float32)
@@ -117,10 +117,7 @@ class VectorIndex:
         self._version = 0  # moves with every change, for the realms' sums
         self._codes: dict[str, int] = {}
         self._size = 0
-        # Past ``after`` only: the tail of a persisted index (``storage.sqlite_ann``),
-        # which holds the rows before it and answers for the ones it no longer has.
-        self._after = after
-        self._seen = after
+        self._seen = 0
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -141,7 +138,7 @@ class VectorIndex:
                 self._put(rows)  # a refused chunk is met again, until it is mended
                 self._seen = rows.last_vec
             self._seen = max(self._seen, last)  # past other models' rows too
-            if not self._after and tx.vector_count(self.model) != self._size:
+            if tx.vector_count(self.model) != self._size:
                 self._keep(tx.vector_nums(self.model))
 
     def _reserve(self, rows: int) -> None:
@@ -246,13 +243,6 @@ class VectorIndex:
         norms = np.linalg.norm(queries, axis=1)
         missed = np.linalg.norm(queries - asked * scale[:, None], axis=1) + ROUNDING
         return Scored(queries, rough, norms, missed, slack, lengths, nums, matrix, totals, count)
-
-    def realm_sum(self, realm: str) -> tuple[npt.NDArray[np.float64], int]:
-        """The sum of ``realm``'s rows and how many there are."""
-        with self._lock:
-            size, code = self._size, self._codes.get(realm)
-            several = len(self._codes) > 1
-            return self._realm_sum(code, self._matrix[:size], self._realm[:size], several)
 
     def _realm_sum(
         self, code: int | None, matrix: Matrix, realms: npt.NDArray[np.int32], several: bool

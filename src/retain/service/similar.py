@@ -306,7 +306,7 @@ def _tiers_of(svc: MemoryService, memory: Memory) -> MemoryFilter:
 
 def _unit(svc: MemoryService, texts: Sequence[str], *, few: bool = True) -> Any:
     """``texts`` embedded, one unit row each (None: the store has no embedder). With
-    ``few``, a few are embedded in plain Python, as a write's own vector is, so that a
+    ``few``, a few are embedded without numpy, as a write's own vector is, so that a
     single ``retain add`` loads no numpy; else one numpy matrix."""
     embedder = svc.store.embedder.embedder
     if embedder is None:

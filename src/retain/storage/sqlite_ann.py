@@ -69,12 +69,13 @@ reading it until it next looks at the JSON.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import fcntl
 import functools
+import itertools
 import json
 import math
-import operator
 import os
 import re
 import sys
@@ -163,7 +164,6 @@ class Mapped:
         self.size = size
         self.dim = dim
         self._steps: array[float] | None = None
-        self._keys: array[int] | None = None
 
     @classmethod
     def of(cls, folder: Path, stem: str, dim: int) -> Mapped:
@@ -180,27 +180,23 @@ class Mapped:
         return cls(codes.values, rows.values, codes.shape[0], dim)
 
     def steps(self) -> array[float]:
-        """Each row's step, in row order (gathered from the rows the first time)."""
+        """Each row's step, in row order (gathered from the rows the first time, each of
+        its four bytes by bytes' own strided slice: a memoryview's copies a byte at a
+        time)."""
         if self._steps is None:
-            self._steps = self._field("f", 8, 4)
+            whole, gathered = self.rows.tobytes(), bytearray(4 * self.size)
+            for i in range(4):
+                gathered[i::4] = whole[8 + i :: ROW_BYTES]
+            steps = array("f", bytes(gathered))
+            if sys.byteorder != "little":
+                steps.byteswap()
+            self._steps = steps
         return self._steps
 
-    def keys(self) -> array[int]:
-        """Each row's memory number, in row order (gathered the first time)."""
-        if self._keys is None:
-            self._keys = self._field("q", 0, 8)
-        return self._keys
-
-    def _field(self, kind: str, offset: int, width: int) -> array[Any]:
-        """One field of every row, as an array: each of its bytes gathered from the rows
-        by bytes' own strided slice (a memoryview's copies a byte at a time)."""
-        whole, gathered = self.rows.tobytes(), bytearray(width * self.size)
-        for i in range(width):
-            gathered[i::width] = whole[offset + i :: ROW_BYTES]
-        values = array(kind, bytes(gathered))
-        if sys.byteorder != "little":
-            values.byteswap()
-        return values
+    def key(self, row: int) -> int:
+        """The memory number of row ``row``."""
+        at = row * ROW_BYTES
+        return int.from_bytes(self.rows[at : at + 8], "little", signed=True)
 
     def part(self, start: int, stop: int) -> memoryview[int]:
         """Rows ``start`` to ``stop`` of the codes, as SimSIMD reads them."""
@@ -311,19 +307,17 @@ class Approximate:
         self.tail = tail
         self.stamp = stamp  # the JSON's, taken before it was read: a newer one is reread
         self.segments = [Mapped.of(folder, meta.stem(s), meta.dim) for s in meta.segments]
-        self.size = sum(mapped.size for mapped in self.segments)
-        self._keys: array[int] | None = None
+        self.starts = list(itertools.accumulate((m.size for m in self.segments), initial=0))
+        self.size = self.starts.pop()  # (each segment's first row, counted across them)
 
     def keys(self, rows: list[int]) -> list[int]:
-        """The memory numbers of ``rows``, counted across the segments in order."""
-        if self._keys is None:
-            keys = array("q")
-            for mapped in self.segments:
-                keys += mapped.keys()
-            self._keys = keys
-        if len(rows) == 1:
-            return [self._keys[rows[0]]]
-        return list(operator.itemgetter(*rows)(self._keys)) if rows else []
+        """The memory numbers of ``rows``, counted across the segments in order: each
+        read where it is (a search reads some 64 of them, a wide filter's thousands)."""
+        found = []
+        for row in rows:
+            at = bisect.bisect_right(self.starts, row) - 1
+            found.append(self.segments[at].key(row - self.starts[at]))
+        return found
 
     def sums(self, realm: str) -> tuple[array[float], int]:
         """The realm's vector sum and count, the segments' and the tail's. A row deleted
@@ -633,8 +627,11 @@ def nearest(
     # pass at rate p, against the p × rows that pass, equal at p = √(limit ÷ rows).
     whole_below = math.isqrt(limit * (ann.size + len(ann.tail))) + 1
     passing = functools.cache(lambda: tx.passing(where, whole_below))  # asked once
-    found = []
+    found: list[list[LexicalHit]] = []
     for query, scores, ranked in zip(vectors, rough, tail, strict=True):
+        if not any(query):  # no direction (a text of no known word): no cosine but 0
+            found.append([])
+            continue
         count = max(FIRST, limit * 2)
         seen: set[int] = set()  # the candidates read so far
         passed: list[tuple[float, int, str]] = []  # of them, those passing: score, number, id
