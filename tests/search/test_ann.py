@@ -318,6 +318,21 @@ def narrow(monkeypatch: pytest.MonkeyPatch) -> tuple[list[int], list[int]]:
     return scored, scanned
 
 
+@pytest.fixture
+def candidates_read(monkeypatch: pytest.MonkeyPatch) -> list[list[int]]:
+    """The memory numbers each ``vectors_passing`` was asked for (a round of candidates
+    read back), in order."""
+    asked_for: list[list[int]] = []
+    passing_of = SqliteTransaction.vectors_passing
+
+    def spied(self: SqliteTransaction, model: str, where: MemoryFilter, nums: Any) -> Any:
+        asked_for.append(list(nums))
+        return passing_of(self, model, where, nums)
+
+    monkeypatch.setattr(SqliteTransaction, "vectors_passing", spied)
+    return asked_for
+
+
 @pytest.mark.parametrize("way", ["its rows", "scanned"])
 def test_a_small_scope_of_a_large_store_loses_nothing_to_candidates_elsewhere(
     store: Opened,
@@ -517,7 +532,7 @@ def test_a_rare_tag_reference_trust_expiry_or_staleness_is_searched_from_its_own
 
 @pytest.mark.parametrize("limit", [1, 5, 20])
 def test_a_filter_few_pass_reads_each_candidate_once_and_finds_the_exact_nearest(
-    store: Opened, monkeypatch: pytest.MonkeyPatch, limit: int
+    store: Opened, monkeypatch: pytest.MonkeyPatch, limit: int, candidates_read: list[list[int]]
 ) -> None:
     monkeypatch.setattr(sqlite_ann, "FIRST", 4)  # several rounds of candidates
     monkeypatch.setattr(SqliteTransaction, "passing", lambda self, where, below: None)
@@ -529,14 +544,7 @@ def test_a_filter_few_pass_reads_each_candidate_once_and_finds_the_exact_nearest
         ]
     )
     found(ann, "boats")
-    asked_for: list[list[int]] = []
-    passing_of = SqliteTransaction.vectors_passing
-
-    def spied(self: SqliteTransaction, model: str, where: MemoryFilter, nums: Any) -> Any:
-        asked_for.append(list(nums))
-        return passing_of(self, model, where, nums)
-
-    monkeypatch.setattr(SqliteTransaction, "vectors_passing", spied)
+    asked_for = candidates_read
     embedder = ann.embedder.embedder
     assert embedder is not None
     asked = key.embed(embedder, list(QUERIES))
@@ -596,20 +604,13 @@ def test_the_rows_record_is_the_one_the_build_writes() -> None:
 
 
 def test_a_query_of_no_direction_finds_nothing_and_reads_no_candidate(
-    store: Opened, monkeypatch: pytest.MonkeyPatch
+    store: Opened, candidates_read: list[list[int]]
 ) -> None:
     ann = store.open()
     found(ann, "boats")
+    candidates_read.clear()  # (the search's own)
     embedder = ann.embedder.embedder
     assert embedder is not None
-    asked: list[list[int]] = []
-    passing_of = SqliteTransaction.vectors_passing
-
-    def spied(self: SqliteTransaction, model: str, where: MemoryFilter, nums: Any) -> Any:
-        asked.append(list(nums))
-        return passing_of(self, model, where, nums)
-
-    monkeypatch.setattr(SqliteTransaction, "vectors_passing", spied)
     zero = np.zeros((1, embedder.dim), dtype=np.float32)  # every cosine with it is 0
 
     def run(tx: Reads) -> list[list[LexicalHit]]:
@@ -624,7 +625,7 @@ def test_a_query_of_no_direction_finds_nothing_and_reads_no_candidate(
 
     none, boats = ann.backend.read(run)
     assert none == [] and len(boats) == 5
-    assert len(asked) == 1  # the second query's candidates alone
+    assert len(candidates_read) == 1  # the second query's candidates alone
 
 
 def test_a_part_that_fails_on_another_thread_fails_the_search(

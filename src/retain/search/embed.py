@@ -46,6 +46,8 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    from retain.storage.base import VectorRows
+
     Matrix = npt.NDArray[np.float32]
 
 
@@ -99,6 +101,15 @@ def stored_mismatch(what: str, model: str, expected: int, actual: int) -> Dimens
         expected_dim=expected,
         actual_dim=actual,
     )
+
+
+def check_stored(rows: VectorRows, model: str, dim: int) -> None:
+    """Refuse a chunk of stored vectors that holds one of another size than ``dim``
+    (``dimension_mismatch``, naming the memory)."""
+    for num, size in zip(rows.nums, rows.dims, strict=True):
+        if size != dim:
+            what = f"memory #{num} has a {size}-dimensional vector"
+            raise stored_mismatch(what, model, dim, size)
 
 
 def check_shape(embedder: Embedder, matrix: Matrix, count: int) -> Matrix:

@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from retain.errors import DimensionMismatch
-from retain.search.embed import stored_mismatch
+from retain.search.embed import check_stored
 from retain.search.lexical import SEMANTIC, SenseHits
 from retain.storage.base import LexicalHit, MemoryFilter, Reads, VectorRows
 
@@ -299,10 +299,7 @@ def matrix_of(queries: Sequence[Vector]) -> Matrix:
 def stored_matrix(rows: VectorRows, model: str, dim: int) -> Matrix:
     """A chunk of stored vectors as one matrix, a row each; a vector of another size is
     refused (``dimension_mismatch``, naming the memory)."""
-    for num, size in zip(rows.nums, rows.dims, strict=True):
-        if size != dim:
-            what = f"memory #{num} has a {size}-dimensional vector"
-            raise stored_mismatch(what, model, dim, size)
+    check_stored(rows, model, dim)
     return unpacked(rows.blobs, dim)
 
 

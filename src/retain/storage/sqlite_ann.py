@@ -288,12 +288,9 @@ class Tail:
 def _checked(rows: VectorRows, tail: Tail) -> list[bytes]:
     """A chunk's vectors as the tail keeps them (native float32), each of its dimension;
     one of another size is refused (``dimension_mismatch``, naming the memory)."""
-    from retain.search.embed import stored_mismatch
+    from retain.search.embed import check_stored
 
-    for num, size in zip(rows.nums, rows.dims, strict=True):
-        if size != tail.dim:
-            what = f"memory #{num} has a {size}-dimensional vector"
-            raise stored_mismatch(what, tail.model, tail.dim, size)
+    check_stored(rows, tail.model, tail.dim)
     return [plain.stored(blob) for blob in rows.blobs]
 
 
