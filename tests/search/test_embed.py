@@ -489,6 +489,15 @@ def test_a_few_texts_embedded_without_numpy_are_the_vectors_numpy_makes() -> Non
     assert np.count_nonzero(np.abs(without).sum(axis=1)) > len(texts) * 0.9  # not all zero
 
 
+def test_int8_rows_are_turned_into_their_floats_exactly() -> None:
+    from retain.search import plain
+
+    rows = np.arange(-128, 128, dtype=np.int8).reshape(4, 64)  # every value, four rows
+    rows[2] = rows[2][::-1]
+    floats = np.frombuffer(plain.int8_floats(rows.tobytes(), 64), dtype=np.float32)
+    assert floats.tolist() == rows.astype(np.float32).ravel().tolist()
+
+
 def test_a_text_is_cut_alike_whether_its_new_words_are_remembered_or_not() -> None:
     texts = [*_texts_of_every_kind(), "unaffable cat unaffable, unaffable's cat"]
     roomy, full = StaticModel(BUNDLED), StaticModel(BUNDLED)

@@ -20,7 +20,7 @@ import os
 import re
 import unicodedata
 from array import array
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from operator import add, mul
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -316,13 +316,13 @@ class StaticModel:
         as numpy's): 3–6 µs a piece, against some sixty in plain Python."""
         from retain.search.plain import added, floats
 
-        dim = self.dim
+        pieces = [self.token_ids(text) for text in texts]
+        rows = self._scaled_rows(itertools.chain.from_iterable(pieces))
         out = []
-        for text in texts:
-            ids = self.token_ids(text)
-            mean: Any = array("f", bytes(4 * dim))  # numpy's sum starts from zeros
+        for ids in pieces:
+            mean: Any = array("f", bytes(4 * self.dim))  # numpy's sum starts from zeros
             for i in ids:
-                mean = added(mean, self._scaled_row(i))
+                mean = added(mean, rows[i])
             total = floats(mean)
             if ids:
                 count = len(ids)
@@ -330,19 +330,34 @@ class StaticModel:
             out.append(total)
         return out
 
-    def _scaled_row(self, piece: int) -> array[float]:
-        """Piece ``piece``'s row times its scale in float32, made the first time it is
-        asked for (``embed_few``'s own, as ``_scaled`` is the batches')."""
-        row = self._few.get(piece)
-        if row is None:
-            from retain.search.plain import floats, scaled
+    def _scaled_rows(self, pieces: Iterable[int]) -> dict[int, array[float]]:
+        """Each of ``pieces``' rows times its scale in float32 (``embed_few``'s own, as
+        ``_scaled`` is the batches'). A row is made the first time it is asked for, the
+        new ones together: their int8 codes are turned into floats by one SimSIMD call
+        (``plain.int8_floats``), 6 µs a row against 21 read value by value."""
+        from retain.search.plain import floats, int8_floats, scaled
 
-            step, across = (1, len(self.pieces)) if self._layout.fortran else (self.dim, 1)
-            codes = array("f", self._rows[piece * step : piece * step + self.dim * across : across])
-            row = floats(scaled(codes, self._scales[piece]))
-            if len(self._few) < self.CACHED_PIECES:
-                self._few[piece] = row
-        return row
+        few, dim = self._few, self.dim
+        found = {}
+        new = []
+        for piece in dict.fromkeys(pieces):
+            row = few.get(piece)
+            if row is None:
+                new.append(piece)
+            else:
+                found[piece] = row
+        if not new:
+            return found
+        step, across = (1, len(self.pieces)) if self._layout.fortran else (dim, 1)
+        rows = self._rows
+        codes = b"".join(rows[p * step : p * step + dim * across : across].tobytes() for p in new)
+        values = int8_floats(codes, dim)
+        for k, piece in enumerate(new):
+            row = floats(scaled(values[k * dim : (k + 1) * dim], self._scales[piece]))
+            found[piece] = row
+            if len(few) < self.CACHED_PIECES:
+                few[piece] = row
+        return found
 
 
 class StaticEmbedder:
