@@ -279,7 +279,7 @@ def recall(store: retain.MemoryService, texts: list[str]) -> dict[str, Any]:
     }
 
     def run(tx: Any) -> dict[str, Any]:
-        assert tx.searches_vectors(model, dim, store.settings.ann_from)
+        tx.open_vectors(model, dim, store.settings.ann_from)
         found: dict[str, Any] = {}
         for name, where in wheres.items():
             near, seconds = [], []

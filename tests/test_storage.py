@@ -999,8 +999,6 @@ def test_text_with_a_nul_character_is_refused(service: MemoryService) -> None:
 def test_postgres_searches_its_vectors_with_an_hnsw_index_of_the_model(
     postgres_service: MemoryService,
 ) -> None:
-    from retain.storage.base import NativeVectors
-
     postgres_service.write("cat", description="the cat sleeps on the warm windowsill")
     postgres_service.write("car", description="the car needs new tyres before winter")
     indexes = raw_sql(
@@ -1010,7 +1008,6 @@ def test_postgres_searches_its_vectors_with_an_hnsw_index_of_the_model(
     )
     (definition,) = [r[0] for r in indexes]
     assert "hnsw" in definition and "vector(256)" in definition
-    assert postgres_service.backend.read(lambda tx: isinstance(tx, NativeVectors))
     hits = postgres_service.search("kitten napping in the sun").hits
     assert [h.memory.name for h in hits][:1] == ["cat"] and "semantic" in hits[0].senses
     sums = postgres_service.backend.read(

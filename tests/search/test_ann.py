@@ -88,10 +88,14 @@ def semantic(service: MemoryService, query: str, **options: object) -> list[str 
 
 
 def index_of(service: MemoryService) -> sqlite_ann.Approximate:
+    (ann,) = indexes_of(service)._open.values()
+    return ann
+
+
+def indexes_of(service: MemoryService) -> sqlite_ann.Indexes:
     backend = service.backend
     assert isinstance(backend, SqliteBackend)
-    (ann,) = backend.vector_indexes()._open.values()
-    return ann
+    return backend.vector_indexes()
 
 
 def agree(exact: MemoryService, ann: MemoryService, **options: object) -> None:
@@ -105,7 +109,10 @@ def test_a_store_past_ann_from_searches_through_an_index_and_finds_what_the_scan
     exact, ann = store.open(ann_from=0), store.open()
     assert any(semantic(exact, q) for q in QUERIES)  # the sense under test answers
     agree(exact, ann)
-    assert exact.store.vector_index is not None and ann.store.vector_index is None
+    # the scan holds every row in memory, the index its codes and no more
+    (whole,) = indexes_of(exact)._whole.values()
+    assert (len(whole.tail), whole.segments, indexes_of(exact)._open) == (SIZE, [], {})
+    assert not indexes_of(ann)._whole
     names = sorted(p.name for p in sqlite_ann.folder_of(store.path).iterdir())
     (segment,) = index_of(ann).meta.segments
     (json_name,) = (n for n in names if n.endswith(".json"))
@@ -156,7 +163,8 @@ def test_the_codes_keep_each_centred_row_within_half_a_step(
 def test_a_store_below_ann_from_keeps_no_index(store: Opened) -> None:
     service = store.open(ann_from=SIZE + 1)
     found(service, "a sleeping cat")
-    assert service.store.vector_index is not None
+    (whole,) = indexes_of(service)._whole.values()
+    assert (len(whole.tail), whole.segments, indexes_of(service)._open) == (SIZE, [], {})
     assert not sqlite_ann.folder_of(store.path).exists()
 
 
@@ -169,7 +177,7 @@ def test_a_new_process_opens_the_written_index_and_reads_no_vector_into_memory(
     agree(store.open(ann_from=0), later)
     ann = index_of(later)
     assert (ann.meta.upto, len(ann.tail)) == (meta["segments"][-1]["hi"], 0)
-    assert later.store.vector_index is None
+    assert not indexes_of(later)._whole
 
 
 def test_memories_written_after_the_index_are_searched_exactly_from_its_tail(
@@ -209,7 +217,7 @@ def test_the_nearest_rows_are_the_exact_nearest_each_once(store: Opened) -> None
 
     def run(tx: Reads) -> tuple[list[LexicalHit], list[tuple[float, str]]]:
         assert isinstance(tx, SqliteTransaction)
-        assert tx.searches_vectors(embedder.model_id, embedder.dim, 100)
+        tx.open_vectors(embedder.model_id, embedder.dim, 100)
         (near,) = tx.nearest(embedder.model_id, asked, everyone, 50)
         _, ids, blobs = tx.vectors_where(embedder.model_id, everyone, 0, 10_000)
         rows = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), embedder.dim)
@@ -364,7 +372,7 @@ def test_a_small_scope_of_a_large_store_loses_nothing_to_candidates_elsewhere(
 
     def run(tx: Reads) -> tuple[list[list[LexicalHit]], list[list[str]]]:
         assert isinstance(tx, SqliteTransaction)
-        assert tx.searches_vectors(embedder.model_id, embedder.dim, 100)
+        tx.open_vectors(embedder.model_id, embedder.dim, 100)
         near = tx.nearest(embedder.model_id, asked, tiny, 3)
         _, ids, blobs = tx.vectors_where(embedder.model_id, tiny, 0, 100)
         rows = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), embedder.dim)
@@ -492,7 +500,7 @@ def test_segments_that_each_ran_out_are_read_whole_before_the_search_gives_up(
 
     def run(tx: Reads) -> list[LexicalHit]:
         assert isinstance(tx, SqliteTransaction)
-        assert tx.searches_vectors(embedder.model_id, embedder.dim, 100)
+        tx.open_vectors(embedder.model_id, embedder.dim, 100)
         (near,) = tx.nearest(embedder.model_id, asked, some, 70)
         return near
 
@@ -552,7 +560,7 @@ def test_a_filter_few_pass_reads_each_candidate_once_and_finds_the_exact_nearest
 
     def run(tx: Reads) -> tuple[list[list[LexicalHit]], list[list[str]]]:
         assert isinstance(tx, SqliteTransaction)
-        assert tx.searches_vectors(embedder.model_id, embedder.dim, 100)
+        tx.open_vectors(embedder.model_id, embedder.dim, 100)
         rounds = []
         near = []
         for query in asked:
@@ -615,7 +623,7 @@ def test_a_query_of_no_direction_finds_nothing_and_reads_no_candidate(
 
     def run(tx: Reads) -> list[list[LexicalHit]]:
         assert isinstance(tx, SqliteTransaction)
-        assert tx.searches_vectors(embedder.model_id, embedder.dim, 100)
+        tx.open_vectors(embedder.model_id, embedder.dim, 100)
         return tx.nearest(
             embedder.model_id,
             [zero[0], *key.embed(embedder, ["boats"])],

@@ -1,10 +1,11 @@
-"""The semantic sense: the in-memory vector index, its gate, and vectors in step with the store."""
+"""The semantic sense: a store's rows held in memory, the gate, and vectors in step with the
+store."""
 
 from __future__ import annotations
 
-import math
 import re
 import sys
+from array import array
 from collections.abc import Sequence
 
 import numpy as np
@@ -14,18 +15,19 @@ from tests.conftest import AxisEmbedder, ServiceFactory, failed_verify, store_st
 
 from retain import errors
 from retain.results import WriteRequest
-from retain.search import lexical, vectors
+from retain.search import lexical, plain
 from retain.search.lexical import SEMANTIC
 from retain.search.rank import BACKGROUND, gate_of
-from retain.search.vectors import VectorIndex
 from retain.service import MemoryService
+from retain.storage import sqlite_ann
 from retain.storage.base import StoredVector, VectorRows
+from retain.storage.sqlite_ann import Tail
 
-# -- the index, against a stand-in for the store's vector table -------------------------------
+# -- the rows in memory, against a stand-in for the store's vector table ----------------------
 
 
 class VectorTable:
-    """The reads ``VectorIndex.refresh`` makes, over rows held in a list.
+    """The reads ``Tail.refresh`` makes, over rows held in a list.
 
     Every row is of realm "r" unless it is put in another."""
 
@@ -68,107 +70,134 @@ class VectorTable:
     def vector_count(self, model: str) -> int:
         return sum(r.model == model for r in self.rows)
 
-    def vector_nums(self, model: str) -> set[int]:
-        return {r.num for r in self.rows if r.model == model}
+
+def held(dim: int = 2) -> Tail:
+    """Every row of model "m" held in memory, as a store below ``ann_from`` holds them."""
+    return Tail("m", dim, 0, whole=True)
 
 
-def scores_by_num(index: VectorIndex, query: Sequence[float], realm: str = "r") -> dict[int, float]:
-    scored = index.scores(np.asarray([query], dtype=np.float32), realm)
-    exact = scored.exact(0, -math.inf)
-    return {int(n): float(s) for n, s in zip(scored.nums, exact, strict=True)}
+def scores_by_num(tail: Tail, query: Sequence[float], realm: str = "r") -> dict[int, float]:
+    """The cosine of each row of ``realm`` with ``query``, by memory number."""
+    (parts,), nums = tail.scored([array("f", query)], realm)
+    scores = [x for part in parts for x in plain.view(part).tolist()]
+    return {nums[place]: score for place, score in enumerate(scores)}
 
 
-def test_index_reads_only_the_vectors_written_since_its_last_refresh() -> None:
-    table, index = VectorTable(), VectorIndex("m", 2)
+def test_rows_in_memory_read_only_the_vectors_written_since_their_last_refresh() -> None:
+    table, tail = VectorTable(), held()
     table.put(1, [1, 0])
     table.put(2, [0, 1])
-    index.refresh(table)  # type: ignore[arg-type]
+    tail.refresh(table)  # type: ignore[arg-type]
     table.put(3, [1, 0])
-    index.refresh(table)  # type: ignore[arg-type]
-    index.refresh(table)  # type: ignore[arg-type]  nothing new: nothing read
+    tail.refresh(table)  # type: ignore[arg-type]
+    tail.refresh(table)  # type: ignore[arg-type]  nothing new: nothing read
     assert table.asked_after == [0, 2]
-    assert scores_by_num(index, [1, 0]) == {1: 1.0, 2: 0.0, 3: 1.0}
+    assert scores_by_num(tail, [1, 0]) == {1: 1.0, 2: 0.0, 3: 1.0}
 
 
-def test_index_keeps_only_its_own_models_vectors() -> None:
-    table, index = VectorTable(), VectorIndex("m", 2)
+def test_rows_in_memory_are_only_their_own_models() -> None:
+    table, tail = VectorTable(), held()
     table.put(1, [1, 0])
     table.put(2, [0, 1, 0], model="other")
-    index.refresh(table)  # type: ignore[arg-type]
-    assert len(index) == 1
-    assert scores_by_num(index, [1, 0]) == {1: 1.0}
+    tail.refresh(table)  # type: ignore[arg-type]
+    assert len(tail) == 1
+    assert scores_by_num(tail, [1, 0]) == {1: 1.0}
 
 
 def test_a_vector_written_again_replaces_its_row() -> None:
-    table, index = VectorTable(), VectorIndex("m", 2)
+    table, tail = VectorTable(), held()
     table.put(1, [1, 0])
     table.put(2, [1, 0])
-    index.refresh(table)  # type: ignore[arg-type]
+    tail.refresh(table)  # type: ignore[arg-type]
     table.put(1, [0, 1])
-    index.refresh(table)  # type: ignore[arg-type]
-    assert len(index) == 2
-    assert scores_by_num(index, [0, 1]) == {1: 1.0, 2: 0.0}
+    tail.refresh(table)  # type: ignore[arg-type]
+    assert len(tail) == 2
+    assert scores_by_num(tail, [0, 1]) == {1: 1.0, 2: 0.0}
 
 
-def test_rows_of_deleted_memories_leave_the_index_when_new_vectors_arrive() -> None:
-    table, index = VectorTable(), VectorIndex("m", 2)
+def test_rows_of_deleted_memories_leave_when_new_vectors_arrive() -> None:
+    table, tail = VectorTable(), held()
     for num in (1, 2, 3):
         table.put(num, [1, 0])
-    index.refresh(table)  # type: ignore[arg-type]
+    tail.refresh(table)  # type: ignore[arg-type]
     table.drop(2)
     table.put(4, [0, 1])
-    index.refresh(table)  # type: ignore[arg-type]
-    assert len(index) == 3
-    assert scores_by_num(index, [1, 0]) == {1: 1.0, 3: 1.0, 4: 0.0}
+    tail.refresh(table)  # type: ignore[arg-type]
+    assert len(tail) == 3
+    assert scores_by_num(tail, [1, 0]) == {1: 1.0, 3: 1.0, 4: 0.0}
 
 
-def test_index_grows_past_its_first_allocation() -> None:
-    table, index = VectorTable(), VectorIndex("m", 2)
-    for num in range(1, 2501):
+def test_rows_past_a_chunk_are_held_in_more_and_rewritten_where_they_are(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sqlite_ann, "CHUNK", 4)  # chunks of four rows, read four at a time
+    table, tail = VectorTable(), held()
+    for num in range(1, 11):
         table.put(num, [1, 0] if num % 2 else [0, 1])
-    index.refresh(table)  # type: ignore[arg-type]
-    assert len(index) == 2500
-    scores = scores_by_num(index, [1, 0])
-    assert sum(scores.values()) == 1250.0
-    assert (scores[1], scores[2], scores[2499], scores[2500]) == (1.0, 0.0, 1.0, 0.0)
+    tail.refresh(table)  # type: ignore[arg-type]
+    first = tail._state["r"]
+    assert [len(c) // 8 for c in first.chunks] == [4, 4, 2]
+    table.put(2, [1, 0])  # in the first chunk
+    table.put(11, [1, 0])  # onto the last
+    tail.refresh(table)  # type: ignore[arg-type]
+    state = tail._state["r"]
+    assert [len(c) // 8 for c in state.chunks] == [4, 4, 3]
+    assert state.chunks[1] is first.chunks[1]  # a chunk nothing changed is shared
+    assert [len(c) // 8 for c in first.chunks] == [4, 4, 2]  # an earlier state stays whole
+    scores = scores_by_num(tail, [1, 0])
+    assert sorted(n for n, s in scores.items() if s == 1.0) == [1, 2, 3, 5, 7, 9, 11]
+    assert tail.realm_sum("r")[0].tolist() == [7.0, 4.0]  # type: ignore[union-attr]
+    assert tail.realm_sum("r")[1] == 11
 
 
-def test_index_refuses_a_stored_vector_of_another_dimension() -> None:
-    table, index = VectorTable(), VectorIndex("m", 2)
-    table.put(7, [1, 0, 0])
-    with pytest.raises(errors.DimensionMismatch, match="memory #7 has a 3-dimensional vector"):
-        index.refresh(table)  # type: ignore[arg-type]
-
-
-def test_index_refuses_a_query_of_another_dimension() -> None:
-    table, index = VectorTable(), VectorIndex("m", 2)
+def test_rows_in_memory_refuse_a_stored_vector_of_another_dimension() -> None:
+    table, tail = VectorTable(), held()
     table.put(1, [1, 0])
-    index.refresh(table)  # type: ignore[arg-type]
-    with pytest.raises(errors.DimensionMismatch) as caught:
-        index.scores(np.zeros((1, 3), dtype=np.float32), "r")
-    assert (caught.value.details["expected_dim"], caught.value.details["actual_dim"]) == (2, 3)
+    table.put(7, [1, 0, 0])
+    for _ in range(2):  # refused every time: a refusal leaves nothing half taken in
+        with pytest.raises(errors.DimensionMismatch, match="memory #7 has a 3-dimensional"):
+            tail.refresh(table)  # type: ignore[arg-type]
+        assert len(tail) == 0 and scores_by_num(tail, [1, 0]) == {}
+    table.drop(7)
+    table.put(8, [0, 1])
+    tail.refresh(table)  # type: ignore[arg-type]
+    assert scores_by_num(tail, [1, 0]) == {1: 1.0, 8: 0.0}
 
 
-def test_columns_of_other_realms_score_minus_infinity() -> None:
-    table, index = VectorTable(), VectorIndex("m", 2)
+def test_only_the_realms_own_rows_are_scored() -> None:
+    table, tail = VectorTable(), held()
     table.put(1, [1, 0], realm="home")
     table.put(2, [1, 0], realm="work")
-    index.refresh(table)  # type: ignore[arg-type]
-    assert scores_by_num(index, [1, 0], "home") == {1: 1.0, 2: -math.inf}
-    assert scores_by_num(index, [1, 0], "work") == {1: -math.inf, 2: 1.0}
-    assert scores_by_num(index, [1, 0], "empty") == {1: -math.inf, 2: -math.inf}  # no vectors
+    tail.refresh(table)  # type: ignore[arg-type]
+    assert scores_by_num(tail, [1, 0], "home") == {1: 1.0}
+    assert scores_by_num(tail, [1, 0], "work") == {2: 1.0}
+    assert scores_by_num(tail, [1, 0], "empty") == {}  # no vectors
 
 
-def test_rows_keep_their_realm_when_deleted_memories_leave_the_index() -> None:
-    table, index = VectorTable(), VectorIndex("m", 2)
+def test_rows_keep_their_realm_when_deleted_memories_leave() -> None:
+    table, tail = VectorTable(), held()
     table.put(1, [1, 0], realm="home")
     table.put(2, [1, 0], realm="work")
     table.put(3, [1, 0], realm="home")
-    index.refresh(table)  # type: ignore[arg-type]
+    tail.refresh(table)  # type: ignore[arg-type]
     table.drop(1)
     table.put(4, [1, 0], realm="work")
-    index.refresh(table)  # type: ignore[arg-type]
-    assert scores_by_num(index, [1, 0], "home") == {2: -math.inf, 3: 1.0, 4: -math.inf}
+    tail.refresh(table)  # type: ignore[arg-type]
+    assert scores_by_num(tail, [1, 0], "home") == {3: 1.0}
+    assert scores_by_num(tail, [1, 0], "work") == {2: 1.0, 4: 1.0}
+
+
+def test_a_row_moved_to_another_realm_leaves_the_first() -> None:
+    table, tail = VectorTable(), held()
+    table.put(1, [1, 0], realm="home")
+    table.put(2, [0, 1], realm="home")
+    tail.refresh(table)  # type: ignore[arg-type]
+    table.put(1, [1, 0], realm="work")
+    tail.refresh(table)  # type: ignore[arg-type]
+    assert scores_by_num(tail, [1, 0], "work") == {1: 1.0}
+    assert scores_by_num(tail, [1, 0], "home") == {1: 0.0, 2: 0.0}  # its place zeroed
+    assert tail.realm_sum("home")[0].tolist() == [0.0, 1.0]  # type: ignore[union-attr]
+    assert (tail.realm_sum("home")[1], tail.realm_sum("work")[1]) == (1, 1)
 
 
 # -- the gate ---------------------------------------------------------------------------------
@@ -197,15 +226,14 @@ def test_the_gates_mean_takes_in_the_background_and_leaves_out_other_realms() ->
 
 
 def test_the_gates_sum_is_the_realms_own() -> None:
-    table, index = VectorTable(), VectorIndex("m", 2)
+    table, tail = VectorTable(), held()
     table.put(1, [1, 0], realm="home")
     table.put(2, [0, 1], realm="work")
     table.put(3, [0.6, 0.8], realm="home")
-    index.refresh(table)  # type: ignore[arg-type]
-    home = index.scores(np.asarray([[1, 0]], dtype=np.float32), "home")
-    assert (home.totals[0], home.count) == (pytest.approx(1.6), 2)
-    empty = index.scores(np.asarray([[1, 0]], dtype=np.float32), "empty")
-    assert (empty.totals[0], empty.count) == (0.0, 0)
+    tail.refresh(table)  # type: ignore[arg-type]
+    total, count = tail.realm_sum("home")
+    assert total is not None and (total.tolist(), count) == (pytest.approx([1.6, 0.8]), 2)
+    assert tail.realm_sum("empty") == (None, 0)
 
 
 def test_the_gate_sits_three_deviations_above_the_unrelated_sentences() -> None:
@@ -472,46 +500,19 @@ def test_a_query_at_the_limits_is_searched_and_a_longer_one_refused(
         service.search(" ".join(["tabby"] + [f"word{i}" for i in range(3000)]))
 
 
-def test_the_int8_scan_is_within_its_margin_and_exact_wherever_the_gate_is_reached() -> None:
-    rng = np.random.default_rng(7)
-    table, index = VectorTable(), VectorIndex("m", 64)
-    rows = rng.standard_normal((500, 64)).astype(np.float32)
-    rows[::7] *= np.float32(1e-3)  # small rows, and one of zeros
-    rows[3] = 0
-    rows[100:164] = np.eye(64)  # rows their codes hold exactly: the queries' rounding shows
-    for num, row in enumerate(rows, start=1):
-        norm = np.linalg.norm(row)
-        table.put(num, list(row / norm if norm else row))
-    index.refresh(table)  # type: ignore[arg-type]
-    queries = rng.standard_normal((4, 64)).astype(np.float32)
-    queries /= np.linalg.norm(queries, axis=1)[:, None]
-    scored = index.scores(queries, "r")
-    truth = scored.matrix @ queries.T
-    margins = np.stack([scored.margin(i) for i in range(len(queries))])
-    assert np.all(np.abs(scored.rough - truth.T) <= margins)
-    assert np.all(margins < 0.05)  # the queries' codes too: a margin that means something
-    assert np.allclose(scored.totals, truth.sum(axis=0), atol=1e-4)
-    for i in range(len(queries)):
-        for gate in (-0.2, 0.0, 0.1, 0.25, 0.9):
-            values = scored.exact(i, gate)
-            above = values >= gate
-            assert np.array_equal(above, truth[:, i] >= gate), (i, gate)
-            assert np.allclose(values[above], truth[above, i], atol=1e-6)
-
-
 def test_scanning_codes_leaves_every_reference_as_it_was() -> None:
     # SimSIMD's cdist(out=...) returned None without a reference: a store of a million
     # aborted the interpreter ("deallocating None") after some hundred searches.
     rng = np.random.default_rng(3)
     asked = rng.integers(-127, 128, size=(2, 32), dtype=np.int8)
     codes = rng.integers(-127, 128, size=(50, 32), dtype=np.int8)
-    scale = np.array([0.5, 2.0], dtype=np.float32)
     step = rng.uniform(0.01, 1.0, size=50).astype(np.float32)
-    out = np.empty((2, 50), dtype=np.float32)
-    before = sys.getrefcount(None), sys.getrefcount(asked), sys.getrefcount(codes)
+    steps = array("f", step.tobytes())
+    rows, coded = plain.int8_rows(asked.tobytes(), 32), plain.int8_rows(codes.tobytes(), 32)
+    before = sys.getrefcount(None)
     for _ in range(2000):
-        vectors.scan_codes(asked, scale, codes, step, out)
-    after = sys.getrefcount(None), sys.getrefcount(asked), sys.getrefcount(codes)
-    assert abs(after[0] - before[0]) < 100 and after[1:] == before[1:]
-    truth = (asked.astype(np.float64) @ codes.T) * scale[:, None] * step.astype(np.float64)
+        found = sqlite_ann.scan(rows, coded, steps)
+    assert abs(sys.getrefcount(None) - before) < 100
+    out = np.array([np.frombuffer(part, dtype=np.float32) for part in found])
+    truth = (asked.astype(np.float64) @ codes.T.astype(np.float64)) * step.astype(np.float64)
     assert np.allclose(out, truth, rtol=1e-6, atol=1e-3)  # products of up to 32 × 127²

@@ -77,13 +77,13 @@ def _kernels() -> Any:
     return simsimd
 
 
-def dots(query: Any, data: Any, dim: int) -> memoryview[float]:
-    """``query`` (one float32 vector) by each float32 row of ``data``: a float32 view of
-    one product a row."""
+def dots(queries: Any, data: Any, dim: int) -> memoryview[float]:
+    """Each float32 row of ``queries`` (one vector, or several joined) by each float32 row
+    of ``data``: a float32 view, a query's products after another's."""
     if not len(memoryview(data)):
         return memoryview(array("f")).cast("B").cast("f")
     found = _kernels().cdist(
-        rows(query, dim), rows(data, dim), metric="dot", dtype="float32", out_dtype="float32"
+        rows(queries, dim), rows(data, dim), metric="dot", dtype="float32", out_dtype="float32"
     )
     return view(found)
 
@@ -123,6 +123,23 @@ def dot(a: Any, b: Any) -> float:
 def added(a: Any, b: Any) -> memoryview[float]:
     """``a + b``, float32 vectors: one float32 rounding a value, as numpy's."""
     return view(_kernels().wsum(view(a), view(b), alpha=1.0, beta=1.0))
+
+
+def summed(data: Any, dim: int) -> array[float]:
+    """The sum of ``data``'s float32 rows of ``dim`` values (zeros for none): the second
+    half of the rows added to the first, again and again, each step one SimSIMD call."""
+    values = view(data)
+    count = len(values) // dim
+    if not count:
+        return array("f", bytes(4 * dim))
+    while count > 1:
+        half = count // 2
+        first, second = values[: half * dim], values[half * dim : 2 * half * dim]
+        folded = view(_kernels().wsum(first, second, alpha=1.0, beta=1.0))
+        if count % 2:  # the odd row goes on as it is
+            folded = view(folded.tobytes() + values[2 * half * dim : count * dim].tobytes())
+        values, count = folded, half + count % 2
+    return floats(values[:dim])
 
 
 def scaled(a: Any, scale: float) -> memoryview[float]:

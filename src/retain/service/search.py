@@ -17,13 +17,12 @@ from retain.read_results import SearchHit, SearchResult
 from retain.search import key
 from retain.search.embed import Embedder, stored_mismatch
 from retain.service import lookup, trust
-from retain.storage.base import MemoryFilter, NativeVectors, Reads, ReadsBeside
+from retain.storage.base import MemoryFilter, Reads, ReadsBeside
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
     from retain.search import lexical
-    from retain.search.vectors import VectorIndex
     from retain.service import MemoryService
     from retain.storage.base import Vector
 
@@ -182,22 +181,8 @@ def ranked(
         background = [plain.cosines(q, unrelated, model.dim) for q in query]
 
         def semantic_of(tx: Reads, where: MemoryFilter) -> list[lexical.SenseHits]:
-            if isinstance(tx, NativeVectors) and tx.searches_vectors(
-                model.model_id, model.dim, svc.store.settings.ann_from
-            ):  # the database searches its vectors
-                return _native_semantic(svc, tx, model, query, background, where, depth)
-            from retain.search import vectors  # numpy: the vectors are scanned in memory
-
-            cosines = _vector_index(svc, tx, model).scores(vectors.matrix_of(query), svc.realm)
-            found = []
-            for i, total in enumerate(cosines.totals):
-                gate = rank.gate_of(float(total), cosines.count, background[i])
-                found.append(
-                    vectors.search(
-                        tx, cosines.nums, where, cosines.exact(i, gate), depth=depth, gate=gate
-                    )
-                )
-            return found
+            tx.open_vectors(model.model_id, model.dim, svc.store.settings.ann_from)
+            return _semantic(svc, tx, model, query, background, where, depth)
 
         if isinstance(svc.backend, ReadsBeside):  # the word senses meanwhile
             sense = semantic_of  # (a closure does not keep the narrowing from None)
@@ -300,17 +285,17 @@ def _semantic_weights(
     }
 
 
-def _native_semantic(
+def _semantic(
     svc: MemoryService,
-    tx: NativeVectors,
+    tx: Reads,
     embedder: Embedder,
     asked: Sequence[Vector],
     background: list[list[float]],
     where: MemoryFilter,
     depth: int,
 ) -> list[lexical.SenseHits]:
-    """The semantic sense where the database searches vectors: its nearest rows
-    that pass the filters, held to the same gate (its mean from the realm's sum)."""
+    """The semantic sense: the database's nearest rows that pass the filters, held to
+    the relevance gate (its mean from the realm's sum)."""
     from retain.search import lexical, plain, rank
 
     sums = tx.vector_sums(embedder.model_id, svc.realm)
@@ -333,8 +318,3 @@ def _native_semantic(
 def _background(svc: MemoryService, embedder: Embedder) -> bytes:
     """The gate's reference sentences, embedded once per embedder and store."""
     return svc.store.background(embedder)
-
-
-def _vector_index(svc: MemoryService, tx: Reads, embedder: Embedder) -> VectorIndex:
-    """The store's in-memory vectors of the model in use, brought up to date."""
-    return svc.store.vectors(tx, embedder)

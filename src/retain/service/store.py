@@ -1,8 +1,9 @@
 """The store: what every caller of one backend shares, whoever it acts as.
 
 One ``Store`` per opened backend holds the backend, the settings, the clock, the
-embedder, the id factory and the in-memory vector index (one per store, however many
-principals search it), and the counts the memory section caches. A principal is not a
+embedder, the id factory, the relevance gate's sentences embedded, and the counts the
+memory section caches (the vectors a search reads are the backend's: one set per
+store, however many principals search it). A principal is not a
 reason to build another: a session (``MemoryService``) is the store and an actor, and
 ``acting_as`` makes another session over the same store.
 """
@@ -17,14 +18,13 @@ from retain.config import Settings
 from retain.ids import IdFactory
 from retain.mirrors import Mirror as MirrorType
 from retain.search.embed import LoadedEmbedder, load_embedder
-from retain.storage.base import Backend, Progress, Reads
+from retain.storage.base import Backend, Progress
 
-if TYPE_CHECKING:  # numpy's: imported by the verbs that make or search vectors
+if TYPE_CHECKING:
     from retain.chrono import Clock
     from retain.mirrors import Configured, Mirror
     from retain.search.embed import Embedder
     from retain.search.rerank import Reranker
-    from retain.search.vectors import VectorIndex
     from retain.signing import Signer
 
 
@@ -46,7 +46,6 @@ class Store:
         self.clock = clock or SystemClock()
         self.ids = IdFactory()
         self._embedder = embedder
-        self._index: VectorIndex | None = None
         self._background: tuple[str, bytes] | None = None
         self._lock = threading.RLock()  # building a mirror may load the embedder
         # the memory section's counts, by realm and scopes (the service's to read)
@@ -124,23 +123,6 @@ class Store:
         from retain.search.rerank import load_reranker
 
         return load_reranker(path)
-
-    @property
-    def vector_index(self) -> VectorIndex | None:
-        """The in-memory vector index, once a search has made it."""
-        return self._index
-
-    def vectors(self, tx: Reads, embedder: Embedder) -> VectorIndex:
-        """The in-memory vectors of ``embedder``'s model, brought up to date in ``tx``."""
-        from retain.search.vectors import VectorIndex
-
-        model, dim = embedder.model_id, embedder.dim
-        with self._lock:
-            index = self._index
-            if index is None or (index.model, index.dim) != (model, dim):
-                index = self._index = VectorIndex(model, dim)
-        index.refresh(tx)
-        return index
 
     def index_vectors(self, progress: Progress | None = None) -> int:
         """Bring the backend's own vector index up to date (see ``Backend.index_vectors``):

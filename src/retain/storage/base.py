@@ -524,8 +524,24 @@ class Reads(Protocol):
         """How many memories have a vector, by model."""
         ...
 
-    def filter_nums(self, where: MemoryFilter, nums: Sequence[int]) -> dict[int, str]:
-        """Of ``nums``, those that pass ``where``, mapped to their ids."""
+    def open_vectors(self, model: str, dim: int, ann_from: int) -> None:
+        """Make ready this transaction's search of ``model``'s vectors, which the database
+        does itself (PostgreSQL: pgvector's index; SQLite: from ``ann_from`` of them the
+        codes beside its file, built or extended as needed, below it every row in
+        memory); asked before the two methods below."""
+        ...
+
+    def vector_sums(self, model: str, realm: str) -> list[tuple[int, Vector, int]]:
+        """(dim, the sum of the realm's vectors of ``model`` as float32, how many) for
+        each size."""
+        ...
+
+    def nearest(
+        self, model: str, queries: Sequence[Vector], where: MemoryFilter, limit: int
+    ) -> list[list[LexicalHit]]:
+        """For each of ``queries`` (float32 vectors, of one size), the ``limit`` memories
+        passing ``where`` whose ``model`` vectors are nearest to it (by cosine), best
+        first, each with its cosine."""
         ...
 
     def subjects_named(self, realm: str, phrases: Sequence[str]) -> list[str]:
@@ -677,32 +693,6 @@ class Transaction(Reads, Protocol):
 
     def sign_event(self, seq: int, key_id: str, signature: str) -> None:
         """Keep the signing key's signature of the event ``seq``."""
-        ...
-
-
-@runtime_checkable
-class NativeVectors(Protocol):
-    """A transaction whose database searches vectors itself (PostgreSQL's pgvector, or a
-    large SQLite store's vector codes), instead of the service scanning them in
-    memory."""
-
-    def searches_vectors(self, model: str, dim: int, at_least: int) -> bool:
-        """Whether this store searches ``model``'s vectors itself (SQLite: once it holds
-        ``at_least`` of them, or already keeps an index; 0: never); the two methods
-        below are asked only after it said so."""
-        ...
-
-    def vector_sums(self, model: str, realm: str) -> list[tuple[int, Vector, int]]:
-        """(dim, the sum of the realm's vectors of ``model`` as float32, how many) for
-        each size."""
-        ...
-
-    def nearest(
-        self, model: str, queries: Sequence[Vector], where: MemoryFilter, limit: int
-    ) -> list[list[LexicalHit]]:
-        """For each of ``queries`` (float32 vectors, of one size), the ``limit`` memories
-        passing ``where`` whose ``model`` vectors are nearest to it (by cosine), best
-        first, each with its cosine: every query in one statement."""
         ...
 
 

@@ -8,7 +8,7 @@ cannot be raced; a read is a ``REPEATABLE READ`` snapshot. Unique indexes back t
 name rules. Words are searched with a weighted ``tsvector`` (name A, description B,
 body C, context D; ``ts_rank_cd``), prefixes with ``:*``, plain text with ``strpos``
 over each row's text lowered when written (``lowered``); vectors with pgvector, an
-HNSW index per embedding model (``NativeVectors``), stored just after the write that
+HNSW index per embedding model, stored just after the write that
 made them commits, outside the write lock (``PendingVectors``, ``store_vectors``): the
 HNSW insert is most of a write's server time.
 The write records them in ``vectors_pending`` by its last statement (``finish``), so a

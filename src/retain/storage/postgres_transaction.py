@@ -379,16 +379,6 @@ class PostgresTransaction(
         )
         return {r[0]: int(r[1]) for r in rows}
 
-    def filter_nums(self, where: MemoryFilter, nums: Sequence[int]) -> dict[int, str]:
-        if not nums:
-            return {}
-        clause, args = self._filter_sql(where)
-        rows = self._rows(
-            f"SELECT m.num, m.id FROM memories m WHERE m.num = ANY(%s) AND {clause}",
-            [list(nums), *args],
-        )
-        return {int(num): memory_id for num, memory_id in rows}
-
     def subjects_named(self, realm: str, phrases: Sequence[str]) -> list[str]:
         if not phrases:
             return []

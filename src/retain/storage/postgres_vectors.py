@@ -1,6 +1,6 @@
 """Vectors in PostgreSQL: the transaction's part that stores and walks pgvector rows.
 
-Vectors are stored with pgvector, an HNSW index per embedding model (``NativeVectors``),
+Vectors are stored with pgvector, an HNSW index per embedding model,
 just after the write that made them commits, outside the write lock
 (``PendingVectors``, ``store_vectors``, called by ``PostgresBackend``): the HNSW insert
 is most of a write's server time. A write with more than ``DEFERRED_VECTORS_MAX`` stores
@@ -195,8 +195,8 @@ class PostgresVectors(ABC):
         )
         self._indexed.add(name)
 
-    def searches_vectors(self, model: str, dim: int, at_least: int) -> bool:
-        return True  # pgvector's HNSW index, whatever the size
+    def open_vectors(self, model: str, dim: int, ann_from: int) -> None:  # noqa: B027
+        """Nothing to open: pgvector's HNSW index, whatever the size."""
 
     def vector_sums(self, model: str, realm: str) -> list[tuple[int, Vector, int]]:
         rows = self._rows(

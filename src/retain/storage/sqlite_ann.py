@@ -1,18 +1,20 @@
-"""The persisted vector codes of an embedded store: every vector as int8, memory-mapped.
+"""How an embedded store searches its vectors: every row in memory, or, past
+``[search] ann_from`` of them, int8 codes of every vector, memory-mapped.
 
-It is one piece past the usual size on purpose: the codes' file format, their scan and
-the choice of candidates share one layout, changed together; their build, which needs
-numpy, is ``sqlite_ann_build`` (a search reads the codes without it: ``search.plain``).
+It is one piece past the usual size on purpose: the codes' file format, their scan, the
+rows held in memory and the choice of candidates share one layout, changed together;
+the codes' build, which needs numpy, is ``sqlite_ann_build`` (a search reads without
+it: ``search.plain``).
 
-Below ``[search] ann_from`` vectors of a model, the service scans them exactly in
-memory (``retain.search.vectors``). From there on, every new process would have
-to read them all from the store before its first search (8 s at a million), so the
-store keeps a compact copy of them beside its file, ``<store>.vectors/``, that a
-process maps in milliseconds and reads straight from the operating system's page
-cache. It is derived and disposable, like the full-text index: built by the first
-search or bulk write that needs it, kept up by the ones after, built again by
-``reindex`` and ``verify --rebuild`` and by an erasure's compaction, and never the only
-copy of anything.
+Below ``ann_from`` vectors of a model, a store keeps no codes: a process reads every
+row into memory at its first search and scores them exactly (a ``Tail`` with no
+segments, ``Indexes.searched``). From there on, every new process would have to read
+them all from the store before its first search (8 s at a million), so the store
+keeps a compact copy of them beside its file, ``<store>.vectors/``, that a process
+maps in milliseconds and reads straight from the operating system's page cache. It is
+derived and disposable, like the full-text index: built by the first search or bulk
+write that needs it, kept up by the ones after, built again by ``reindex`` and ``verify
+--rebuild`` and by an erasure's compaction, and never the only copy of anything.
 
 **What is kept.** Each stored vector with the mean of the first build taken away
 (``q·x = q·(x − μ) + q·μ``: the same order for a query as the cosine of the unit rows),
@@ -34,7 +36,8 @@ rows and at a million).
 
 **Segments.** The codes are a few files, each the rows whose ``vec`` fell in one range
 when they were added. Rows written since the last range (the *tail*, past ``upto``)
-are held exactly in memory; once there are more than ``TAIL_MAX`` of them they are
+are held exactly in memory, each realm's apart, in chunks a refresh copies only where
+it writes (``Held``); once there are more than ``TAIL_MAX`` of them they are
 added to the last segment (read, grown, saved whole under a new name) while it holds
 fewer than ``SEGMENT_ROWS``, and to a new one after. A whole build fills segments the
 same way. A row rewritten since its segment was built is replaced there when that is
@@ -87,7 +90,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from retain.search import plain
-from retain.storage.base import LexicalHit, MemoryFilter, Progress, VectorRows
+from retain.storage.base import LexicalHit, MemoryFilter, Progress
 
 if TYPE_CHECKING:
     from retain.storage.sqlite_ann_build import Codes
@@ -203,102 +206,192 @@ class Mapped:
         return plain.int8_rows(self.codes[start * self.dim : stop * self.dim], self.dim)
 
 
-# a tail's rows (float32, joined), their numbers and realms, and its realms' sums
-_TailState = tuple[bytes, list[int], list[str], dict[str, tuple["array[float]", int]]]
+class Held:
+    """One realm's rows in a tail: their float32 rows joined, ``CHUNK`` rows a chunk (the
+    last may hold fewer), each chunk's sum of rows, each row's memory number, and how
+    many rows are the realm's. A state is never changed once made: a refresh writes to
+    copies of the chunks where rows changed or were added, and shares the rest. The
+    numbers are only added to (a row is found by its place, which never moves; a state
+    reads the places its chunks hold), so every state of a realm shares one list."""
+
+    __slots__ = ("chunks", "count", "nums", "sums")
+
+    def __init__(
+        self,
+        chunks: tuple[bytearray, ...],
+        sums: tuple[array[float], ...],
+        nums: list[int],
+        count: int,
+    ) -> None:
+        self.chunks = chunks
+        self.sums = sums
+        self.nums = nums
+        self.count = count
+
+
+class _Changing:
+    """A realm's rows while a refresh changes them: the chunks it writes to, copied."""
+
+    def __init__(self, held: Held | None, width: int) -> None:
+        self.chunks = list(held.chunks) if held else []
+        self.sums = list(held.sums) if held else []
+        self.nums = held.nums if held else []
+        self.count = held.count if held else 0
+        self.width = width
+        self.written: dict[int, bytearray] = {}
+
+    def _chunk(self, k: int) -> bytearray:
+        chunk = self.written.get(k)
+        if chunk is None:
+            if k == len(self.chunks):
+                self.chunks.append(bytearray())
+                self.sums.append(array("f"))
+            chunk = self.written[k] = bytearray(self.chunks[k])
+        return chunk
+
+    def put(self, place: int, blob: bytes) -> None:
+        k, row = divmod(place, CHUNK)
+        self._chunk(k)[row * self.width : (row + 1) * self.width] = blob
+
+    def extend(self, nums: list[int], blobs: list[bytes]) -> int:
+        """Add rows after the last; the place of the first."""
+        first = done = len(self.nums)
+        while done < first + len(nums):
+            k, row = divmod(done, CHUNK)
+            taken = slice(done - first, done - first + CHUNK - row)
+            self._chunk(k).extend(plain.joined(blobs[taken]))
+            self.nums += nums[taken]
+            done = len(self.nums)
+        self.count += len(nums)
+        return first
+
+    def done(self, dim: int) -> Held:
+        for k, chunk in self.written.items():
+            self.chunks[k] = chunk
+            self.sums[k] = plain.summed(chunk, dim)
+        return Held(tuple(self.chunks), tuple(self.sums), self.nums, self.count)
 
 
 class Tail:
-    """The rows of one model written past the segments (``vec`` past ``after``), held
-    exactly in memory, without numpy: their float32 rows joined in one buffer, numbers
-    and realms. A row rewritten since is replaced in place; one deleted since stays
-    until the tail is added to a segment (the filter turns its memory away, and a
-    candidate is scored by what the store holds now).
+    """The rows of one model held exactly in memory, without numpy: those written past
+    the segments (``vec`` past ``after``), or, with ``whole``, every row of a store that
+    keeps no codes (below ``ann_from``). Each realm's rows are kept apart (``Held``), so a
+    search reads its own realm's only. A row rewritten since is replaced in place; one
+    that moved to another realm is zeroed where it was. A row deleted since stays until
+    the tail is added to a segment (the filter turns its memory away, and a candidate is
+    scored by what the store holds now); a ``whole`` tail is read afresh instead when new
+    rows arrive and it holds more memories than the store has vectors.
 
-    One tail serves every thread of a process: a refresh builds a new state and sets it
-    whole, so a search reads one state, not a refresh's half (each state with its own
-    realms' sums, made when first asked)."""
+    One tail serves every thread of a process: a refresh makes a new state and sets it
+    whole, so a search reads one state, not a refresh's half."""
 
-    def __init__(self, model: str, dim: int, after: int) -> None:
+    def __init__(self, model: str, dim: int, after: int, *, whole: bool = False) -> None:
         self.model = model
         self.dim = dim
-        self._seen = after
-        self._state: _TailState = (b"", [], [], {})
+        self._after = after
+        self._whole = whole
         self._lock = threading.Lock()
+        self._reset()
+
+    def _reset(self) -> None:
+        self._seen = self._after
+        self._state: dict[str, Held] = {}
+        self._place: dict[int, tuple[str, int]] = {}  # number → realm, place (the refresh's)
 
     def __len__(self) -> int:
-        return len(self._state[1])
+        """The memories whose rows it holds."""
+        return len(self._place)
 
     def refresh(self, tx: SqliteTransaction) -> None:
-        """Take in the rows written since the last refresh, a chunk at a time."""
+        """Take in the rows written since the last refresh, a chunk at a time (a failure
+        leaves the tail empty, to be read afresh)."""
         with self._lock:
             last = tx.last_vector()
             if last == self._seen:
                 return
-            data, nums, realms, _ = self._state
-            grown, nums, realms = bytearray(data), list(nums), list(realms)
-            row_of = {num: i for i, num in enumerate(nums)}
-            width = 4 * self.dim
-            seen = self._seen
-            while True:
-                rows = tx.vectors_after(self.model, seen, CHUNK)
-                if not rows.nums:
-                    break
-                for num, realm, blob in zip(
-                    rows.nums, rows.realms, _checked(rows, self), strict=True
-                ):
-                    at = row_of.get(num)
-                    if at is None:
-                        row_of[num] = len(nums)
-                        nums.append(num)
-                        realms.append(realm)
-                        grown += blob
-                    else:
-                        grown[at * width : (at + 1) * width] = blob
-                        realms[at] = realm
-                seen = rows.last_vec
-            self._seen = max(seen, last)  # past other models' rows too
-            self._state = (bytes(grown), nums, realms, {})
+            try:
+                self._take(tx, last)
+                if self._whole and len(self._place) > tx.vector_count(self.model):
+                    self._reset()  # a memory lost its vector since: read afresh
+                    self._take(tx, last)
+            except BaseException:
+                self._reset()
+                raise
 
-    def ranked(self, queries: Sequence[Any], realm: str) -> list[list[int]]:
-        """For each query, the numbers of ``realm``'s rows, nearest first (exactly)."""
-        data, nums, realms, _ = self._state
-        mine = [i for i, r in enumerate(realms) if r == realm]
-        found = []
-        for query in queries:
-            scores = plain.cosines(query, data, self.dim)
-            found.append([nums[i] for i in sorted(mine, key=lambda i: -scores[i])])
-        return found
+    def _take(self, tx: SqliteTransaction, last: int) -> None:
+        from retain.search.embed import check_stored
+
+        changing: dict[str, _Changing] = {}
+        width = 4 * self.dim
+
+        def realm_of(realm: str) -> _Changing:
+            if realm not in changing:
+                changing[realm] = _Changing(self._state.get(realm), width)
+            return changing[realm]
+
+        seen = self._seen
+        while True:
+            rows = tx.vectors_after(self.model, seen, CHUNK)
+            if not rows.nums:
+                break
+            check_stored(rows, self.model, self.dim)  # (``dimension_mismatch``, naming it)
+            new: dict[str, tuple[list[int], list[bytes]]] = {}  # by realm, in order
+            for num, realm, blob in zip(rows.nums, rows.realms, rows.blobs, strict=True):
+                at = self._place.get(num)
+                if at is not None and at[0] != realm:  # moved to another realm
+                    was = realm_of(at[0])
+                    was.put(at[1], bytes(width))
+                    was.count -= 1
+                    at = None
+                if at is None:
+                    nums, blobs = new.setdefault(realm, ([], []))
+                    nums.append(num)
+                    blobs.append(blob)
+                else:
+                    realm_of(realm).put(at[1], plain.stored(blob))
+            for realm, (nums, blobs) in new.items():
+                first = realm_of(realm).extend(nums, blobs)
+                places = zip(itertools.repeat(realm), range(first, first + len(nums)), strict=False)
+                self._place.update(zip(nums, places, strict=True))
+            seen = rows.last_vec
+        state = dict(self._state)
+        state.update((realm, changed.done(self.dim)) for realm, changed in changing.items())
+        self._state = state
+        self._seen = max(seen, last)  # past other models' rows too
+
+    def scored(self, queries: Sequence[Any], realm: str) -> tuple[list[list[Any]], list[int]]:
+        """Each query's cosines with ``realm``'s rows, as float32 parts in place order
+        (a chunk a part), and each place's memory number."""
+        held = self._state.get(realm)
+        parts: list[list[Any]] = [[] for _ in queries]
+        if held is None:
+            return parts, []
+        asked = plain.packed(queries)
+        for chunk in held.chunks:
+            found = plain.dots(asked, chunk, self.dim)
+            size = len(chunk) // (4 * self.dim)
+            for i, part in enumerate(parts):
+                part.append(found[i * size : (i + 1) * size])
+        return parts, held.nums
 
     def realm_sum(self, realm: str) -> tuple[array[float] | None, int]:
         """The sum of ``realm``'s rows (None: it has none) and how many there are."""
-        data, _, realms, sums = self._state
-        kept = sums.get(realm)
-        if kept is None:
-            width, count = 4 * self.dim, 0
-            total: memoryview[float] | None = None
-            for i, r in enumerate(realms):
-                if r == realm:
-                    row = plain.view(memoryview(data)[i * width : (i + 1) * width])
-                    total = row if total is None else plain.added(total, row)
-                    count += 1
-            kept = sums[realm] = (plain.floats(total) if total is not None else array("f"), count)
-        return (kept[0] if kept[1] else None), kept[1]
-
-
-def _checked(rows: VectorRows, tail: Tail) -> list[bytes]:
-    """A chunk's vectors as the tail keeps them (native float32), each of its dimension;
-    one of another size is refused (``dimension_mismatch``, naming the memory)."""
-    from retain.search.embed import check_stored
-
-    check_stored(rows, tail.model, tail.dim)
-    return [plain.stored(blob) for blob in rows.blobs]
+        held = self._state.get(realm)
+        if held is None or not held.count:
+            return None, 0
+        total: Any = held.sums[0]
+        for more in held.sums[1:]:
+            total = plain.added(total, more)
+        return plain.floats(total), held.count
 
 
 class Approximate:
     """One model's persisted codes, opened (each segment's files mapped), and the exact
-    tail past them."""
+    tail past them; where the store keeps no codes, the tail alone (every row)."""
 
-    def __init__(self, folder: Path, meta: Meta, tail: Tail, stamp: tuple[int, int]) -> None:
+    def __init__(
+        self, folder: Path, meta: Meta, tail: Tail, stamp: tuple[int, int] = (0, 0)
+    ) -> None:
         self.folder = folder
         self.meta = meta
         self.tail = tail
@@ -447,12 +540,14 @@ class Indexes:
     def __init__(self, db: Path) -> None:
         self.folder = folder_of(db)
         self._open: dict[tuple[str, int], Approximate] = {}
+        self._whole: dict[tuple[str, int], Approximate] = {}  # no codes: every row in memory
         self._lock = threading.Lock()
 
     def drop(self) -> bool:
         """Remove every index of the store, files and all; whether there were any."""
         with self._lock:
             self._open.clear()
+            self._whole.clear()
             if not self.folder.exists():
                 return False
             with locked(self.folder, wait=True):  # the lock file stays: a waiter holds it
@@ -482,6 +577,22 @@ class Indexes:
         if not self._wanted(tx, model, dim, at_least):
             return None
         return self.current(tx, model, dim, progress, folded=folded)
+
+    def searched(self, tx: SqliteTransaction, model: str, dim: int, at_least: int) -> Approximate:
+        """``model``'s vectors as a search reads them in ``tx``: through the codes where
+        the store keeps them (``kept``), else every row exactly in memory, a tail without
+        segments (no file is written)."""
+        ann = self.kept(tx, model, dim, at_least)
+        with self._lock:
+            if ann is not None:
+                self._whole.pop((model, dim), None)
+                return ann
+            ann = self._whole.get((model, dim))
+            if ann is None:
+                tail = Tail(model, dim, 0, whole=True)
+                ann = self._whole[model, dim] = Approximate(self.folder, Meta(model, dim, []), tail)
+        ann.tail.refresh(tx)
+        return ann
 
     def _wanted(self, tx: SqliteTransaction, model: str, dim: int, at_least: int) -> bool:
         if at_least <= 0:
@@ -617,7 +728,7 @@ def nearest(
     module docstring)."""
     model, dim = ann.meta.model, ann.meta.dim
     vectors = [plain.floats(query) for query in queries]
-    tail = ann.tail.ranked(vectors, where.realm)
+    tail, tail_nums = ann.tail.scored(vectors, where.realm)
     rough = ann.scored(vectors) if ann.size else [[] for _ in vectors]
     # A tier or tag of fewer rows than √(limit × rows) is cheaper to score whole than to reach
     # through candidates: about limit ÷ p candidates are read for ``limit`` rows that
@@ -625,27 +736,29 @@ def nearest(
     whole_below = math.isqrt(limit * (ann.size + len(ann.tail))) + 1
     passing = functools.cache(lambda: tx.passing(where, whole_below))  # asked once
     found: list[list[LexicalHit]] = []
-    for query, scores, ranked in zip(vectors, rough, tail, strict=True):
+    for query, scores, near in zip(vectors, rough, tail, strict=True):
         if not any(query):  # no direction (a text of no known word): no cosine but 0
             found.append([])
             continue
         count = max(FIRST, limit * 2)
         seen: set[int] = set()  # the candidates read so far
         passed: list[tuple[float, int, str]] = []  # of them, those passing: score, number, id
+        held = sum(map(len, near))  # the realm's places in the tail
         while True:
-            exhausted = count >= ann.size
+            exhausted = count >= ann.size and count >= held
             best = ann.keys(plain.best(scores, count, SAMPLED))
+            nearest_held = [tail_nums[i] for i in plain.best(near, count, SAMPLED)]
             # Candidates all, the tail's too: each that passes the filter scored by the
             # vector the store holds in this transaction (gone, or another model's: no
             # row), once, however many rounds ask for it.
-            new = sorted({*best, *ranked[:count]} - seen)
+            new = sorted({*best, *nearest_held} - seen)
             seen.update(new)
             nums, ids, blobs = tx.vectors_passing(model, where, new)
             cosines = plain.cosines(query, plain.joined(blobs), dim)
             passed += zip(cosines, nums, ids, strict=True)
             passed.sort(key=lambda p: (-p[0], p[1]))  # equal cosines in number order, as a scan's
             hits = [LexicalHit(memory_id, score) for score, _, memory_id in passed[:limit]]
-            if len(hits) >= limit or (exhausted and len(ranked) <= count):
+            if len(hits) >= limit or exhausted:
                 break
             if (tier := passing()) is not None:  # too few passed, of a small tier or tag
                 hits = _exactly(tx, model, dim, query, tier, limit)

@@ -53,8 +53,6 @@ class Codes:
     @classmethod
     def of(cls, nums: npt.NDArray[np.int64], centred: Matrix) -> Codes:
         """The codes of centred rows: each row's largest magnitude is ±127."""
-        from retain.search.vectors import quantized
-
         codes, step = quantized(centred)
         rows = np.empty(len(nums), dtype=ROW)
         rows["key"], rows["step"] = nums, step
@@ -76,6 +74,14 @@ class Codes:
             os.replace(staged, final)
 
 
+def quantized(rows: Matrix) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float32]]:
+    """Each row as int8 codes and a step (the row is about ``step × codes``): its largest
+    magnitude is ±127, a row of zeros has step 1."""
+    step = (np.abs(rows).max(axis=1) / 127).astype(np.float32)
+    step[step == 0] = 1.0
+    return np.rint(rows / step[:, None]).astype(np.int8), step
+
+
 def stale(folder: Path, meta: Meta, live: Iterator[int]) -> bool:
     """Whether a segment of ``meta`` holds a key that ``live`` (the numbers of the model's
     stored vectors) lacks: a deleted or erased vector's codes, kept until a rebuild."""
@@ -88,14 +94,16 @@ def _chunks(
     tx: SqliteTransaction, model: str, dim: int, lo: int
 ) -> Iterator[tuple[npt.NDArray[np.int64], Matrix, list[str], int]]:
     """The stored rows of ``model`` past ``vec`` ``lo``, a chunk at a time: (memory
-    numbers, vectors, realms, the chunk's last ``vec``)."""
-    from retain.search.vectors import stored_matrix
+    numbers, vectors, realms, the chunk's last ``vec``); a vector of another size is
+    refused (``dimension_mismatch``, naming the memory)."""
+    from retain.search.embed import check_stored
 
     while True:
         rows = tx.vectors_after(model, lo, sqlite_ann.CHUNK)
         if not rows.nums:
             return
-        vectors = stored_matrix(rows, model, dim)
+        check_stored(rows, model, dim)
+        vectors = np.frombuffer(b"".join(rows.blobs), dtype="<f4").reshape(len(rows.blobs), dim)
         yield np.array(rows.nums, dtype=np.int64), vectors, rows.realms, rows.last_vec
         lo = rows.last_vec
 

@@ -175,7 +175,7 @@ class SqliteTransaction(
         self.con = con
         self.fts = FtsSearch(con, common)
         self._head: tuple[int, str] | None = None  # the chain head this transaction read or wrote
-        self._indexes = indexes  # the store file's vector codes (None: in memory)
+        self._indexes = indexes  # how the store file's vectors are searched (None: not)
         self._ann = None
 
     def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:

@@ -1,11 +1,11 @@
 """Vectors in SQLite: the transaction's part that stores, reads and searches them.
 
 A memory's vector is a row of ``memory_vectors``, stored in the write's own
-transaction (``set_keys``); ``vec`` only grows, so an in-memory index takes in what
-is new by asking for the rows past the last it saw (``vectors_after``). Past
-``[search] ann_from`` vectors the store searches them itself, through the
-vector codes beside its file (``searches_vectors``, ``vector_sums``,
-``nearest``: ``NativeVectors``, as PostgreSQL's; the index is ``sqlite_ann``).
+transaction (``set_keys``); ``vec`` only grows, so the rows held in memory take in
+what is new by asking for the rows past the last they saw (``vectors_after``). The
+store searches its vectors itself (``open_vectors``, ``vector_sums``, ``nearest``, as
+PostgreSQL's; ``sqlite_ann``): past ``[search] ann_from`` of them through the vector
+codes beside its file, below it every row exactly in memory.
 ``SqliteVectors`` is a mixin of ``SqliteTransaction`` (``sqlite_transaction``), which
 supplies the connection, the filters and the store's indexes, as ``PostgresVectors``
 is of ``PostgresTransaction``.
@@ -31,8 +31,8 @@ class SqliteVectors(ABC):
     """The vector rows of one SQLite connection (see the module docstring)."""
 
     con: sqlite3.Connection
-    _indexes: Callable[[], Indexes] | None  # the store file's vector codes (None: none)
-    _ann: Approximate | None  # the one ``searches_vectors`` opened
+    _indexes: Callable[[], Indexes] | None  # how the store file's vectors are searched
+    _ann: Approximate | None  # the one ``open_vectors`` opened
 
     @abstractmethod
     def _filter_sql(self, where: MemoryFilter, alias: str = "m") -> tuple[str, list[Any]]:
@@ -77,14 +77,15 @@ class SqliteVectors(ABC):
         vecs, nums, dims, blobs, realms = (list(column) for column in zip(*rows, strict=True))
         return VectorRows(vecs[-1], nums, dims, realms, blobs)
 
-    # -- the vector codes (storage.sqlite_ann), for stores past [search] ann_from --
+    # -- the search of the vectors (storage.sqlite_ann): codes past [search] ann_from --
 
-    def searches_vectors(self, model: str, dim: int, at_least: int) -> bool:
-        """Whether ``model``'s vectors are searched through the store's vector codes
-        (opening it, building or extending it as needed), rather than in memory."""
-        indexes = self._indexes() if self._indexes is not None and at_least > 0 else None
-        self._ann = indexes.kept(self._as_transaction(), model, dim, at_least) if indexes else None
-        return self._ann is not None
+    def open_vectors(self, model: str, dim: int, ann_from: int) -> None:
+        """Open ``model``'s vectors for this transaction's search: through the codes
+        beside the file from ``ann_from`` of them (built or extended as needed), else
+        every row in memory (``sqlite_ann.Indexes.searched``)."""
+        if self._indexes is None:
+            raise RuntimeError("this transaction was made without its store's vectors")
+        self._ann = self._indexes().searched(self._as_transaction(), model, dim, ann_from)
 
     def vector_sums(self, model: str, realm: str) -> list[tuple[int, Vector, int]]:
         ann = self._opened_ann(model)
@@ -102,7 +103,7 @@ class SqliteVectors(ABC):
 
     def _opened_ann(self, model: str) -> Approximate:
         if self._ann is None or self._ann.meta.model != model:
-            raise RuntimeError(f"searches_vectors({model!r}, …) did not open an index")
+            raise RuntimeError(f"open_vectors({model!r}, …) was not asked first")
         return self._ann
 
     def vectors_by_num(self, model: str, nums: Sequence[int]) -> tuple[list[int], list[bytes]]:
@@ -169,16 +170,6 @@ class SqliteVectors(ABC):
                 (realm,),
             )
         return {model: count for model, count in rows}
-
-    def filter_nums(self, where: MemoryFilter, nums: Sequence[int]) -> dict[int, str]:
-        clause, args = self._filter_sql(where)
-        return dict(
-            self._by_nums(
-                nums,
-                f"SELECT m.num, m.id FROM c CROSS JOIN memories m ON m.num = c.num WHERE {clause}",
-                args,
-            )
-        )
 
     def _by_nums(self, nums: Sequence[int], select: str, args: Sequence[Any]) -> list[Any]:
         """The rows of ``select`` over ``c(num)``, ``nums`` 500 at a time (``args`` follow
