@@ -153,15 +153,29 @@ def test_rows_past_a_chunk_are_held_in_more_and_rewritten_where_they_are(
 def test_rows_in_memory_refuse_a_stored_vector_of_another_dimension() -> None:
     table, tail = VectorTable(), held()
     table.put(1, [1, 0])
+    tail.refresh(table)  # type: ignore[arg-type]
+    table.put(2, [0, 1])
     table.put(7, [1, 0, 0])
-    for _ in range(2):  # refused every time: a refusal leaves nothing half taken in
+    for _ in range(2):  # refused every time, and what was held before stays whole
         with pytest.raises(errors.DimensionMismatch, match="memory #7 has a 3-dimensional"):
             tail.refresh(table)  # type: ignore[arg-type]
-        assert len(tail) == 0 and scores_by_num(tail, [1, 0]) == {}
+        assert scores_by_num(tail, [1, 0]) == {1: 1.0} and tail._state["r"].nums == [1]
     table.drop(7)
     table.put(8, [0, 1])
     tail.refresh(table)  # type: ignore[arg-type]
-    assert scores_by_num(tail, [1, 0]) == {1: 1.0, 8: 0.0}
+    assert scores_by_num(tail, [1, 0]) == {1: 1.0, 2: 0.0, 8: 0.0}
+
+
+def test_a_reader_of_an_older_snapshot_takes_in_nothing() -> None:
+    table, tail = VectorTable(), held()
+    for num in (1, 2, 3):
+        table.put(num, [1, 0])
+    tail.refresh(table)  # type: ignore[arg-type]
+    older = VectorTable()  # a snapshot from before the third row
+    older.rows = table.rows[:2]
+    tail.refresh(older)  # type: ignore[arg-type]
+    assert older.asked_after == [] and len(tail) == 3
+    assert scores_by_num(tail, [1, 0]) == {1: 1.0, 2: 1.0, 3: 1.0}
 
 
 def test_only_the_realms_own_rows_are_scored() -> None:
@@ -187,17 +201,21 @@ def test_rows_keep_their_realm_when_deleted_memories_leave() -> None:
     assert scores_by_num(tail, [1, 0], "work") == {2: 1.0, 4: 1.0}
 
 
-def test_a_row_moved_to_another_realm_leaves_the_first() -> None:
+def test_a_number_taken_by_another_realms_memory_has_the_rows_read_afresh() -> None:
     table, tail = VectorTable(), held()
     table.put(1, [1, 0], realm="home")
     table.put(2, [0, 1], realm="home")
     tail.refresh(table)  # type: ignore[arg-type]
-    table.put(1, [1, 0], realm="work")
+    table.put(1, [1, 0], realm="work")  # memory 1 deleted, its number taken in "work"
     tail.refresh(table)  # type: ignore[arg-type]
     assert scores_by_num(tail, [1, 0], "work") == {1: 1.0}
-    assert scores_by_num(tail, [1, 0], "home") == {1: 0.0, 2: 0.0}  # its place zeroed
+    assert scores_by_num(tail, [1, 0], "home") == {2: 0.0}
     assert tail.realm_sum("home")[0].tolist() == [0.0, 1.0]  # type: ignore[union-attr]
     assert (tail.realm_sum("home")[1], tail.realm_sum("work")[1]) == (1, 1)
+    table.put(1, [-1, 0], realm="home")  # and back: one place for it, where it is now
+    tail.refresh(table)  # type: ignore[arg-type]
+    assert scores_by_num(tail, [1, 0], "home") == {2: 0.0, 1: -1.0}
+    assert scores_by_num(tail, [1, 0], "work") == {}
 
 
 # -- the gate ---------------------------------------------------------------------------------

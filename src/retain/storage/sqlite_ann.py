@@ -230,12 +230,15 @@ class Held:
 
 
 class _Changing:
-    """A realm's rows while a refresh changes them: the chunks it writes to, copied."""
+    """A realm's rows while a refresh changes them: the chunks it writes to, copied (the
+    numbers it adds go on the shared list, past the places any state reads, and are
+    taken off again by ``abandon``)."""
 
     def __init__(self, held: Held | None, width: int) -> None:
         self.chunks = list(held.chunks) if held else []
         self.sums = list(held.sums) if held else []
         self.nums = held.nums if held else []
+        self.held = len(self.nums)
         self.count = held.count if held else 0
         self.width = width
         self.written: dict[int, bytearray] = {}
@@ -265,6 +268,9 @@ class _Changing:
         self.count += len(nums)
         return first
 
+    def abandon(self) -> None:
+        del self.nums[self.held :]
+
     def done(self, dim: int) -> Held:
         for k, chunk in self.written.items():
             self.chunks[k] = chunk
@@ -272,18 +278,25 @@ class _Changing:
         return Held(tuple(self.chunks), tuple(self.sums), self.nums, self.count)
 
 
+class _Moved(Exception):
+    """A number turned up in another realm than the one a tail holds it in."""
+
+
 class Tail:
     """The rows of one model held exactly in memory, without numpy: those written past
     the segments (``vec`` past ``after``), or, with ``whole``, every row of a store that
     keeps no codes (below ``ann_from``). Each realm's rows are kept apart (``Held``), so a
-    search reads its own realm's only. A row rewritten since is replaced in place; one
-    that moved to another realm is zeroed where it was. A row deleted since stays until
-    the tail is added to a segment (the filter turns its memory away, and a candidate is
-    scored by what the store holds now); a ``whole`` tail is read afresh instead when new
-    rows arrive and it holds more memories than the store has vectors.
+    search reads its own realm's only. A row rewritten since is replaced in place. A
+    number that turns up in another realm (a memory's number taken again, after the
+    newest memory was deleted, by one of another realm) has every row read afresh; so
+    has a ``whole`` tail when new rows arrive and it holds more memories than the store
+    has vectors. Otherwise a row deleted since stays until the tail is added to a
+    segment: the filter turns its memory away, and a candidate is scored by what the
+    store holds now.
 
     One tail serves every thread of a process: a refresh makes a new state and sets it
-    whole, so a search reads one state, not a refresh's half."""
+    whole, with its places and the last ``vec`` it read, so a search reads one state, not
+    a refresh's half; a refresh that fails sets nothing."""
 
     def __init__(self, model: str, dim: int, after: int, *, whole: bool = False) -> None:
         self.model = model
@@ -291,10 +304,7 @@ class Tail:
         self._after = after
         self._whole = whole
         self._lock = threading.Lock()
-        self._reset()
-
-    def _reset(self) -> None:
-        self._seen = self._after
+        self._seen = after
         self._state: dict[str, Held] = {}
         self._place: dict[int, tuple[str, int]] = {}  # number → realm, place (the refresh's)
 
@@ -303,61 +313,69 @@ class Tail:
         return len(self._place)
 
     def refresh(self, tx: SqliteTransaction) -> None:
-        """Take in the rows written since the last refresh, a chunk at a time (a failure
-        leaves the tail empty, to be read afresh)."""
+        """Take in the rows written since the last refresh, a chunk at a time (a reader of
+        an older snapshot than the last refresh's takes in nothing)."""
         with self._lock:
             last = tx.last_vector()
-            if last == self._seen:
+            if last <= self._seen:
                 return
-            try:
-                self._take(tx, last)
-                if self._whole and len(self._place) > tx.vector_count(self.model):
-                    self._reset()  # a memory lost its vector since: read afresh
-                    self._take(tx, last)
-            except BaseException:
-                self._reset()
-                raise
+            taken = self._take(tx, last, afresh=False)
+            if not taken or (self._whole and len(self._place) > tx.vector_count(self.model)):
+                self._take(tx, last, afresh=True)  # a number moved, or a vector went
 
-    def _take(self, tx: SqliteTransaction, last: int) -> None:
+    def _take(self, tx: SqliteTransaction, last: int, *, afresh: bool) -> bool:
+        """Read the rows past the last refresh's (every row, ``afresh``) into a new state
+        and set it; False, setting nothing, where a number turned up in another realm."""
         from retain.search.embed import check_stored
 
+        base, held = ({}, {}) if afresh else (self._state, self._place)
+        placed: dict[int, tuple[str, int]] = {}  # this refresh's new places
         changing: dict[str, _Changing] = {}
         width = 4 * self.dim
 
         def realm_of(realm: str) -> _Changing:
             if realm not in changing:
-                changing[realm] = _Changing(self._state.get(realm), width)
+                changing[realm] = _Changing(base.get(realm), width)
             return changing[realm]
 
-        seen = self._seen
-        while True:
-            rows = tx.vectors_after(self.model, seen, CHUNK)
-            if not rows.nums:
-                break
-            check_stored(rows, self.model, self.dim)  # (``dimension_mismatch``, naming it)
-            new: dict[str, tuple[list[int], list[bytes]]] = {}  # by realm, in order
-            for num, realm, blob in zip(rows.nums, rows.realms, rows.blobs, strict=True):
-                at = self._place.get(num)
-                if at is not None and at[0] != realm:  # moved to another realm
-                    was = realm_of(at[0])
-                    was.put(at[1], bytes(width))
-                    was.count -= 1
-                    at = None
-                if at is None:
-                    nums, blobs = new.setdefault(realm, ([], []))
-                    nums.append(num)
-                    blobs.append(blob)
-                else:
-                    realm_of(realm).put(at[1], plain.stored(blob))
-            for realm, (nums, blobs) in new.items():
-                first = realm_of(realm).extend(nums, blobs)
-                places = zip(itertools.repeat(realm), range(first, first + len(nums)), strict=False)
-                self._place.update(zip(nums, places, strict=True))
-            seen = rows.last_vec
-        state = dict(self._state)
+        seen = self._after if afresh else self._seen
+        try:
+            while True:
+                rows = tx.vectors_after(self.model, seen, CHUNK)
+                if not rows.nums:
+                    break
+                check_stored(rows, self.model, self.dim)  # (``dimension_mismatch``, naming it)
+                new: dict[str, tuple[list[int], list[bytes]]] = {}  # by realm, in order
+                for num, realm, blob in zip(rows.nums, rows.realms, rows.blobs, strict=True):
+                    at = placed.get(num) or held.get(num)
+                    if at is None:
+                        nums, blobs = new.setdefault(realm, ([], []))
+                        nums.append(num)
+                        blobs.append(blob)
+                    elif at[0] != realm:  # another realm's memory has the number now
+                        raise _Moved
+                    else:
+                        realm_of(realm).put(at[1], plain.stored(blob))
+                for realm, (nums, blobs) in new.items():
+                    first = realm_of(realm).extend(nums, blobs)
+                    places = zip(itertools.repeat(realm), range(first, first + len(nums)))
+                    placed.update(zip(nums, places, strict=False))
+                seen = rows.last_vec
+        except BaseException as exc:
+            for changed in changing.values():
+                changed.abandon()
+            if isinstance(exc, _Moved):
+                return False
+            raise
+        state = dict(base)
         state.update((realm, changed.done(self.dim)) for realm, changed in changing.items())
+        if afresh:
+            self._place = placed
+        else:
+            self._place.update(placed)
         self._state = state
         self._seen = max(seen, last)  # past other models' rows too
+        return True
 
     def scored(self, queries: Sequence[Any], realm: str) -> tuple[list[list[Any]], list[int]]:
         """Each query's cosines with ``realm``'s rows, as float32 parts in place order
