@@ -23,7 +23,7 @@ url = ""                             # http only: the endpoint's base, e.g. http
 api_key_env = ""                     # http only: the environment variable holding the key
 reranker = ""                        # a local sentence-transformers directory that reorders
                                      # each search's 50 best (off when empty; never downloaded)
-ann_from = 20000                     # a SQLite store with this many vectors searches them
+ann_from = 2000                      # a SQLite store with this many vectors searches them
                                      # through int8 codes kept beside its file (0: never)
 
 [context]
@@ -100,7 +100,7 @@ if TYPE_CHECKING:  # a [retention] table's windows: imported where the table is 
 DEFAULT_INLINE_MAX_BYTES = 32 * 1024
 DEFAULT_EF_SEARCH = 100  # [postgres] ef_search: see storage.postgres_vectors
 DEFAULT_POOL_SIZE = 8
-DEFAULT_ANN_FROM = 20_000  # [search] ann_from: see storage.sqlite_ann
+DEFAULT_ANN_FROM = 2_000  # [search] ann_from: see storage.sqlite_ann
 STORE_FILE = "retain.db"
 CONFIG_FILE = "config.toml"
 LEGACY_DIR = "agent-memory"  # legacy per-identity markdown, imported once (retain.legacy)
