@@ -164,8 +164,8 @@ def ranked(
     plans = lexical.plan_queries(queries, today=in_zone(now, svc.store.clock.local_tz()).date())
     loaded = svc.embedder if plans else None
     embedder = loaded.embedder if loaded is not None else None
-    # Without numpy where it is not loaded: a search of a large SQLite store's vector
-    # codes needs none (``search.plain``).
+    # Without numpy where it is not loaded: no search of a SQLite store needs it
+    # (``search.plain``).
     asked = key.queries(embedder, [p.text for p in plans]) if embedder is not None else None
     depth = max(limit, rank.DEPTH)
 

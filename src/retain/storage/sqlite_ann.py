@@ -208,25 +208,20 @@ class Mapped:
 
 class Held:
     """One realm's rows in a tail: their float32 rows joined, ``CHUNK`` rows a chunk (the
-    last may hold fewer), each chunk's sum of rows, each row's memory number, and how
-    many rows are the realm's. A state is never changed once made: a refresh writes to
-    copies of the chunks where rows changed or were added, and shares the rest. The
-    numbers are only added to (a row is found by its place, which never moves; a state
-    reads the places its chunks hold), so every state of a realm shares one list."""
+    last may hold fewer), each chunk's sum of rows and each row's memory number. A state
+    is never changed once made: a refresh writes to copies of the chunks where rows
+    changed or were added, and shares the rest. The numbers are only added to (a row is
+    found by its place, which never moves; a state reads the places its chunks hold), so
+    every state of a realm shares one list."""
 
-    __slots__ = ("chunks", "count", "nums", "sums")
+    __slots__ = ("chunks", "nums", "sums")
 
     def __init__(
-        self,
-        chunks: tuple[bytearray, ...],
-        sums: tuple[array[float], ...],
-        nums: list[int],
-        count: int,
+        self, chunks: tuple[bytearray, ...], sums: tuple[array[float], ...], nums: list[int]
     ) -> None:
         self.chunks = chunks
         self.sums = sums
         self.nums = nums
-        self.count = count
 
 
 class _Changing:
@@ -239,7 +234,6 @@ class _Changing:
         self.sums = list(held.sums) if held else []
         self.nums = held.nums if held else []
         self.held = len(self.nums)
-        self.count = held.count if held else 0
         self.width = width
         self.written: dict[int, bytearray] = {}
 
@@ -265,7 +259,6 @@ class _Changing:
             self._chunk(k).extend(plain.joined(blobs[taken]))
             self.nums += nums[taken]
             done = len(self.nums)
-        self.count += len(nums)
         return first
 
     def abandon(self) -> None:
@@ -275,7 +268,7 @@ class _Changing:
         for k, chunk in self.written.items():
             self.chunks[k] = chunk
             self.sums[k] = plain.summed(chunk, dim)
-        return Held(tuple(self.chunks), tuple(self.sums), self.nums, self.count)
+        return Held(tuple(self.chunks), tuple(self.sums), self.nums)
 
 
 class _Moved(Exception):
@@ -395,12 +388,13 @@ class Tail:
     def realm_sum(self, realm: str) -> tuple[array[float] | None, int]:
         """The sum of ``realm``'s rows (None: it has none) and how many there are."""
         held = self._state.get(realm)
-        if held is None or not held.count:
+        count = sum(map(len, held.chunks)) // (4 * self.dim) if held else 0
+        if held is None or not count:
             return None, 0
         total: Any = held.sums[0]
         for more in held.sums[1:]:
             total = plain.added(total, more)
-        return plain.floats(total), held.count
+        return plain.floats(total), count
 
 
 class Approximate:
