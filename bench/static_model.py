@@ -21,8 +21,9 @@ The bundle (``vocab.txt``, ``vectors.npy``, ``scales.npy``, ``manifest.json``)
 is what ``retain.search.static_model.StaticModel`` reads with numpy alone (an
 added word is one piece, which its greedy longest-match cut finds first). Its
 ``memo.npy`` holds the relevance gate's sentences (``rank.BACKGROUND``) as the model
-embeds them, listed in the manifest under ``memo``, so that no new process embeds them
-again; ``--memo`` writes only that, into a bundle already built (no teacher needed: run
+embeds them, listed in the manifest under ``memo`` with the sha256 of the files they
+were made from (``memo_of``), so that no new process embeds them again; ``--memo``
+writes only that, into a bundle already built (no teacher needed: run
 it with retain's own environment after changing those sentences or how text is embedded;
 ``tests/search/test_embed.py`` fails until then).
 
@@ -190,13 +191,17 @@ def write_memo(out: Path) -> dict[str, Any]:
 
     path = out / "manifest.json"
     manifest = json.loads(path.read_text(encoding="utf-8"))
-    manifest.pop("memo", None)  # the rows are made without the old memo
-    manifest["sha256"].pop("memo.npy", None)
+    for key in ("memo", "memo_of"):  # the model loads without the old memo, checked or not
+        manifest.pop(key, None)
+    sums = manifest["sha256"]
+    sums.pop("memo.npy", None)
     path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    rows = normalised(StaticModel(out).embed(list(BACKGROUND)))
+    model = StaticModel(out)  # (its files checked against those sums)
+    rows = normalised(model.embed(list(BACKGROUND)))
     np.save(out / "memo.npy", np.ascontiguousarray(rows, dtype=np.float32))
     manifest["memo"] = list(BACKGROUND)
-    manifest["sha256"]["memo.npy"] = hashlib.sha256((out / "memo.npy").read_bytes()).hexdigest()
+    manifest["memo_of"] = {n: sums[n] for n in ("vocab.txt", *model.ARRAYS)}
+    sums["memo.npy"] = hashlib.sha256((out / "memo.npy").read_bytes()).hexdigest()
     path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
 

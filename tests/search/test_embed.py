@@ -511,7 +511,7 @@ def _without_memo(tmp_path: Path) -> Path:
     shutil.copytree(BUNDLED, copy)
     (copy / "memo.npy").unlink()
     manifest = json.loads((copy / "manifest.json").read_text())
-    del manifest["memo"], manifest["sha256"]["memo.npy"]
+    del manifest["memo"], manifest["memo_of"], manifest["sha256"]["memo.npy"]
     (copy / "manifest.json").write_text(json.dumps(manifest))
     return copy
 
@@ -526,7 +526,31 @@ def test_a_static_model_without_a_memo_embeds_every_text_itself(tmp_path: Path) 
     assert _as_matrix(model.embed_few(texts)).tobytes() == bundled.embed(texts).tobytes()
 
 
-@pytest.mark.parametrize("kind", ["tampered", "missing", "texts", "shape"])
+def test_a_memo_made_from_other_files_is_left_unused(tmp_path: Path) -> None:
+    import hashlib
+    import io
+
+    from retain.search.rank import BACKGROUND
+
+    copy = tmp_path / "model"
+    shutil.copytree(BUNDLED, copy)
+    scales = np.load(copy / "scales.npy")
+    scales[::2] *= np.float32(2)  # every other piece weighs twice: other unit rows
+    saved = io.BytesIO()  # the scales changed and checked in: the memo was made before
+    np.save(saved, scales)
+    (copy / "scales.npy").write_bytes(saved.getvalue())
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest["sha256"]["scales.npy"] = hashlib.sha256(saved.getvalue()).hexdigest()
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    model = StaticEmbedder(str(copy))
+    assert model._model.memo == {}
+    texts = list(BACKGROUND)
+    assert _as_matrix(model.embed_few(texts)).tobytes() == model.embed(texts).tobytes()
+    memo = _as_matrix(StaticEmbedder(DEFAULT_STATIC_MODEL).embed_few(texts))
+    assert (np.abs(_as_matrix(model.embed_few(texts)) - memo).max(axis=1) > 1e-3).any()
+
+
+@pytest.mark.parametrize("kind", ["tampered", "missing", "texts", "unlisted", "twice", "shape"])
 def test_a_static_model_whose_memo_does_not_fit_is_refused(tmp_path: Path, kind: str) -> None:
     import hashlib
     import io
@@ -545,13 +569,25 @@ def test_a_static_model_whose_memo_does_not_fit_is_refused(tmp_path: Path, kind:
     else:
         if kind == "texts":
             manifest["memo"] = "the gate's sentences"
+        elif kind == "unlisted":  # the file checked in, its texts not
+            del manifest["memo"]
+        elif kind == "twice":
+            manifest["memo"][1] = manifest["memo"][0]
         else:  # a row short of the texts listed
             saved = io.BytesIO()
             np.save(saved, np.load(copy / "memo.npy")[:-1])
             (copy / "memo.npy").write_bytes(saved.getvalue())
             manifest["sha256"]["memo.npy"] = hashlib.sha256(saved.getvalue()).hexdigest()
         (copy / "manifest.json").write_text(json.dumps(manifest))
-        expected = "memo .* cannot be read"
+        expected = (
+            "memo .* cannot be read: "
+            + {
+                "texts": "its manifest's memo is not",
+                "unlisted": "its manifest's memo is not",
+                "twice": "its manifest's memo names a text twice",
+                "shape": "an array of shape",
+            }[kind]
+        )
     with pytest.raises(errors.EmbedderFailed, match=expected):
         StaticModel(copy)
 

@@ -125,9 +125,10 @@ class StaticModel:
 
     A directory may also hold ``memo.npy``: the unit vectors (float32, a row each) of
     the texts its manifest lists under ``memo``, as this model embeds them (``memo``:
-    text → row). The bundled model's are the relevance gate's sentences
-    (``rank.BACKGROUND``), which every new process's first search would otherwise cut
-    and add (9 ms); ``bench/static_model.py --memo`` writes them again.
+    text → row), made from the files whose sha256 it lists under ``memo_of`` (other
+    files: the memo is left unused). The bundled model's are the relevance gate's
+    sentences (``rank.BACKGROUND``), which every new process's first search would
+    otherwise cut and add (9 ms); ``bench/static_model.py --memo`` writes them again.
 
     A text is embedded two ways that give the same float32 vector: ``embed`` with
     numpy (a batch), ``embed_few`` without it, over the mapped rows with SimSIMD's
@@ -150,7 +151,8 @@ class StaticModel:
         manifest_path = directory / "manifest.json"
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-            memo = manifest.get("memo", []) if isinstance(manifest, dict) else []
+            listed = manifest.get("sha256") if isinstance(manifest, dict) else None
+            memo = isinstance(listed, dict) and self.MEMO in listed  # checked like the rest
             names = ("vocab.txt", *self.ARRAYS, *((self.MEMO,) if memo else ()))
             files = {n: mapped(directory / n) for n in names}
         except (OSError, ValueError) as exc:
@@ -201,26 +203,31 @@ class StaticModel:
                 remedy="reinstall retain, or choose another embedder",
                 path=str(directory),
             )
-        self.memo = self._memo(directory, memo, files.get(self.MEMO), rows.shape[1])
+        self.memo = self._memo(directory, manifest, files.get(self.MEMO), rows.shape[1])
         self._layout = rows
         self._rows = rows.values.cast("b")  # signed bytes, in the file's order
         self._scales = array("f", scales.floats())  # as numpy's astype(float32) rounds
         self._known: dict[str, tuple[int, ...]] = {}  # word → its pieces, unknown ones left out
         self._few: dict[int, array[float]] = {}  # piece → its scaled row (``embed_few``)
 
-    @staticmethod
+    @classmethod
     def _memo(
-        directory: Path, texts: object, data: mmap.mmap | bytes | None, dim: int
+        cls, directory: Path, manifest: dict[str, Any], data: mmap.mmap | bytes | None, dim: int
     ) -> dict[str, array[float]]:
-        """The memo's rows by text (none without one); one that does not fit its list
-        of texts is refused."""
+        """The memo's rows by text: none without one, nor when it was made from other
+        files than these (``memo_of``: the sha256 of each, as the memo's writer read
+        them; the files themselves are checked against the manifest). A memo that does
+        not fit its list of texts is refused."""
         from retain.search.npy import NpyArray
 
         if data is None:
             return {}
+        texts = manifest.get("memo")
         try:
             if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
                 raise ValueError("its manifest's memo is not a list of texts")
+            if len(set(texts)) != len(texts):
+                raise ValueError("its manifest's memo names a text twice")
             table = NpyArray.read(data, ("<f4",), dims=2)
             if table.fortran or table.shape != (len(texts), dim):
                 raise ValueError(f"an array of shape {table.shape} for {len(texts)} texts")
@@ -230,6 +237,9 @@ class StaticModel:
                 remedy="reinstall retain, or choose another embedder",
                 path=str(directory),
             ) from exc
+        sums = manifest["sha256"]
+        if manifest.get("memo_of") != {n: sums.get(n) for n in ("vocab.txt", *cls.ARRAYS)}:
+            return {}  # stale: its texts are embedded as any other
         values = table.floats()
         return {text: values[i * dim : (i + 1) * dim] for i, text in enumerate(texts)}
 
@@ -432,7 +442,7 @@ class StaticEmbedder:
         made = iter(
             [unit(row) for row in self._model.embed_few([t for t in texts if t not in memo])]
         )
-        return [array("f", memo[t]) if t in memo else next(made) for t in texts]
+        return [memo[t][:] if t in memo else next(made) for t in texts]
 
 
 # -- float32 arithmetic without numpy --------------------------------------------
