@@ -113,6 +113,13 @@ def _unicode_words(text: str) -> list[str]:
     return words
 
 
+def _unusable(directory: Path, message: str) -> EmbedderFailed:
+    """A static model's directory refused: ``message`` says why."""
+    return EmbedderFailed(
+        message, remedy="reinstall retain, or choose another embedder", path=str(directory)
+    )
+
+
 class StaticModel:
     """A static model: one vector per word piece, a text is the mean of its pieces.
 
@@ -156,26 +163,23 @@ class StaticModel:
             names = ("vocab.txt", *self.ARRAYS, *((self.MEMO,) if memo else ()))
             files = {n: mapped(directory / n) for n in names}
         except (OSError, ValueError) as exc:
-            raise EmbedderFailed(
+            raise _unusable(
+                directory,
                 f"cannot read the static model in {directory}: {exc}",
-                remedy="reinstall retain, or choose another embedder",
-                path=str(directory),
             ) from exc
         sums = manifest.get("sha256") if isinstance(manifest, dict) else None
         if not isinstance(sums, dict) or not isinstance(manifest.get("name"), str):
-            raise EmbedderFailed(
+            raise _unusable(
+                directory,
                 f"the static model's manifest in {directory} lacks its name or checksums",
-                remedy="reinstall retain, or choose another embedder",
-                path=str(directory),
             )
         import hashlib
 
         for label, data in files.items():
             if hashlib.sha256(data).hexdigest() != sums.get(label):
-                raise EmbedderFailed(
+                raise _unusable(
+                    directory,
                     f"the static model's {label} in {directory} does not match its manifest",
-                    remedy="reinstall retain, or choose another embedder",
-                    path=str(directory),
                 )
         self.name = manifest["name"]
         self.pieces = bytes(files["vocab.txt"]).decode("utf-8").split("\n")
@@ -191,17 +195,15 @@ class StaticModel:
             rows = NpyArray.read(files["vectors.npy"], ("|i1",), dims=2)
             scales = NpyArray.read(files["scales.npy"], ("<f4", "<f8"), dims=1)
         except ValueError as exc:
-            raise EmbedderFailed(
+            raise _unusable(
+                directory,
                 f"the static model's arrays in {directory} cannot be read: {exc}",
-                remedy="reinstall retain, or choose another embedder",
-                path=str(directory),
             ) from exc
         if rows.shape[0] != len(self.pieces) or scales.shape != rows.shape[:1]:
-            raise EmbedderFailed(
+            raise _unusable(
+                directory,
                 f"the static model in {directory} has {len(self.pieces)} pieces "
                 f"but {rows.shape[0]} vectors and {scales.shape[0]} scales",
-                remedy="reinstall retain, or choose another embedder",
-                path=str(directory),
             )
         self.memo = self._memo(directory, manifest, files.get(self.MEMO), rows.shape[1])
         self._layout = rows
@@ -232,10 +234,9 @@ class StaticModel:
             if table.fortran or table.shape != (len(texts), dim):
                 raise ValueError(f"an array of shape {table.shape} for {len(texts)} texts")
         except ValueError as exc:
-            raise EmbedderFailed(
+            raise _unusable(
+                directory,
                 f"the static model's memo in {directory} cannot be read: {exc}",
-                remedy="reinstall retain, or choose another embedder",
-                path=str(directory),
             ) from exc
         sums = manifest["sha256"]
         if manifest.get("memo_of") != {n: sums.get(n) for n in ("vocab.txt", *cls.ARRAYS)}:
