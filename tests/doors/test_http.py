@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import subprocess
+import sys
 from datetime import timedelta, timezone
 from http.client import HTTPConnection
 from pathlib import Path
@@ -422,17 +424,21 @@ def test_an_agent_may_not_read_the_event_log(service: MemoryService) -> None:
 
 
 def test_a_serving_process_keeps_blas_to_one_thread() -> None:
-    import threadpoolctl
-
-    before = threadpoolctl.threadpool_info()
-    try:
-        http.one_blas_thread()
-        blas = [p for p in threadpoolctl.threadpool_info() if p["user_api"] == "blas"]
-        assert blas and all(p["num_threads"] == 1 for p in blas)
-    finally:
-        threadpoolctl.threadpool_limits(
-            {p["prefix"]: p["num_threads"] for p in before if p["user_api"] == "blas"}
-        )
+    """In a new interpreter, as ``retain serve`` starts: numpy loaded only after the limit
+    is set (a limit reaches only the libraries loaded when it is set)."""
+    script = (
+        "import sys, threadpoolctl\n"
+        "from retain.doors import http\n"
+        "assert 'numpy' not in sys.modules\n"
+        "http.one_blas_thread()\n"
+        "assert 'numpy' not in sys.modules\n"  # (not at start: it would cost the server RSS)
+        "import numpy\n"
+        "print([p['num_threads'] for p in threadpoolctl.threadpool_info()"
+        " if p['user_api'] == 'blas'])\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    threads = json.loads(ran.stdout)
+    assert threads and set(threads) == {1}
 
 
 @pytest.mark.parametrize(

@@ -54,11 +54,24 @@ MAX_BODY_BYTES = 1024 * 1024  # a request's body; larger ones are refused whole
 SERVE_ENV = "RETAIN_SERVE"  # what each process of `retain serve --workers N` opens
 
 
+# What OpenBLAS (numpy's wheels), MKL and BLIS read, as they load, for their threads.
+_BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
+
+
 def one_blas_thread() -> None:
     """Keep numpy's BLAS to one thread in a serving process: requests are the server's
     parallelism, and BLAS threads spinning beside them (and beside the other workers)
     cost more than a search's small products gain (247 against 198 searches/s measured
-    with one worker; bench/RESULTS.md)."""
+    with one worker; bench/RESULTS.md).
+
+    The limit reaches only the libraries loaded when it is set, and a server loads numpy
+    when it first needs it (a batched write), so the BLAS libraries are told too, by
+    the settings they read as they load (a server that loaded numpy later ran two BLAS
+    threads). numpy is not loaded at start for this: a warm search would be about a
+    millisecond quicker at 100,000 memories (its candidates chosen by numpy's
+    partition), the server 37 MiB larger (bench/RESULTS.md)."""
+    for name in _BLAS_THREADS:
+        os.environ[name] = "1"
     threadpoolctl.threadpool_limits(1, user_api="blas")
 
 
