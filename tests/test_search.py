@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import pytest
 from tests.conftest import ServiceFactory
 
@@ -105,6 +108,55 @@ def test_a_query_about_nothing_stored_finds_nothing(service: MemoryService) -> N
     service.write("car", description="The truck needs new tyres before winter")
     service.write("food", description="Alice is allergic to peanuts")
     assert service.search("How do I configure a Kubernetes ingress?").hits == ()
+
+
+def _found(service: MemoryService, queries: Sequence[str]) -> list[list[tuple[str | None, float]]]:
+    return [[(h.memory.name, h.score) for h in service.search(q).hits] for q in queries]
+
+
+def test_the_semantic_sense_read_beside_the_word_senses_finds_what_one_read_finds(
+    service: MemoryService, backend_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service.write("pet", description="Our cat sleeps on the sofa all afternoon")
+    service.write("car", description="The truck needs new tyres before winter")
+    service.write("food", description="Alice is allergic to peanuts", body="and to cats")
+    queries = ["kitten", "automobile repair", "cat allergy", "sofa", "nothing stored here"]
+    backend = service.backend
+    real = backend.read_beside  # type: ignore[attr-defined]
+    lent: list[object] = []
+
+    def spied(fn: Any) -> Any:
+        lent.append(pending := real(fn))
+        return pending
+
+    monkeypatch.setattr(backend, "read_beside", lambda fn: None)
+    alone = _found(service, queries)
+    monkeypatch.setattr(backend, "read_beside", spied)
+    assert _found(service, queries) == alone
+    assert len(lent) == len(queries)
+    if backend_name == "sqlite":  # (a pool may have no idle connection to lend)
+        assert all(pending is not None for pending in lent)
+
+
+def test_a_memory_forgotten_while_the_semantic_sense_was_read_beside_is_not_found(
+    make_service: ServiceFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service, other = make_service(), make_service()
+    service.write("pet", description="Our cat sleeps on the sofa all afternoon")
+    service.write("car", description="The truck needs new tyres before winter")
+    assert names(service, "kitten") == ["pet"]
+    backend = service.backend
+    real = backend.read_beside  # type: ignore[attr-defined]
+
+    def then_forgotten(fn: Any) -> Any:
+        pending = real(fn)
+        if pending is not None:
+            assert [h.memory_id for h in pending.result()[1][0].hits]  # it found the cat
+        other.forget("pet", compact=False)  # logged before the search's own read
+        return pending
+
+    monkeypatch.setattr(backend, "read_beside", then_forgotten)
+    assert names(service, "kitten") == []
 
 
 def test_importance_breaks_ties_between_equal_matches(service: MemoryService) -> None:

@@ -701,6 +701,129 @@ def test_a_forked_child_gets_its_own_connection(sqlite_service: MemoryService) -
     assert os.read(read, 1) == b"1"
 
 
+def _sqlite(service: MemoryService) -> SqliteBackend:
+    backend = service.backend
+    assert isinstance(backend, SqliteBackend)
+    return backend
+
+
+def test_a_read_beside_runs_on_a_spare_connection_lent_to_one_read_at_a_time(
+    sqlite_service: MemoryService,
+) -> None:
+    backend = _sqlite(sqlite_service)
+    sqlite_service.write("a", description="a")
+    started, release = threading.Event(), threading.Event()
+    seen: list[tuple[int, sqlite3.Connection]] = []
+
+    def held(tx: Any) -> str | None:
+        seen.append((threading.get_ident(), tx.con))
+        started.set()
+        release.wait()
+        return tx.con.execute("SELECT name FROM memories").fetchone()[0]
+
+    pending = backend.read_beside(held)
+    assert pending is not None
+    started.wait()
+    assert backend.read_beside(held) is None  # lent: the caller runs its read itself
+    release.set()
+    assert pending.result() == "a"
+    ((thread, con),) = seen
+    assert thread != threading.get_ident() and con is not backend._con
+    again = backend.read_beside(lambda tx: tx.con)
+    assert again is not None and again.result() is con  # kept for the next read
+
+
+def test_a_read_beside_raises_to_its_caller_and_gives_its_connection_back(
+    sqlite_service: MemoryService,
+) -> None:
+    backend = _sqlite(sqlite_service)
+
+    def broken(tx: Any) -> None:
+        raise LookupError("boom")
+
+    pending = backend.read_beside(broken)
+    assert pending is not None
+    with pytest.raises(LookupError, match="boom"):
+        pending.result()
+    with pytest.raises(LookupError):  # asked again, the same
+        pending.result()
+    failed = backend.read_beside(lambda tx: tx.con.execute("SELECT no_such_column"))
+    assert failed is not None
+    with pytest.raises(StoreError):  # a sqlite3 error comes out as the store's
+        failed.result()
+    after = backend.read_beside(lambda tx: tx.con.in_transaction)
+    assert after is not None and after.result() is True
+
+
+def test_a_read_beside_with_no_thread_to_be_had_is_left_to_the_caller(
+    sqlite_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = _sqlite(sqlite_service)
+
+    def refused(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(threading.Thread, "start", refused)
+        assert backend.read_beside(lambda tx: 1) is None
+    pending = backend.read_beside(lambda tx: 2)  # the connection was not kept lent
+    assert pending is not None and pending.result() == 2
+
+
+def test_closing_a_store_closes_its_spare_connection_lent_or_not(
+    sqlite_service: MemoryService,
+) -> None:
+    backend = _sqlite(sqlite_service)
+    first = backend.read_beside(lambda tx: tx.con)
+    assert first is not None
+    idle = first.result()
+    backend.close()
+    with pytest.raises(sqlite3.ProgrammingError):  # closed
+        idle.execute("SELECT 1")
+    started, release = threading.Event(), threading.Event()
+
+    def held(tx: Any) -> sqlite3.Connection:
+        started.set()
+        release.wait()
+        return tx.con
+
+    pending = backend.read_beside(held)
+    assert pending is not None
+    started.wait()
+    backend.close()  # while it is lent: closed when it comes back
+    release.set()
+    lent = pending.result()
+    with pytest.raises(sqlite3.ProgrammingError):
+        lent.execute("SELECT 1")
+    fresh = backend.read_beside(lambda tx: tx.con)
+    assert fresh is not None and fresh.result() is not lent
+
+
+def test_a_forked_child_reads_beside_on_a_connection_of_its_own(
+    sqlite_service: MemoryService,
+) -> None:
+    backend = _sqlite(sqlite_service)
+    sqlite_service.write("a", description="a")
+    first = backend.read_beside(lambda tx: tx.con)
+    assert first is not None
+    parents = first.result()
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # child
+        try:
+            pending = backend.read_beside(
+                lambda tx: (tx.con, tx.con.execute("SELECT name FROM memories").fetchone()[0])
+            )
+            con, name = pending.result() if pending is not None else (parents, None)
+            os.write(write, b"1" if con is not parents and name == "a" else b"0")
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    assert os.read(read, 1) == b"1"
+    again = backend.read_beside(lambda tx: tx.con)
+    assert again is not None and again.result() is parents
+
+
 def test_opening_an_existing_store_takes_no_write_lock(tmp_path: Path) -> None:
     path = tmp_path / "retain.db"
     MemoryService(SqliteBackend(path)).close()

@@ -20,11 +20,9 @@ from retain.service import lookup, trust
 from retain.storage.base import MemoryFilter, Reads, ReadsBeside
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     from retain.search import lexical
     from retain.service import MemoryService
-    from retain.storage.base import Vector
+    from retain.storage.base import Pending, Vector
 
 
 SEARCH_LIMIT_MAX = 200
@@ -174,7 +172,8 @@ def ranked(
         return replace(where, live_at=stamp(now)) if live_only else where
 
     semantic_of: Callable[[Reads, MemoryFilter], list[lexical.SenseHits]] | None = None
-    beside: Future[list[lexical.SenseHits]] | None = None
+    # the semantic sense read beside, with the event log's last seq where it was read
+    beside: Pending[tuple[int, list[lexical.SenseHits]]] | None = None
     if embedder is not None and asked is not None:
         model, query = embedder, asked
         unrelated = _background(svc, model)
@@ -186,7 +185,9 @@ def ranked(
 
         if isinstance(svc.backend, ReadsBeside):  # the word senses meanwhile
             sense = semantic_of  # (a closure does not keep the narrowing from None)
-            beside = svc.backend.read_beside(lambda tx: sense(tx, searched(tx)))
+            beside = svc.backend.read_beside(
+                lambda tx: (tx.chain_head()[0], sense(tx, searched(tx)))
+            )
 
     def run(tx: Reads) -> SearchResult:
         if not plans:
@@ -212,7 +213,16 @@ def ranked(
         ]  # fmt: skip
         weights = None
         if semantic_of is not None:
-            found = beside.result() if beside is not None else semantic_of(tx, where)
+            found = None
+            if beside is not None:
+                # Read in a snapshot of its own: kept only when no change was logged
+                # between the two (a memory quarantined, forgotten or moved meanwhile
+                # is then as this read sees it), else read again here.
+                head, found = beside.result()
+                if head != tx.chain_head()[0]:
+                    found = None
+            if found is None:
+                found = semantic_of(tx, where)
             for (_, senses), semantic in zip(per_query, found, strict=True):
                 if semantic.hits:
                     senses.append(semantic)

@@ -20,8 +20,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:  # vectors are numpy arrays; only a command that makes one loads numpy
-    from concurrent.futures import Future
-
     import numpy as np
     import numpy.typing as npt
 
@@ -708,12 +706,24 @@ class CountsAhead(Protocol):
         ...
 
 
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Pending(Protocol[T_co]):
+    """A read started beside the caller's (``ReadsBeside``): its result once it ends."""
+
+    def result(self) -> T_co:
+        """What the read returned, waiting for it; what it raised is raised."""
+        ...
+
+
 @runtime_checkable
 class ReadsBeside(Protocol):
-    """A backend that can run a read beside another at the same time (PostgreSQL, on a
-    second connection), to spread one search over the server's cores."""
+    """A backend that can run a read beside another at the same time, on a second
+    connection (PostgreSQL's pool; SQLite's spare connection), to spread one search over
+    the machine's cores."""
 
-    def read_beside(self, fn: Callable[[Transaction], T]) -> Future[T] | None:
+    def read_beside(self, fn: Callable[[Transaction], T]) -> Pending[T] | None:
         """``fn`` started now in a read transaction of its own; None, and nothing
         started, when the backend has no room for it (the caller runs ``fn`` itself)."""
         ...

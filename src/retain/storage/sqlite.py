@@ -3,8 +3,9 @@
 Writes run in ``BEGIN IMMEDIATE`` transactions and are retried when another
 process holds the write lock; anything raised inside a transaction rolls it
 back whole, and a ``sqlite3`` error comes out as a ``StoreError``. Connections
-are per thread and re-opened after a fork. Opening a store migrates its schema
-(``sqlite_schema``).
+are per thread and re-opened after a fork; one spare connection more runs a read
+beside the caller's (``read_beside``: a search's semantic sense beside its word
+senses). Opening a store migrates its schema (``sqlite_schema``).
 
 What a transaction can do is ``SqliteTransaction`` in ``sqlite_transaction``,
 re-exported here. Full-text search uses an FTS5 external-content table kept in
@@ -15,6 +16,7 @@ past ``[search] ann_from`` vectors keeps int8 codes of its vectors beside the fi
 
 from __future__ import annotations
 
+import contextvars
 import os
 import sqlite3
 import threading
@@ -22,7 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from retain.errors import SchemaTooNew, StoreBusy, StoreError
 from retain.storage.base import Compaction, Progress, migrations_ahead
@@ -49,6 +51,23 @@ def _is_busy(exc: sqlite3.Error) -> bool:
     return "locked" in text or "busy" in text
 
 
+class _Pending(Generic[T]):
+    """A read running beside the caller's, on a thread of its own (``read_beside``)."""
+
+    def __init__(self) -> None:
+        self.done = threading.Lock()
+        self.done.acquire()  # let go of when the read has ended
+        self.value: T | None = None
+        self.error: BaseException | None = None
+
+    def result(self) -> T:
+        with self.done:  # (and let go again: a retried caller may ask twice)
+            pass
+        if self.error is not None:
+            raise self.error
+        return self.value  # type: ignore[return-value]  # (set when no error was)
+
+
 class SqliteBackend:
     """A store in one SQLite file (created 0600 in a 0700 directory)."""
 
@@ -60,6 +79,14 @@ class SqliteBackend:
         self._local = threading.local()
         self._common: set[str] = set()  # FTS phrases known to be common (see sqlite_fts)
         self._indexes: Indexes | None = None  # the vector codes beside the file, once used
+        # The spare connection of ``read_beside``: None until first used; lent to one
+        # read at a time; ``_spare_pid`` the process it was opened in, ``_spare_made``
+        # counted up by ``close`` so that a connection lent before it is closed on return.
+        self._spare: sqlite3.Connection | None = None
+        self._spare_lent = False
+        self._spare_pid = os.getpid()
+        self._spare_made = 0
+        self._spare_lock = threading.Lock()
         self._create_file()
         self._migrate(progress)
 
@@ -142,11 +169,22 @@ class SqliteBackend:
         if con is not None and getattr(self._local, "pid", None) == os.getpid():
             con.close()
         self._local = threading.local()
+        with self._spare_lock:
+            spare, self._spare = self._spare, None
+            self._spare_made += 1  # a connection lent now is closed when it comes back
+            mine = self._spare_pid == os.getpid()
+        if spare is not None and mine:
+            spare.close()
 
     # -- transactions -------------------------------------------------------------
 
-    def _run(self, begin: str, fn: Callable[[SqliteTransaction], T]) -> T:
-        con = self._con
+    def _run(
+        self,
+        begin: str,
+        fn: Callable[[SqliteTransaction], T],
+        con: sqlite3.Connection | None = None,
+    ) -> T:
+        con = con if con is not None else self._con
         delay = 0.001
         for attempt in range(_RETRIES):
             try:
@@ -198,6 +236,54 @@ class SqliteBackend:
 
     def read(self, fn: Callable[[SqliteTransaction], T]) -> T:
         return self._run("BEGIN DEFERRED", fn)
+
+    def read_beside(self, fn: Callable[[SqliteTransaction], T]) -> _Pending[T] | None:
+        """``fn`` in a read transaction of its own, started now on a new thread over the
+        store's spare connection, so that it runs beside the caller's next read (a
+        search's semantic sense, whose scans and statements let go of the interpreter,
+        beside its word senses). None, and nothing started, when the spare connection
+        is lent already: the caller then runs ``fn`` in its own read. Its snapshot can
+        be a moment apart from the caller's, as PostgreSQL's is."""
+        with self._spare_lock:
+            if self._spare_pid != os.getpid():  # forked: the parent's is not this process's
+                self._spare, self._spare_lent, self._spare_pid = None, False, os.getpid()
+            if self._spare_lent:
+                return None
+            self._spare_lent = True
+            spare, made = self._spare, self._spare_made
+            self._spare = None
+        pending: _Pending[T] = _Pending()
+        context = contextvars.copy_context()  # the caller's (a verb's access grants)
+
+        def run() -> None:
+            con = spare
+            try:
+                if con is None:
+                    con = self._connect()  # (on this thread: beside the caller's work)
+                pending.value = context.run(self._run, "BEGIN DEFERRED", fn, con)
+            except BaseException as exc:  # noqa: BLE001 - raised by ``result`` to the caller
+                pending.error = exc
+            finally:
+                self._give_back(con, made)
+                pending.done.release()
+
+        try:
+            threading.Thread(target=run, name="retain-beside", daemon=True).start()
+        except RuntimeError:  # no thread to be had: the caller reads it itself
+            self._give_back(spare, made)
+            return None
+        return pending
+
+    def _give_back(self, con: sqlite3.Connection | None, made: int) -> None:
+        """The spare connection back from a read beside (on the thread that read, in
+        the process that lent it); closed when the store was closed since it was lent."""
+        with self._spare_lock:
+            self._spare_lent = False
+            kept = made == self._spare_made
+            if kept:
+                self._spare = con
+        if con is not None and not kept:
+            con.close()
 
     # -- schema -----------------------------------------------------------------------
 
