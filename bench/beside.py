@@ -4,16 +4,17 @@ each query of a store searched both ways in turn, in one process.
     python bench/beside.py DIR [--rounds 4] [--numpy]
 
 ``DIR`` is a store made by ``bench/cold.py`` (its ``retain.db`` and ``queries.json``,
-the rare/common/mixed query sets). Every query is searched once each way to warm, and
-the two ways are checked to find the same memories in the same order; then, for
-``--rounds``, each query is searched both ways in turn, which first alternating from
-query to query and round to round, so that the machine's drift falls on both alike:
-``beside`` as the store searches (``SqliteBackend.read_beside``), ``one_read`` with
-``read_beside`` answering None (as when the spare connection is lent). The same over a
+the rare/common/mixed query sets). Each query is searched both ways: ``beside`` as the
+store searches (``SqliteBackend.read_beside``), ``one_read`` with ``read_beside``
+answering None (as when the spare connection is lent); over every memory (``all``), a
 project of about 8% of the store (``project``) and a tag of about 6% (``tag``), as
-``cold.py`` names them. ``--numpy`` loads numpy first, as a process that has it
-(``cold.py``'s measuring process, a server that wrote a batch) chooses the codes'
-candidates by its partition.
+``cold.py`` names them. Under each, every query is searched once each way to warm, and
+the two ways checked to find the same memories in the same order
+(``found_differently``: the queries that did not); then, for ``--rounds``, each query
+is searched both ways in turn, which first alternating from query to query and round
+to round, so that the machine's drift falls on both alike. ``--numpy`` loads numpy
+first, as a process that has it (``cold.py``'s measuring process, a server that wrote a
+batch) chooses the codes' candidates by its partition.
 
 Progress goes to stderr; the last line of stdout is one JSON object.
 """
@@ -62,10 +63,13 @@ def main() -> None:
         backend.read_beside = ways[way]  # type: ignore[method-assign]
         return [hit.memory.id for hit in store.search(text, **options).hits]
 
-    differ = sum(found("beside", t) != found("one_read", t) for t in texts)
-    log(f"{len(texts)} queries warm; {differ} found differently")
     results: dict[str, Any] = {}
+    differ: dict[str, int] = {}
     for name, options in FILTERS.items():
+        differ[name] = sum(
+            found("beside", t, **options) != found("one_read", t, **options) for t in texts
+        )
+        log(f"{name}: {len(texts)} queries warm; {differ[name]} found differently")
         seconds: dict[str, list[float]] = {way: [] for way in ways}
         for round_ in range(args.rounds):
             for i, text in enumerate(texts):

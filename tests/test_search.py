@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -14,6 +15,7 @@ from retain.results import SearchHit
 from retain.search import lexical
 from retain.search.lexical import SEMANTIC, SUBJECT, THREAD, analyze
 from retain.service import MemoryService
+from retain.service import search as search_service
 
 
 def names(service: MemoryService, *queries: str, **kw: object) -> list[str | None]:
@@ -131,15 +133,41 @@ def test_the_semantic_sense_read_beside_the_word_senses_finds_what_one_read_find
 
     monkeypatch.setattr(backend, "read_beside", lambda fn: None)
     alone = _found(service, queries)
+    read_on: list[str] = []  # the thread each semantic sense was read on
+    semantic = search_service._semantic
+
+    def counted(*args: Any) -> Any:
+        read_on.append(threading.current_thread().name)
+        return semantic(*args)
+
+    monkeypatch.setattr(search_service, "_semantic", counted)
     monkeypatch.setattr(backend, "read_beside", spied)
     assert _found(service, queries) == alone
     assert len(lent) == len(queries)
+    beside = [p is not None for p in lent]
+    # read once a search, beside when lent a connection (and used: nothing changed)
+    assert [name.startswith("retain-beside") for name in read_on] == beside
     if backend_name == "sqlite":  # (a pool may have no idle connection to lend)
-        assert all(pending is not None for pending in lent)
+        assert all(beside)
+
+
+def test_a_search_whose_read_beside_failed_reads_its_semantic_sense_itself(
+    service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service.write("pet", description="Our cat sleeps on the sofa all afternoon")
+    service.write("car", description="The truck needs new tyres before winter")
+
+    class Failed:
+        def result(self) -> Any:
+            raise errors.StoreError("the spare connection broke", remedy="verify the store")
+
+    monkeypatch.setattr(service.backend, "read_beside", lambda fn: Failed())
+    found = service.search("kitten").hits
+    assert [(h.memory.name, h.senses) for h in found] == [("pet", (SEMANTIC,))]
 
 
 def test_a_memory_forgotten_while_the_semantic_sense_was_read_beside_is_not_found(
-    make_service: ServiceFactory, monkeypatch: pytest.MonkeyPatch
+    make_service: ServiceFactory, backend_name: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     service, other = make_service(), make_service()
     service.write("pet", description="Our cat sleeps on the sofa all afternoon")
@@ -148,8 +176,11 @@ def test_a_memory_forgotten_while_the_semantic_sense_was_read_beside_is_not_foun
     backend = service.backend
     real = backend.read_beside  # type: ignore[attr-defined]
 
+    lent: list[bool] = []
+
     def then_forgotten(fn: Any) -> Any:
         pending = real(fn)
+        lent.append(pending is not None)
         if pending is not None:
             assert [h.memory_id for h in pending.result()[1][0].hits]  # it found the cat
         other.forget("pet", compact=False)  # logged before the search's own read
@@ -157,6 +188,7 @@ def test_a_memory_forgotten_while_the_semantic_sense_was_read_beside_is_not_foun
 
     monkeypatch.setattr(backend, "read_beside", then_forgotten)
     assert names(service, "kitten") == []
+    assert lent == [True] or backend_name != "sqlite"  # (a pool may lend nothing)
 
 
 def test_importance_breaks_ties_between_equal_matches(service: MemoryService) -> None:

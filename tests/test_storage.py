@@ -707,6 +707,16 @@ def _sqlite(service: MemoryService) -> SqliteBackend:
     return backend
 
 
+def _started(started: threading.Event, pending: Any) -> None:
+    """Return once the read beside has ``started``; raise what it raised if it ended
+    first (so that a failure is a failure, not a wait without end)."""
+    while not started.wait(0.01):
+        if pending.done.acquire(blocking=False):  # ended
+            pending.done.release()
+            pending.result()
+            raise AssertionError("the read beside ended without starting")
+
+
 def test_a_read_beside_runs_on_a_spare_connection_lent_to_one_read_at_a_time(
     sqlite_service: MemoryService,
 ) -> None:
@@ -723,9 +733,11 @@ def test_a_read_beside_runs_on_a_spare_connection_lent_to_one_read_at_a_time(
 
     pending = backend.read_beside(held)
     assert pending is not None
-    started.wait()
-    assert backend.read_beside(held) is None  # lent: the caller runs its read itself
-    release.set()
+    try:
+        _started(started, pending)
+        assert backend.read_beside(held) is None  # lent: the caller runs its read itself
+    finally:
+        release.set()
     assert pending.result() == "a"
     ((thread, con),) = seen
     assert thread != threading.get_ident() and con is not backend._con
@@ -753,6 +765,29 @@ def test_a_read_beside_raises_to_its_caller_and_gives_its_connection_back(
         failed.result()
     after = backend.read_beside(lambda tx: tx.con.in_transaction)
     assert after is not None and after.result() is True
+
+
+def test_a_spare_connection_a_failure_left_in_a_transaction_is_closed_not_lent_again(
+    sqlite_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = _sqlite(sqlite_service)
+    first = backend.read_beside(lambda tx: tx.con)
+    assert first is not None
+    stuck = first.result()
+
+    def broken(tx: Any) -> None:
+        raise LookupError("boom")
+
+    with monkeypatch.context() as patch:  # a rollback that does not happen
+        patch.setattr(SqliteBackend, "_rollback", staticmethod(lambda con: None))
+        failed = backend.read_beside(broken)
+        assert failed is not None
+        with pytest.raises(LookupError):
+            failed.result()
+    with pytest.raises(sqlite3.ProgrammingError):  # closed
+        stuck.execute("SELECT 1")
+    after = backend.read_beside(lambda tx: tx.con)
+    assert after is not None and after.result() is not stuck
 
 
 def test_a_read_beside_with_no_thread_to_be_had_is_left_to_the_caller(
@@ -789,9 +824,11 @@ def test_closing_a_store_closes_its_spare_connection_lent_or_not(
 
     pending = backend.read_beside(held)
     assert pending is not None
-    started.wait()
-    backend.close()  # while it is lent: closed when it comes back
-    release.set()
+    try:
+        _started(started, pending)
+        backend.close()  # while it is lent: closed when it comes back
+    finally:
+        release.set()
     lent = pending.result()
     with pytest.raises(sqlite3.ProgrammingError):
         lent.execute("SELECT 1")
@@ -807,19 +844,27 @@ def test_a_forked_child_reads_beside_on_a_connection_of_its_own(
     first = backend.read_beside(lambda tx: tx.con)
     assert first is not None
     parents = first.result()
+    for thread in threading.enumerate():  # none left holding a lock across the fork
+        if thread.name == "retain-beside":
+            thread.join()
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # child
+        ok = False
         try:
             pending = backend.read_beside(
                 lambda tx: (tx.con, tx.con.execute("SELECT name FROM memories").fetchone()[0])
             )
             con, name = pending.result() if pending is not None else (parents, None)
-            os.write(write, b"1" if con is not parents and name == "a" else b"0")
+            ok = con is not parents and name == "a"
+            os.write(write, b"1" if ok else b"0")
         finally:
-            os._exit(0)
-    os.waitpid(pid, 0)
-    assert os.read(read, 1) == b"1"
+            os._exit(0 if ok else 1)
+    os.close(write)
+    answer = os.read(read, 1)  # b"" when the child ended without a word
+    os.close(read)
+    _, status = os.waitpid(pid, 0)
+    assert answer == b"1" and os.waitstatus_to_exitcode(status) == 0
     again = backend.read_beside(lambda tx: tx.con)
     assert again is not None and again.result() is parents
 

@@ -172,8 +172,8 @@ def ranked(
         return replace(where, live_at=stamp(now)) if live_only else where
 
     semantic_of: Callable[[Reads, MemoryFilter], list[lexical.SenseHits]] | None = None
-    # the semantic sense read beside, with the event log's last seq where it was read
-    beside: Pending[tuple[int, list[lexical.SenseHits]]] | None = None
+    # the semantic sense read beside, with the event log's head where it was read
+    beside: Pending[tuple[tuple[int, str], list[lexical.SenseHits]]] | None = None
     if embedder is not None and asked is not None:
         model, query = embedder, asked
         unrelated = _background(svc, model)
@@ -185,9 +185,7 @@ def ranked(
 
         if isinstance(svc.backend, ReadsBeside):  # the word senses meanwhile
             sense = semantic_of  # (a closure does not keep the narrowing from None)
-            beside = svc.backend.read_beside(
-                lambda tx: (tx.chain_head()[0], sense(tx, searched(tx)))
-            )
+            beside = svc.backend.read_beside(lambda tx: (tx.chain_head(), sense(tx, searched(tx))))
 
     def run(tx: Reads) -> SearchResult:
         if not plans:
@@ -217,9 +215,13 @@ def ranked(
             if beside is not None:
                 # Read in a snapshot of its own: kept only when no change was logged
                 # between the two (a memory quarantined, forgotten or moved meanwhile
-                # is then as this read sees it), else read again here.
-                head, found = beside.result()
-                if head != tx.chain_head()[0]:
+                # is then as this read sees it), else read again here; so too when it
+                # failed (its snapshot's, or its connection's: this read decides).
+                try:
+                    head, found = beside.result()
+                except Exception:  # noqa: BLE001 - read again here, where it is raised
+                    head, found = None, None
+                if head != tx.chain_head():
                     found = None
             if found is None:
                 found = semantic_of(tx, where)

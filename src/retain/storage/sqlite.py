@@ -51,6 +51,14 @@ def _is_busy(exc: sqlite3.Error) -> bool:
     return "locked" in text or "busy" in text
 
 
+def _settled(con: sqlite3.Connection) -> bool:
+    """Whether ``con`` is open and in no transaction: fit for the next read."""
+    try:
+        return not con.in_transaction
+    except sqlite3.Error:  # closed
+        return False
+
+
 class _Pending(Generic[T]):
     """A read running beside the caller's, on a thread of its own (``read_beside``)."""
 
@@ -258,13 +266,18 @@ class SqliteBackend:
         def run() -> None:
             con = spare
             try:
-                if con is None:
-                    con = self._connect()  # (on this thread: beside the caller's work)
-                pending.value = context.run(self._run, "BEGIN DEFERRED", fn, con)
-            except BaseException as exc:  # noqa: BLE001 - raised by ``result`` to the caller
-                pending.error = exc
-            finally:
+                try:
+                    if con is None:
+                        con = self._connect()  # (on this thread: beside the caller's work)
+                    pending.value = context.run(self._run, "BEGIN DEFERRED", fn, con)
+                except BaseException as exc:  # noqa: BLE001 - raised by ``result`` to the caller
+                    pending.error = exc
+                    if con is not None and not _settled(con):  # not rolled back: not lent again
+                        with suppress(sqlite3.Error):
+                            con.close()
+                        con = None
                 self._give_back(con, made)
+            finally:
                 pending.done.release()
 
         try:
@@ -272,6 +285,9 @@ class SqliteBackend:
         except RuntimeError:  # no thread to be had: the caller reads it itself
             self._give_back(spare, made)
             return None
+        except BaseException:
+            self._give_back(spare, made)
+            raise
         return pending
 
     def _give_back(self, con: sqlite3.Connection | None, made: int) -> None:
@@ -283,7 +299,8 @@ class SqliteBackend:
             if kept:
                 self._spare = con
         if con is not None and not kept:
-            con.close()
+            with suppress(sqlite3.Error):
+                con.close()
 
     # -- schema -----------------------------------------------------------------------
 

@@ -54,8 +54,15 @@ MAX_BODY_BYTES = 1024 * 1024  # a request's body; larger ones are refused whole
 SERVE_ENV = "RETAIN_SERVE"  # what each process of `retain serve --workers N` opens
 
 
-# What OpenBLAS (numpy's wheels), MKL and BLIS read, as they load, for their threads.
-_BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "BLIS_NUM_THREADS")
+# What the BLAS libraries read, as they load, for their threads: OpenBLAS (numpy's
+# wheels for Linux and Windows), MKL, BLIS and Accelerate (macOS's). (OpenMP's own,
+# which an OpenBLAS built with it reads, would hold every OpenMP library of the server.)
+BLAS_THREADS = (
+    "OPENBLAS_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "BLIS_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS",
+)
 
 
 def one_blas_thread() -> None:
@@ -70,7 +77,7 @@ def one_blas_thread() -> None:
     threads). numpy is not loaded at start for this: a warm search would be about a
     millisecond quicker at 100,000 memories (its candidates chosen by numpy's
     partition), the server 37 MiB larger (bench/RESULTS.md)."""
-    for name in _BLAS_THREADS:
+    for name in BLAS_THREADS:
         os.environ[name] = "1"
     threadpoolctl.threadpool_limits(1, user_api="blas")
 
