@@ -128,6 +128,7 @@ def test_the_codes_keep_each_centred_row_within_half_a_step(
     store: Opened, monkeypatch: pytest.MonkeyPatch, threads: int
 ) -> None:
     monkeypatch.setattr(sqlite_ann, "THREADS", threads)  # the scan split in parts, or not
+    monkeypatch.setattr(sqlite_ann, "SPLIT_FROM", 0)  # (however few the rows)
     ann = store.open()
     found(ann, "boats")
     opened = index_of(ann)
@@ -636,12 +637,41 @@ def test_a_query_of_no_direction_finds_nothing_and_reads_no_candidate(
     assert len(candidates_read) == 1  # the second query's candidates alone
 
 
+def test_codes_of_fewer_rows_than_split_from_are_scanned_on_the_callers_thread(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ann = store.open()
+    found(ann, "boats")
+    opened = index_of(ann)
+    query = [np.ones(opened.meta.dim, dtype=np.float32)]
+    monkeypatch.setattr(sqlite_ann, "THREADS", 2)
+    whole = opened.scored(query)
+    started: list[threading.Thread] = []
+    real = threading.Thread.start
+
+    def counted(self: threading.Thread) -> None:
+        started.append(self)
+        real(self)
+
+    monkeypatch.setattr(threading.Thread, "start", counted)
+    assert opened.size < sqlite_ann.SPLIT_FROM
+    assert [b"".join(p.tobytes() for p in s) for s in opened.scored(query)] == [
+        b"".join(p.tobytes() for p in s) for s in whole
+    ]
+    assert started == []
+    monkeypatch.setattr(sqlite_ann, "SPLIT_FROM", opened.size)  # from here, in two parts
+    split = opened.scored(query)
+    assert len(started) == 1 and len(split[0]) == 2 * len(whole[0])
+    assert b"".join(p.tobytes() for p in split[0]) == b"".join(p.tobytes() for p in whole[0])
+
+
 def test_a_part_that_fails_on_another_thread_fails_the_search(
     store: Opened, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ann = store.open()
     found(ann, "boats")
     monkeypatch.setattr(sqlite_ann, "THREADS", 2)
+    monkeypatch.setattr(sqlite_ann, "SPLIT_FROM", 0)
     scan = sqlite_ann.scan
 
     def broken(*args: Any) -> Any:

@@ -105,6 +105,11 @@ CHUNK = 8192  # stored vectors read (and added) at a time
 SAMPLED = 16  # a strided sample's rows above its threshold, when choosing candidates
 # a scan's parts read side by side: two, or one on a process held to one core
 THREADS = max(1, min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2))
+# The codes' rows from which a scan is split in those parts: below it one thread reads
+# them all. At 100k one thread was 0.2 ms quicker a search (the word senses run beside
+# the scan, on the other core), at 300k the two were level, at 1M two threads were 5 ms
+# quicker (bench/RESULTS.md).
+SPLIT_FROM = 250_000
 # a segment's rows: each a memory number and a step (numpy's record, as its header says)
 ROW_DESCR, ROW_BYTES = "[('key', '<i8'), ('step', '<f4')]", 12
 PARTS = ("codes", "rows")  # a segment's files: <stem>.codes.npy, <stem>.rows.npy
@@ -441,18 +446,19 @@ class Approximate:
         query's own scale: the same order as the cosine), as float32 parts in row order.
         The queries are taken to int8 codes as the rows are, and each product of codes
         summed in integers by SimSIMD's kernels, then scaled by the row's step; the rows
-        are split in ``THREADS`` parts read side by side."""
+        are split in ``THREADS`` parts read side by side from ``SPLIT_FROM`` of them."""
         asked = plain.int8_rows(plain.packed([plain.codes(q) for q in queries]), self.meta.dim)
+        threads = THREADS if self.size >= SPLIT_FROM else 1
         parts = []
         for mapped in self.segments:
-            cut = -(-mapped.size // THREADS)
+            cut = -(-mapped.size // threads)
             parts += [
                 (mapped, start, min(start + cut, mapped.size))
                 for start in range(0, mapped.size, cut or 1)
             ]
         scores: list[list[memoryview[float]] | None] = [None] * len(parts)
         failed: list[BaseException] = []
-        every = max(1, min(THREADS, len(parts)))
+        every = max(1, min(threads, len(parts)))
         helpers = [
             threading.Thread(target=_scan_all, args=(asked, parts, scores, i, every, failed))
             for i in range(1, every)
