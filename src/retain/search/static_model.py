@@ -158,8 +158,8 @@ class StaticModel:
         manifest_path = directory / "manifest.json"
         try:
             manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-            listed = manifest.get("sha256") if isinstance(manifest, dict) else None
-            memo = isinstance(listed, dict) and self.MEMO in listed  # checked like the rest
+            sums = manifest.get("sha256") if isinstance(manifest, dict) else None
+            memo = isinstance(sums, dict) and self.MEMO in sums  # checked like the rest
             names = ("vocab.txt", *self.ARRAYS, *((self.MEMO,) if memo else ()))
             files = {n: mapped(directory / n) for n in names}
         except (OSError, ValueError) as exc:
@@ -167,7 +167,6 @@ class StaticModel:
                 directory,
                 f"cannot read the static model in {directory}: {exc}",
             ) from exc
-        sums = manifest.get("sha256") if isinstance(manifest, dict) else None
         if not isinstance(sums, dict) or not isinstance(manifest.get("name"), str):
             raise _unusable(
                 directory,

@@ -218,11 +218,12 @@ def ranked(
                 # is then as this read sees it), else read again here; so too when it
                 # failed (its snapshot's, or its connection's: this read decides).
                 try:
-                    head, found = beside.result()
+                    head, seen = beside.result()
                 except Exception:  # noqa: BLE001 - read again here, where it is raised
-                    head, found = None, None
-                if head != tx.chain_head():
-                    found = None
+                    pass
+                else:
+                    if head == tx.chain_head():
+                        found = seen
             if found is None:
                 found = semantic_of(tx, where)
             for (_, senses), semantic in zip(per_query, found, strict=True):
