@@ -626,6 +626,71 @@ def test_a_locked_store_is_retried_then_reported_busy(
     assert service.write("a", description="a").created
 
 
+def test_sqlite_writers_wait_their_turn_rather_than_meet_sqlites_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retain.storage import sqlite as module
+    from retain.storage import sqlite_queue
+
+    path = tmp_path / "retain.db"
+    first, second = SqliteBackend(path), SqliteBackend(path)
+    # A writer that met SQLite's lock would give up at once: no busy handler, no retry.
+    monkeypatch.setattr(module, "_BUSY_TIMEOUT_MS", 0)
+    monkeypatch.setattr(module, "_RETRIES", 1)
+    inside, release, queued = threading.Event(), threading.Event(), threading.Event()
+    waited = sqlite_queue.WriterQueue._waited
+
+    def observed(self: sqlite_queue.WriterQueue) -> Any:
+        queued.set()  # the second writer found the first one's turn held
+        return waited(self)
+
+    monkeypatch.setattr(sqlite_queue.WriterQueue, "_waited", observed)
+
+    def hold(tx: Any) -> None:
+        tx.con.execute("CREATE TABLE held (x)")
+        inside.set()
+        assert release.wait(60)
+
+    found: list[Any] = []
+
+    def count(tx: Any) -> int:
+        return int(tx.con.execute("SELECT count(*) FROM held").fetchone()[0])
+
+    holder = threading.Thread(target=first.write, args=(hold,))
+    waiter = threading.Thread(target=lambda: found.append(second.write(count)))
+    holder.start()
+    try:
+        assert inside.wait(60)
+        waiter.start()
+        assert queued.wait(60)
+    finally:
+        release.set()
+        holder.join()
+    waiter.join()
+    assert found == [0]  # it wrote after the first committed, never meeting its lock
+    first.close()
+    second.close()
+
+
+def test_a_writer_kept_waiting_for_its_turn_is_told_the_store_is_busy(
+    sqlite_service: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fcntl
+
+    from retain.storage import sqlite_queue
+
+    service = sqlite_service
+    with open(service.backend.location + ".lock", "rb") as other:  # another process's turn
+        fcntl.flock(other, fcntl.LOCK_EX)
+        monkeypatch.setattr(sqlite_queue, "WAIT_S", 0.01)
+        with pytest.raises(errors.StoreBusy, match="stayed locked by another writer"):
+            service.write("a", description="a")
+        monkeypatch.setattr(sqlite_queue, "WAIT_S", 60.0)
+    # let go: the writer that gave up took nothing with it
+    assert service.write("a", description="a").created
+    assert service.get("a").memory.description == "a"
+
+
 def _writer(url: str, worker: int, count: int) -> None:
     service = MemoryService(open_backend(url), principal=f"app:w{worker}")
     for i in range(count):

@@ -1,11 +1,13 @@
 """The embedded backend: one SQLite file in WAL mode.
 
-Writes run in ``BEGIN IMMEDIATE`` transactions and are retried when another
-process holds the write lock; anything raised inside a transaction rolls it
-back whole, and a ``sqlite3`` error comes out as a ``StoreError``. Connections
-are per thread and re-opened after a fork; one spare connection more runs a read
-beside the caller's (``read_beside``: a search's semantic sense beside its word
-senses). Opening a store migrates its schema (``sqlite_schema``).
+Writes take turns across processes (``sqlite_queue``: a ``flock`` beside the file,
+so a waiting writer is woken when the one before it lets go), run in ``BEGIN
+IMMEDIATE`` transactions, and are retried when another process holds the write
+lock; anything raised inside a transaction rolls it back whole, and a ``sqlite3``
+error comes out as a ``StoreError``. Connections are per thread and re-opened after
+a fork; one spare connection more runs a read beside the caller's (``read_beside``:
+a search's semantic sense beside its word senses). Opening a store migrates its
+schema (``sqlite_schema``).
 
 What a transaction can do is ``SqliteTransaction`` in ``sqlite_transaction``,
 re-exported here. Full-text search uses an FTS5 external-content table kept in
@@ -28,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from retain.errors import SchemaTooNew, StoreBusy, StoreError
 from retain.storage.base import Compaction, Progress, migrations_ahead
+from retain.storage.sqlite_queue import WriterQueue
 from retain.storage.sqlite_schema import MIGRATIONS, latest_version
 from retain.storage.sqlite_transaction import SqliteTransaction
 
@@ -85,6 +88,7 @@ class SqliteBackend:
         self.path = Path(path)
         self.location = str(self.path)
         self._local = threading.local()
+        self._queue = WriterQueue(self.path, self.location)  # the writers' turns
         self._common: set[str] = set()  # FTS phrases known to be common (see sqlite_fts)
         self._indexes: Indexes | None = None  # the vector codes beside the file, once used
         # The spare connection of ``read_beside``: None until first used; lent to one
@@ -177,6 +181,7 @@ class SqliteBackend:
         if con is not None and getattr(self._local, "pid", None) == os.getpid():
             con.close()
         self._local = threading.local()
+        self._queue.close()
         with self._spare_lock:
             spare, self._spare = self._spare, None
             self._spare_made += 1  # a connection lent now is closed when it comes back
@@ -240,7 +245,8 @@ class SqliteBackend:
         return StoreError(f"{self.location}: {exc}", remedy="verify the store", fix="verify")
 
     def write(self, fn: Callable[[SqliteTransaction], T]) -> T:
-        return self._run("BEGIN IMMEDIATE", fn)
+        with self._queue.turn():  # (writers take turns before SQLite's lock: sqlite_queue)
+            return self._run("BEGIN IMMEDIATE", fn)
 
     def read(self, fn: Callable[[SqliteTransaction], T]) -> T:
         return self._run("BEGIN DEFERRED", fn)
