@@ -149,7 +149,7 @@ def writer(location: str, home: str, journal: str, ticks: int, seed: int) -> Non
             after = {("agent", memory.id): (text, "active")}
         elif kind == "forget":
             memory_id = rng.choice(mine)
-            after = {("agent", memory_id): (state[("agent", memory_id)][0], "forgotten")}
+            after = {("agent", memory_id): ("", "forgotten")}  # forget erases the text
             _journal(fd, {"op": kind, "after": _keys(after)})
             agent_service.forget(memory_id)
         else:

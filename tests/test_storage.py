@@ -691,6 +691,73 @@ def test_a_writer_kept_waiting_for_its_turn_is_told_the_store_is_busy(
     assert service.get("a").memory.description == "a"
 
 
+def test_residue_finds_what_the_files_hold_and_skips_one_gone(
+    sqlite_service: MemoryService, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    service = sqlite_service
+    backend = service.backend
+    assert isinstance(backend, SqliteBackend)
+    needle = f"residue-{os.getpid()}-marker"
+    service.write("a", description="a", body=f"the body holds {needle}")
+    found = backend.residue([needle, "never-stored-anywhere"])
+    assert list(found) == [needle] and found[needle]
+    # A file gone since it was listed (a segment of the codes replaced by another
+    # process, a log deleted on closing) holds nothing; it is no error.
+    listed = backend.files()
+    monkeypatch.setattr(backend, "files", lambda: [tmp_path / "gone.codes.npy", *listed])
+    assert backend.residue([needle]) == found
+
+
+def test_residue_reads_a_file_a_piece_at_a_time(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from retain.storage import residue
+
+    path = tmp_path / "file"
+    path.write_bytes(b"x" * 20 + "needle é".encode() + b"y" * 20)
+    monkeypatch.setattr(residue, "READ_BYTES", 3)  # each text spans several pieces
+    assert residue.scan([str(path)], ["needle é", "nowhere", ""]) == {"needle é": ["file"]}
+    assert residue.scan([str(tmp_path / "gone")], ["needle é"]) == {}
+
+
+def test_residue_that_cannot_be_searched_is_a_store_error(
+    sqlite_service: MemoryService, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import sys
+
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python-here"))
+    with pytest.raises(StoreError, match="cannot search .* files for erased text") as caught:
+        sqlite_service.backend.residue(["anything"])
+    assert caught.value.code == "store_error"
+
+
+def test_residue_leaves_this_processs_sqlite_locks_held(sqlite_service: MemoryService) -> None:
+    import subprocess
+    import sys
+
+    service = sqlite_service
+    service.write("a", description="a", body="a body still in the log")
+    location = service.backend.location
+    reader = sqlite3.connect(location, isolation_level=None)
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM memories").fetchone()  # reads from the log
+        service.backend.residue(["a body still in the log"])
+        # Another process's checkpoint must still find the read under way: had this
+        # process closed a file of the store, its POSIX locks on it would be gone, and
+        # the log reset under the read.
+        checkpoint = (
+            "import sqlite3, sys; con = sqlite3.connect(sys.argv[1], timeout=0); "
+            "print(con.execute('PRAGMA wal_checkpoint(TRUNCATE)').fetchone()[0])"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", checkpoint, location], capture_output=True, text=True, check=True
+        )
+        assert done.stdout.strip() == "1"  # busy: the reader holds its place in the log
+    finally:
+        reader.close()
+
+
 def _writer(url: str, worker: int, count: int) -> None:
     service = MemoryService(open_backend(url), principal=f"app:w{worker}")
     for i in range(count):

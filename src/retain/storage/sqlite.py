@@ -395,20 +395,32 @@ class SqliteBackend:
         return Compaction(tuple(steps), complete)
 
     def residue(self, needles: Sequence[str]) -> dict[str, list[str]]:
-        """Each of ``needles`` (UTF-8) still in the store's files, with the files holding it."""
-        import mmap
+        """Each of ``needles`` (UTF-8) still in the store's files, with the files holding
+        it: read by a process of its own, which has no SQLite lock to lose by closing
+        them (``storage/residue.py`` says why)."""
+        import marshal
+        import subprocess
+        import sys
 
-        found: dict[str, list[str]] = {}
-        for path in self.files():
-            if path.stat().st_size == 0:
-                continue
-            with (
-                path.open("rb") as file,
-                mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data,
-            ):
-                for needle in needles:
-                    if needle and data.find(needle.encode("utf-8")) != -1:
-                        found.setdefault(needle, []).append(path.name)
+        from retain.storage import residue
+
+        asked = marshal.dumps(([str(p) for p in self.files()], list(needles)))
+        try:
+            done = subprocess.run(
+                [sys.executable, "-I", "-S", residue.__file__],
+                input=asked,
+                capture_output=True,
+                check=True,
+            )
+            found: dict[str, list[str]] = marshal.loads(done.stdout)
+        except (OSError, ValueError, EOFError, TypeError, subprocess.CalledProcessError) as exc:
+            said = getattr(exc, "stderr", None)
+            detail = said.decode("utf-8", "replace").strip() if said else str(exc)
+            raise StoreError(
+                f"cannot search {self.location}'s files for erased text: {detail}",
+                remedy="the erasure itself is recorded; verify the store",
+                fix="verify",
+            ) from exc
         return found
 
     # -- the derived index ---------------------------------------------------------
