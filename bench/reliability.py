@@ -293,8 +293,12 @@ def render(results: dict[str, Any]) -> str:
         "",
         f"Recorded {m['date']} at commit `{m['commit']}` on {m['cores']} × {m['cpu']} "
         f"({m['system']}), load average {', '.join(map(str, m['load_average']))} at the "
-        "start (the machine was shared with other work: the latencies are a loaded "
-        "machine's).",
+        "start"
+        + (
+            " (the machine was busy with other work: the latencies are a loaded machine's)."
+            if m["load_average"][0] >= m["cores"]
+            else "."
+        ),
     ]
     if results.get("quick"):
         lines += ["", "*A `--quick` run: every count is small, so this page is no record.*"]
