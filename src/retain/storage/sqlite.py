@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from retain.errors import SchemaTooNew, StoreBusy, StoreError
 from retain.storage.base import Compaction, Progress, migrations_ahead
-from retain.storage.sqlite_queue import WriterQueue
+from retain.storage.sqlite_queue import WriterQueue, stayed_locked
 from retain.storage.sqlite_schema import MIGRATIONS, latest_version
 from retain.storage.sqlite_transaction import SqliteTransaction
 
@@ -225,10 +225,7 @@ class SqliteBackend:
             except BaseException:
                 self._rollback(con)
                 raise
-        raise StoreBusy(
-            f"{self.location} stayed locked by another writer",
-            remedy="retry once the other process has finished writing",
-        )
+        raise stayed_locked(self.location)
 
     @staticmethod
     def _rollback(con: sqlite3.Connection) -> None:

@@ -32,6 +32,14 @@ from retain.errors import StoreBusy
 WAIT_S = 80.0  # a writer's wait for its turn before store_busy
 
 
+def stayed_locked(location: str) -> StoreBusy:
+    """What a writer that waited its turn, or SQLite's lock, as long as it may is told."""
+    return StoreBusy(
+        f"{location} stayed locked by another writer",
+        remedy="retry once the other process has finished writing",
+    )
+
+
 class _LockFile:
     """An open descriptor of the lock file, closed when let go (a thread's may outlive
     the ``close`` of its store; a forked child's copy of its parent's is closed in the
@@ -137,10 +145,7 @@ class WriterQueue:
             with settle:
                 if not given.is_set():
                     gave_up = True
-                    raise StoreBusy(
-                        f"{self.location} stayed locked by another writer",
-                        remedy="retry once the other process has finished writing",
-                    )
+                    raise stayed_locked(self.location)
         return None if failed else file
 
     def close(self) -> None:
