@@ -232,7 +232,7 @@ def test_a_search_of_a_store_past_ann_from_loads_no_numpy_once_its_codes_are_bui
     first, built = retain(home, "search", "timezone of Alice", "--format", "json")
     assert first.returncode == 0, first.stderr
     assert "numpy" in built and "retain.storage.sqlite_ann_build" in built
-    assert any(home.glob("*.vectors/*.codes.npy"))
+    assert any(home.glob("*.vectors/*.head.npy"))
     again, loaded = retain(home, "search", "timezone of Alice", "--format", "json")
     assert again.returncode == 0, again.stderr
     assert "numpy" not in loaded and "retain.storage.sqlite_ann" in loaded

@@ -12,6 +12,7 @@ import json
 import random
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -138,7 +139,14 @@ def test_the_codes_keep_each_centred_row_within_half_a_step(
     model = ann.embedder.model_id
     nums, _, blobs = ann.backend.read(lambda tx: tx.vectors_where(model, everyone, 0, 10_000))
     rows = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
-    centred = rows[np.argsort(nums)] - np.asarray(opened.meta.mean, dtype=np.float32)
+    natural = rows[np.argsort(nums)] - np.asarray(opened.meta.mean, dtype=np.float32)
+    dims = np.asarray(opened.meta.order)  # the codes' dimensions, most varied first
+    assert sorted(dims.tolist()) == list(range(natural.shape[1]))
+    variance = natural.var(axis=0)
+    assert np.all(np.diff(variance[dims]) <= 1e-6)
+    head = variance[dims[: opened.meta.head]].sum() / variance.sum()
+    assert opened.meta.share == pytest.approx(head, rel=1e-3)
+    centred = natural[:, dims]
     order = np.argsort(codes.rows["key"])
     decoded = codes.decoded(order)
     step = np.asarray(codes.rows["step"], dtype=np.float32)[order]
@@ -148,8 +156,9 @@ def test_the_codes_keep_each_centred_row_within_half_a_step(
     assert [opened.segments[0].key(i) for i in range(SIZE)] == codes.rows["key"].tolist()
     assert opened.keys(list(range(SIZE))) == codes.rows["key"].tolist()
     assert opened.segments[0].steps().tolist() == codes.rows["step"].tolist()
-    queries = centred[:3] / np.linalg.norm(centred[:3], axis=1, keepdims=True)
-    rough = np.array([np.concatenate(parts) for parts in opened.scored(list(queries))])
+    asked_as = natural[:3] / np.linalg.norm(natural[:3], axis=1, keepdims=True)
+    rough = np.array([np.concatenate(r.parts) for r in opened.scored(list(asked_as))])
+    queries = np.ascontiguousarray(asked_as[:, dims])
     # The queries are taken to int8 codes too: the products are the codes' exactly...
     asked = np.array([plain.codes(q) for q in queries], dtype=np.float32)
     assert np.abs(asked).max(axis=1).tolist() == [127, 127, 127]
@@ -655,14 +664,16 @@ def test_codes_of_fewer_rows_than_split_from_are_scanned_on_the_callers_thread(
 
     monkeypatch.setattr(threading.Thread, "start", counted)
     assert opened.size < sqlite_ann.SPLIT_FROM
-    assert [b"".join(p.tobytes() for p in s) for s in opened.scored(query)] == [
-        b"".join(p.tobytes() for p in s) for s in whole
+    assert [b"".join(p.tobytes() for p in s.parts) for s in opened.scored(query)] == [
+        b"".join(p.tobytes() for p in s.parts) for s in whole
     ]
     assert started == []
     monkeypatch.setattr(sqlite_ann, "SPLIT_FROM", opened.size)  # from here, in two parts
-    split = opened.scored(query)
-    assert len(started) == 1 and len(split[0]) == 2 * len(whole[0])
-    assert b"".join(p.tobytes() for p in split[0]) == b"".join(p.tobytes() for p in whole[0])
+    (split,) = opened.scored(query)
+    assert len(started) == 1 and len(split.parts) == 2 * len(whole[0].parts)
+    assert b"".join(p.tobytes() for p in split.parts) == b"".join(
+        p.tobytes() for p in whole[0].parts
+    )
 
 
 def test_a_part_that_fails_on_another_thread_fails_the_search(
@@ -684,6 +695,20 @@ def test_a_part_that_fails_on_another_thread_fails_the_search(
         index_of(ann).scored([np.ones(index_of(ann).meta.dim, dtype=np.float32)])
 
 
+def shaped(size: int, seed: int, shape: str) -> tuple[np.ndarray, list[memoryview[float]]]:
+    """``size`` float32 scores of a ``shape``, and the same in three parts, as the segments
+    give them."""
+    rng = np.random.default_rng(seed)
+    scores = rng.standard_normal(size).astype(np.float32)
+    if shape == "ties":
+        scores = np.round(scores * 3).astype(np.float32)  # a few values, each many times
+    elif shape != "normal":
+        scores = np.sort(scores)[:: 1 if shape == "sorted" else -1].copy()
+    cuts = sorted(rng.integers(0, size, 2).tolist())
+    pieces = (scores[: cuts[0]], scores[cuts[0] : cuts[1]], scores[cuts[1] :])
+    return scores, [plain.view(p) for p in pieces]
+
+
 @settings(max_examples=300, deadline=None, database=None)
 @given(
     st.integers(1, 50_000),
@@ -695,20 +720,45 @@ def test_a_part_that_fails_on_another_thread_fails_the_search(
 def test_the_best_places_hold_the_highest_scores(
     size: int, count: int, seed: int, shape: str, way: Any
 ) -> None:
-    rng = np.random.default_rng(seed)
-    scores = rng.standard_normal(size).astype(np.float32)
-    if shape == "ties":
-        scores = np.round(scores * 3).astype(np.float32)  # a few values, each many times
-    elif shape != "normal":
-        scores = np.sort(scores)[:: 1 if shape == "sorted" else -1].copy()
+    scores, parts = shaped(size, seed, shape)
     count = min(count, size - 1) or 1
     if count >= size:
         return
-    cuts = sorted(rng.integers(0, size, 2).tolist())  # in parts, as the segments give them
-    parts = [scores[: cuts[0]], scores[cuts[0] : cuts[1]], scores[cuts[1] :]]
-    best = way([plain.view(p) for p in parts], size, count, sqlite_ann.SAMPLED)
+    best = way(parts, size, count, sqlite_ann.SAMPLED)
     assert len(best) == len(set(best)) == count
     assert sorted(scores[best].tolist()) == sorted(scores.tolist())[size - count :]
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(
+    st.integers(1, 50_000),
+    st.integers(1, 3000),
+    st.integers(0, 2**32 - 1),
+    st.sampled_from(["normal", "ties", "sorted", "reversed"]),
+    st.booleans(),
+)
+def test_about_the_best_places_are_every_score_above_a_sampled_threshold(
+    size: int, count: int, seed: int, shape: str, numpy_loaded: bool
+) -> None:
+    scores, parts = shaped(size, seed, shape)
+    stride = max(1, count // 32)
+    kept = count // stride
+    if count >= size or size // stride <= kept:
+        assert plain.about(parts, count) == list(range(size))
+        return
+    way = plain._about_numpy if numpy_loaded else plain._about_plain
+    places = way(parts, stride, kept)
+    assert places == sorted(set(places))  # in order, each once
+    # every score at or above the lowest taken is taken: a threshold's
+    assert np.sum(scores >= scores[places].min()) == len(places)
+    # and the sample (numpy's of the scores joined, else each part's) has ``kept`` above it
+    by_part = np.concatenate([np.asarray(p)[::stride] for p in parts])
+    sample = scores[::stride] if numpy_loaded else by_part
+    assert np.sum(sample >= scores[places].min()) >= kept
+    if shape != "ties" and stride == 1:
+        assert len(places) == count
+    if shape == "normal" and count >= 64 and size >= 20 * count:  # a sixth, mostly
+        assert 0.5 * count <= len(places) <= 1.6 * count
 
 
 def test_codes_that_cannot_be_read_are_built_again_by_a_compaction_and_a_search(
@@ -716,11 +766,106 @@ def test_codes_that_cannot_be_read_are_built_again_by_a_compaction_and_a_search(
 ) -> None:
     found(store.open(), "boats")
     folder = sqlite_ann.folder_of(store.path)
-    for codes in folder.glob("*.codes.npy"):  # as an earlier format, or a damaged file
+    for codes in folder.glob("*.codes.npy"):  # a damaged file
         codes.unlink()
     ann = store.open()
     assert "vector_index_rebuilt" in ann.compact()["steps"]
     assert [s.rows for s in index_of(ann).meta.segments] == [SIZE]
-    for codes in folder.glob("*.codes.npy"):
-        codes.write_bytes(b"not an array")
+    for plane in folder.glob("*.head.npy"):
+        plane.write_bytes(b"not an array")
     agree(store.open(ann_from=0), store.open())
+
+
+def test_a_large_index_chooses_a_pool_by_the_head_and_scores_it_by_every_code(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ann = store.open()
+    found(ann, "boats")
+    opened = index_of(ann)
+    assert not opened.narrow  # (an index this small reads every code)
+    monkeypatch.setattr(sqlite_ann, "POOL", 20)
+    monkeypatch.setattr(sqlite_ann, "GATHERED", 4)  # pools of fewer than 100 of the 400
+    opened.meta = replace(opened.meta, share=sqlite_ann.HEAD_SHARE - 0.01)
+    assert not opened.narrow  # a head holding too little of the variance chooses nothing
+    opened.meta = replace(opened.meta, share=sqlite_ann.HEAD_SHARE)
+    assert opened.narrow
+    (segment,) = opened.meta.segments
+    codes = sqlite_ann_build.Codes.mapped(opened.folder, opened.meta.stem(segment), opened.meta.dim)
+    step = np.asarray(codes.rows["step"], dtype=np.float64)
+    head, dims = opened.meta.head, np.asarray(opened.meta.order)
+    queries = key.embed(ann.embedder.embedder, list(QUERIES))
+    for query, rough in zip(queries, opened.scored(list(queries)), strict=True):
+        asked = np.asarray(plain.codes(np.ascontiguousarray(query[dims])), dtype=np.float64)
+        by_head = (codes.codes[:, :head] @ asked[:head]) * step
+        by_all = (codes.codes.astype(np.float64) @ asked) * step
+        assert rough.narrow
+        assert np.allclose(np.concatenate(rough.parts), by_head, rtol=1e-5, atol=1e-3)
+        for count in (3, 10):  # pools of about 24, 80
+            chosen = rough.best(count)
+            assert len(set(chosen)) == count
+            # Every row the head put as high as the lowest chosen was in the pool, and
+            # none of them scores better by every code than a chosen one
+            pooled = np.flatnonzero(by_head >= by_head[chosen].min() - 1e-4)
+            others = np.setdiff1d(pooled, chosen)
+            assert by_all[others].max(initial=-np.inf) <= by_all[chosen].min() + 1e-3
+            assert rough.narrow
+        # A pool of more than the rows ÷ GATHERED: every row's rest is read, once
+        assert np.allclose(
+            sorted(by_all[rough.best(20)]), sorted(by_all)[-20:], rtol=1e-5, atol=1e-3
+        )
+        assert not rough.narrow
+        assert np.allclose(np.concatenate(rough.parts), by_all, rtol=1e-5, atol=1e-3)
+
+
+def test_a_search_through_a_pool_finds_the_exact_nearest_of_these_rows(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ann = store.open()
+    found(ann, "boats")
+    monkeypatch.setattr(sqlite_ann, "POOL", 20)
+    monkeypatch.setattr(sqlite_ann, "GATHERED", 4)
+    monkeypatch.setattr(sqlite_ann, "FIRST", 4)  # candidates 10, a pool of about 80
+    index_of(ann).meta = replace(index_of(ann).meta, share=1.0)
+    embedder = ann.embedder.embedder
+    everyone = MemoryFilter("default")
+    chosen: list[bool] = []
+    best = sqlite_ann.Rough.best
+
+    def seen(rough: sqlite_ann.Rough, count: int) -> list[int]:
+        chosen.append(rough.narrow)
+        return best(rough, count)
+
+    monkeypatch.setattr(sqlite_ann.Rough, "best", seen)
+
+    def run(tx: Reads) -> list[tuple[list[str], list[str]]]:
+        assert isinstance(tx, SqliteTransaction)
+        tx.open_vectors(embedder.model_id, embedder.dim, 100)
+        _, ids, blobs = tx.vectors_where(embedder.model_id, everyone, 0, 10_000)
+        rows = np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(ids), embedder.dim)
+        pairs = []
+        for query in key.embed(embedder, list(QUERIES)):
+            (near,) = tx.nearest(embedder.model_id, query[None, :], everyone, 5)
+            exact = np.argsort(-(rows @ query), kind="stable")[:5]
+            pairs.append(([h.memory_id for h in near], [ids[i] for i in exact]))
+        return pairs
+
+    for near, exact in ann.backend.read(run):
+        assert near == exact
+    assert chosen and all(chosen)  # each through a pool
+
+
+def test_codes_of_an_earlier_format_are_built_again_by_the_next_search(store: Opened) -> None:
+    found(store.open(), "boats")
+    folder = sqlite_ann.folder_of(store.path)
+    (path,) = folder.glob("*.json")
+    earlier = json.loads(path.read_text())
+    del earlier["order"], earlier["share"]  # as the codes of whole rows were described
+    path.write_text(json.dumps(earlier))
+    for plane in [*folder.glob("*.head.npy"), *folder.glob("*.rest.npy")]:
+        plane.unlink()
+    ann = store.open()
+    agree(store.open(ann_from=0), ann)
+    meta = index_of(ann).meta
+    assert sorted(meta.order) == list(range(meta.dim)) and 0 < meta.share <= 1
+    (segment,) = meta.segments
+    assert files_of(store) == {path.name, "lock", *segment_files(meta, segment)}

@@ -21,18 +21,35 @@ write that needs it, kept up by the ones after, built again by ``reindex`` and `
 as int8 codes and a step per row: ``x − μ ≈ step × code``. The static model's vectors
 share one strong direction (their mean has norm 0.95), so the centred rows are what
 differ, and a step per centred row keeps their differences (a code is a quarter of a
-float32 row). A search takes its query vectors to int8 codes the same way and reads
-every code, in two parts side by side, each product summed in integers by SimSIMD's
-kernels (``scan``): at 100,000 rows 0.8 ms a query vector, at a million
-9, against 2.6 and 24 ms cast to float32 and multiplied by BLAS, and 15 and 51 ms for
-the HNSW graph the codes replaced (usearch, walked at ef 2,048), which found 0.997 and
-0.978 of the exact ten where this finds them all, took half a loading's time to
-build, and held 930 MiB at a million against 342 (``bench/cold.py``;
+float32 row). The codes' dimensions are put in falling variance (``order``, taken by the
+first build with the mean), so that a row's first half, its *head*, holds most of what
+tells rows apart (``share``: 0.76 of the variance for the bundled model, whose own
+dimensions come nearly in that order). A search takes its query vectors to int8 codes
+the same way and reads every code, in two parts side by side, each product summed in
+integers by SimSIMD's kernels (``scan``): at 100,000 rows 0.8 ms a query vector, at a
+million 9, against 2.6 and 24 ms cast to float32 and multiplied by BLAS, and 15 and 51
+ms for the HNSW graph the codes replaced (usearch, walked at ef 2,048), which found
+0.997 and 0.978 of the exact ten where this finds them all, took half a loading's time
+to build, and held 930 MiB at a million against 342 (``bench/cold.py``;
 ``bench/RESULTS.md``). The codes' best ``FIRST`` (or twice the rows wanted) are
 candidates: they are scored again exactly by the vectors the store holds, so the codes'
 rounding could only keep out of them a row within the rounding of the last (none was,
 in any measurement: the best 64 by the codes held all of the exact thirty, at 100,000
 rows and at a million).
+
+**Past ``POOL × GATHERED`` rows** (262,144) a search reads the heads alone, from a plane
+of its own: half the bytes of the codes (at a million 5 ms a query vector against 9).
+About the best ``POOL`` (2,048) by the heads' scores, or eight times the candidates
+wanted when that is more, are a pool (``plain.about``: those above a sampled threshold,
+unranked), each scored again by its other codes, read where it is in a second plane,
+the *rest*; the candidates are the best of the pool by every code. This gives up the
+codes' exactness for a few queries: at a million, 0.998 of the exact ten were found in
+the realm (one query of sixty found nine), 0.99 in a project of 8% (``bench/cold.py``),
+where the scan of every code found them all. A pool that would be more than the rows
+÷ ``GATHERED`` (a narrow filter's later rounds) reads every row's rest instead, once
+(reading a row where it is costs about what 128 read in order do), and a model whose
+head holds less than ``HEAD_SHARE`` of the variance is always read whole. Below it
+every code is read and nothing is given up: at 300,000 rows the two ways were level.
 
 **Segments.** The codes are a few files, each the rows whose ``vec`` fell in one range
 when they were added. Rows written since the last range (the *tail*, past ``upto``)
@@ -46,7 +63,8 @@ what the store holds now, once. A deleted row's key stays until its codes are bu
 again (``compacted``).
 
 **Searching.** Every segment's codes give each query's approximate scores of all its
-rows; the tail gives its exact ones. The best ``count`` are the candidates: the store's
+rows (past ``POOL × GATHERED``, their heads and a pool's rests: above); the tail gives
+its exact ones. The best ``count`` are the candidates: the store's
 filter (realm, scope, status, trust, tag, expiry) is checked on each by number, and
 those that pass are scored exactly by the vectors the store holds in the search's own
 transaction (a candidate whose vector is gone, or another model's now, has none and
@@ -60,13 +78,17 @@ when none passed), and only the new ones are read; when so few pass that more th
 ``WIDEST`` would be needed, the rows passing the filter are scanned exactly instead. A
 small scope or tag loses nothing to candidates that were elsewhere.
 
-**Files.** ``<slug>-<lo>-<hi>-<tag>.codes.npy`` (the int8 codes, a row each) and
-``….rows.npy`` (each row's memory number and step) for each segment (the tag drawn
-by the build that wrote it, so files are never rewritten in place), and
-``<slug>.json``, the current list of them with the mean and each segment's per-realm
-vector sums (the relevance gate's mean). New segments are written beside the old and
-the JSON replaced last, so a reader sees one whole version or the one before; writers
-take ``lock`` (``flock``), and a reader that still has a replaced segment mapped keeps
+**Files.** ``<slug>-<lo>-<hi>-<tag>.codes.npy`` (the int8 codes, a row each),
+``….head.npy`` and ``….rest.npy`` (the same codes in two planes: each row's head, and
+the others; a search reads either the codes or the planes, never both, so what it does
+not read costs it no memory) and ``….rows.npy`` (each row's memory number and step) for
+each segment (the tag drawn by the build that wrote it, so files are never rewritten in
+place), and ``<slug>.json``, the current list of them with the mean, the dimensions'
+order and the head's share, and each segment's per-realm vector sums (the relevance
+gate's mean). A JSON without an order is an earlier format's: the next search or write
+that opens it builds the codes again. New segments are written beside the old and the
+JSON replaced last, so a reader sees one whole version or the one before; writers take
+``lock`` (``flock``), and a reader that still has a replaced segment mapped keeps
 reading it until it next looks at the JSON.
 """
 
@@ -79,6 +101,7 @@ import functools
 import itertools
 import json
 import math
+import operator
 import os
 import re
 import sys
@@ -110,9 +133,20 @@ THREADS = max(1, min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaf
 # the scan, on the other core), at 300k the two were level, at 1M two threads were 5 ms
 # quicker (bench/RESULTS.md).
 SPLIT_FROM = 250_000
+# the rows chosen by the head alone, then scored by every code: about this many, or twice
+# the candidates wanted when that is more
+POOL = 2048
+# A row's rest read where it is costs about what this many read in order do: a search
+# whose pool would be more than the rows ÷ this reads every row's rest instead (below
+# POOL × GATHERED rows, always: every code of every row is read, the candidates exact)
+GATHERED = 128
+HEAD_SHARE = 0.7  # the share of the rows' variance the head must hold to choose alone
 # a segment's rows: each a memory number and a step (numpy's record, as its header says)
 ROW_DESCR, ROW_BYTES = "[('key', '<i8'), ('step', '<f4')]", 12
-PARTS = ("codes", "rows")  # a segment's files: <stem>.codes.npy, <stem>.rows.npy
+# a segment's files: <stem>.codes.npy (its codes, a row each), <stem>.head.npy and
+# <stem>.rest.npy (the same codes in two planes: each row's head, the others) and
+# <stem>.rows.npy
+PARTS = ("codes", "head", "rest", "rows")
 SUFFIX = ".vectors"
 
 
@@ -147,6 +181,13 @@ class Meta:
     dim: int
     mean: list[float]
     segments: list[Segment] = field(default_factory=list)
+    order: list[int] = field(default_factory=list)  # the dimensions, most varied first
+    share: float = 0.0  # of the rows' variance, what the head's dimensions hold
+
+    @property
+    def head(self) -> int:
+        """The codes in a row's head: the first half, in ``order``."""
+        return self.dim // 2
 
     @property
     def upto(self) -> int:
@@ -163,29 +204,39 @@ class Meta:
 
 
 class Mapped:
-    """One segment's two files mapped, read without numpy: ``codes`` (int8, ``dim`` a
-    row) and ``rows`` (each row's memory number and step, ``ROW_BYTES`` a row)."""
+    """One segment's four files mapped, read without numpy: ``codes`` (int8, ``dim`` a
+    row, in the meta's order), the same codes in two planes, ``head`` (the first
+    ``width`` of each row's) and ``rest`` (the others), and ``rows`` (each row's memory
+    number and step, ``ROW_BYTES`` a row). A search reads the codes, or the head and the
+    rest of a few rows, never both: what it does not read costs it nothing."""
 
-    def __init__(self, codes: memoryview, rows: memoryview, size: int, dim: int) -> None:
-        self.codes = codes
+    def __init__(
+        self, planes: tuple[memoryview, memoryview, memoryview], rows: memoryview, size: int
+    ) -> None:
+        self.codes, self.head, self.rest = planes
         self.rows = rows
         self.size = size
-        self.dim = dim
+        self.dim, self.width, self.rest_width = (len(p) // size if size else 0 for p in planes)
         self._steps: array[float] | None = None
 
     @classmethod
-    def of(cls, folder: Path, stem: str, dim: int) -> Mapped:
+    def of(cls, folder: Path, stem: str, dim: int, width: int) -> Mapped:
         from retain.search.npy import NpyArray, mapped
 
-        codes = NpyArray.read(mapped(folder / f"{stem}.codes.npy"), ("|i1",), dims=2)
-        if codes.fortran or codes.shape[1] != dim:
-            raise ValueError(f"{stem}.codes.npy is not {dim}-dimensional int8 codes")
+        def plane(part: str, wide: int) -> NpyArray:
+            found = NpyArray.read(mapped(folder / f"{stem}.{part}.npy"), ("|i1",), dims=2)
+            if found.fortran or found.shape[1] != wide:
+                raise ValueError(f"{stem}.{part}.npy is not {wide} int8 codes a row")
+            return found
+
+        planes = plane("codes", dim), plane("head", width), plane("rest", dim - width)
         rows = NpyArray.read(
             mapped(folder / f"{stem}.rows.npy"), (ROW_DESCR,), dims=1, width=ROW_BYTES
         )
-        if rows.shape != codes.shape[:1]:
+        if any(p.shape[:1] != rows.shape for p in planes):
             raise ValueError(f"{stem}.rows.npy does not match its codes")
-        return cls(codes.values, rows.values, codes.shape[0], dim)
+        views = (planes[0].values, planes[1].values, planes[2].values)
+        return cls(views, rows.values, rows.shape[0])
 
     def steps(self) -> array[float]:
         """Each row's step, in row order (gathered from the rows the first time, each of
@@ -209,6 +260,15 @@ class Mapped:
     def part(self, start: int, stop: int) -> memoryview[int]:
         """Rows ``start`` to ``stop`` of the codes, as SimSIMD reads them."""
         return plain.int8_rows(self.codes[start * self.dim : stop * self.dim], self.dim)
+
+    def head_part(self, start: int, stop: int) -> memoryview[int]:
+        """Rows ``start`` to ``stop`` of the head's plane."""
+        return plain.int8_rows(self.head[start * self.width : stop * self.width], self.width)
+
+    def rest_part(self, start: int, stop: int) -> memoryview[int]:
+        """Rows ``start`` to ``stop`` of the rest's plane."""
+        wide = self.rest_width
+        return plain.int8_rows(self.rest[start * wide : stop * wide], wide)
 
 
 class Held:
@@ -413,7 +473,9 @@ class Approximate:
         self.meta = meta
         self.tail = tail
         self.stamp = stamp  # the JSON's, taken before it was read: a newer one is reread
-        self.segments = [Mapped.of(folder, meta.stem(s), meta.dim) for s in meta.segments]
+        self.segments = [
+            Mapped.of(folder, meta.stem(s), meta.dim, meta.head) for s in meta.segments
+        ]
         self.starts = list(itertools.accumulate((m.size for m in self.segments), initial=0))
         self.size = self.starts.pop()  # (each segment's first row, counted across them)
 
@@ -441,52 +503,149 @@ class Approximate:
             total = [a + b for a, b in zip(total, extra, strict=True)]
         return array("f", total), count + more
 
-    def scored(self, queries: Sequence[Any]) -> list[list[memoryview[float]]]:
+    @property
+    def narrow(self) -> bool:
+        """Whether a search chooses its candidates by the head's codes first: past
+        ``POOL × GATHERED`` rows, where the head holds ``HEAD_SHARE`` of the variance."""
+        return self.size > POOL * GATHERED and self.meta.share >= HEAD_SHARE
+
+    def scored(self, queries: Sequence[Any]) -> list[Rough]:
         """Each query's approximate scores of every segment row (``q·(x − μ)`` up to the
-        query's own scale: the same order as the cosine), as float32 parts in row order.
-        The queries are taken to int8 codes as the rows are, and each product of codes
-        summed in integers by SimSIMD's kernels, then scaled by the row's step; the rows
-        are split in ``THREADS`` parts read side by side from ``SPLIT_FROM`` of them."""
-        asked = plain.int8_rows(plain.packed([plain.codes(q) for q in queries]), self.meta.dim)
+        query's own scale: the same order as the cosine), by the head's codes alone where
+        the search is ``narrow``, else by all of them. The queries are taken to int8 codes
+        as the rows are (their dimensions in the meta's order), each product of codes
+        summed in integers by SimSIMD's kernels and scaled by the row's step; the rows are
+        split in ``THREADS`` parts read side by side from ``SPLIT_FROM`` of them."""
+        if not self.size:
+            return [Rough([], [], memoryview(b""), narrow=False) for _ in queries]
+        order, head = self.meta.order, self.meta.head
+        coded = [plain.codes(array("f", map(plain.view(q).__getitem__, order))) for q in queries]
+        rests = plain.int8_rows(plain.packed([c[head:] for c in coded]), self.meta.dim - head)
+        narrow = self.narrow
         threads = THREADS if self.size >= SPLIT_FROM else 1
-        parts = []
+        pieces = []
         for mapped in self.segments:
             cut = -(-mapped.size // threads)
-            parts += [
+            pieces += [
                 (mapped, start, min(start + cut, mapped.size))
                 for start in range(0, mapped.size, cut or 1)
             ]
-        scores: list[list[memoryview[float]] | None] = [None] * len(parts)
+        scores: list[list[memoryview[float]] | None] = [None] * len(pieces)
         failed: list[BaseException] = []
-        every = max(1, min(threads, len(parts)))
+        every = max(1, min(threads, len(pieces)))
+        if narrow:
+            asked = plain.int8_rows(plain.packed([c[:head] for c in coded]), head)
+        else:
+            asked = plain.int8_rows(plain.packed(coded), self.meta.dim)
         helpers = [
-            threading.Thread(target=_scan_all, args=(asked, parts, scores, i, every, failed))
+            threading.Thread(
+                target=_scan_all, args=(asked, narrow, pieces, scores, i, every, failed)
+            )
             for i in range(1, every)
         ]  # a thread each (no pool: concurrent.futures costs a command 5 ms to import)
         for helper in helpers:
             helper.start()
-        _scan_all(asked, parts, scores, 0, every, failed)
+        _scan_all(asked, narrow, pieces, scores, 0, every, failed)
         for helper in helpers:
             helper.join()
         if failed:
             raise failed[0]
-        return [[part[i] for part in scores if part is not None] for i in range(len(queries))]
+        return [
+            Rough(
+                pieces,
+                [part[i] for part in scores if part is not None],
+                rests[i : i + 1],
+                narrow=narrow,
+            )
+            for i in range(len(queries))
+        ]
+
+
+class Rough:
+    """One query's approximate scores of every segment row, as float32 parts in row order,
+    one a piece of the scan (a segment's rows from ``start`` to ``stop``): by all of each
+    row's codes, or, ``narrow``, by its head's alone, each candidate then scored by its
+    rest's too (``best``)."""
+
+    def __init__(
+        self,
+        pieces: list[tuple[Mapped, int, int]],
+        parts: list[memoryview[float]],
+        rest: memoryview[int],
+        *,
+        narrow: bool,
+    ) -> None:
+        self.pieces = pieces
+        self.parts = parts
+        self.rest = rest  # the query's codes past the head (a row)
+        self.narrow = narrow
+        self.size = sum(stop - start for _, start, stop in pieces)
+
+    def best(self, count: int) -> list[int]:
+        """The rows (counted across the segments in order) of the ``count`` best scores
+        by every code: ``narrow``, of about the best ``POOL`` (or eight times ``count``) by
+        the head, unless those would be more than the rows ÷ ``GATHERED`` (then every
+        row's rest is read, once, and the scores are every code's from then on)."""
+        wanted = max(POOL, 8 * count)
+        if self.narrow and wanted * GATHERED < self.size:
+            pool = plain.about(self.parts, wanted)
+            if len(pool) < wanted // 2:  # (a sample that misled: rare)
+                pool = sorted(plain.best(self.parts, wanted, SAMPLED))
+            return [pool[i] for i in plain.best([self._rescored(pool)], count, SAMPLED)]
+        if self.narrow:
+            self.parts = [
+                plain.added(
+                    part,
+                    scan(self.rest, mapped.rest_part(start, stop), mapped.steps()[start:stop])[0],
+                )
+                for part, (mapped, start, stop) in zip(self.parts, self.pieces, strict=True)
+            ]
+            self.narrow = False
+        return plain.best(self.parts, count, SAMPLED)
+
+    def _rescored(self, rows: list[int]) -> memoryview[float]:
+        """The scores by every code of ``rows`` (in order): the head's, and the rest's read
+        where each row is."""
+        heads: list[float] = []
+        rests: list[memoryview[int]] = []
+        scales: list[float] = []
+        at = offset = 0
+        for part, (mapped, start, stop) in zip(self.parts, self.pieces, strict=True):
+            end = bisect.bisect_left(rows, offset + stop - start, at)
+            if end > at:
+                heads += _picked(part, [row - offset for row in rows[at:end]])
+                within = [row - offset + start for row in rows[at:end]]  # the segment's rows
+                scales += _picked(mapped.steps(), within)
+                wide, plane = mapped.rest_width, mapped.rest
+                rests += [plane[i * wide : i * wide + wide] for i in within]
+            at, offset = end, offset + stop - start
+        wide = self.rest.nbytes  # (a row)
+        found = scan(self.rest, plain.int8_rows(b"".join(rests), wide), array("f", scales))[0]
+        return plain.added(found, array("f", heads))
+
+
+def _picked(values: Any, places: list[int]) -> Sequence[float]:
+    """``values`` at ``places`` (in C: a getter of every place)."""
+    return operator.itemgetter(*places)(values) if len(places) > 1 else [values[places[0]]]
 
 
 def _scan_all(
     asked: memoryview[int],
-    parts: list[tuple[Mapped, int, int]],
+    narrow: bool,
+    pieces: list[tuple[Mapped, int, int]],
     out: list[list[memoryview[float]] | None],
     first: int,
     every: int,
     failed: list[BaseException],
 ) -> None:
-    """Parts ``first``, ``first + every``, … scanned into ``out``; what fails is kept for
-    the caller to raise."""
+    """Pieces ``first``, ``first + every``, … scanned into ``out`` (by the head's plane
+    where the search is ``narrow``, else by the codes); what fails is kept for the caller
+    to raise."""
     try:
-        for at in range(first, len(parts), every):
-            mapped, start, stop = parts[at]
-            out[at] = scan(asked, mapped.part(start, stop), mapped.steps()[start:stop])
+        for at in range(first, len(pieces), every):
+            mapped, start, stop = pieces[at]
+            read = mapped.head_part(start, stop) if narrow else mapped.part(start, stop)
+            out[at] = scan(asked, read, mapped.steps()[start:stop])
     except BaseException as exc:  # noqa: BLE001 - raised again by the thread that waits
         failed.append(exc)
 
@@ -528,9 +687,10 @@ def _parsed(folder: Path, model: str, dim: int) -> Meta | None:
         data = json.loads((folder / f"{_slug(model, dim)}.json").read_text(encoding="utf-8"))
         segments = [Segment(**s) for s in data.pop("segments")]
         meta = Meta(**data, segments=segments)
+        ordered = sorted(meta.order) == list(range(dim))  # (none: an earlier format's)
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
-    return meta if (meta.model, meta.dim) == (model, dim) else None
+    return meta if ordered and (meta.model, meta.dim) == (model, dim) else None
 
 
 @contextlib.contextmanager
@@ -710,7 +870,7 @@ class Indexes:
     def _written(self, meta: Meta, made: dict[str, Codes]) -> Approximate:
         """Save a new version (its new segments, then the JSON) and open it."""
         for stem, codes in made.items():  # under new names: a reader may map the old
-            codes.save(self.folder, stem)
+            codes.save(self.folder, stem, meta.head)
         slug = _slug(meta.model, meta.dim)
         current = self.folder / f"{slug}.json"
         staged = current.with_name(current.name + ".new")
@@ -747,7 +907,7 @@ def nearest(
     model, dim = ann.meta.model, ann.meta.dim
     vectors = [plain.floats(query) for query in queries]
     tail, tail_nums = ann.tail.scored(vectors, where.realm)
-    rough = ann.scored(vectors) if ann.size else [[] for _ in vectors]
+    rough = ann.scored(vectors)
     # A tier or tag of fewer rows than √(limit × rows) is cheaper to score whole than to reach
     # through candidates: about limit ÷ p candidates are read for ``limit`` rows that
     # pass at rate p, against the p × rows that pass, equal at p = √(limit ÷ rows).
@@ -764,7 +924,7 @@ def nearest(
         held = sum(map(len, near))  # the realm's places in the tail
         while True:
             exhausted = count >= ann.size and count >= held
-            best = ann.keys(plain.best(scores, count, SAMPLED))
+            best = ann.keys(scores.best(count))
             nearest_held = [tail_nums[i] for i in plain.best(near, count, SAMPLED)]
             # Candidates all, the tail's too: each that passes the filter scored by the
             # vector the store holds in this transaction (gone, or another model's: no

@@ -31,8 +31,9 @@ ROW = np.dtype([("key", "<i8"), ("step", "<f4")])  # a segment's rows: number an
 
 @dataclass(frozen=True, slots=True)
 class Codes:
-    """One segment's rows: ``codes`` (int8, a row each) and ``rows`` (each row's memory
-    number ``key`` and ``step``: the centred vector is about ``step × code``)."""
+    """One segment's rows: ``codes`` (int8, a row each, its dimensions in the meta's
+    order) and ``rows`` (each row's memory number ``key`` and ``step``: the centred vector
+    is about ``step × code``)."""
 
     codes: npt.NDArray[np.int8]
     rows: npt.NDArray[np.void]
@@ -52,20 +53,24 @@ class Codes:
 
     @classmethod
     def of(cls, nums: npt.NDArray[np.int64], centred: Matrix) -> Codes:
-        """The codes of centred rows: each row's largest magnitude is ±127."""
+        """The codes of centred rows (their dimensions in order): each row's largest
+        magnitude is ±127."""
         codes, step = quantized(centred)
         rows = np.empty(len(nums), dtype=ROW)
         rows["key"], rows["step"] = nums, step
         return cls(codes, rows)
 
     def decoded(self, at: npt.NDArray[np.intp]) -> Matrix:
-        """The centred rows at ``at``, as the codes keep them."""
+        """The centred rows at ``at``, as the codes keep them (their dimensions in order)."""
         step = np.asarray(self.rows["step"][at], dtype=np.float32)
         return self.codes[at].astype(np.float32) * step[:, None]
 
-    def save(self, folder: Path, stem: str) -> None:
-        """Write the segment's two files under ``stem`` (each staged, then moved into place)."""
-        for part, array in (("codes", self.codes), ("rows", self.rows)):
+    def save(self, folder: Path, stem: str, head: int) -> None:
+        """Write the segment's four files under ``stem`` (each staged, then moved into
+        place): the codes, their first ``head`` of each row, the others, the rows."""
+        codes = self.codes
+        parts = ("codes", codes), ("head", codes[:, :head]), ("rest", codes[:, head:])
+        for part, array in (*parts, ("rows", self.rows)):
             final = folder / f"{stem}.{part}.npy"
             staged = final.with_name(final.name + ".new")
             with staged.open("wb") as file:
@@ -118,8 +123,9 @@ def extended(
     codes, by stem."""
     model, dim = meta.model, meta.dim
     if not meta.mean:
-        meta = replace(meta, mean=_mean(tx, model, dim))
+        meta = _measured(tx, meta)
     mean = np.asarray(meta.mean, dtype=np.float32)
+    order = np.asarray(meta.order, dtype=np.intp)
     segments = list(meta.segments)
     open_: _Open | None = None
     if segments and segments[-1].rows < sqlite_ann.SEGMENT_ROWS:
@@ -135,7 +141,7 @@ def extended(
                 segments.append(open_.segment(meta, made))  # (full, as loaded: kept)
             lo = segments[-1].hi if segments else 0
             open_ = _Open(Segment(lo, lo, 0, {}, {}), Codes.of(*_none(dim)))
-        open_.add(nums, vectors, realms, hi, mean)
+        open_.add(nums, vectors, realms, hi, mean, order)
         done += len(nums)
         if progress is not None:
             progress("vector index", min(done, max(total, done)), max(total, done))
@@ -160,17 +166,24 @@ class _Open:
         self.counts = dict(segment.counts)
 
     def add(
-        self, nums: npt.NDArray[np.int64], vectors: Matrix, realms: list[str], hi: int, mean: Matrix
+        self,
+        nums: npt.NDArray[np.int64],
+        vectors: Matrix,
+        realms: list[str],
+        hi: int,
+        mean: Matrix,
+        order: npt.NDArray[np.intp],
     ) -> None:
         whole = self._joined()
         held = np.isin(whole.rows["key"], nums)
         if held.any():  # rewritten since: the old codes go, and their share of the sums
             at = np.flatnonzero(held)
             realm_of = dict(zip(nums.tolist(), realms, strict=True))
-            old = whole.decoded(at) + mean
-            self._count([realm_of[k] for k in whole.rows["key"][at].tolist()], old, -1)
+            old = np.empty((len(at), len(order)), dtype=np.float32)
+            old[:, order] = whole.decoded(at)
+            self._count([realm_of[k] for k in whole.rows["key"][at].tolist()], old + mean, -1)
             whole = Codes(whole.codes[~held], whole.rows[~held])
-        codes = Codes.of(nums, vectors - mean)
+        codes = Codes.of(nums, (vectors - mean)[:, order])
         self.parts = [whole, codes]  # joined when next needed: one copy per segment written
         self._count(realms, vectors, 1)
         self.hi, self.grown = hi, True
@@ -208,10 +221,17 @@ class _Open:
         return done
 
 
-def _mean(tx: SqliteTransaction, model: str, dim: int) -> list[float]:
-    """The mean of every stored row of ``model``."""
-    summed, count = np.zeros(dim, dtype=np.float64), 0
-    for _, vectors, _, _ in _chunks(tx, model, dim, 0):
+def _measured(tx: SqliteTransaction, meta: Meta) -> Meta:
+    """``meta`` with the mean of every stored row of its model, its dimensions in falling
+    variance (``order``) and the share of the variance the first half of them holds."""
+    dim = meta.dim
+    summed, squares, count = np.zeros(dim), np.zeros(dim), 0
+    for _, vectors, _, _ in _chunks(tx, meta.model, dim, 0):
         summed += vectors.sum(axis=0, dtype=np.float64)
+        squares += np.square(vectors, dtype=np.float64).sum(axis=0)
         count += len(vectors)
-    return [float(x) for x in summed / max(count, 1)]
+    mean = summed / max(count, 1)
+    variance = np.maximum(squares / max(count, 1) - mean**2, 0.0)
+    order = np.argsort(-variance, kind="stable")
+    share = float(variance[order[: meta.head]].sum() / variance.sum()) if variance.any() else 0.0
+    return replace(meta, mean=[float(x) for x in mean], order=[int(i) for i in order], share=share)
