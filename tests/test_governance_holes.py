@@ -70,12 +70,12 @@ def test_a_promotions_log_entry_and_queue_are_not_for_everyone(
 ) -> None:
     host.reset_session(ADA, "s1", boundary="clear")
     ada = host.acting_as(ADA, session="s1")
-    own = ada.remember("my locker code is 4711")
+    own = ada.remember("my locker word is tangerine")  # (no id or hash spells it)
     ada.propose("share the locker code", record=own.id)
     app = make_service(principal="app:ci")
     logged = [e for e in app.events(limit=1000) if e.kind == "propose"]
-    assert logged and all("4711" not in (e.payload or "") for e in logged)
+    assert logged and all("tangerine" not in (e.payload or "") for e in logged)
     assert json.loads(logged[-1].payload or "{}")["record"] == own.id
     with pytest.raises(AccessDenied):
         app.list_tickets()
-    assert [t.body for t in host.list_tickets()] == ["my locker code is 4711"]
+    assert [t.body for t in host.list_tickets()] == ["my locker word is tangerine"]
