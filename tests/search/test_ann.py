@@ -809,6 +809,23 @@ def test_a_large_index_chooses_a_pool_by_the_head_and_scores_it_by_every_code(
             others = np.setdiff1d(pooled, chosen)
             assert by_all[others].max(initial=-np.inf) <= by_all[chosen].min() + 1e-3
             assert rough.narrow
+        # A threshold many tie at (or a sample that misled) pools the best exactly
+        with monkeypatch.context() as patched:
+            patched.setattr(plain, "about", lambda parts, count: list(range(400)))
+            pools: list[int] = []
+            rescored = sqlite_ann.Rough._rescored
+            patched.setattr(
+                sqlite_ann.Rough,
+                "_rescored",
+                lambda self, rows, seen=pools, real=rescored: (
+                    seen.append(len(rows)) or real(self, rows)
+                ),
+            )
+            chosen = rough.best(10)
+            assert pools == [80]  # the best 80 by the head, as ``plain.best`` ranks them
+            pooled = np.argsort(-by_head, kind="stable")[:80]
+            wanted = pooled[np.argsort(-by_all[pooled], kind="stable")[:10]]
+            assert np.allclose(sorted(by_all[chosen]), sorted(by_all[wanted]), rtol=1e-5)
         # A pool of more than the rows ÷ GATHERED: every row's rest is read, once
         assert np.allclose(
             sorted(by_all[rough.best(20)]), sorted(by_all)[-20:], rtol=1e-5, atol=1e-3

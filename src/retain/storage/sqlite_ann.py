@@ -589,7 +589,7 @@ class Rough:
         wanted = max(POOL, 8 * count)
         if self.narrow and wanted * GATHERED < self.size:
             pool = plain.about(self.parts, wanted)
-            if len(pool) < wanted // 2:  # (a sample that misled: rare)
+            if not wanted // 2 <= len(pool) <= 2 * wanted:  # a sample that misled, or ties
                 pool = sorted(plain.best(self.parts, wanted, SAMPLED))
             return [pool[i] for i in plain.best([self._rescored(pool)], count, SAMPLED)]
         if self.narrow:
