@@ -817,8 +817,8 @@ def test_a_large_index_chooses_a_pool_by_the_head_and_scores_it_by_every_code(
             patched.setattr(
                 sqlite_ann.Rough,
                 "_rescored",
-                lambda self, rows, seen=pools, real=rescored: (
-                    seen.append(len(rows)) or real(self, rows)
+                lambda self, rows, rest, seen=pools, real=rescored: (
+                    seen.append(len(rows)) or real(self, rows, rest)
                 ),
             )
             chosen = rough.best(10)

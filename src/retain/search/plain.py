@@ -240,23 +240,12 @@ def about(parts: Sequence[Any], count: int, sampled: int = 32) -> list[int]:
 
 
 def _about_plain(views: list[memoryview[float]], stride: int, kept: int) -> list[int]:
-    sample = [x for part in views for x in part[::stride].tolist()]
-    threshold = heapq.nlargest(kept, sample)[-1]
-    places: list[int] = []
-    start = 0
-    for part in views:
-        places += map(start.__add__, at_least(part, threshold))
-        start += len(part)
+    places, _ = _above_plain(views, _sampled(views, stride, kept))
     return places
 
 
 def _about_numpy(views: list[memoryview[float]], stride: int, kept: int) -> list[int]:
-    import numpy as np
-
-    scores = np.concatenate([np.frombuffer(v.cast("B"), dtype=np.float32) for v in views])
-    sample = scores[::stride]
-    nth = len(sample) - kept
-    above: list[int] = np.flatnonzero(scores >= np.partition(sample, nth)[nth]).tolist()
+    above: list[int] = _above_numpy(_scores_numpy(views), stride, kept).tolist()
     return above
 
 
@@ -265,17 +254,7 @@ def _best_plain(views: list[memoryview[float]], size: int, count: int, sampled: 
     their signs (``at_least``), one sort of theirs."""
     stride = 8 * count // sampled
     if stride >= 2 and size // stride > sampled:
-        sample = [x for part in views for x in part[::stride].tolist()]
-        threshold = heapq.nlargest(sampled, sample)[-1]
-        places: list[int] = []
-        values: list[float] = []
-        start = 0
-        for part in views:
-            found = at_least(part, threshold)
-            if found:  # (in C: a getter of every place, the offset added by map)
-                places += map(start.__add__, found)
-                values += operator.itemgetter(*found)(part) if len(found) > 1 else [part[found[0]]]
-            start += len(part)
+        places, values = _above_plain(views, _sampled(views, stride, sampled))
         if len(places) >= count:
             return _highest(places, values, count)
     every = floats(b"".join(part.cast("B") for part in views))
@@ -287,16 +266,57 @@ def _best_numpy(views: list[memoryview[float]], size: int, count: int, sampled: 
     above it (0.6 ms at a million scores, against 6 for partitioning them all)."""
     import numpy as np
 
-    scores = np.concatenate([np.frombuffer(part.cast("B"), dtype=np.float32) for part in views])
+    scores = _scores_numpy(views)
     stride = 8 * count // sampled
     if stride >= 2 and size // stride > sampled:
-        sample = scores[::stride]
-        nth = len(sample) - sampled
-        above = np.flatnonzero(scores >= np.partition(sample, nth)[nth])
+        above = _above_numpy(scores, stride, sampled)
         if len(above) >= count:
             kept = np.argpartition(scores[above], len(above) - count)[len(above) - count :]
             return cast("list[int]", above[kept].tolist())
     return cast("list[int]", np.argpartition(scores, size - count)[size - count :].tolist())
+
+
+def _sampled(views: list[memoryview[float]], stride: int, kept: int) -> float:
+    """The ``kept``-th highest score of a strided sample (each part's from its start)."""
+    sample = [x for part in views for x in part[::stride].tolist()]
+    return heapq.nlargest(kept, sample)[-1]
+
+
+def _above_plain(views: list[memoryview[float]], threshold: float) -> tuple[list[int], list[float]]:
+    """The places, counted across ``views``, of the scores at or above ``threshold``, and
+    those scores, in order."""
+    places: list[int] = []
+    values: list[float] = []
+    start = 0
+    for part in views:
+        found = at_least(part, threshold)
+        if found:  # (the offset added by map, in C)
+            places += map(start.__add__, found)
+            values += picked(part, found)
+        start += len(part)
+    return places, values
+
+
+def _scores_numpy(views: list[memoryview[float]]) -> Any:
+    """The parts' scores joined in one numpy array."""
+    import numpy as np
+
+    return np.concatenate([np.frombuffer(part.cast("B"), dtype=np.float32) for part in views])
+
+
+def _above_numpy(scores: Any, stride: int, kept: int) -> Any:
+    """The places of ``scores`` at or above the ``kept``-th highest of their strided
+    sample (by numpy's partition)."""
+    import numpy as np
+
+    sample = scores[::stride]
+    nth = len(sample) - kept
+    return np.flatnonzero(scores >= np.partition(sample, nth)[nth])
+
+
+def picked(values: Any, places: list[int]) -> Sequence[Any]:
+    """``values`` at ``places`` (at least one; in C: a getter of every place)."""
+    return operator.itemgetter(*places)(values) if len(places) > 1 else [values[places[0]]]
 
 
 def _highest(places: list[int], values: list[float], count: int) -> list[int]:

@@ -101,7 +101,6 @@ import functools
 import itertools
 import json
 import math
-import operator
 import os
 import re
 import sys
@@ -517,10 +516,9 @@ class Approximate:
         summed in integers by SimSIMD's kernels and scaled by the row's step; the rows are
         split in ``THREADS`` parts read side by side from ``SPLIT_FROM`` of them."""
         if not self.size:
-            return [Rough([], [], memoryview(b""), narrow=False) for _ in queries]
+            return [Rough([], [], None) for _ in queries]
         order, head = self.meta.order, self.meta.head
         coded = [plain.codes(array("f", map(plain.view(q).__getitem__, order))) for q in queries]
-        rests = plain.int8_rows(plain.packed([c[head:] for c in coded]), self.meta.dim - head)
         narrow = self.narrow
         threads = THREADS if self.size >= SPLIT_FROM else 1
         pieces = []
@@ -533,10 +531,13 @@ class Approximate:
         scores: list[list[memoryview[float]] | None] = [None] * len(pieces)
         failed: list[BaseException] = []
         every = max(1, min(threads, len(pieces)))
-        if narrow:
+        if narrow:  # the heads scanned, each query's rest kept for its pool
             asked = plain.int8_rows(plain.packed([c[:head] for c in coded]), head)
+            rests = plain.int8_rows(plain.packed([c[head:] for c in coded]), self.meta.dim - head)
+            rest_of: list[memoryview[int] | None] = [rests[i : i + 1] for i in range(len(coded))]
         else:
             asked = plain.int8_rows(plain.packed(coded), self.meta.dim)
+            rest_of = [None] * len(coded)
         helpers = [
             threading.Thread(
                 target=_scan_all, args=(asked, narrow, pieces, scores, i, every, failed)
@@ -551,12 +552,7 @@ class Approximate:
         if failed:
             raise failed[0]
         return [
-            Rough(
-                pieces,
-                [part[i] for part in scores if part is not None],
-                rests[i : i + 1],
-                narrow=narrow,
-            )
+            Rough(pieces, [part[i] for part in scores if part is not None], rest_of[i])
             for i in range(len(queries))
         ]
 
@@ -571,39 +567,40 @@ class Rough:
         self,
         pieces: list[tuple[Mapped, int, int]],
         parts: list[memoryview[float]],
-        rest: memoryview[int],
-        *,
-        narrow: bool,
+        rest: memoryview[int] | None,
     ) -> None:
         self.pieces = pieces
         self.parts = parts
-        self.rest = rest  # the query's codes past the head (a row)
-        self.narrow = narrow
+        self.rest = rest  # the query's codes past the head (a row), while ``narrow``
         self.size = sum(stop - start for _, start, stop in pieces)
+
+    @property
+    def narrow(self) -> bool:
+        """Whether the scores are the heads' alone."""
+        return self.rest is not None
 
     def best(self, count: int) -> list[int]:
         """The rows (counted across the segments in order) of the ``count`` best scores
         by every code: ``narrow``, of about the best ``POOL`` (or eight times ``count``) by
         the head, unless those would be more than the rows ÷ ``GATHERED`` (then every
         row's rest is read, once, and the scores are every code's from then on)."""
-        wanted = max(POOL, 8 * count)
-        if self.narrow and wanted * GATHERED < self.size:
+        wanted, rest = max(POOL, 8 * count), self.rest
+        if rest is not None and wanted * GATHERED < self.size:
             pool = plain.about(self.parts, wanted)
             if not wanted // 2 <= len(pool) <= 2 * wanted:  # a sample that misled, or ties
                 pool = sorted(plain.best(self.parts, wanted, SAMPLED))
-            return [pool[i] for i in plain.best([self._rescored(pool)], count, SAMPLED)]
-        if self.narrow:
+            return [pool[i] for i in plain.best([self._rescored(pool, rest)], count, SAMPLED)]
+        if rest is not None:
             self.parts = [
                 plain.added(
-                    part,
-                    scan(self.rest, mapped.rest_part(start, stop), mapped.steps()[start:stop])[0],
+                    part, scan(rest, mapped.rest_part(start, stop), mapped.steps()[start:stop])[0]
                 )
                 for part, (mapped, start, stop) in zip(self.parts, self.pieces, strict=True)
             ]
-            self.narrow = False
+            self.rest = None
         return plain.best(self.parts, count, SAMPLED)
 
-    def _rescored(self, rows: list[int]) -> memoryview[float]:
+    def _rescored(self, rows: list[int], rest: memoryview[int]) -> memoryview[float]:
         """The scores by every code of ``rows`` (in order): the head's, and the rest's read
         where each row is."""
         heads: list[float] = []
@@ -613,20 +610,15 @@ class Rough:
         for part, (mapped, start, stop) in zip(self.parts, self.pieces, strict=True):
             end = bisect.bisect_left(rows, offset + stop - start, at)
             if end > at:
-                heads += _picked(part, [row - offset for row in rows[at:end]])
+                heads += plain.picked(part, [row - offset for row in rows[at:end]])
                 within = [row - offset + start for row in rows[at:end]]  # the segment's rows
-                scales += _picked(mapped.steps(), within)
+                scales += plain.picked(mapped.steps(), within)
                 wide, plane = mapped.rest_width, mapped.rest
                 rests += [plane[i * wide : i * wide + wide] for i in within]
             at, offset = end, offset + stop - start
-        wide = self.rest.nbytes  # (a row)
-        found = scan(self.rest, plain.int8_rows(b"".join(rests), wide), array("f", scales))[0]
+        wide = rest.nbytes  # (a row)
+        found = scan(rest, plain.int8_rows(b"".join(rests), wide), array("f", scales))[0]
         return plain.added(found, array("f", heads))
-
-
-def _picked(values: Any, places: list[int]) -> Sequence[float]:
-    """``values`` at ``places`` (in C: a getter of every place)."""
-    return operator.itemgetter(*places)(values) if len(places) > 1 else [values[places[0]]]
 
 
 def _scan_all(
