@@ -266,10 +266,16 @@ class StaticModel:
         """Each piece's row in float32 (its int8 row times its scale: the values ``embed``
         adds), and which rows are made. A row is made the first time a batch holds its
         piece, so a batch adds rows already scaled (28 → 16 µs a text of 150 pieces)
-        and no process pays for the whole table (200 ms, 30 MB) up front."""
+        and no process pays for the whole table (200 ms, 30 MB) up front. The table is
+        an anonymous map, its pages made as rows are written: numpy asks the kernel for
+        huge pages for an array as large as this (2 MB each), and a few hundred rows
+        made across it would hold nearly all of it (27 MB more in a searching process)."""
+        import mmap
+
         import numpy as np
 
-        return np.empty(self.rows.shape, np.float32), np.zeros(self.rows.shape[0], np.bool_)
+        table = np.frombuffer(mmap.mmap(-1, self.rows.size * 4), np.float32)
+        return table.reshape(self.rows.shape), np.zeros(self.rows.shape[0], np.bool_)
 
     def _scaled(self, ids: npt.NDArray[np.intp]) -> Matrix:
         """The float32 table with the rows of ``ids`` made."""
