@@ -20,7 +20,8 @@ each:
 * ``open_ms`` and ``first_search_ms`` (everything the first search of a new process
   loads: numpy, the embedder, the vectors or their index, the search itself; the
   measuring process imports nothing that loads numpy before it), the same search
-  again (``same_search_again_ms``: the difference is what the first one loaded), then
+  again (``same_search_again_ms``: the difference is what the first one loaded; from
+  65,536 codes this second search loads numpy, ``sqlite_ann.warmed``), then
   the store's rare/common/mixed query sets searched warm (p50, p95), and the process's
   peak RSS (``VmHWM``); then the same queries searched within the project tier of
   ``tiny`` alone (``tier_search_ms``), within the tier of ``infra``, a project of about

@@ -245,6 +245,49 @@ def test_a_search_of_a_store_past_ann_from_loads_no_numpy_once_its_codes_are_bui
     assert hits(again)[0][0] == "tz" and "semantic" in hits(again)[0][2]
 
 
+# Searches a store three times in one process, ``NUMPY_FROM`` set to argv[1]: for each,
+# its results and whether numpy was loaded after it.
+SEARCH_THRICE = """
+import json, sys
+import retain
+from retain.storage import sqlite_ann
+sqlite_ann.NUMPY_FROM = int(sys.argv[1])
+store = retain.open()
+said = []
+for _ in range(3):
+    hits = store.search("timezone of Alice").hits
+    said.append([[(h.memory.name, h.senses) for h in hits], "numpy" in sys.modules])
+print(json.dumps(said))
+"""
+
+
+@pytest.mark.parametrize(("numpy_from", "loaded"), [(3, [False, True, True]), (4, [False] * 3)])
+def test_a_process_searching_the_codes_again_loads_numpy_for_its_second_search(
+    home: Path, numpy_from: int, loaded: list[bool]
+) -> None:
+    """numpy chooses the best of many codes' scores at a fraction of the plain way's cost,
+    but its import costs more than a search: a process's first search goes without it and
+    its second loads it, where the codes hold ``NUMPY_FROM`` rows; it finds the same."""
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text("[search]\nann_from = 2\n")
+    notes = {"tz": "Alice is in UTC+8", "boat": "The ferry leaves at dawn", "oven": "Bake it"}
+    for name, text in notes.items():
+        added, _ = retain(home, "add", name, "-d", text)
+        assert added.returncode == 0, added.stderr
+    built, _ = retain(home, "search", "timezone of Alice")  # (the codes built: 3 rows)
+    assert built.returncode == 0, built.stderr
+    env = {**os.environ, "RETAIN_HOME": str(home)}
+    env.pop("RETAIN_DATABASE_URL", None)
+    out = subprocess.run(
+        [sys.executable, "-c", SEARCH_THRICE, str(numpy_from)],
+        capture_output=True, text=True, env=env, timeout=120, check=True,
+    ).stdout  # fmt: skip
+    said = json.loads(out)
+    assert [numpy for _, numpy in said] == loaded
+    assert said[0][0][0][0] == "tz" and "semantic" in said[0][0][0][1]
+    assert said[1][0] == said[2][0] == said[0][0]
+
+
 def test_a_hooks_observation_loads_no_numpy_and_no_server(home: Path) -> None:
     """``retain session observe`` runs after every tool call of an agent's host: it opens
     the store and writes a row, and loads nothing a search or a server needs."""

@@ -834,6 +834,27 @@ def test_a_large_index_chooses_a_pool_by_the_head_and_scores_it_by_every_code(
         assert np.allclose(np.concatenate(rough.parts), by_all, rtol=1e-5, atol=1e-3)
 
 
+def test_a_pool_is_scored_again_alike_with_numpy_and_without(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ann = store.open()
+    found(ann, "boats")
+    opened = index_of(ann)
+    opened.meta = replace(opened.meta, share=1.0)
+    monkeypatch.setattr(sqlite_ann, "POOL", 20)
+    monkeypatch.setattr(sqlite_ann, "GATHERED", 4)
+    monkeypatch.setattr(sqlite_ann, "THREADS", 3)
+    monkeypatch.setattr(sqlite_ann, "SPLIT_FROM", 0)  # the rows in three pieces
+    queries = key.embed(ann.embedder.embedder, list(QUERIES))
+    rng = random.Random(7)
+    for rough in opened.scored(list(queries)):
+        assert rough.narrow and len(rough.parts) == 3 and rough.rest is not None
+        for size in (1, 2, 50, 133, 400):  # a piece or two with none of them, or every row
+            rows = sorted(rng.sample(range(400), size))
+            plain_way = rough._rescored_plain(rows, rough.rest)
+            assert plain_way.tobytes() == rough._rescored_numpy(rows, rough.rest).tobytes()
+
+
 def test_a_search_through_a_pool_finds_the_exact_nearest_of_these_rows(
     store: Opened, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -8,7 +8,9 @@ candidate rows, the relevance gate's arithmetic and the choice of the codes' bes
 scores are made here over plain buffers (``array``, ``bytes``, memory maps) by
 SimSIMD's kernels, which take any buffer of float32 or int8 values and let go of the
 interpreter's lock while they run. A vector is a float32 buffer of one row: an
-``array('f')``, or a numpy row where numpy is loaded anyway.
+``array('f')``, or a numpy row where numpy is loaded anyway. Where it is (a process's
+second search of large codes loads it: ``storage.sqlite_ann.warmed``), the choice of
+the best scores is numpy's, at a fraction of the cost.
 """
 
 from __future__ import annotations
@@ -208,9 +210,9 @@ def best(parts: Sequence[Any], count: int, sampled: int = 16) -> list[int]:
     and only they are ranked. When the sample is too sparse for that, or fewer than
     ``count`` pass (``sampled`` of the sample's scores among the best ``count``, where
     about 2 are expected: less than once in a billion for scores in no order), every
-    score is ranked. Where numpy is loaded already (a server that wrote a batch, a
-    bench) its partition does it, at a tenth of the cost (``_best_numpy``): the same
-    places but for ties."""
+    score is ranked. Where numpy is loaded (a process that wrote a batch, or searched
+    large codes before: ``sqlite_ann.warmed``) its partition does it, at a tenth of the
+    cost (``_best_numpy``): the same places but for ties."""
     views = [view(p) for p in parts]
     size = sum(len(v) for v in views)
     if count >= size:

@@ -4,7 +4,7 @@
 It is one piece past the usual size on purpose: the codes' file format, their scan, the
 rows held in memory and the choice of candidates share one layout, changed together;
 the codes' build, which needs numpy, is ``sqlite_ann_build`` (a search reads without
-it: ``search.plain``).
+it, ``search.plain``, until a process searches a second time: ``warmed``).
 
 Below ``ann_from`` vectors of a model, a store keeps no codes: a process reads every
 row into memory at its first search and scores them exactly (a ``Tail`` with no
@@ -140,6 +140,8 @@ POOL = 2048
 # POOL × GATHERED rows, always: every code of every row is read, the candidates exact)
 GATHERED = 128
 HEAD_SHARE = 0.7  # the share of the rows' variance the head must hold to choose alone
+# the rows from which a process's second search loads numpy (``warmed``)
+NUMPY_FROM = SEGMENT_ROWS
 # a segment's rows: each a memory number and a step (numpy's record, as its header says)
 ROW_DESCR, ROW_BYTES = "[('key', '<i8'), ('step', '<f4')]", 12
 # a segment's files: <stem>.codes.npy (its codes, a row each), <stem>.head.npy and
@@ -477,6 +479,7 @@ class Approximate:
         ]
         self.starts = list(itertools.accumulate((m.size for m in self.segments), initial=0))
         self.size = self.starts.pop()  # (each segment's first row, counted across them)
+        self._sums: dict[str, tuple[list[float], int]] = {}  # the segments' sum, a realm's
 
     def keys(self, rows: list[int]) -> list[int]:
         """The memory numbers of ``rows``, counted across the segments in order: each
@@ -491,12 +494,15 @@ class Approximate:
         """The realm's vector sum and count, the segments' and the tail's. A row deleted
         since its segment was built, or rewritten into a later one, counts until the codes
         are built again."""
-        total = [0.0] * self.meta.dim
-        count = 0
-        for segment in self.meta.segments:
-            if realm in segment.counts:
-                total = [a + b for a, b in zip(total, segment.sums[realm], strict=True)]
-                count += segment.counts[realm]
+        if realm not in self._sums:  # (the segments' do not change: added once a realm)
+            total = [0.0] * self.meta.dim
+            count = 0
+            for segment in self.meta.segments:
+                if realm in segment.counts:
+                    total = [a + b for a, b in zip(total, segment.sums[realm], strict=True)]
+                    count += segment.counts[realm]
+            self._sums[realm] = total, count
+        total, count = self._sums[realm]
         extra, more = self.tail.realm_sum(realm)
         if extra is not None:
             total = [a + b for a, b in zip(total, extra, strict=True)]
@@ -602,7 +608,13 @@ class Rough:
 
     def _rescored(self, rows: list[int], rest: memoryview[int]) -> memoryview[float]:
         """The scores by every code of ``rows`` (in order): the head's, and the rest's read
-        where each row is."""
+        where each row is; gathered by numpy where it is loaded (at a million rows, a pool
+        of about 2,000 in 0.7 ms against 1.3)."""
+        if "numpy" in sys.modules:
+            return self._rescored_numpy(rows, rest)
+        return self._rescored_plain(rows, rest)
+
+    def _rescored_plain(self, rows: list[int], rest: memoryview[int]) -> memoryview[float]:
         heads: list[float] = []
         rests: list[memoryview[int]] = []
         scales: list[float] = []
@@ -619,6 +631,30 @@ class Rough:
         wide = rest.nbytes  # (a row)
         found = scan(rest, plain.int8_rows(b"".join(rests), wide), array("f", scales))[0]
         return plain.added(found, array("f", heads))
+
+    def _rescored_numpy(self, rows: list[int], rest: memoryview[int]) -> memoryview[float]:
+        import numpy as np
+
+        places = np.asarray(rows, dtype=np.intp)
+        sizes = [stop - start for _, start, stop in self.pieces]
+        ends = np.cumsum(sizes)
+        cuts = np.searchsorted(places, ends).tolist()  # where each piece's rows end
+        heads, rests, scales = [], [], []
+        at = 0
+        for part, (mapped, start, _), size, end, cut in zip(
+            self.parts, self.pieces, sizes, ends.tolist(), cuts, strict=True
+        ):
+            if cut > at:
+                local = places[at:cut] - (end - size)  # the piece's rows
+                within = local + start  # the segment's
+                heads.append(np.frombuffer(part.cast("B"), np.float32)[local])
+                scales.append(np.frombuffer(mapped.steps(), np.float32)[within])
+                plane = np.frombuffer(mapped.rest, np.int8).reshape(-1, mapped.rest_width)
+                rests.append(plane[within])
+            at = cut
+        codes = plain.int8_rows(np.concatenate(rests), rest.nbytes)
+        found = scan(rest, codes, plain.floats(np.concatenate(scales)))[0]
+        return plain.added(found, np.concatenate(heads))
 
 
 def _scan_all(
@@ -897,6 +933,7 @@ def nearest(
     nearest it by exact cosine: the segments' candidates and the tail together (see the
     module docstring)."""
     model, dim = ann.meta.model, ann.meta.dim
+    warmed(ann.size)
     vectors = [plain.floats(query) for query in queries]
     tail, tail_nums = ann.tail.scored(vectors, where.realm)
     rough = ann.scored(vectors)
@@ -940,6 +977,25 @@ def nearest(
             count = max(count * 2, math.ceil(wanted * SPARE)) if hits else count * 4
         found.append(hits)
     return found
+
+
+_SEARCHED = threading.Event()  # set by a process's first search of NUMPY_FROM rows or more
+
+
+def warmed(size: int) -> None:
+    """numpy loaded for a process's second search of ``NUMPY_FROM`` codes or more.
+
+    Where numpy is loaded, its partition chooses the best of the codes' scores for a
+    fraction of the plain way's cost (``plain.best`` and ``plain.about``: at a million
+    scores 0.6 ms against 4–5), but importing it costs a new process 60–100 ms, more than
+    such a search. So a process's first search goes without it (a ``retain search``
+    command searches once), and its second imports it: a process that searches again
+    (a server, an agent's loop) is one that searches many times."""
+    if size < NUMPY_FROM or "numpy" in sys.modules:
+        return
+    if _SEARCHED.is_set():
+        import numpy  # noqa: F401  # (``search.plain`` uses it where it is loaded)
+    _SEARCHED.set()
 
 
 def _exactly(
