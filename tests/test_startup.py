@@ -216,6 +216,16 @@ def test_a_search_loads_what_it_ranks_with_and_not_what_it_does_not_run(home: Pa
     assert loaded & set(UNUSED_BY_SEARCH) == set()
 
 
+def three_past_ann_from(home: Path) -> None:
+    """Three memories added in ``home``, whose store keeps codes from two vectors."""
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text("[search]\nann_from = 2\n")
+    notes = {"tz": "Alice is in UTC+8", "boat": "The ferry leaves at dawn", "oven": "Bake it"}
+    for name, text in notes.items():
+        added, _ = retain(home, "add", name, "-d", text)
+        assert added.returncode == 0, added.stderr
+
+
 def test_a_search_of_a_store_past_ann_from_loads_no_numpy_once_its_codes_are_built(
     home: Path,
 ) -> None:
@@ -223,12 +233,7 @@ def test_a_search_of_a_store_past_ann_from_loads_no_numpy_once_its_codes_are_bui
     that builds them loads numpy; a later one reads them, embeds its query and the gate's
     sentences and scores its candidates without it (``search.plain``): a command's
     search pays no import of 60–100 ms, and finds the same."""
-    home.mkdir(parents=True)
-    (home / "config.toml").write_text("[search]\nann_from = 2\n")
-    notes = {"tz": "Alice is in UTC+8", "boat": "The ferry leaves at dawn", "oven": "Bake it"}
-    for name, text in notes.items():
-        added, _ = retain(home, "add", name, "-d", text)
-        assert added.returncode == 0, added.stderr
+    three_past_ann_from(home)
     first, built = retain(home, "search", "timezone of Alice", "--format", "json")
     assert first.returncode == 0, first.stderr
     assert "numpy" in built and "retain.storage.sqlite_ann_build" in built
@@ -268,12 +273,7 @@ def test_a_process_searching_the_codes_again_loads_numpy_for_its_second_search(
     """numpy chooses the best of many codes' scores at a fraction of the plain way's cost,
     but its import costs more than a search: a process's first search goes without it and
     its second loads it, where the codes hold ``NUMPY_FROM`` rows; it finds the same."""
-    home.mkdir(parents=True)
-    (home / "config.toml").write_text("[search]\nann_from = 2\n")
-    notes = {"tz": "Alice is in UTC+8", "boat": "The ferry leaves at dawn", "oven": "Bake it"}
-    for name, text in notes.items():
-        added, _ = retain(home, "add", name, "-d", text)
-        assert added.returncode == 0, added.stderr
+    three_past_ann_from(home)
     built, _ = retain(home, "search", "timezone of Alice")  # (the codes built: 3 rows)
     assert built.returncode == 0, built.stderr
     env = {**os.environ, "RETAIN_HOME": str(home)}
