@@ -774,6 +774,12 @@ def test_codes_that_cannot_be_read_are_built_again_by_a_compaction_and_a_search(
     for plane in folder.glob("*.head.npy"):
         plane.write_bytes(b"not an array")
     agree(store.open(ann_from=0), store.open())
+    for plane in folder.glob("*.rest.npy"):  # a plane gone: found by a compaction too
+        plane.unlink()
+    ann = store.open()
+    assert "vector_index_rebuilt" in ann.compact()["steps"]
+    assert len(list(folder.glob("*.rest.npy"))) == 1
+    agree(store.open(ann_from=0), ann)
 
 
 def test_a_large_index_chooses_a_pool_by_the_head_and_scores_it_by_every_code(

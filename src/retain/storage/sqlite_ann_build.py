@@ -89,7 +89,11 @@ def quantized(rows: Matrix) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.float3
 
 def stale(folder: Path, meta: Meta, live: Iterator[int]) -> bool:
     """Whether a segment of ``meta`` holds a key that ``live`` (the numbers of the model's
-    stored vectors) lacks: a deleted or erased vector's codes, kept until a rebuild."""
+    stored vectors) lacks: a deleted or erased vector's codes, kept until a rebuild. A
+    segment a search could not read (one of its four files missing, or not of its
+    shape) raises, as ``Mapped.of`` does."""
+    for segment in meta.segments:
+        sqlite_ann.Mapped.of(folder, meta.stem(segment), meta.dim, meta.head)
     kept = np.fromiter(live, dtype=np.int64)
     held = (Codes.mapped(folder, meta.stem(s), meta.dim) for s in meta.segments)
     return any(len(np.setdiff1d(codes.rows["key"], kept)) for codes in held)
