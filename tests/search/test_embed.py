@@ -162,6 +162,27 @@ def test_a_static_model_is_read_over_its_file_as_numpy_saved_it(tmp_path: Path) 
         assert np.array_equal(model.embed(texts), StaticEmbedder(DEFAULT_STATIC_MODEL).embed(texts))
 
 
+def test_a_static_model_of_no_pieces_embeds_every_text_as_nothing(tmp_path: Path) -> None:
+    import hashlib
+    import io
+
+    saved = io.BytesIO()
+    np.save(saved, np.zeros((0, 256), dtype=np.int8))
+    copy = _with_vectors(tmp_path, saved.getvalue())
+    scales = io.BytesIO()
+    np.save(scales, np.zeros(0, dtype=np.float32))
+    (copy / "scales.npy").write_bytes(scales.getvalue())
+    (copy / "vocab.txt").write_bytes(b"")
+    manifest = json.loads((copy / "manifest.json").read_text())
+    for name in ("scales.npy", "vocab.txt"):
+        manifest["sha256"][name] = hashlib.sha256((copy / name).read_bytes()).hexdigest()
+    manifest.pop("memo", None)
+    manifest["sha256"].pop("memo.npy", None)
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    embedded = StaticEmbedder(str(copy)).embed(["deploys run nightly", ""])
+    assert embedded.shape == (2, 256) and not embedded.any()
+
+
 @pytest.mark.parametrize("kind", ["objects", "empty", "not-npy"])
 def test_a_static_model_with_unreadable_vectors_is_refused(tmp_path: Path, kind: str) -> None:
     import io

@@ -274,7 +274,8 @@ class StaticModel:
 
         import numpy as np
 
-        table = np.frombuffer(mmap.mmap(-1, self.rows.size * 4), np.float32)
+        size = self.rows.size  # (a map holds a byte at least: a model of no rows maps one)
+        table = np.frombuffer(mmap.mmap(-1, max(4 * size, 1)), np.float32, count=size)
         return table.reshape(self.rows.shape), np.zeros(self.rows.shape[0], np.bool_)
 
     def _scaled(self, ids: npt.NDArray[np.intp]) -> Matrix:
