@@ -92,11 +92,9 @@ def stale(folder: Path, meta: Meta, live: Iterator[int]) -> bool:
     stored vectors) lacks: a deleted or erased vector's codes, kept until a rebuild. A
     segment a search could not read (one of its four files missing, or not of its
     shape) raises, as ``Mapped.of`` does."""
-    for segment in meta.segments:
-        sqlite_ann.Mapped.of(folder, meta.stem(segment), meta.dim, meta.head)
+    held = [sqlite_ann.Mapped.of(folder, meta.stem(s), meta.dim, meta.head) for s in meta.segments]
     kept = np.fromiter(live, dtype=np.int64)
-    held = (Codes.mapped(folder, meta.stem(s), meta.dim) for s in meta.segments)
-    return any(len(np.setdiff1d(codes.rows["key"], kept)) for codes in held)
+    return any(len(np.setdiff1d(np.frombuffer(m.rows, ROW)["key"], kept)) for m in held)
 
 
 def _chunks(
