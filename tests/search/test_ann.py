@@ -782,6 +782,13 @@ def test_codes_that_cannot_be_read_are_built_again_by_a_compaction_and_a_search(
     agree(store.open(ann_from=0), ann)
 
 
+def small_pools(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pool's sizes set small for the test store: pools of fewer than 100 of its 400
+    rows, read through the head past 80 (``POOL × GATHERED``)."""
+    monkeypatch.setattr(sqlite_ann, "POOL", 20)
+    monkeypatch.setattr(sqlite_ann, "GATHERED", 4)
+
+
 def test_a_large_index_chooses_a_pool_by_the_head_and_scores_it_by_every_code(
     store: Opened, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -789,8 +796,7 @@ def test_a_large_index_chooses_a_pool_by_the_head_and_scores_it_by_every_code(
     found(ann, "boats")
     opened = index_of(ann)
     assert not opened.narrow  # (an index this small reads every code)
-    monkeypatch.setattr(sqlite_ann, "POOL", 20)
-    monkeypatch.setattr(sqlite_ann, "GATHERED", 4)  # pools of fewer than 100 of the 400
+    small_pools(monkeypatch)
     opened.meta = replace(opened.meta, share=sqlite_ann.HEAD_SHARE - 0.01)
     assert not opened.narrow  # a head holding too little of the variance chooses nothing
     opened.meta = replace(opened.meta, share=sqlite_ann.HEAD_SHARE)
@@ -847,8 +853,7 @@ def test_a_pool_is_scored_again_alike_with_numpy_and_without(
     found(ann, "boats")
     opened = index_of(ann)
     opened.meta = replace(opened.meta, share=1.0)
-    monkeypatch.setattr(sqlite_ann, "POOL", 20)
-    monkeypatch.setattr(sqlite_ann, "GATHERED", 4)
+    small_pools(monkeypatch)
     monkeypatch.setattr(sqlite_ann, "THREADS", 3)
     monkeypatch.setattr(sqlite_ann, "SPLIT_FROM", 0)  # the rows in three pieces
     queries = key.embed(ann.embedder.embedder, list(QUERIES))
@@ -866,8 +871,7 @@ def test_a_search_through_a_pool_finds_the_exact_nearest_of_these_rows(
 ) -> None:
     ann = store.open()
     found(ann, "boats")
-    monkeypatch.setattr(sqlite_ann, "POOL", 20)
-    monkeypatch.setattr(sqlite_ann, "GATHERED", 4)
+    small_pools(monkeypatch)
     monkeypatch.setattr(sqlite_ann, "FIRST", 4)  # candidates 10, a pool of about 80
     index_of(ann).meta = replace(index_of(ann).meta, share=1.0)
     embedder = ann.embedder.embedder
