@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -63,6 +64,9 @@ UNUSED_BY_HELP = (
     "pathlib",  # a path option's value is made a Path when one is given
 )
 
+CURSOR_SHOWN = "\x1b[?25h"  # what a bar that goes leaves on the terminal, its line cleared
+CONTROLS = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")  # a terminal's cursor moves and erasures
+
 HEAVY = ("numpy", "rich", "yaml", "fastapi", "mcp", "uvicorn", "pydantic", "retain.service")
 
 # Runs before retain is imported: the blocked packages cannot be found, as when absent.
@@ -91,11 +95,16 @@ main()
 
 
 def retain(
-    home: Path, *args: str, blocked: tuple[str, ...] = (), environ: dict[str, str] | None = None
+    home: Path,
+    *args: str,
+    blocked: tuple[str, ...] = (),
+    environ: dict[str, str] | None = None,
+    merged: bool = False,
 ) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     """``retain ARGS`` in a fresh interpreter with ``blocked`` packages absent, off a
     terminal (and no variable telling rich otherwise, unless ``environ`` sets one); the
-    result and the modules it had loaded when it exited."""
+    result and the modules it had loaded when it exited. ``merged``: stderr written to
+    stdout's pipe, as a terminal shows them, in the order written."""
     loaded = home.parent / f"loaded-{os.getpid()}-{len(list(home.parent.iterdir()))}.json"
     env = {**os.environ, "RETAIN_HOME": str(home), "LOADED_TO": str(loaded)}
     for name in ("RETAIN_DATABASE_URL", "FORCE_COLOR", "TTY_COMPATIBLE"):
@@ -103,7 +112,8 @@ def retain(
     env.update(environ or {})
     result = subprocess.run(
         [sys.executable, "-c", BLOCK + RUN_CLI, ",".join(blocked), *args],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if merged else subprocess.PIPE,
         text=True,
         env=env,
         timeout=120,
@@ -287,6 +297,31 @@ def test_a_process_searching_the_codes_again_loads_numpy_for_its_second_search(
     assert [numpy for _, numpy in said] == loaded
     assert said[0][0][0][0] == "tz" and "semantic" in said[0][0][0][1]
     assert said[1][0] == said[2][0] == said[0][0]
+
+
+def test_a_search_that_builds_the_codes_draws_a_bar_that_goes_before_its_output(
+    home: Path,
+) -> None:
+    """A search whose store must build its codes (their folder gone) shows it on stderr's
+    bar, where rich finds a terminal; the bar goes (the cursor shown again, its line
+    cleared) once the build is done, before the results are printed to the terminal."""
+    three_past_ann_from(home)
+    environ = {"FORCE_COLOR": "1"}  # rich finds stderr a terminal
+    args = ("search", "timezone of Alice", "--format", "json")
+    built, _ = retain(home, *args, environ=environ)
+    assert built.returncode == 0, built.stderr
+    assert "vector index" in built.stderr
+    (folder,) = home.glob("*.vectors")
+    for path in folder.iterdir():
+        path.unlink()
+    again, _ = retain(home, *args, environ=environ, merged=True)
+    assert again.returncode == 0, again.stdout
+    bar, shown, output = again.stdout.rpartition(CURSOR_SHOWN)
+    assert "vector index" in bar and shown
+    assert json.loads(CONTROLS.sub("", output)) == json.loads(built.stdout)  # (its line cleared)
+    quiet, loaded = retain(home, *args, environ=environ)  # nothing to build: no bar
+    assert quiet.returncode == 0 and quiet.stderr == "" and "rich" not in loaded
+    assert json.loads(quiet.stdout) == json.loads(built.stdout)
 
 
 def test_a_hooks_observation_loads_no_numpy_and_no_server(home: Path) -> None:

@@ -145,8 +145,10 @@ def open(  # noqa: A001 - the natural verb, as in sqlite3 and shelve
 
     Settings come from ``config.toml`` in the home directory. ``session`` is the key of
     the agent context the principal acts in (the host's, never the model's): an agent's
-    writes are judged by that session's taint. ``progress`` hears an older store's schema
-    upgrade (phase ``schema``), if one is pending.
+    writes are judged by that session's taint. ``progress`` hears the long work the store
+    does on its own: an older store's schema upgrade (phase ``schema``), if one is
+    pending, and, in a SQLite store, the vector index a search has to build (phase
+    ``vector index``: an earlier format's, or its files gone).
     """
     from retain.config import LEGACY_DIR, load_settings, resolve_home
     from retain.errors import StoreError
@@ -202,7 +204,8 @@ def open_backend(
     SQLite file, or a directory meaning ``retain.db`` inside it (default: the home's).
     ``pool_size``: a PostgreSQL store's connections (default ``config.DEFAULT_POOL_SIZE``);
     ``ef_search``: the candidates its HNSW walks keep (default ``config.DEFAULT_EF_SEARCH``);
-    ``progress``: hears an older store's schema upgrade."""
+    ``progress``: hears an older store's schema upgrade, and the vector index a search
+    of a SQLite store builds."""
     from pathlib import Path
 
     from retain.config import DEFAULT_EF_SEARCH, DEFAULT_POOL_SIZE, STORE_FILE, resolve_home

@@ -8,6 +8,7 @@ for byte to a pipe, or with ``--raw``, and spelled out on a terminal (a real pty
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import socket
@@ -17,6 +18,7 @@ import pytest
 from tests.conftest import as_changed
 from tests.doors.cli_helpers import Retain, editor, on_a_terminal, run_script
 
+from retain.doors.cli import output
 from retain.doors.terminal import visible
 
 MARKUP = "x [/] y [bold]b[/bold] :smile:"
@@ -284,3 +286,37 @@ def test_a_plain_line_is_printed_as_rich_prints_it(
     captured = capsys.readouterr()
     assert getattr(captured, stream[3:]) == expected.getvalue()
     assert getattr(captured, "err" if stream == "stdout" else "out") == ""
+
+
+def test_a_bar_goes_when_its_phases_are_done_and_one_inside_another_is_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A command's bar is open while it runs (the store it opened reports to it), and a
+    verb's own bar inside it is the same one: rich draws one at a time. The bar goes
+    (the cursor shown again) once every phase it shows is done, or when a verb's own
+    ends, and comes back for the next report of work left."""
+    from rich.console import Console
+
+    screen = io.StringIO()
+    monkeypatch.setattr(output, "err", Console(file=screen, force_terminal=True, width=80))
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    hidden, shown = "\x1b[?25l", "\x1b[?25h"  # the cursor, while a bar is drawn and after
+    with output.progress_bar() as outer:
+        assert outer is not None
+        outer("schema", 2, 2)  # done already: nothing to draw
+        assert screen.getvalue() == ""
+        with output.progress_bar() as inner:
+            assert inner == outer
+            inner("embed", 0, 4)
+            inner("vector index", 0, 3)
+            inner("embed", 4, 4)
+            assert screen.getvalue().count(shown) == 0  # a phase left: still drawn
+            inner("vector index", 3, 3)
+            assert screen.getvalue().count(shown) == 1
+        with output.progress_bar() as inner:
+            assert inner is not None
+            inner("check", 1, 3)  # (a phase that ends short of its count)
+        assert (screen.getvalue().count(hidden), screen.getvalue().count(shown)) == (2, 2)
+        outer("vector index", 1, 3)
+        assert screen.getvalue().count(hidden) == 3
+    assert screen.getvalue().count(shown) == 3  # gone when the command ends

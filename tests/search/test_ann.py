@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import threading
 from collections.abc import Iterator
 from dataclasses import replace
@@ -917,3 +918,30 @@ def test_codes_of_an_earlier_format_are_built_again_by_the_next_search(store: Op
     assert sorted(meta.order) == list(range(meta.dim)) and 0 < meta.share <= 1
     (segment,) = meta.segments
     assert files_of(store) == {path.name, "lock", *segment_files(meta, segment)}
+
+
+def test_a_search_that_builds_the_codes_reports_it_to_the_stores_progress(
+    store: Opened,
+) -> None:
+    """The codes' folder gone, the next search builds them whole: every row read twice
+    (the mean first), reported as it goes to the ``progress`` the store was opened with,
+    the last report its whole; the search after it builds nothing."""
+    found(store.open(), "boats")
+    shutil.rmtree(sqlite_ann.folder_of(store.path))
+    heard: list[tuple[str, int, int]] = []
+    ann = MemoryService(
+        SqliteBackend(store.path, progress=lambda *report: heard.append(report)),
+        settings=Settings(ann_from=100),
+    )
+    store.services.append(ann)
+    agree(store.open(ann_from=0), ann)
+    assert {phase for phase, _, _ in heard} == {"vector index"}
+    assert (
+        heard[0] == ("vector index", 0, 2 * SIZE)
+        and heard[-1] == ("vector index",) + (2 * SIZE,) * 2
+    )
+    assert [done for _, done, _ in heard] == sorted(done for _, done, _ in heard)
+    assert all(done <= total for _, done, total in heard)
+    reported = len(heard)
+    found(ann, "boats")
+    assert len(heard) == reported

@@ -91,6 +91,7 @@ class SqliteBackend:
         self._queue = WriterQueue(self.path, self.location)  # the writers' turns
         self._common: set[str] = set()  # FTS phrases known to be common (see sqlite_fts)
         self._indexes: Indexes | None = None  # the vector codes beside the file, once used
+        self._progress = progress  # hears the upgrade, and the codes a search builds
         # The spare connection of ``read_beside``: None until first used; lent to one
         # read at a time; ``_spare_pid`` the process it was opened in, ``_spare_made``
         # counted up by ``close`` so that a connection lent before it is closed on return.
@@ -103,12 +104,14 @@ class SqliteBackend:
         self._migrate(progress)
 
     def vector_indexes(self) -> Indexes:
-        """The vector codes beside the file (``storage.sqlite_ann``),
-        made at first use: numpy and usearch are loaded by the searches that need them."""
+        """The vector codes beside the file (``storage.sqlite_ann``), made at first use:
+        numpy is loaded by the searches that need it. A search that has to build them (an
+        earlier format's, or their files gone) reports to the ``progress`` the store was
+        opened with."""
         if self._indexes is None:
             from retain.storage.sqlite_ann import Indexes
 
-            self._indexes = Indexes(self.path)
+            self._indexes = Indexes(self.path, self._progress)
         return self._indexes
 
     # -- connections ------------------------------------------------------------

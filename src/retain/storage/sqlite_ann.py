@@ -743,8 +743,9 @@ class Indexes:
     """The vector codes of one store file, one per model, shared by every thread
     of a process (see the module docstring)."""
 
-    def __init__(self, db: Path) -> None:
+    def __init__(self, db: Path, progress: Progress | None = None) -> None:
         self.folder = folder_of(db)
+        self.progress = progress  # hears a build a search makes (``searched``)
         self._open: dict[tuple[str, int], Approximate] = {}
         self._whole: dict[tuple[str, int], Approximate] = {}  # no codes: every row in memory
         self._lock = threading.Lock()
@@ -787,8 +788,9 @@ class Indexes:
     def searched(self, tx: SqliteTransaction, model: str, dim: int, at_least: int) -> Approximate:
         """``model``'s vectors as a search reads them in ``tx``: through the codes where
         the store keeps them (``kept``), else every row exactly in memory, a tail without
-        segments (no file is written)."""
-        ann = self.kept(tx, model, dim, at_least)
+        segments (no file is written). A build it makes (the first past ``at_least``, an
+        earlier format's, its files gone) or a tail it adds reports to ``progress``."""
+        ann = self.kept(tx, model, dim, at_least, self.progress)
         with self._lock:
             if ann is not None:
                 self._whole.pop((model, dim), None)

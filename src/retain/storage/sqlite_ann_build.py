@@ -9,7 +9,7 @@ then. The layout, the segments and their files are described in ``sqlite_ann``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -122,10 +122,23 @@ def extended(
     holds fewer than ``SEGMENT_ROWS`` (a row it holds already, rewritten since, is replaced
     there), then to new ones. Without segments it is a whole build, and without a mean yet
     the mean is taken first (a pass of its own). The new version and its changed segments'
-    codes, by stem."""
+    codes, by stem. ``progress`` hears the rows read (phase ``vector index``): about
+    every row twice for a whole build, the rows past ``meta`` otherwise."""
     model, dim = meta.model, meta.dim
+    rows = max(tx.vector_count(model) - meta.rows, 0)  # about: for the progress
+    total, done = rows * (1 if meta.mean else 2), 0
+
+    def read(count: int) -> None:
+        nonlocal done, total
+        done += count
+        total = max(total, done)
+        if progress is not None:
+            progress("vector index", done, total)
+
+    read(0)
     if not meta.mean:
-        meta = _measured(tx, meta)
+        meta = _measured(tx, meta, read)
+        total = done + rows  # the rows again: what the codes are made of
     mean = np.asarray(meta.mean, dtype=np.float32)
     order = np.asarray(meta.order, dtype=np.intp)
     segments = list(meta.segments)
@@ -133,9 +146,6 @@ def extended(
     if segments and segments[-1].rows < sqlite_ann.SEGMENT_ROWS:
         last = segments.pop()
         open_ = _Open(last, Codes.mapped(folder, meta.stem(last), dim))
-    total, done = max(tx.vector_count(model) - meta.rows, 0), 0  # about: for the progress
-    if progress is not None:
-        progress("vector index", 0, total)
     made: dict[str, Codes] = {}
     for nums, vectors, realms, hi in _chunks(tx, model, dim, meta.upto):
         if open_ is None or open_.rows >= sqlite_ann.SEGMENT_ROWS:
@@ -144,11 +154,11 @@ def extended(
             lo = segments[-1].hi if segments else 0
             open_ = _Open(Segment(lo, lo, 0, {}, {}), Codes.of(*_none(dim)))
         open_.add(nums, vectors, realms, hi, mean, order)
-        done += len(nums)
-        if progress is not None:
-            progress("vector index", min(done, max(total, done)), max(total, done))
+        read(len(nums))
     if open_ is not None:
         segments.append(open_.segment(meta, made))
+    total = done  # (fewer than counted: rows rewritten since)
+    read(0)
     return replace(meta, segments=segments), made
 
 
@@ -223,15 +233,17 @@ class _Open:
         return done
 
 
-def _measured(tx: SqliteTransaction, meta: Meta) -> Meta:
+def _measured(tx: SqliteTransaction, meta: Meta, read: Callable[[int], None]) -> Meta:
     """``meta`` with the mean of every stored row of its model, its dimensions in falling
-    variance (``order``) and the share of the variance the first half of them holds."""
+    variance (``order``) and the share of the variance the first half of them holds;
+    ``read`` told each chunk's rows."""
     dim = meta.dim
     summed, squares, count = np.zeros(dim), np.zeros(dim), 0
     for _, vectors, _, _ in _chunks(tx, meta.model, dim, 0):
         summed += vectors.sum(axis=0, dtype=np.float64)
         squares += np.square(vectors, dtype=np.float64).sum(axis=0)
         count += len(vectors)
+        read(len(vectors))
     mean = summed / max(count, 1)
     variance = np.maximum(squares / max(count, 1) - mean**2, 0.0)
     order = np.argsort(-variance, kind="stable")

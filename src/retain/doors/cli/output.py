@@ -182,26 +182,24 @@ def stderr_may_be_terminal() -> bool:
     )
 
 
-@contextmanager
-def progress_bar() -> Iterator[Progress | None]:
-    """A progress bar on stderr for a long operation, when stderr is a terminal (as rich
-    finds it; off one, rich is not imported to ask), drawn from the first report: an
-    operation that reports nothing (a store opened with no upgrade due) imports nothing."""
-    if not stderr_may_be_terminal():
-        yield None
-        return
-    bar: RichProgress | None = None
-    drawn: bool | None = None  # whether rich finds stderr a terminal, asked at the first report
-    tasks: dict[str, TaskID] = {}
+class _Bar:
+    """The bar of a ``progress_bar`` on a terminal's stderr: drawn at the first report of
+    work left, gone (``stop``) once every phase it shows is done."""
 
-    def report(phase: str, done: int, total: int) -> None:
-        nonlocal bar, drawn
-        if drawn is None:
-            drawn = err.is_terminal
-        if not drawn:
+    def __init__(self) -> None:
+        self.bar: RichProgress | None = None
+        self.drawn: bool | None = None  # whether rich finds stderr a terminal, asked once
+        self.tasks: dict[str, TaskID] = {}
+
+    def report(self, phase: str, done: int, total: int) -> None:
+        if self.bar is None and done >= total:
+            return  # nothing left to show
+        if self.drawn is None:
+            self.drawn = err.is_terminal
+        if not self.drawn:
             return
-        if bar is None:
-            bar = RichProgress(
+        if self.bar is None:
+            self.bar = RichProgress(
                 TextColumn("{task.description}"),
                 BarColumn(),
                 MofNCompleteColumn(),
@@ -209,13 +207,46 @@ def progress_bar() -> Iterator[Progress | None]:
                 console=real(err),
                 transient=True,
             )
-            bar.start()
-        if phase not in tasks:
-            tasks[phase] = bar.add_task(phase, total=total)
-        bar.update(tasks[phase], completed=done, total=total)
+            self.bar.start()
+        if phase not in self.tasks:
+            self.tasks[phase] = self.bar.add_task(phase, total=total)
+        self.bar.update(self.tasks[phase], completed=done, total=total)
+        if self.bar.finished:
+            self.stop()
 
+    def stop(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+            self.bar, self.tasks = None, {}
+
+
+_open: list[_Bar] = []  # the outermost ``progress_bar``'s, while it is open
+
+
+@contextmanager
+def progress_bar() -> Iterator[Progress | None]:
+    """A progress bar on stderr for a long operation, when stderr is a terminal (as rich
+    finds it; off one, rich is not imported to ask), drawn from the first report: an
+    operation that reports nothing (a store opened with no upgrade due) imports nothing.
+
+    The bar goes once every phase it shows is done, or when the ``with`` ends: a bar left
+    on the terminal would be drawn over the command's output, and its last line cleared
+    when it goes. A ``progress_bar`` inside another shares its bar, since rich draws one
+    at a time: a command's store reports to one for as long as the command runs (an
+    older store's upgrade, a vector index a search builds), and a verb's own is inside."""
+    if _open:
+        try:
+            yield _open[-1].report
+        finally:
+            _open[-1].stop()
+        return
+    if not stderr_may_be_terminal():
+        yield None
+        return
+    bar = _Bar()
+    _open.append(bar)
     try:
-        yield report
+        yield bar.report
     finally:
-        if bar is not None:
-            bar.stop()
+        _open.pop()
+        bar.stop()

@@ -256,13 +256,15 @@ def opened(
             meta = click.get_current_context().meta
             url = location or meta.get("retain.database_url")
             key = session or meta.get(SESSION_META)
-            with progress_bar() as upgrade:  # an older store's schema, when upgraded
+            # the store's own long work, while the verb runs: an older store's upgrade, a
+            # vector index a search builds (an earlier format's, or its files gone)
+            with progress_bar() as reporter:
                 service = retain.open(
-                    url, home=home, principal=actor.parse(principal), session=key, progress=upgrade
+                    url, home=home, principal=actor.parse(principal), session=key, progress=reporter
                 )
-            if service.legacy_import is not None:
-                _report_legacy(service.legacy_import)
-            yield service
+                if service.legacy_import is not None:
+                    _report_legacy(service.legacy_import)
+                yield service
     finally:
         if service is not None:
             service.close()
