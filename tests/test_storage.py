@@ -144,37 +144,47 @@ def test_the_memories_a_common_words_query_names_are_found_by_the_name_index(
     assert any("memories_name" in step for step in plan), plan
 
 
-@pytest.mark.parametrize("seeks", [8, 10_000])
+def _ways(service: MemoryService) -> list[str]:
+    """How ``_newest_passing`` looked for a filter's rows, a statement each (traced):
+    ``"scan"``, a range of the matches; ``"test"``, each row tested."""
+    ways: list[str] = []
+
+    def traced(statement: str) -> None:
+        if "rowid >= " in statement:
+            ways.append("scan")
+        elif "EXISTS (SELECT 1 FROM memories_fts" in statement:
+            ways.append("test")
+
+    con = service.backend._con  # type: ignore[attr-defined]
+    con.set_trace_callback(traced)
+    return ways
+
+
+@pytest.mark.parametrize(("spread", "way"), [(1, "test"), (10_000, "scan")])
 def test_a_small_tier_is_searched_for_common_words_from_its_own_rows(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seeks: int
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spread: int, way: str
 ) -> None:
     """When the newest matches of a common word hold too few of a tier's rows, its rows
-    are tested against the words (where ``SEEKS`` times as many rows match) or every
-    match is kept or not by its number: the same rows, newest first."""
+    are looked for from their side: the matches read in the ranges its rows span (where
+    the store holds no more than ``SPREAD`` rows for each of them), or each row tested
+    against the words: the same rows, newest first."""
     from retain.storage import sqlite_fts
     from retain.storage.base import MemoryFilter
     from retain.storage.sqlite_transaction import SqliteTransaction
 
     monkeypatch.setattr(sqlite_fts, "COMMON", 50)  # a word in 50 rows is common
     monkeypatch.setattr(sqlite_fts, "WINDOW", 10)  # the newest 10 matches looked at first
-    monkeypatch.setattr(sqlite_fts, "SEEKS", seeks)
-    asked: list[bool] = []
-    counted = sqlite_fts.FtsSearch._matches_at_least
-
-    def spied(self: sqlite_fts.FtsSearch, expression: str, count: int) -> bool:
-        asked.append(counted(self, expression, count))
-        return asked[-1]
-
-    monkeypatch.setattr(sqlite_fts.FtsSearch, "_matches_at_least", spied)
+    monkeypatch.setattr(sqlite_fts, "SPREAD", spread)
     service = MemoryService(SqliteBackend(tmp_path / "retain.db"), settings=LEXICAL)
     service.add_project("b")
     service.write("b-old", description="we deploy on fridays", project="b")
     service.write("b-other", description="nothing to see", project="b")
     service.write("b-new", description="deploy the docs first", project="b")
     service.write_many([WriteRequest(f"g{i}", description=f"deploy step {i}") for i in range(100)])
+    ways = _ways(service)
     hits = service.search("deploy", project="b", tier="project").hits
     assert [h.memory.name for h in hits] == ["b-new", "b-old"]
-    assert asked == [seeks == 8]  # 103 rows match: at least 8 × 3, not 10,000 × 3
+    assert ways == [way]  # 103 rows, 3 of the tier: 34 each, more than 1, fewer than 10,000
     # No row of the tier holds both words, so any of them: its rows are listed once.
     listed: list[int] = []
     passing = SqliteTransaction.passing
@@ -184,13 +194,57 @@ def test_a_small_tier_is_searched_for_common_words_from_its_own_rows(
         return passing(self, where, below)
 
     monkeypatch.setattr(SqliteTransaction, "passing", listing)
-    asked.clear()
+    ways.clear()
     tier = MemoryFilter("default", scopes=("project:b",))
     both = service.backend.read(
         lambda tx: tx.match_terms(tier, ["deploy", "step"], prefix=False, limit=10)
     )
     assert {h.memory_id for h in both} == {h.memory.id for h in hits}
-    assert listed == [sqlite_fts.NARROW] and asked == [seeks == 8] * 2  # all, then any
+    assert listed == [sqlite_fts.NARROW] and ways == [way] * 2  # all, then any
+    service.close()
+
+
+def test_a_tiers_rows_found_by_ranges_of_the_matches_are_those_each_rows_test_finds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The matches read range by range (the first of ``cap`` rows, the next of twice as
+    many, ...) give the newest ``cap`` rows of a tier that hold the words, as testing
+    each row does: whether the tier's matching rows are its newest, its oldest or
+    spread, and whether a range holds more of them than are still wanted."""
+    import random
+
+    from retain.storage import sqlite_fts
+    from retain.storage.base import MemoryFilter
+
+    rng = random.Random(7)
+    service = MemoryService(SqliteBackend(tmp_path / "retain.db"), settings=LEXICAL)
+    service.add_project("b")
+    words = ["alpha", "beta", "gamma"]
+    requests = []
+    for i in range(300):
+        held = " ".join(w for w in words if rng.random() < (0.9 if i > 250 else 0.15))
+        project = "b" if i % 3 == 0 else None
+        requests.append(WriteRequest(f"r{i}", description=f"row {i} {held}", project=project))
+    service.write_many(requests)
+    tier = MemoryFilter("default", scopes=("project:b",))
+
+    def found(expression: str, cap: int) -> list[str]:
+        def run(tx: Any) -> list[str]:
+            nums = sorted(tx.passing(tier, sqlite_fts.NARROW), reverse=True)
+            return [r[0] for r in tx.fts._newest_passing("m.id", expression, nums, cap)]
+
+        return service.backend.read(run)
+
+    ways = _ways(service)
+    for expression in ["alpha", "alpha AND beta", "alpha AND beta AND gamma", "beta OR gamma"]:
+        for cap in (1, 3, 7, 40, 200):
+            monkeypatch.setattr(sqlite_fts, "SPREAD", 10_000)
+            scanned = found(expression, cap)
+            monkeypatch.setattr(sqlite_fts, "SPREAD", 1)
+            tested = found(expression, cap)
+            assert scanned == tested, (expression, cap)
+            assert 0 < len(tested) <= cap
+    assert "scan" in ways and "test" in ways
     service.close()
 
 

@@ -47,7 +47,7 @@ _BM25 = "bm25(memories_fts, " + ", ".join(map(str, FIELD_WEIGHTS)) + ")"
 _TEXTS = "coalesce(m.name, ''), m.description, m.body, m.context"
 NEWEST = "rowid DESC"
 NARROW = 2000  # a filter's rows searched knowing them below this many (``_first``)
-SEEKS = 256  # matches that cost about as much to check by number as one row's test
+SPREAD = 1000  # rows of the store a filter's row may stand for, to be found by a scan (``_first``)
 # the rows passing a search's filters (number → id) when a way they narrow holds few
 # (``SqliteTransaction.passing``), else None
 Passing = Callable[[], "Mapping[int, str] | None"]
@@ -238,9 +238,7 @@ class FtsSearch:
         the search's scopes, its tag, the records it references, its trusts, its expired
         or its long unverified hold fewer than ``NARROW`` (through their index); then a
         match is kept by its number alone (about 0.12 µs) and only those kept are read.
-        Newest first, when ``SEEKS`` times as many rows match as pass, each passing row
-        is tested against the expression instead, newest first until ``cap`` are found
-        (20–75 µs a row: 2–6 ms for a tier of 100 or 1,000 rows holding such words).
+        Newest first, the passing rows are found from their side (``_newest_passing``).
         """
         inner = f"SELECT rowid, {key} FROM memories_fts WHERE memories_fts MATCH ?"
         outer = f"JOIN memories m ON m.num = f.rowid WHERE {filter_sql} ORDER BY f.{order}"
@@ -256,28 +254,54 @@ class FtsSearch:
                 f"SELECT {columns} FROM ({inner}) f {outer} LIMIT ?",
                 [expression, *filter_args, cap],
             ).fetchall()
-        listed = json.dumps(list(nums))
-        if order == NEWEST and self._matches_at_least(expression, SEEKS * len(nums)):
+        if order == NEWEST:
+            return self._newest_passing(columns, expression, sorted(nums, reverse=True), cap)
+        return self.con.execute(  # (``+``: checked on each match, not a lookup for each row)
+            f"SELECT {columns} FROM ({inner}) f JOIN memories m ON m.num = f.rowid "
+            f"WHERE +f.rowid IN (SELECT value FROM json_each(?)) ORDER BY f.{order} LIMIT ?",
+            [expression, json.dumps(list(nums)), cap],
+        ).fetchall()
+
+    def _newest_passing(
+        self, columns: str, expression: str, nums: list[int], cap: int
+    ) -> list[tuple[Any, ...]]:
+        """The newest ``cap`` of ``nums`` (the rows passing a search's filters, newest
+        first) that match ``expression``, their ``columns`` (of ``m``).
+
+        Reading a word's rows costs about 0.1 µs a row that holds it, and testing one
+        row against the expression 20–60 µs a word (each a seek in every word's list).
+        So where the rows stand for no more than ``SPREAD`` rows of the store each, the
+        matches are read in the ranges the rows span, newest first, the next range
+        twice as many rows as the last, until ``cap`` are found (at a million memories,
+        a filter of 1,000 and three words most rows hold: 15–22 ms, where testing each
+        row took 37–137); rows further apart are each tested, newest first."""
+        if self._rows() > SPREAD * len(nums):
             return self.con.execute(  # newest first, each tested against the expression
                 f"SELECT {columns} FROM memories m "
                 "WHERE m.num IN (SELECT value FROM json_each(?)) AND EXISTS (SELECT 1 "
                 "FROM memories_fts WHERE memories_fts MATCH ? AND rowid = m.num) "
                 "ORDER BY m.num DESC LIMIT ?",
-                [listed, expression, cap],
+                [json.dumps(nums), expression, cap],
             ).fetchall()
-        return self.con.execute(  # (``+``: checked on each match, not a lookup for each row)
-            f"SELECT {columns} FROM ({inner}) f JOIN memories m ON m.num = f.rowid "
-            f"WHERE +f.rowid IN (SELECT value FROM json_each(?)) ORDER BY f.{order} LIMIT ?",
-            [expression, listed, cap],
+        found: list[int] = []
+        start, size = 0, cap
+        while start < len(nums) and len(found) < cap:
+            part = nums[start : start + size]
+            # its range: from its oldest row up to the range before (newer), exclusive
+            below, bound = ("AND rowid < ? ", [nums[start - 1]]) if start else ("", [])
+            rows = self.con.execute(
+                "SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? AND rowid >= ? "
+                f"{below}AND +rowid IN (SELECT value FROM json_each(?)) "
+                "ORDER BY rowid DESC LIMIT ?",
+                [expression, part[-1], *bound, json.dumps(part), cap - len(found)],
+            )
+            found += (num for (num,) in rows)
+            start, size = start + size, size * 2
+        return self.con.execute(
+            f"SELECT {columns} FROM memories m WHERE m.num IN (SELECT value FROM json_each(?)) "
+            "ORDER BY m.num DESC",
+            [json.dumps(found)],
         ).fetchall()
-
-    def _matches_at_least(self, expression: str, count: int) -> bool:
-        """Whether ``count`` rows or more match ``expression`` (counted up to it)."""
-        row = self.con.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
-            (expression, count),
-        ).fetchone()
-        return int(row[0]) >= count
 
     def _newest(
         self,
