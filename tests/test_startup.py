@@ -466,6 +466,47 @@ def test_a_door_of_a_missing_extra_names_the_extra(home: Path, command: str, abs
     assert not (home / "retain.db").exists()  # refused before the store was opened
 
 
+# Serves the REST app over a store in $RETAIN_HOME (with the test client, its lifespan
+# run): a REST request, then an MCP one; prints what each answered and whether the MCP
+# SDK was loaded before each.
+SERVE_BOTH = """
+import json, sys
+import retain
+from fastapi.testclient import TestClient
+from retain.doors import http
+MCP_HELLO = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "t", "version": "1"}}}
+ACCEPT = {"Accept": "application/json, text/event-stream"}
+with TestClient(http.create_app(retain.open()), base_url="http://127.0.0.1:8765") as client:
+    status = client.get("/v1/status").status_code
+    before = "mcp" in sys.modules
+    hello = client.post("/mcp/", json=MCP_HELLO, headers=ACCEPT)
+    after = "mcp" in sys.modules
+json_body = hello.headers.get("content-type", "").startswith("application/json")
+error = hello.json().get("error", {}) if json_body else {}
+print(json.dumps([status, before, hello.status_code, error.get("code"), after]))
+"""
+
+
+def test_the_server_loads_the_mcp_sdk_at_the_first_mcp_request(tmp_path: Path) -> None:
+    env = {**os.environ, "RETAIN_HOME": str(tmp_path)}
+    env.pop("RETAIN_DATABASE_URL", None)
+
+    def served(blocked: str) -> list[object]:
+        ran = subprocess.run(
+            [sys.executable, "-c", BLOCK + SERVE_BOTH, blocked],
+            capture_output=True, text=True, env=env, timeout=120, check=True,
+        )  # fmt: skip
+        answered: list[object] = json.loads(ran.stdout.splitlines()[-1])
+        return answered
+
+    # REST answers without the SDK; the first MCP request loads it and is answered
+    assert served("") == [200, False, 200, None, True]
+    # without it, REST still answers, and /mcp refuses naming the extra
+    assert served("mcp") == [200, False, 500, "extra_missing", False]
+
+
 def test_a_failed_import_outside_the_extra_is_not_explained_away() -> None:
     from retain.extras import needed
 

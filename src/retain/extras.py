@@ -47,3 +47,13 @@ def needed(extra: str, purpose: str) -> Iterator[None]:
             extra=extra,
             module=module,
         ) from exc
+
+
+def present(module: str) -> None:
+    """Check that ``module`` (a top-level package) is installed, without importing it: a
+    door that imports it at its first use (the MCP server of ``retain serve``) is refused
+    at start all the same. Within ``needed``, its absence is ``ExtraMissing``."""
+    from importlib.util import find_spec
+
+    if find_spec(module) is None:
+        raise ModuleNotFoundError(f"No module named {module!r}", name=module)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -592,6 +593,30 @@ def test_streamable_http_refuses_a_request_without_a_known_token(served: str) ->
     for auth in ({}, {"Authorization": "Bearer wrong"}):
         response = httpx2.post(f"{served}/mcp/", json=body, headers={**headers, **auth})
         assert response.status_code == 401
+
+
+def test_each_start_of_the_app_runs_its_mcp_server_at_its_first_requests(
+    service: MemoryService,
+) -> None:
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}  # fmt: skip
+    accept = {"Accept": "application/json, text/event-stream"}
+    app = http.create_app(service)
+    for _ in range(2):  # a session manager runs once: each start of the app makes its own
+        with (
+            TestClient(app, base_url="http://127.0.0.1:8765") as client,
+            ThreadPoolExecutor(4) as pool,
+        ):
+            # the first requests arrive together: each waits for the server they started
+            answers = list(
+                pool.map(lambda _: client.post("/mcp/", json=hello, headers=accept), range(4))
+            )
+            assert [a.status_code for a in answers] == [200] * 4
+            assert all("serverInfo" in a.text for a in answers)
+    # stopped, the app's MCP endpoint says so
+    stopped = TestClient(app, base_url="http://127.0.0.1:8765").post("/mcp/", json=hello)
+    assert stopped.status_code == 503 and stopped.json()["error"]["code"] == "store_busy"
 
 
 def test_retain_mcp_serves_over_stdio(tmp_path: Path) -> None:

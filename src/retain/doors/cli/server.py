@@ -13,7 +13,7 @@ import click
 from retain.doors.cli.output import warn
 from retain.doors.cli.refusal import refusals
 from retain.doors.cli.root import SESSION_ENV, PathParameter, cli, home_option, opened
-from retain.extras import needed
+from retain.extras import needed, present
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -48,6 +48,8 @@ def serve(
         import uvicorn
 
         from retain.doors import http, serving
+
+        present("mcp")  # imported at /mcp's first request
 
     url = click.get_current_context().meta.get("retain.database_url")
     with opened(home) as service:

@@ -9,9 +9,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import anyio
+import anyio.abc
 import fastapi_offline
 import threadpoolctl
 from fastapi import Depends, FastAPI, Request
@@ -24,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 import retain
 from retain import errors
-from retain.doors import console, mcp
+from retain.doors import console
 from retain.doors.http import (
     agents,
     assertions,
@@ -46,7 +49,11 @@ from retain.doors.http.access import acting_of, load_tokens
 from retain.doors.http.error import ERROR_RESPONSES, error_response, invalid_request
 from retain.doors.principals import Services
 from retain.errors import RetainError
+from retain.extras import needed
 from retain.service import MemoryService
+
+if TYPE_CHECKING:
+    from retain.doors.mcp import Server
 
 MCP_PATH = "/mcp"  # the MCP server over streamable HTTP
 DOCS_ASSETS = "/docs-assets"  # Swagger UI's and ReDoc's files, served by the app itself
@@ -92,21 +99,64 @@ def app_from_environment() -> FastAPI:
     return create_app(service, tokens=tokens, host=given["host"])
 
 
-class Running:
-    """The ASGI app of the MCP server while the REST app runs (set by its lifespan)."""
+class Tools:
+    """The MCP server's ASGI app at ``/mcp``, made at its first request and run until the
+    REST app stops: the MCP SDK costs a server about 30 MiB and 0.4 s to import, which a
+    server only REST clients and the console reach never pays (bench/RESULTS.md).
 
-    def __init__(self) -> None:
+    The app's lifespan gives it a task group (``started``); the first request starts the
+    server's session manager in a task of that group, so that the manager is entered and
+    left in one task, and every request waits until it runs (the SDK is imported on a
+    thread meanwhile, while the loop answers other requests)."""
+
+    def __init__(self, make: Callable[[], Server], host: str) -> None:
+        self.make = make
+        self.host = host
         self.app: ASGIApp | None = None
+        self.failed: Exception | None = None
+        self._group: anyio.abc.TaskGroup | None = None
+        self._ready: anyio.Event | None = None
+
+    def started(self, group: anyio.abc.TaskGroup | None) -> None:
+        """Run the MCP server in ``group`` when asked (None: the app stopped)."""
+        self._group, self._ready, self.app, self.failed = group, None, None, None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self.app is None:
-            error = errors.StoreBusy(
-                "the MCP server is not running: the app was not started",
-                remedy="serve the app with its lifespan (retain serve does)",
-            )
-            await error_response(error)(scope, receive, send)
+        if self._group is not None and self._ready is None:
+            self._ready = anyio.Event()
+            self._group.start_soon(self._run, self._ready)
+        if self._ready is not None:
+            await self._ready.wait()
+        if self.app is not None:
+            await self.app(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        if self.failed is not None and not isinstance(self.failed, RetainError):
+            raise RuntimeError("the MCP server could not start") from self.failed
+        error = self.failed or errors.StoreBusy(  # (a RetainError: the extra missing)
+            "the MCP server is not running: the app was not started",
+            remedy="serve the app with its lifespan (retain serve does)",
+        )
+        await error_response(error)(scope, receive, send)
+
+    async def _run(self, ready: anyio.Event) -> None:
+        """Make the MCP server and run its sessions until the group is cancelled (each
+        start of the app makes its own: a session manager runs once)."""
+        try:
+            server = await anyio.to_thread.run_sync(self.make)  # (the loop answers meanwhile)
+            # Stateless: every request stands alone (and is authenticated), so any worker
+            # process answers it.
+            app = server.streamable_http_app(
+                streamable_http_path="/", host=self.host, stateless_http=True
+            )
+            async with server.session_manager.run():
+                self.app = app
+                ready.set()
+                await anyio.sleep_forever()
+        except Exception as exc:  # told to every request, which fails with it
+            self.failed = exc
+        finally:
+            self.app = None
+            ready.set()
 
 
 class BodyLimit:
@@ -192,22 +242,25 @@ def create_app(
     address the MCP endpoint refuses other Host headers (DNS rebinding)."""
     services = Services(service)
     known = dict(tokens or {})
-    tools = mcp.create_server(services.of, local_principal=service.principal, tokens=known)
-    tools_app = Running()
+
+    def tools_server() -> Server:
+        with needed("server", "the MCP server at /mcp"):
+            from retain.doors import mcp
+
+        return mcp.create_server(services.of, local_principal=service.principal, tokens=known)
+
+    tools = Tools(tools_server, host)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        # A session manager runs once: each start of the app makes its own. (A mounted
-        # app's lifespan is not run, so the MCP sessions' is run here.) Stateless: every
-        # request stands alone (and is authenticated), so any worker process answers it.
-        tools_app.app = tools.streamable_http_app(
-            streamable_http_path="/", host=host, stateless_http=True
-        )
-        try:
-            async with tools.session_manager.run():
+        # (A mounted app's lifespan is not run: the MCP server's runs in this one's group.)
+        async with anyio.create_task_group() as group:
+            tools.started(group)
+            try:
                 yield
-        finally:
-            tools_app.app = None
+            finally:
+                tools.started(None)
+                group.cancel_scope.cancel()
 
     app = FastAPI(
         title="retain",
@@ -221,7 +274,7 @@ def create_app(
     )
     offline_docs(app)
     app.add_middleware(BodyLimit, limit=max_body_bytes)
-    app.mount(MCP_PATH, tools_app)
+    app.mount(MCP_PATH, tools)
 
     @app.exception_handler(RetainError)
     async def refused(request: Request, exc: RetainError) -> JSONResponse:
