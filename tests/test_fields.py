@@ -212,6 +212,7 @@ CALLS: dict[str, tuple[bool, tuple[Any, ...], dict[str, Any]]] = {
     "verify": (False, (), {"rebuild": False, "progress": _progress}),
     "migrate_to": (False, ("BACKEND",), {"progress": _progress}),
     "reindex": (False, (), {"progress": _progress}),
+    "index_vectors": (False, (), {"progress": _progress}),
     "hold": (False, ("01ID",), {"reason": "matter 42"}),
     "release_hold": (False, ("01ID",), {"reason": "closed"}),
     "held": (False, ("01ID",), {}),

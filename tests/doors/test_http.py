@@ -18,6 +18,7 @@ import pytest
 from fastapi.testclient import TestClient
 from tests.conftest import RETAIN, retain_serve, store_state
 
+import retain
 from retain import errors
 from retain.chrono import ManualClock
 from retain.doors import http
@@ -266,6 +267,31 @@ def test_retain_serve_answers_on_its_port(tmp_path: Path, workers: int) -> None:
             assert httpx.put(f"{base}/memories/n{i}", json=body, timeout=10).status_code == 201
         found = httpx.post(f"{base}/memories/search", json={"queries": ["tea"]}, timeout=10)
         assert len(found.json()["memories"]) == 4
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_retain_serve_builds_the_vector_codes_before_it_listens(
+    tmp_path: Path, workers: int
+) -> None:
+    """A store past ``[search] ann_from`` whose codes are missing (an earlier format's,
+    their files gone) has them built by ``retain serve`` before it listens, so that no
+    request waits for the build (and every worker finds them made)."""
+    (tmp_path / "config.toml").write_text("[search]\nann_from = 2\n")
+    store = retain.open(home=tmp_path)
+    for name, text in {"tz": "Alice is in UTC+8", "boat": "The ferry leaves at dawn"}.items():
+        store.write(name, description=text)
+    store.search("timezone")  # the codes built once, then gone
+    store.close()
+    codes = list(tmp_path.glob("*.vectors/*.head.npy"))
+    assert codes
+    for path in codes:
+        path.unlink()
+    with retain_serve(tmp_path, "--workers", str(workers)) as (_, port):
+        assert list(tmp_path.glob("*.vectors/*.head.npy"))  # built before it said it serves
+        found = httpx.post(
+            f"http://127.0.0.1:{port}/v1/memories/search", json={"queries": ["timezone"]}
+        ).json()["memories"]
+        assert found[0]["name"] == "tz" and "semantic" in found[0]["senses"]
 
 
 def _connection_owners(server_port: int, client_ports: list[int]) -> list[int]:

@@ -157,6 +157,7 @@ EXPECTED: dict[str, dict[str, str]] = {
     "compact":         row(DENIED, OK,     OK,      DENIED, DENIED,   DENIED),
     "chain_head":      row(OK,     OK,     OK,      OK,     OK,       OK),
     "reindex":         row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
+    "index_vectors":   row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
     "migrate_to":      row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
     "grant":           row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
     "revoke":          row(DENIED, DENIED, OK,      DENIED, DENIED,   DENIED),
@@ -640,6 +641,7 @@ DOORS: dict[str, Doors] = {
         lambda svc, s: svc.chain_head(), ("receipt", "head"), rest=("get", "/v1/chain/head")
     ),
     "reindex": Doors(lambda svc, s: svc.reindex(), ("reindex",)),
+    "index_vectors": Doors(lambda svc, s: svc.index_vectors()),  # (retain serve's, at start)
     "migrate_to": Doors(
         lambda svc, s: svc.migrate_to(SqliteBackend(s.copy)),
         ("migrate",), lambda s: ["--from", s.location, "--to", s.copy],

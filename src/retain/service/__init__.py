@@ -508,6 +508,7 @@ class MemoryService:
     chain_head = admin.chain_head if TYPE_CHECKING else _verb("admin")
     migrate_to = admin.migrate_to if TYPE_CHECKING else _verb("admin")
     reindex = admin.reindex if TYPE_CHECKING else _verb("admin")
+    index_vectors = admin.index_vectors if TYPE_CHECKING else _verb("admin")
     status = admin.status if TYPE_CHECKING else _verb("admin")
 
     # the console's panels (the others are the verbs above)

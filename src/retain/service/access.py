@@ -80,8 +80,9 @@ NEEDS: Mapping[str, tuple[str, ...]] = MappingProxyType(
         # the realm's registry, its grants and upkeep
         **dict.fromkeys(
             ("add_project", "rename_project", "remove_project", "add_agent", "add_team",
-             "join_team", "verify", "reindex", "migrate_to", "grant", "revoke",
-             "list_grants", "compact", "export_log", "mirror_status", "mirror_retry"),
+             "join_team", "verify", "reindex", "index_vectors", "migrate_to", "grant",
+             "revoke", "list_grants", "compact", "export_log", "mirror_status",
+             "mirror_retry"),
             _ADMIN,
         ),
         # review, trust, sessions and tickets (issue 16's other verbs)

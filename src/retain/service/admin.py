@@ -1,6 +1,6 @@
 """The store's health and upkeep: verify (the search index, the vectors, the event
-chain and its signatures), the signed chain head, reindex, the move of a whole store to
-another backend, and the status.
+chain and its signatures), the signed chain head, reindex, the vector index brought up
+to date, the move of a whole store to another backend, and the status.
 """
 
 from __future__ import annotations
@@ -275,6 +275,16 @@ def reindex(svc: MemoryService, *, progress: Progress | None = None) -> int:
             progress("reindex", min(state["done"], total), total)
     svc.store.index_vectors(progress)  # every vector is new: the index is built again
     return state["done"]
+
+
+def index_vectors(svc: MemoryService, *, progress: Progress | None = None) -> int:
+    """Bring the store's own vector index up to date, reporting to ``progress``: on
+    SQLite past ``[search] ann_from``, the codes built where they are missing or of an
+    earlier format, and extended with the vectors written since, as the next search
+    would (a server does it before it listens, so that no request waits for a build);
+    how many vectors it holds (0: the store keeps none, PostgreSQL's kept by every
+    write). Changes no memory and writes no event: the index is derived."""
+    return svc.store.index_vectors(progress)
 
 
 def chain_head(svc: MemoryService) -> ChainHead:

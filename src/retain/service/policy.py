@@ -159,6 +159,7 @@ POLICY: Mapping[str, Rule] = MappingProxyType(
         "verify": _read(KEEPERS, "verifying reads every scope's rows"),
         "chain_head": _read(EVERYONE),
         "reindex": _write(OPERATOR, _UPKEEP),
+        "index_vectors": _read(OPERATOR, _UPKEEP),
         "migrate_to": _write(OPERATOR, _UPKEEP),
         # the assertion ledger and its conflict signals; the gate reads them
         "index": _write(KEEPERS, _LEDGER, offered=True),

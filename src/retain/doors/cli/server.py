@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from retain.doors.cli.output import warn
+from retain.doors.cli.output import progress_bar, warn
 from retain.doors.cli.refusal import refusals
 from retain.doors.cli.root import SESSION_ENV, PathParameter, cli, home_option, opened
 from retain.extras import needed, present
@@ -57,6 +57,8 @@ def serve(
         tokens = http.load_tokens(tokens_file)
         http.check_binding(host, tokens)
         app = http.create_app(service, tokens=tokens, host=host)
+        with progress_bar() as progress:  # built now, if it must be: no request waits for it
+            service.index_vectors(progress=progress)
         loaded = service.embedder
         listener = serving.listen(host, port)  # said once it listens: a caller may connect
         warn(
