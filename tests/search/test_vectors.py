@@ -475,6 +475,24 @@ def test_reindex_covers_every_realm(make_service: ServiceFactory) -> None:
     assert other.backend.read(lambda tx: tx.vector_counts()) == {"fake:b": 2}
 
 
+@pytest.mark.parametrize("realms", [("home",), ("home", "aa"), ("home", "zz")])
+def test_a_realms_vectors_are_counted_alone(
+    make_service: ServiceFactory, realms: tuple[str, ...]
+) -> None:
+    """``status().vectors`` counts the realm's vectors of the model in use, whether the
+    store holds other realms (before and after it in order) or none."""
+    services = {
+        realm: make_service(embedder=AxisEmbedder(model_id="fake:a"), realm=realm)
+        for realm in realms
+    }
+    for i, (realm, service) in enumerate(services.items()):
+        for n in range(i + 2):
+            service.write(f"n{n}", description=f"note {n} of {realm}")
+    assert [s.status().vectors for s in services.values()] == [i + 2 for i in range(len(realms))]
+    counted = services["home"].backend.read(lambda tx: tx.vector_counts())
+    assert counted == {"fake:a": sum(i + 2 for i in range(len(realms)))}
+
+
 def test_another_realms_memories_do_not_change_what_a_realm_finds(
     make_service: ServiceFactory,
 ) -> None:
