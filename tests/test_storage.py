@@ -248,6 +248,48 @@ def test_a_tiers_rows_found_by_ranges_of_the_matches_are_those_each_rows_test_fi
     service.close()
 
 
+def test_a_read_transaction_reads_a_small_filters_rows_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search's senses each ask for a small filter's rows (the stem, then the prefix
+    retry, and so on): a read transaction reads them once, its snapshot unchanged; a
+    write transaction each time, since its own writes may change them."""
+    from retain.storage import sqlite_fts
+    from retain.storage.base import MemoryFilter
+    from retain.storage.sqlite_transaction import SqliteTransaction
+
+    monkeypatch.setattr(sqlite_fts, "COMMON", 50)  # a word in 50 rows is common
+    monkeypatch.setattr(sqlite_fts, "WINDOW", 10)  # the newest 10 matches looked at first
+    service = MemoryService(SqliteBackend(tmp_path / "retain.db"), settings=LEXICAL)
+    service.add_project("b")
+    service.write("b-old", description="we deploy on fridays", project="b")
+    service.write("b-new", description="deploy the docs first", project="b")
+    service.write_many([WriteRequest(f"g{i}", description=f"deploy step {i}") for i in range(100)])
+    reads: list[int] = []
+    read = SqliteTransaction._passing
+
+    def counted(self: SqliteTransaction, where: Any, below: int) -> dict[int, str] | None:
+        reads.append(below)
+        return read(self, where, below)
+
+    monkeypatch.setattr(SqliteTransaction, "_passing", counted)
+    tier = MemoryFilter("default", scopes=("project:b",))
+
+    def thrice(tx: Any) -> list[Any]:
+        return [tx.passing(tier, 10), tx.passing(tier, 10), tx.passing(tier, 20)]
+
+    first, again, wider = service.backend.read(thrice)
+    assert first == again == wider and len(first) == 2 and reads == [10, 20]
+    reads.clear()
+    assert service.backend.write(thrice) == [first, first, first] and reads == [10, 10, 20]
+    reads.clear()
+    # the stem finds two of the ten asked, so the prefix retry asks for the rows again
+    hits = service.search("deploy", project="b", tier="project").hits
+    assert [h.memory.name for h in hits] == ["b-new", "b-old"]
+    assert reads == [sqlite_fts.NARROW]
+    service.close()
+
+
 def test_the_rows_passing_are_given_when_any_way_a_filter_narrows_holds_fewer_than_the_bound(
     tmp_path: Path,
 ) -> None:

@@ -212,7 +212,10 @@ class SqliteBackend:
                     continue
                 raise self._mapped(exc) from exc
             try:
-                result = fn(SqliteTransaction(con, self._common, self.vector_indexes))
+                reading = begin == "BEGIN DEFERRED"
+                result = fn(
+                    SqliteTransaction(con, self._common, self.vector_indexes, reading=reading)
+                )
                 con.execute("COMMIT")
                 return result
             except sqlite3.OperationalError as exc:
