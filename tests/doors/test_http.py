@@ -289,7 +289,9 @@ def test_retain_serve_builds_the_vector_codes_before_it_listens(
     with retain_serve(tmp_path, "--workers", str(workers)) as (_, port):
         assert list(tmp_path.glob("*.vectors/*.head.npy"))  # built before it said it serves
         found = httpx.post(
-            f"http://127.0.0.1:{port}/v1/memories/search", json={"queries": ["timezone"]}
+            f"http://127.0.0.1:{port}/v1/memories/search",
+            json={"queries": ["timezone"]},
+            timeout=None,  # (a busy machine's search: no deadline of the client's)
         ).json()["memories"]
         assert found[0]["name"] == "tz" and "semantic" in found[0]["senses"]
 
