@@ -160,6 +160,22 @@ def _ways(service: MemoryService) -> list[str]:
     return ways
 
 
+def _bounds_asked(monkeypatch: pytest.MonkeyPatch, method: str) -> list[int]:
+    """The ``below`` of each call of ``SqliteTransaction``'s ``method`` (``passing``, or
+    ``_passing``, the read behind it), in order, from now on."""
+    from retain.storage.sqlite_transaction import SqliteTransaction
+
+    asked: list[int] = []
+    called = getattr(SqliteTransaction, method)
+
+    def recorded(self: SqliteTransaction, where: Any, below: int) -> dict[int, str] | None:
+        asked.append(below)
+        return called(self, where, below)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(SqliteTransaction, method, recorded)
+    return asked
+
+
 @pytest.mark.parametrize(("spread", "way"), [(1, "test"), (10_000, "scan")])
 def test_a_small_tier_is_searched_for_common_words_from_its_own_rows(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spread: int, way: str
@@ -170,7 +186,6 @@ def test_a_small_tier_is_searched_for_common_words_from_its_own_rows(
     against the words: the same rows, newest first."""
     from retain.storage import sqlite_fts
     from retain.storage.base import MemoryFilter
-    from retain.storage.sqlite_transaction import SqliteTransaction
 
     monkeypatch.setattr(sqlite_fts, "COMMON", 50)  # a word in 50 rows is common
     monkeypatch.setattr(sqlite_fts, "WINDOW", 10)  # the newest 10 matches looked at first
@@ -186,14 +201,7 @@ def test_a_small_tier_is_searched_for_common_words_from_its_own_rows(
     assert [h.memory.name for h in hits] == ["b-new", "b-old"]
     assert ways == [way]  # 103 rows, 3 of the tier: 34 each, more than 1, fewer than 10,000
     # No row of the tier holds both words, so any of them: its rows are listed once.
-    listed: list[int] = []
-    passing = SqliteTransaction.passing
-
-    def listing(self: SqliteTransaction, where: Any, below: int) -> dict[int, str] | None:
-        listed.append(below)
-        return passing(self, where, below)
-
-    monkeypatch.setattr(SqliteTransaction, "passing", listing)
+    listed = _bounds_asked(monkeypatch, "passing")
     ways.clear()
     tier = MemoryFilter("default", scopes=("project:b",))
     both = service.backend.read(
@@ -256,7 +264,6 @@ def test_a_read_transaction_reads_a_small_filters_rows_once(
     write transaction each time, since its own writes may change them."""
     from retain.storage import sqlite_fts
     from retain.storage.base import MemoryFilter
-    from retain.storage.sqlite_transaction import SqliteTransaction
 
     monkeypatch.setattr(sqlite_fts, "COMMON", 50)  # a word in 50 rows is common
     monkeypatch.setattr(sqlite_fts, "WINDOW", 10)  # the newest 10 matches looked at first
@@ -265,14 +272,7 @@ def test_a_read_transaction_reads_a_small_filters_rows_once(
     service.write("b-old", description="we deploy on fridays", project="b")
     service.write("b-new", description="deploy the docs first", project="b")
     service.write_many([WriteRequest(f"g{i}", description=f"deploy step {i}") for i in range(100)])
-    reads: list[int] = []
-    read = SqliteTransaction._passing
-
-    def counted(self: SqliteTransaction, where: Any, below: int) -> dict[int, str] | None:
-        reads.append(below)
-        return read(self, where, below)
-
-    monkeypatch.setattr(SqliteTransaction, "_passing", counted)
+    reads = _bounds_asked(monkeypatch, "_passing")
     tier = MemoryFilter("default", scopes=("project:b",))
 
     def thrice(tx: Any) -> list[Any]:
