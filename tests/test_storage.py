@@ -692,6 +692,51 @@ def test_postgres_verify_detects_a_full_text_index_not_valid(
     assert service.verify(rebuild=True).ok
 
 
+def test_postgres_description_lookups_read_the_rows_holding_their_words(
+    postgres_service: MemoryService,
+) -> None:
+    # Statistics taken while a store held another project's rows alone: the planner
+    # reached the tiers' rows by their (realm, scope) index and tested each against the
+    # words' rows, so every lookup of a near-copy note read the whole tier.
+    from retain.storage.base import MemoryFilter
+
+    service = postgres_service
+    service.add_project("web")
+    service.add_project("infra")
+    seeds = [WriteRequest(f"s{i}", description=f"seed {i}", project="web") for i in range(20)]
+    service.write_many(seeds, notes=False)
+    raw_sql(service, "ANALYZE memories")
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+    for start in range(0, 2000, 500):
+        service.write_many(
+            [
+                WriteRequest(
+                    f"b{i}", description=f"{words[i % 8]} {words[i // 8 % 8]}", project="infra"
+                )
+                for i in range(start, start + 500)
+            ],
+            notes=False,
+        )
+    tiers = MemoryFilter(realm=service.realm, scopes=("global", "project:infra"), tiers_only=True)
+    asked = [["alpha", "bravo"], ["charlie", "delta"], ["echo", "golf"]]
+    fetched = (
+        "SELECT idx_tup_fetch + seq_tup_read FROM pg_stat_xact_user_tables "
+        "WHERE relid = 'memories'::regclass"
+    )
+
+    def lookups(tx: Any) -> tuple[list[list[str]], int]:
+        before = tx._one(fetched)[0]
+        found = tx.lookup_descriptions(tiers, asked, limit=3, fewest=2)
+        return found, tx._one(fetched)[0] - before
+
+    found, read = service.backend.read(lookups)
+    for pair, ids in zip(asked, found, strict=True):
+        holding = [i for i in range(2000) if {words[i % 8], words[i // 8 % 8]} == set(pair)]
+        assert ids == [service.get(f"b{i}").memory.id for i in holding[::-1][:3]]
+    # the words counted (up to 64 rows each) and each pair's rows: 572 (6,572 with the tier's)
+    assert read < 2000, read
+
+
 def test_a_failed_transaction_leaves_nothing(service: MemoryService) -> None:
     service.write("a", description="a")
     before = store_state(service)
