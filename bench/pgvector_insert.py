@@ -70,7 +70,9 @@ def server_cpu_s(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def measure(con: psycopg.Connection[Any], args: argparse.Namespace, index: bool) -> dict[str, Any]:
+def measure_table(
+    con: psycopg.Connection[Any], args: argparse.Namespace, index: bool
+) -> dict[str, Any]:
     rng = np.random.default_rng(1)
     centres = rng.standard_normal((CENTRES, args.dim)).astype(np.float32)
     kind = f"vector({args.dim})"
@@ -142,9 +144,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    with psycopg.connect(args.database_url) as con:
+def measured(
+    url: str, *, dim: int, rows: int, measure: int, batch: int, clients: int, bare: bool = True
+) -> dict[str, Any]:
+    """The rows/s and the server's CPU a row of each table (no index, when ``bare``; under
+    HNSW), in a scratch schema of ``url`` dropped first and at the end."""
+    args = argparse.Namespace(
+        database_url=url, dim=dim, rows=rows, measure=measure, batch=batch, clients=clients
+    )
+    with psycopg.connect(url) as con:
         con.execute("CREATE EXTENSION IF NOT EXISTS vector")
         con.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
         con.execute(f"CREATE SCHEMA {SCHEMA}")
@@ -155,11 +163,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         con.execute(f"SET search_path TO {SCHEMA}, {extension[0] if extension else 'public'}")
         con.commit()
         try:
-            results = {"no_index": measure(con, args, False), "hnsw": measure(con, args, True)}
+            results = {"no_index": measure_table(con, args, False)} if bare else {}
+            results["hnsw"] = measure_table(con, args, True)
         finally:
             con.rollback()
             con.execute(f"DROP SCHEMA {SCHEMA} CASCADE")
             con.commit()
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    settings = {k: getattr(args, k) for k in ("dim", "rows", "measure", "batch", "clients")}
+    results = measured(args.database_url, **settings)
     print(
         json.dumps(
             {
@@ -170,9 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "server": server_info(args.database_url),
                 "database": shown_url(args.database_url),
                 "psycopg": metadata.version("psycopg"),
-                "settings": {
-                    k: getattr(args, k) for k in ("dim", "rows", "measure", "batch", "clients")
-                },
+                "settings": settings,
                 "results": results,
             }
         )
