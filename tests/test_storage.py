@@ -737,6 +737,46 @@ def test_postgres_description_lookups_read_the_rows_holding_their_words(
     assert read < 2000, read
 
 
+def test_postgres_counts_no_word_the_statistics_know_as_frequent(
+    postgres_url: str, clock: ManualClock
+) -> None:
+    # GIN cannot stop a count early: counting "tern" to DESCRIPTION_COMMON read every row
+    # holding it. Once the store is analyzed, its statistics tell such a word apart.
+    import time
+
+    from retain.storage.base import MemoryFilter
+    from retain.storage.postgres_words import FREQUENT
+
+    url = fresh_schema(postgres_url)
+    service = MemoryService(PostgresBackend(url), clock=clock)
+    service.write_many(
+        [WriteRequest(f"t{i}", description=f"tern sighting {i}") for i in range(FREQUENT * 2)],
+        notes=False,
+    )
+    rare = service.write_many([WriteRequest("rare", description="A tern and a skua")], notes=False)
+    everywhere = MemoryFilter(realm=service.realm)
+    entries = "SELECT pg_stat_get_xact_tuples_returned('memories_description_words'::regclass)"
+
+    def lookups(tx: Any) -> tuple[list[list[str]], int]:
+        before = tx._one(entries)[0]
+        found = tx.lookup_descriptions(everywhere, [["tern"], ["tern", "skua"]], limit=2, fewest=1)
+        return found, tx._one(entries)[0] - before
+
+    raw_sql(service, "ANALYZE memories")
+    found, read = service.backend.read(lookups)
+    service.close()
+    assert found == [[], [rare[0].memory.id]]  # "tern" alone is common; "skua" is not
+    assert read <= 2, read  # the index's entries: "skua" counted, "tern skua" looked up
+    # A backend that read the statistics before the store was analyzed counts the word.
+    unaware = PostgresBackend(url)
+    unaware._frequent.read_at = time.monotonic()
+    try:
+        counted, read = unaware.read(lookups)
+    finally:
+        unaware.close()
+    assert counted == found and read > FREQUENT, read  # every row holding "tern"
+
+
 def test_a_failed_transaction_leaves_nothing(service: MemoryService) -> None:
     service.write("a", description="a")
     before = store_state(service)

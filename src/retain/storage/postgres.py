@@ -57,6 +57,7 @@ from retain.storage.postgres_vectors import (
     register_vector,
     store_vectors,
 )
+from retain.storage.postgres_words import Frequent
 
 __all__ = ["PendingVectors", "PostgresBackend", "PostgresTransaction", "split_url", "store_vectors"]
 
@@ -132,6 +133,7 @@ class PostgresBackend:
         self._ext = "public"  # the schema pgvector lives in (found by _migrate)
         self._indexed: set[str] = set()  # the store's HNSW indexes known to exist
         self._common: set[str] = set()  # word queries known to match COMMON rows or more
+        self._frequent = Frequent()  # the statistics' frequent description lexemes
         self._reached = 0  # the pid that last connected (a fork has not)
         self._pool_size = pool_size
         if type(ef_search) is not int or not 1 <= ef_search <= 1000:  # pgvector's bounds
@@ -205,7 +207,9 @@ class PostgresBackend:
 
         def locked(con: psycopg.Connection[Any]) -> T:
             nonlocal pending
-            tx = PostgresTransaction(con, self._indexed, self._common, self._ef_search)
+            tx = PostgresTransaction(
+                con, self._indexed, self._common, self._ef_search, self._frequent
+            )
             if write:  # one writer at a time in this store (its schema)
                 # The same statement looks for vectors an earlier writer left stale, as the
                 # store stood when this write asked for the lock: it costs no round trip.
@@ -301,7 +305,11 @@ class PostgresBackend:
         def run() -> T:
             try:
                 con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                return fn(PostgresTransaction(con, self._indexed, self._common, self._ef_search))
+                return fn(
+                    PostgresTransaction(
+                        con, self._indexed, self._common, self._ef_search, self._frequent
+                    )
+                )
             except psycopg.Error as exc:
                 raise StoreError(
                     f"{self.location}: {exc}", remedy="verify the store", fix="verify"

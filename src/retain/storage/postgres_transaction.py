@@ -25,7 +25,7 @@ from retain.storage.base import KeySource, LoadCounts, MemoryFilter
 from retain.storage.mirror_links import MirrorLinkStatements
 from retain.storage.panel import PanelStatements
 from retain.storage.postgres_vectors import HNSW_EF_SEARCH, PendingVectors, PostgresVectors
-from retain.storage.postgres_words import PostgresWords
+from retain.storage.postgres_words import Frequent, PostgresWords
 from retain.storage.relations import RelationStatements
 from retain.storage.rows import (
     AFTER_SQL,
@@ -111,11 +111,13 @@ class PostgresTransaction(
         indexed: set[str] | None = None,
         common: set[str] | None = None,
         ef_search: int = HNSW_EF_SEARCH,
+        frequent: Frequent | None = None,
     ) -> None:
         self.con = con
         self._head: tuple[int, str] | None = None  # the chain head this transaction read or wrote
         self._indexed = indexed if indexed is not None else set()  # HNSW indexes made
         self._common = common if common is not None else set()  # terms known to be common
+        self._frequent = frequent if frequent is not None else Frequent()
         self.pending: PendingVectors | None = None  # vectors to store once this commits
         self._events: list[tuple[Any, ...]] = []  # appended, not yet inserted
         self.ef_search = ef_search  # the candidates its HNSW walks keep
