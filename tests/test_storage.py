@@ -763,8 +763,10 @@ def test_postgres_counts_no_word_the_statistics_know_as_frequent(
         return found, tx._one(entries)[0] - before
 
     raw_sql(service, "ANALYZE memories")
-    found, read = service.backend.read(lookups)
-    service.close()
+    try:
+        found, read = service.backend.read(lookups)
+    finally:
+        service.close()
     assert found == [[], [rare[0].memory.id]]  # "tern" alone is common; "skua" is not
     assert read <= 2, read  # the index's entries: "skua" counted, "tern skua" looked up
     # A backend that read the statistics before the store was analyzed counts the word.
