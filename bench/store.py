@@ -55,12 +55,17 @@ from retain import WriteRequest
 
 T = TypeVar("T")
 
-# -- targets (from the issue) ------------------------------------------------------------
+# -- targets (the scale issue's; the single write's is the foundation issue's) -------------
 
-TARGET_BATCH_PER_S = 5000.0
+TARGET_BATCH_PER_S = 4000.0
 TARGET_SINGLE_P50_MS = 3.0
-TARGET_SEARCH_P50_MS = 5.0
-TARGET_SEARCH_P95_MS = 20.0
+SEARCH_TARGET_SIZE = 100_000  # up to it the issue's 100k search targets hold, above its 1M ones
+
+
+def search_targets(size: int) -> tuple[float, float]:
+    """The warm hybrid search's p50 and p95 targets (ms) for a store of ``size``."""
+    return (5.0, 10.0) if size <= SEARCH_TARGET_SIZE else (15.0, 30.0)
+
 
 # -- the corpus -------------------------------------------------------------------------
 
@@ -477,6 +482,7 @@ def bench_size(
     service.close()
     single = summary_ms(singles)
     targeted = [searches[k] for k in ("rare", "common", "mixed")]
+    p50_target, p95_target = search_targets(size)
     return {
         "batched_write": batched,
         "single_write_ms": single,
@@ -486,8 +492,8 @@ def bench_size(
         "meets_targets": {
             "batched_write": batched["per_s"] >= TARGET_BATCH_PER_S,
             "single_write_p50": single["p50"] <= TARGET_SINGLE_P50_MS,
-            "search_p50": all(s["p50"] <= TARGET_SEARCH_P50_MS for s in targeted),
-            "search_p95": all(s["p95"] <= TARGET_SEARCH_P95_MS for s in targeted),
+            "search_p50": all(s["p50"] <= p50_target for s in targeted),
+            "search_p95": all(s["p95"] <= p95_target for s in targeted),
         },
     }
 
@@ -638,8 +644,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "targets": {
             "batched_write_per_s": TARGET_BATCH_PER_S,
             "single_write_p50_ms": TARGET_SINGLE_P50_MS,
-            "search_p50_ms": TARGET_SEARCH_P50_MS,
-            "search_p95_ms": TARGET_SEARCH_P95_MS,
+            "search_p50_p95_ms": {size: search_targets(size) for size in args.size_list},
         },
         "results": results,
         "seconds": round(time.perf_counter() - _STARTED, 1),
