@@ -553,6 +553,31 @@ def test_a_near_copy_with_other_details_is_noted_as_a_decision(
     assert "supersedes" in note and "contradict" in note
 
 
+def test_a_note_passes_over_a_nearer_vector_the_detail_rule_lowers(
+    world: dict[str, MemoryService],
+) -> None:
+    # "weekly" stands where "on Mondays" did: the nearer vector (cosine 0.90, against 0.84)
+    # names another detail and loses the detail rule's 0.5, and few words are shared by
+    # either; the note names the farther one, which the rule leaves as it scored.
+    operator = world["operator"]
+    operator.write_many(
+        [
+            WriteRequest(
+                "weekly", description="Priya deploys billing services out of Lisbon weekly"
+            ),
+            WriteRequest(
+                "monday", description="Priya releases the billing service from Lisbon each Monday"
+            ),
+        ],
+        notes=False,
+    )
+    result = operator.write(
+        "new", description="Priya deploys the billing service from Lisbon on Mondays"
+    )
+    (note,) = result.notes
+    assert "'monday' already says something very similar" in note
+
+
 def test_a_landed_ticket_is_where_its_memory_derives_from(
     world: dict[str, MemoryService],
 ) -> None:

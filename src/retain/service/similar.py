@@ -239,9 +239,11 @@ def _near_copies(svc: MemoryService, tx: Reads, mine: list[Memory]) -> dict[str,
     compared = list({m.id: m for m in [*mine, *held.values()]}.values())  # ``mine`` first
     vectors = _noting_vectors(svc, [m.description for m in compared])
     row = {m.id: i for i, m in enumerate(compared)}
+    said = {m.id: graph.words(m.description) for m in compared}
     best: dict[str, Memory] = {}
     for i, memory in enumerate(mine):
-        scored = []
+        found: tuple[float, str, Memory] | None = None  # the best pair yet: (score, id, it)
+        weighed = []  # pairs the detail rule may lower: (score at most, id, it, share, cosine)
         for other in (held[c] for c in candidates[i] if c in held):
             if other.id == memory.id or other.status is not Status.ACTIVE:
                 continue
@@ -249,9 +251,8 @@ def _near_copies(svc: MemoryService, tx: Reads, mine: list[Memory]) -> dict[str,
                 continue  # a later one of the batch: it is noted against this one
             if (other.name is not None and other.name == memory.name) or not view.sees(other):
                 continue
-            mine_words, theirs = graph.words(memory.description), graph.words(other.description)
+            mine_words, theirs = said[memory.id], said[other.id]
             share = len(mine_words & theirs) / len(mine_words | theirs) if theirs else 0.0
-            score = 0.0
             if vectors is not None:
                 cosine = _dot(vectors, row[memory.id], row[other.id])
                 # the detail rule only lowers a cosine: below the threshold, and no higher
@@ -259,12 +260,22 @@ def _near_copies(svc: MemoryService, tx: Reads, mine: list[Memory]) -> dict[str,
                 if cosine >= graph.NOTE_THRESHOLD or (
                     share >= SIMILAR_DESCRIPTION and cosine > share
                 ):
-                    names = graph.names_in([memory.description, other.description])
-                    score = graph.pair_score(cosine, memory.description, other.description, names)
-            if share >= SIMILAR_DESCRIPTION or score >= graph.NOTE_THRESHOLD:
-                scored.append((max(share, score), other.id, other))
-        if scored:
-            best[memory.id] = max(scored, key=lambda s: (s[0], s[1]))[2]
+                    weighed.append((max(share, cosine), other.id, other, share, cosine))
+                    continue
+            if share >= SIMILAR_DESCRIPTION and (found is None or (share, other.id) > found[:2]):
+                found = (share, other.id, other)
+        # The detail rule (the costly part) is asked of the likeliest pairs first, and of
+        # none that could not beat the best already scored even were it not lowered.
+        for most, other_id, other, share, cosine in sorted(weighed, reverse=True):
+            if found is not None and (most, other_id) < found[:2]:
+                break
+            names = graph.names_in([memory.description, other.description])
+            score = graph.pair_score(cosine, memory.description, other.description, names)
+            kept = share >= SIMILAR_DESCRIPTION or score >= graph.NOTE_THRESHOLD
+            if kept and (found is None or (max(share, score), other_id) > found[:2]):
+                found = (max(share, score), other_id, other)
+        if found is not None:
+            best[memory.id] = found[2]
     return best
 
 
