@@ -1,6 +1,7 @@
 """How many planted near-copies a write's near-copy note names, and what the note costs.
 
-    python bench/noted.py [--size 20000] [--planted 300] [--seeds 7,8] [--home DIR]
+    python bench/noted.py [--size 20000] [--planted 300] [--seeds 7,8] [--singles 200]
+                          [--home DIR]
                           [--database-url postgresql://USER:PASSWORD@HOST/DB]
 
 A fresh store (SQLite in ``--home``'s ``noted/``, emptied first, or the schema
@@ -13,6 +14,11 @@ project, the description with one word replaced by a common English one ("new",
 characters), in batches of 100 with the note on. A near-copy counts as noted when one of
 its notes names its original. ``ms_per_write`` is the batches' wall time per write,
 note included.
+
+Then ``--singles`` near-copies of one more seed are written one at a time (``write_many``
+of one, a transaction each), every other one with the note off: ``singles`` gives the
+wall time of a single write with the note and without it (p50, p90), and how many of
+those with it were noted.
 
 Progress goes to stderr; the last line of stdout is one JSON object.
 """
@@ -92,8 +98,36 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ms = round(1000 * spent / len(copies), 2)
         rounds.append({"seed": seed, "noted": noted, "of": len(copies), "ms_per_write": ms})
         log(f"seed {seed}: {noted} of {len(copies)} noted, {ms} ms a write")
+    singles = single_writes(store, requests, max(args.seeds) + 1, args.singles)
     store.close()
-    return {"backend": "postgresql" if args.database_url else "sqlite", "rounds": rounds}
+    backend = "postgresql" if args.database_url else "sqlite"
+    return {"backend": backend, "rounds": rounds, "singles": singles}
+
+
+def single_writes(
+    store: retain.MemoryService, requests: list[WriteRequest], seed: int, count: int
+) -> dict[str, Any]:
+    """``count`` near-copies written one at a time with the note and ``count`` without,
+    alternately: the wall time of each kind (p50, p90, in ms) and how many were noted."""
+    spent: dict[bool, list[float]] = {True: [], False: []}
+    noted = 0
+    for k, (place, copy) in enumerate(planted(requests, seed, 2 * count)):
+        notes = k % 2 == 0
+        began = time.perf_counter()
+        (result,) = store.write_many([copy], notes=notes)
+        spent[notes].append(1000 * (time.perf_counter() - began))
+        noted += any(f"'{requests[place].name}'" in note for note in result.notes)
+
+    def spread(times: list[float]) -> dict[str, float]:
+        times = sorted(times)
+        return {
+            "p50_ms": round(times[len(times) // 2], 2),
+            "p90_ms": round(times[int(len(times) * 0.9)], 2),
+        }
+
+    with_note, without = spread(spent[True]), spread(spent[False])
+    log(f"single writes, p50: {with_note['p50_ms']} ms with the note, {without['p50_ms']} without")
+    return {"writes": count, "noted": noted, **with_note, "without_note": without}
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -101,19 +135,23 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--size", type=int, default=20_000)
     parser.add_argument("--planted", type=int, default=300)
     parser.add_argument("--seeds", default="7,8", help="comma-separated seeds, a round each")
+    parser.add_argument("--singles", type=int, default=200, help="single writes of each kind")
     parser.add_argument("--home", default="/tmp/retain-noted")
     parser.add_argument("--database-url", metavar="URL", help="a PostgreSQL store instead")
     args = parser.parse_args(argv)
     args.seeds = [int(s) for s in args.seeds.split(",") if s]
-    if args.planted > args.size:
-        parser.error("--planted cannot exceed --size")
+    if args.planted > args.size or 2 * args.singles > args.size:
+        parser.error("--planted, and twice --singles, cannot exceed --size")
+    if not args.seeds or args.singles < 1:
+        parser.error("give at least one seed and one single write")
     return args
 
 
 def command(args: argparse.Namespace) -> str:
     """The command as run, any password in the database's URL hidden."""
     words = ["python", "bench/noted.py", f"--size {args.size}", f"--planted {args.planted}"]
-    words += [f"--seeds {','.join(map(str, args.seeds))}", f"--home {args.home}"]
+    words += [f"--seeds {','.join(map(str, args.seeds))}", f"--singles {args.singles}"]
+    words.append(f"--home {args.home}")
     if args.database_url:
         words.append(f"--database-url {shown_url(args.database_url)}")
     return " ".join(words)
@@ -127,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "command": command(args),
         "machine": machine(),
         "source": source_state(),
-        "parameters": {k: getattr(args, k) for k in ("size", "planted", "seeds")},
+        "parameters": {k: getattr(args, k) for k in ("size", "planted", "seeds", "singles")},
     }
     if args.database_url:
         out["database"] = server_info(args.database_url)

@@ -16,7 +16,7 @@ from retain.model import Status
 from retain.results import WriteRequest
 from retain.service import MemoryService
 from retain.storage.base import MemoryFilter
-from retain.storage.sqlite import SqliteBackend
+from retain.storage.words import DESCRIPTION_COMMON
 
 ALICE = "Alice works in the UTC+8 time zone"
 
@@ -388,13 +388,11 @@ def test_description_lookups_answer_each_list_newest_first(
     assert looked(only_web, 1) == [[]] * 5
 
 
-def test_a_common_word_alone_is_looked_up_by_sqlite_only(
+def test_a_common_word_alone_is_looked_up_by_neither_backend(
     world: dict[str, MemoryService],
 ) -> None:
-    # PostgreSQL counts a description word up to DESCRIPTION_COMMON rows and looks no such
-    # word up alone (its newest rows would be any); SQLite's index answers it cheaply.
-    from retain.storage.postgres_words import DESCRIPTION_COMMON
-
+    # Both count a description word up to DESCRIPTION_COMMON rows and look no such word up
+    # alone: its newest rows would be any.
     operator = world["operator"]
     operator.write_many(
         [
@@ -405,19 +403,22 @@ def test_a_common_word_alone_is_looked_up_by_sqlite_only(
     )
     rare = operator.write("rare", description="A tern and a skua at the pier").memory.id
     everywhere = MemoryFilter(realm=operator.realm)
-    asked = [["tern"], ["tern", "pier"], ["tern", "skua"], ["skua", "mine"]]
+    asked = [["tern"], ["tern", "pier"], ["tern", "skua"], ["skua", "mine"], ["tern", "sighting"]]
 
-    alone, both_common, with_rare, mine_only = operator.backend.read(
+    alone, both_common, with_rare, mine_only, held_less = operator.backend.read(
         lambda tx: tx.lookup_descriptions(everywhere, asked, limit=2, fewest=2)
     )
 
     # "skua": one description holds it, fewer than ``fewest``: "tern" is left alone
-    if isinstance(operator.backend, SqliteBackend):
-        assert alone == with_rare == [rare, operator.get("t63").memory.id]
-    else:
-        assert alone == with_rare == []
+    assert alone == with_rare == []
     assert len(both_common) == 2 and both_common[0] == rare  # two common words: newest
     assert mine_only == []
+    # "sighting" is held by as many as "tern" (both counts stop at the bound): the longer
+    # word ranks rarer, and the two are looked up together
+    assert held_less == [
+        operator.get(f"t{DESCRIPTION_COMMON - 1}").memory.id,
+        operator.get(f"t{DESCRIPTION_COMMON - 2}").memory.id,
+    ]
 
 
 # -- hygiene and verify ---------------------------------------------------------------------

@@ -450,8 +450,8 @@ class Reads(Protocol):
     ) -> list[list[str]]:
         """For each word list of ``asked``, the ids of the newest ``limit`` rows whose
         descriptions hold its two rarest words of those ``fewest`` descriptions or more
-        hold (none for a list with no such word; on PostgreSQL, none for a list left with
-        one word that ``DESCRIPTION_COMMON`` descriptions hold): a batch's lookups at once."""
+        hold (``words.rarest``: none for a list with no such word, nor for one left with one
+        word that ``DESCRIPTION_COMMON`` descriptions hold): a batch's lookups at once."""
         ...
 
     def scan_text(

@@ -19,7 +19,7 @@ from typing import Any
 
 from retain.storage import words as plan
 from retain.storage.base import LexicalHit, MemoryFilter, ScannedRow
-from retain.storage.words import scan_hits
+from retain.storage.words import DESCRIPTION_COMMON, scan_hits
 
 # name A, description B, body C, context D as ts_rank_cd weighs them ({D, C, B, A})
 _WEIGHTS = "'{0.04, 0.1, 0.5, 1.0}'"
@@ -47,13 +47,6 @@ _FREQUENCIES = (
 # from a body's: every row holding them anywhere was read to check (a batch's note at
 # 20,000 memories: 600 ms, against 40 by this index).
 _WORDS = f"to_tsvector({_CONFIG}, d.description)"
-# A word this many descriptions hold is common there. Its count stops at it (enough to
-# tell a list's rarest two apart: among words held as often, the longer first; SQLite
-# counts on, cheaply), it is remembered as common for the life of the backend, as
-# ``_frequencies`` remembers one, and it is not looked up alone (its newest rows would be
-# any: no more of 300 planted near-copies were noted for it, at three times the
-# lookups' cost).
-DESCRIPTION_COMMON = 64
 # Each word's rows counted by it, up to ``DESCRIPTION_COMMON``; but a word whose lexeme the
 # index's statistics put at ``FREQUENT`` rows or more is common without a count. GIN
 # cannot stop a count early: counting a word most descriptions hold read its whole list
@@ -305,13 +298,7 @@ class PostgresWords(ABC):
             held[word] = int(row[0])
             if held[word] >= DESCRIPTION_COMMON:
                 self._common.add(f"description\0{word}")
-        least = min(max(fewest, 1), DESCRIPTION_COMMON)
-        queries = []
-        for words in lists:
-            ranked = sorted((held[w], -len(w), _lexeme(w)) for w in words if held[w] >= least)
-            if len(ranked) == 1 and ranked[0][0] >= DESCRIPTION_COMMON:
-                ranked = []  # a common word alone
-            queries.append(" & ".join(lexeme for _, _, lexeme in ranked[:2]))
+        queries = [" & ".join(map(_lexeme, plan.rarest(words, held, fewest))) for words in lists]
         found: list[list[str]] = [[] for _ in lists]
         places = [i for i, query in enumerate(queries) if query]
         if not places:

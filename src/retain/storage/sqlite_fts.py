@@ -34,11 +34,13 @@ from retain.storage.rows import NAMED
 from retain.storage.words import (
     CANDIDATES,
     COMMON,
+    DESCRIPTION_COMMON,
     FIELD_WEIGHTS,
     MIN_PREFIX,
     WINDOW,
     bonus,
     idf,
+    rarest,
 )
 
 _BM25 = "bm25(memories_fts, " + ", ".join(map(str, FIELD_WEIGHTS)) + ")"
@@ -163,38 +165,55 @@ class FtsSearch:
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
 
+    def described(self, word: str) -> int:
+        """Descriptions holding ``word``, counted up to ``DESCRIPTION_COMMON`` (a word
+        reaching it is remembered as common, as ``frequency`` remembers a phrase)."""
+        key = f"description\0{word}"
+        if key in self.common:
+            return DESCRIPTION_COMMON
+        row = self.con.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
+            (f"{{description}} : {quote(word)}", DESCRIPTION_COMMON),
+        ).fetchone()
+        count = int(row[0])
+        if count >= DESCRIPTION_COMMON:
+            self.common.add(key)
+        return count
+
     def lookup(
         self,
         filter_sql: str,
         filter_args: list[Any],
-        words: Sequence[str],
+        asked: Sequence[Sequence[str]],
         *,
-        field: str,
         limit: int,
         fewest: int,
-    ) -> list[str]:
-        """Ids of the newest rows whose ``field`` holds the two rarest of ``words`` that
-        ``fewest`` rows or more hold.
+    ) -> list[list[str]]:
+        """For each word list of ``asked``, the ids of the newest rows whose descriptions
+        hold its two rarest words of those ``fewest`` descriptions or more hold
+        (``words.rarest``), that pass the filters.
 
         A cheap candidate list for "does something say nearly this already":
         text sharing most of the words shares the rarest ones.
         """
-        stats = []
-        for word in dict.fromkeys(words):
-            phrase = quote(word)
-            count = self.frequency(f"{{{field}}} : {phrase}")
-            if count >= max(fewest, 1):
-                stats.append((count, phrase))
-        if not stats:
-            return []
-        rarest = [phrase for _, phrase in sorted(stats)[:2]]
-        rows = self.con.execute(
-            "SELECT m.id FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? "
-            "ORDER BY rowid DESC LIMIT ?) f "
-            f"JOIN memories m ON m.num = f.rowid WHERE {filter_sql} ORDER BY f.rowid DESC",
-            [f"{{{field}}} : ({' AND '.join(rarest)})", limit, *filter_args],
-        ).fetchall()
-        return [r[0] for r in rows]
+        counts: dict[str, int] = {}
+        found: list[list[str]] = []
+        for words in asked:
+            for word in words:
+                if word.strip() and word not in counts:
+                    counts[word] = self.described(word)
+            two = rarest(words, counts, fewest)
+            if not two:
+                found.append([])
+                continue
+            rows = self.con.execute(
+                "SELECT m.id FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? "
+                "ORDER BY rowid DESC LIMIT ?) f "
+                f"JOIN memories m ON m.num = f.rowid WHERE {filter_sql} ORDER BY f.rowid DESC",
+                [f"{{description}} : ({' AND '.join(map(quote, two))})", limit, *filter_args],
+            ).fetchall()
+            found.append([r[0] for r in rows])
+        return found
 
     def _ranked(
         self,

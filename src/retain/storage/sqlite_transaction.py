@@ -504,10 +504,7 @@ class SqliteTransaction(
         self, where: MemoryFilter, asked: Sequence[Sequence[str]], *, limit: int, fewest: int
     ) -> list[list[str]]:
         clause, args = self._filter_sql(where)
-        return [
-            self.fts.lookup(clause, args, words, field="description", limit=limit, fewest=fewest)
-            for words in asked
-        ]
+        return self.fts.lookup(clause, args, asked, limit=limit, fewest=fewest)
 
     def scan_text(
         self, where: MemoryFilter, needles: Sequence[str], *, limit: int

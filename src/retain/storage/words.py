@@ -23,6 +23,27 @@ CANDIDATES = 4  # rows ranked per result asked for, before filters
 # name, description, body, and the derived context (date, subject, thread neighbours)
 FIELD_WEIGHTS = (10.0, 5.0, 1.0, 0.4)
 MIN_PREFIX = 4
+# The near-copy note's lookups (``lookup_descriptions``) count a description word up to
+# this many descriptions: enough to tell a list's rarest two apart (among words held as
+# often, the longer first). A word reaching it is remembered as common for the life of
+# the backend and is not looked up alone: its newest rows would be any (no more of 300
+# planted near-copies were noted for it, at three times the lookups' cost). Counting on
+# reads more of the word's list at each write (on SQLite, where counts went on to
+# ``COMMON``, a single write's lookups at 20,000 memories cost 0.6 ms of its 3).
+DESCRIPTION_COMMON = 64
+
+
+def rarest(words: Sequence[str], counts: dict[str, int], fewest: int) -> list[str]:
+    """The two of ``words`` the fewest descriptions hold (``counts``: each word's, up to
+    ``DESCRIPTION_COMMON``), of those ``fewest`` or more hold, the longer first among
+    words held as often; none for one word that ``DESCRIPTION_COMMON`` hold, alone."""
+    least = min(max(fewest, 1), DESCRIPTION_COMMON)
+    ranked = sorted(
+        (counts[w], -len(w), w) for w in dict.fromkeys(words) if w.strip() and counts[w] >= least
+    )
+    if len(ranked) == 1 and ranked[0][0] >= DESCRIPTION_COMMON:
+        return []  # a common word alone
+    return [w for _, _, w in ranked[:2]]
 
 
 def idf(count: int, total: int) -> float:
