@@ -16,7 +16,7 @@ from retain.model import Status
 from retain.results import WriteRequest
 from retain.service import MemoryService
 from retain.storage.base import MemoryFilter
-from retain.storage.words import DESCRIPTION_COMMON
+from retain.storage.words import DESCRIPTION_COMMON, rarest
 
 ALICE = "Alice works in the UTC+8 time zone"
 
@@ -403,9 +403,9 @@ def test_a_common_word_alone_is_looked_up_by_neither_backend(
     )
     rare = operator.write("rare", description="A tern and a skua at the pier").memory.id
     everywhere = MemoryFilter(realm=operator.realm)
-    asked = [["tern"], ["tern", "pier"], ["tern", "skua"], ["skua", "mine"], ["tern", "sighting"]]
+    asked = [["tern"], ["tern", "pier"], ["tern", "skua"], ["skua", "mine"]]
 
-    alone, both_common, with_rare, mine_only, held_less = operator.backend.read(
+    alone, both_common, with_rare, mine_only = operator.backend.read(
         lambda tx: tx.lookup_descriptions(everywhere, asked, limit=2, fewest=2)
     )
 
@@ -413,12 +413,16 @@ def test_a_common_word_alone_is_looked_up_by_neither_backend(
     assert alone == with_rare == []
     assert len(both_common) == 2 and both_common[0] == rare  # two common words: newest
     assert mine_only == []
-    # "sighting" is held by as many as "tern" (both counts stop at the bound): the longer
-    # word ranks rarer, and the two are looked up together
-    assert held_less == [
-        operator.get(f"t{DESCRIPTION_COMMON - 1}").memory.id,
-        operator.get(f"t{DESCRIPTION_COMMON - 2}").memory.id,
-    ]
+
+
+def test_the_rarest_two_words_rank_the_longer_first_among_counts_alike() -> None:
+    counts = {"tern": 64, "sighting": 64, "pier": 64, "skua": 1, "gull": 3, "heron": 3}
+    assert rarest(["tern", "pier", "sighting"], counts, 2) == ["sighting", "pier"]
+    assert rarest(["gull", "tern", "heron"], counts, 2) == ["heron", "gull"]
+    assert rarest(["skua", "tern"], counts, 2) == []  # a common word left alone
+    assert rarest(["skua", "gull", "gull"], counts, 2) == ["gull"]  # a rarer one may be
+    assert rarest(["skua", "tern"], counts, 1) == ["skua", "tern"]
+    assert rarest(["skua", " "], counts, 3) == []
 
 
 # -- hygiene and verify ---------------------------------------------------------------------
