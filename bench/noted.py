@@ -43,7 +43,7 @@ sys.path.insert(0, str(BENCH))
 import retain  # noqa: E402
 from retain.results import WriteRequest  # noqa: E402
 from scale import fresh_schema, schema_url, server_info, shown_url  # noqa: E402
-from store import PROJECTS, Corpus, log, machine, source_state  # noqa: E402
+from store import PROJECTS, Corpus, log, machine, percentile, source_state  # noqa: E402
 
 REPLACEMENTS = ("new", "updated", "revised", "other")
 BATCH = 100
@@ -119,11 +119,7 @@ def single_writes(
         noted += any(f"'{requests[place].name}'" in note for note in result.notes)
 
     def spread(times: list[float]) -> dict[str, float]:
-        times = sorted(times)
-        return {
-            "p50_ms": round(times[len(times) // 2], 2),
-            "p90_ms": round(times[int(len(times) * 0.9)], 2),
-        }
+        return {f"p{q}_ms": round(percentile(times, q), 2) for q in (50, 90)}
 
     with_note, without = spread(spent[True]), spread(spent[False])
     log(f"single writes, p50: {with_note['p50_ms']} ms with the note, {without['p50_ms']} without")

@@ -242,7 +242,8 @@ def _near_copies(svc: MemoryService, tx: Reads, mine: list[Memory]) -> dict[str,
     said = {m.id: graph.words(m.description) for m in compared}
     best: dict[str, Memory] = {}
     for i, memory in enumerate(mine):
-        found: tuple[float, str, Memory] | None = None  # the best pair yet: (score, id, it)
+        top: tuple[float, str] = (-1.0, "")  # the best pair's (score, id) yet
+        chosen: Memory | None = None  # its other memory
         weighed = []  # pairs the detail rule may lower: (score at most, id, it, share, cosine)
         for other in (held[c] for c in candidates[i] if c in held):
             if other.id == memory.id or other.status is not Status.ACTIVE:
@@ -262,20 +263,20 @@ def _near_copies(svc: MemoryService, tx: Reads, mine: list[Memory]) -> dict[str,
                 ):
                     weighed.append((max(share, cosine), other.id, other, share, cosine))
                     continue
-            if share >= SIMILAR_DESCRIPTION and (found is None or (share, other.id) > found[:2]):
-                found = (share, other.id, other)
+            if share >= SIMILAR_DESCRIPTION and (share, other.id) > top:
+                top, chosen = (share, other.id), other
         # The detail rule (the costly part) is asked of the likeliest pairs first, and of
         # none that could not beat the best already scored even were it not lowered.
         for most, other_id, other, share, cosine in sorted(weighed, reverse=True):
-            if found is not None and (most, other_id) < found[:2]:
+            if (most, other_id) < top:
                 break
             names = graph.names_in([memory.description, other.description])
             score = graph.pair_score(cosine, memory.description, other.description, names)
             kept = share >= SIMILAR_DESCRIPTION or score >= graph.NOTE_THRESHOLD
-            if kept and (found is None or (max(share, score), other_id) > found[:2]):
-                found = (max(share, score), other_id, other)
-        if found is not None:
-            best[memory.id] = found[2]
+            if kept and (max(share, score), other_id) > top:
+                top, chosen = (max(share, score), other_id), other
+        if chosen is not None:
+            best[memory.id] = chosen
     return best
 
 

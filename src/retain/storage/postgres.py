@@ -202,14 +202,18 @@ class PostgresBackend:
 
     # -- transactions -------------------------------------------------------------
 
+    def _transaction(self, con: psycopg.Connection[Any]) -> PostgresTransaction:
+        """A transaction on ``con`` sharing what the backend keeps across them."""
+        return PostgresTransaction(
+            con, self._indexed, self._common, self._ef_search, self._frequent
+        )
+
     def _run(self, write: bool, fn: Callable[[PostgresTransaction], T]) -> T:
         pending: PendingVectors | None = None
 
         def locked(con: psycopg.Connection[Any]) -> T:
             nonlocal pending
-            tx = PostgresTransaction(
-                con, self._indexed, self._common, self._ef_search, self._frequent
-            )
+            tx = self._transaction(con)
             if write:  # one writer at a time in this store (its schema)
                 # The same statement looks for vectors an earlier writer left stale, as the
                 # store stood when this write asked for the lock: it costs no round trip.
@@ -305,11 +309,7 @@ class PostgresBackend:
         def run() -> T:
             try:
                 con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                return fn(
-                    PostgresTransaction(
-                        con, self._indexed, self._common, self._ef_search, self._frequent
-                    )
-                )
+                return fn(self._transaction(con))
             except psycopg.Error as exc:
                 raise StoreError(
                     f"{self.location}: {exc}", remedy="verify the store", fix="verify"

@@ -102,15 +102,26 @@ class FtsSearch:
 
     def frequency(self, phrase: str) -> int:
         """Rows matching ``phrase``, counted up to ``COMMON``."""
-        if phrase in self.common:
-            return COMMON
+        return self._counted(phrase, COMMON, phrase)
+
+    def described(self, word: str) -> int:
+        """Descriptions holding ``word``, counted up to ``DESCRIPTION_COMMON``."""
+        return self._counted(
+            f"{{description}} : {quote(word)}", DESCRIPTION_COMMON, f"description\0{word}"
+        )
+
+    def _counted(self, phrase: str, bound: int, key: str) -> int:
+        """Rows matching ``phrase``, counted up to ``bound``; one reaching it is remembered
+        as common under ``key`` (a rarer count is never kept: a new row is always seen)."""
+        if key in self.common:
+            return bound
         row = self.con.execute(
             "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
-            (phrase, COMMON),
+            (phrase, bound),
         ).fetchone()
         count = int(row[0])
-        if count >= COMMON:
-            self.common.add(phrase)
+        if count >= bound:
+            self.common.add(key)
         return count
 
     # -- the search -------------------------------------------------------------
@@ -164,21 +175,6 @@ class FtsSearch:
         hits = [LexicalHit(r[0], r[1] + bonus(weighted, r[2:])) for r in rows]
         hits.sort(key=lambda h: -h.score)
         return hits[:limit]
-
-    def described(self, word: str) -> int:
-        """Descriptions holding ``word``, counted up to ``DESCRIPTION_COMMON`` (a word
-        reaching it is remembered as common, as ``frequency`` remembers a phrase)."""
-        key = f"description\0{word}"
-        if key in self.common:
-            return DESCRIPTION_COMMON
-        row = self.con.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)",
-            (f"{{description}} : {quote(word)}", DESCRIPTION_COMMON),
-        ).fetchone()
-        count = int(row[0])
-        if count >= DESCRIPTION_COMMON:
-            self.common.add(key)
-        return count
 
     def lookup(
         self,
