@@ -727,7 +727,7 @@ def test_postgres_description_lookups_read_the_rows_holding_their_words(
     def lookups(tx: Any) -> tuple[list[list[str]], int]:
         before = tx._one(fetched)[0]
         found = tx.lookup_descriptions(tiers, asked, limit=3, fewest=2)
-        return found, tx._one(fetched)[0] - before
+        return [[d.id for d in rows] for rows in found], tx._one(fetched)[0] - before
 
     found, read = service.backend.read(lookups)
     for pair, ids in zip(asked, found, strict=True):
@@ -760,7 +760,7 @@ def test_postgres_counts_no_word_the_statistics_know_as_frequent(
     def lookups(tx: Any) -> tuple[list[list[str]], int]:
         before = tx._one(entries)[0]
         found = tx.lookup_descriptions(everywhere, [["tern"], ["tern", "skua"]], limit=2, fewest=1)
-        return found, tx._one(entries)[0] - before
+        return [[d.id for d in rows] for rows in found], tx._one(entries)[0] - before
 
     raw_sql(service, "ANALYZE memories")
     try:

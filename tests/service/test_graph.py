@@ -15,7 +15,7 @@ from retain.graph_results import DedupResult
 from retain.model import Status
 from retain.results import WriteRequest
 from retain.service import MemoryService
-from retain.storage.base import MemoryFilter
+from retain.storage.base import Described, MemoryFilter
 from retain.storage.words import DESCRIPTION_COMMON, rarest
 
 ALICE = "Alice works in the UTC+8 time zone"
@@ -375,9 +375,10 @@ def test_description_lookups_answer_each_list_newest_first(
     asked = [["kestrel", "river", "number", "0"], ["heron"], ["kestrel"], ["nowhere"], []]
 
     def looked(where: MemoryFilter, fewest: int) -> list[list[str]]:
-        return operator.backend.read(
+        found = operator.backend.read(
             lambda tx: tx.lookup_descriptions(where, asked, limit=3, fewest=fewest)
         )
+        return [[d.id for d in rows] for rows in found]
 
     newest = kestrels[::-1][:3]
     # "0" is the rarest (one description holds it) unless a word needs two holders
@@ -386,6 +387,29 @@ def test_description_lookups_answer_each_list_newest_first(
     assert looked(everywhere, 7) == [[], [], [], [], []]
     only_web = MemoryFilter(realm=operator.realm, scopes=("project:web",))
     assert looked(only_web, 1) == [[]] * 5
+
+
+def test_a_description_lookup_gives_what_the_note_weighs_of_each_row(
+    make_service: ServiceFactory,
+) -> None:
+    operator = make_service()
+    operator.add_project("web")
+    operator.add_agent("ada")
+    heron = operator.write("heron", description="A heron by the lake", project="web").memory
+    held = make_service(principal="agent:ada", settings=Settings(llm_writes="quarantined"))
+    tip = held.remember("A heron nests by the lake").id
+    everywhere = MemoryFilter(realm=operator.realm, statuses=("active", "quarantined"))
+
+    (found,) = operator.backend.read(
+        lambda tx: tx.lookup_descriptions(everywhere, [["heron", "lake"]], limit=3, fewest=1)
+    )
+
+    rows = {d.id: d for d in found}
+    assert rows[heron.id] == Described(
+        heron.id, operator.realm, "project:web", "heron", "A heron by the lake",
+        Status.ACTIVE, reviewer_only=False,
+    )  # fmt: skip
+    assert rows[tip].status is Status.QUARANTINED and rows[tip].reviewer_only
 
 
 def test_a_common_word_alone_is_looked_up_by_neither_backend(
@@ -405,8 +429,11 @@ def test_a_common_word_alone_is_looked_up_by_neither_backend(
     everywhere = MemoryFilter(realm=operator.realm)
     asked = [["tern"], ["tern", "pier"], ["tern", "skua"], ["skua", "mine"]]
 
-    alone, both_common, with_rare, mine_only = operator.backend.read(
-        lambda tx: tx.lookup_descriptions(everywhere, asked, limit=2, fewest=2)
+    alone, both_common, with_rare, mine_only = (
+        [d.id for d in rows]
+        for rows in operator.backend.read(
+            lambda tx: tx.lookup_descriptions(everywhere, asked, limit=2, fewest=2)
+        )
     )
 
     # "skua": one description holds it, fewer than ``fewest``: "tern" is left alone

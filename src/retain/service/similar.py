@@ -28,7 +28,7 @@ from retain.model import GLOBAL_SCOPE, Memory, Status, project_scope
 from retain.service import lookup, rows
 from retain.service.relation import created
 from retain.service.work import Work
-from retain.storage.base import MemoryFilter, Progress, Reads
+from retain.storage.base import Described, MemoryFilter, Progress, Reads
 from retain.write_results import WriteResult
 
 if TYPE_CHECKING:
@@ -235,22 +235,24 @@ def _near_copies(svc: MemoryService, tx: Reads, mine: list[Memory]) -> dict[str,
     view = svc._reader(tx)
     order = {m.id: i for i, m in enumerate(mine)}
     candidates = _by_words(svc, tx, mine)
-    held = {m.id: m for m in tx.get_many(sorted({i for ids in candidates for i in ids}))}
-    compared = list({m.id: m for m in [*mine, *held.values()]}.values())  # ``mine`` first
+    held = {d.id: d for found in candidates for d in found if d.id not in order}
+    compared: list[Memory | Described] = [*mine, *(held[k] for k in sorted(held))]
     vectors = _noting_vectors(svc, [m.description for m in compared])
     row = {m.id: i for i, m in enumerate(compared)}
     said = {m.id: graph.words(m.description) for m in compared}
-    best: dict[str, Memory] = {}
+    best: dict[str, Described] = {}
     for i, memory in enumerate(mine):
         top: tuple[float, str] = (-1.0, "")  # the best pair's (score, id) yet
-        chosen: Memory | None = None  # its other memory
+        chosen: Described | None = None  # its other memory
         weighed = []  # pairs the detail rule may lower: (score at most, id, it, share, cosine)
-        for other in (held[c] for c in candidates[i] if c in held):
+        for other in candidates[i]:
             if other.id == memory.id or other.status is not Status.ACTIVE:
                 continue
             if other.id in order and order[other.id] > i:
                 continue  # a later one of the batch: it is noted against this one
-            if (other.name is not None and other.name == memory.name) or not view.sees(other):
+            if other.name is not None and other.name == memory.name:
+                continue
+            if not view.sees_at(other.realm, other.scope, reviewer_only=other.reviewer_only):
                 continue
             mine_words, theirs = said[memory.id], said[other.id]
             share = len(mine_words & theirs) / len(mine_words | theirs) if theirs else 0.0
@@ -277,10 +279,13 @@ def _near_copies(svc: MemoryService, tx: Reads, mine: list[Memory]) -> dict[str,
                 top, chosen = (max(share, score), other_id), other
         if chosen is not None:
             best[memory.id] = chosen
-    return best
+    # Only the memories named are read whole (the batch's own are at hand).
+    whole = {m.id: m for m in tx.get_many(sorted({d.id for d in best.values()} - set(order)))}
+    whole.update((m.id, m) for m in mine)
+    return {memory_id: whole[d.id] for memory_id, d in best.items()}
 
 
-def _by_words(svc: MemoryService, tx: Reads, mine: list[Memory]) -> list[list[str]]:
+def _by_words(svc: MemoryService, tx: Reads, mine: list[Memory]) -> list[list[Described]]:
     """For each of ``mine``, the memories of its tiers whose descriptions share its two
     rarest words (a near-copy by words), then one of its longest (a rewording keeps a
     name or a term, and vectors judge it): at most ``NEAR``. One lookup a tier for the
@@ -289,7 +294,7 @@ def _by_words(svc: MemoryService, tx: Reads, mine: list[Memory]) -> list[list[st
     tiers: dict[MemoryFilter, list[int]] = {}
     for i, memory in enumerate(mine):
         tiers.setdefault(_tiers_of(svc, memory), []).append(i)
-    found: list[list[str]] = [[] for _ in mine]
+    found: list[list[Described]] = [[] for _ in mine]
     for where, places in tiers.items():
         asked, owner = [], []
         for i in places:
@@ -301,12 +306,12 @@ def _by_words(svc: MemoryService, tx: Reads, mine: list[Memory]) -> list[list[st
                     owner.append(i)
         # The memory itself was written before this read: a word only it holds finds no
         # other, and among the newest it takes a place of its own.
-        ids = tx.lookup_descriptions(where, asked, limit=NEAR + 1, fewest=2)
-        for i, some in zip(owner, ids, strict=True):
-            found[i] += some
+        lists = tx.lookup_descriptions(where, asked, limit=NEAR + 1, fewest=2)
+        for i, listed in zip(owner, lists, strict=True):
+            found[i] += listed
     return [
-        [c for c in dict.fromkeys(ids) if c != m.id][:NEAR]
-        for m, ids in zip(mine, found, strict=True)
+        list({d.id: d for d in rows_of if d.id != m.id}.values())[:NEAR]  # first found first
+        for m, rows_of in zip(mine, found, strict=True)
     ]
 
 

@@ -43,6 +43,7 @@ from retain.model import (
     Memory,
     Project,
     Proposal,
+    Status,
     Team,
 )
 
@@ -159,6 +160,20 @@ class KeySource:
     body: str
     valid_from: str | None
     context: str  # the derived context the row holds now
+
+
+@dataclass(frozen=True, slots=True)
+class Described:
+    """What a near-copy note weighs of a memory, read by the lookup that found it: its
+    description and whether its writer's view may name it, without its body."""
+
+    id: str
+    realm: str
+    scope: str
+    name: str | None
+    description: str
+    status: Status
+    reviewer_only: bool  # written quarantined (a ``quarantine_reason`` is kept)
 
 
 @dataclass(frozen=True, slots=True)
@@ -447,11 +462,12 @@ class Reads(Protocol):
 
     def lookup_descriptions(
         self, where: MemoryFilter, asked: Sequence[Sequence[str]], *, limit: int, fewest: int
-    ) -> list[list[str]]:
-        """For each word list of ``asked``, the ids of the newest ``limit`` rows whose
-        descriptions hold its two rarest words of those ``fewest`` descriptions or more
-        hold (``words.rarest``: none for a list with no such word, nor for one left with one
-        word that ``DESCRIPTION_COMMON`` descriptions hold): a batch's lookups at once."""
+    ) -> list[list[Described]]:
+        """For each word list of ``asked``, the newest ``limit`` rows whose descriptions
+        hold its two rarest words of those ``fewest`` descriptions or more hold
+        (``words.rarest``: none for a list with no such word, nor for one left with one
+        word that ``DESCRIPTION_COMMON`` descriptions hold), newest first: a batch's
+        lookups at once."""
         ...
 
     def scan_text(

@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from retain.storage import words as plan
-from retain.storage.base import LexicalHit, MemoryFilter, ScannedRow
+from retain.storage.base import Described, LexicalHit, MemoryFilter, ScannedRow
+from retain.storage.rows import DESCRIBED_COLUMNS, described_of
 from retain.storage.words import DESCRIPTION_COMMON, scan_hits
 
 # name A, description B, body C, context D as ts_rank_cd weighs them ({D, C, B, A})
@@ -282,7 +283,7 @@ class PostgresWords(ABC):
 
     def lookup_descriptions(
         self, where: MemoryFilter, asked: Sequence[Sequence[str]], *, limit: int, fewest: int
-    ) -> list[list[str]]:
+    ) -> list[list[Described]]:
         lists = [[w for w in dict.fromkeys(words) if w.strip()] for words in asked]
         distinct = list(dict.fromkeys(w for words in lists for w in words))
         if not distinct:
@@ -299,7 +300,7 @@ class PostgresWords(ABC):
             if held[word] >= DESCRIPTION_COMMON:
                 self._common.add(f"description\0{word}")
         queries = [" & ".join(map(_lexeme, plan.rarest(words, held, fewest))) for words in lists]
-        found: list[list[str]] = [[] for _ in lists]
+        found: list[list[Described]] = [[] for _ in lists]
         places = [i for i, query in enumerate(queries) if query]
         if not places:
             return found
@@ -314,14 +315,14 @@ class PostgresWords(ABC):
         # when the tiers were near empty: every lookup read the whole tier, 0.8 ms of the
         # server's CPU a write with eight writers).
         rows = self._rows(
-            "SELECT q.i, n.id FROM unnest(%s::text[]) WITH ORDINALITY AS q(query, i) "
-            "CROSS JOIN LATERAL (SELECT m.id, m.num FROM (SELECT d.* FROM memories d "
-            f"WHERE {_WORDS} @@ to_tsquery({_CONFIG}, q.query) OFFSET 0) m "
+            "SELECT q.i, n.* FROM unnest(%s::text[]) WITH ORDINALITY AS q(query, i) "
+            f"CROSS JOIN LATERAL (SELECT {DESCRIBED_COLUMNS}, m.num FROM (SELECT d.* FROM "
+            f"memories d WHERE {_WORDS} @@ to_tsquery({_CONFIG}, q.query) OFFSET 0) m "
             f"WHERE {clause} ORDER BY m.num DESC LIMIT %s) n ORDER BY q.i, n.num DESC",
             [[queries[i] for i in places], *args, limit],
         )
-        for i, memory_id in rows:
-            found[places[int(i) - 1]].append(memory_id)
+        for row in rows:
+            found[places[int(row[0]) - 1]].append(described_of(row[1:]))
         return found
 
     def _frequents(self) -> list[str]:

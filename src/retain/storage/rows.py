@@ -12,7 +12,7 @@ from typing import Any
 
 from retain.chrono import parse_optional_stamp, parse_stamp, stamp
 from retain.model import Event, ListPosition, Load, Memory, Status, Trust
-from retain.storage.base import LoadCounts, Standing
+from retain.storage.base import Described, LoadCounts, Standing
 
 COLUMNS = (
     "id, realm, scope, name, description, body, tags, priority, load, refs, source, subject, "
@@ -54,6 +54,23 @@ def standing_of(row: Sequence[Any]) -> Standing:
         verified_at=parse_stamp(row[6]),
         description=row[7],
         body_bytes=row[8],
+    )
+
+
+# The columns of ``m`` a near-copy note weighs (``described_of``)
+DESCRIBED_COLUMNS = "m.id, m.realm, m.scope, m.name, m.description, m.status, m.quarantine_reason"
+
+
+def described_of(row: Sequence[Any]) -> Described:
+    """A row selected as ``DESCRIBED_COLUMNS``, as a note weighs it."""
+    return Described(
+        id=row[0],
+        realm=row[1],
+        scope=row[2],
+        name=row[3],
+        description=row[4],
+        status=Status(row[5]),
+        reviewer_only=bool(row[6]),
     )
 
 

@@ -29,8 +29,8 @@ import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from retain.storage.base import LexicalHit
-from retain.storage.rows import NAMED
+from retain.storage.base import Described, LexicalHit
+from retain.storage.rows import DESCRIBED_COLUMNS, NAMED, described_of
 from retain.storage.words import (
     CANDIDATES,
     COMMON,
@@ -184,16 +184,16 @@ class FtsSearch:
         *,
         limit: int,
         fewest: int,
-    ) -> list[list[str]]:
-        """For each word list of ``asked``, the ids of the newest rows whose descriptions
-        hold its two rarest words of those ``fewest`` descriptions or more hold
-        (``words.rarest``), that pass the filters.
+    ) -> list[list[Described]]:
+        """For each word list of ``asked``, the newest rows whose descriptions hold its
+        two rarest words of those ``fewest`` descriptions or more hold (``words.rarest``),
+        that pass the filters.
 
         A cheap candidate list for "does something say nearly this already":
         text sharing most of the words shares the rarest ones.
         """
         counts: dict[str, int] = {}
-        found: list[list[str]] = []
+        found: list[list[Described]] = []
         for words in asked:
             for word in words:
                 if word.strip() and word not in counts:
@@ -203,12 +203,12 @@ class FtsSearch:
                 found.append([])
                 continue
             rows = self.con.execute(
-                "SELECT m.id FROM (SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? "
-                "ORDER BY rowid DESC LIMIT ?) f "
+                f"SELECT {DESCRIBED_COLUMNS} FROM (SELECT rowid FROM memories_fts WHERE "
+                "memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?) f "
                 f"JOIN memories m ON m.num = f.rowid WHERE {filter_sql} ORDER BY f.rowid DESC",
                 [f"{{description}} : ({' AND '.join(map(quote, two))})", limit, *filter_args],
             ).fetchall()
-            found.append([r[0] for r in rows])
+            found.append([described_of(r) for r in rows])
         return found
 
     def _ranked(

@@ -33,6 +33,7 @@ from retain.model import (
     Team,
 )
 from retain.storage.base import (
+    Described,
     KeySource,
     LexicalHit,
     LoadCounts,
@@ -502,7 +503,7 @@ class SqliteTransaction(
 
     def lookup_descriptions(
         self, where: MemoryFilter, asked: Sequence[Sequence[str]], *, limit: int, fewest: int
-    ) -> list[list[str]]:
+    ) -> list[list[Described]]:
         clause, args = self._filter_sql(where)
         return self.fts.lookup(clause, args, asked, limit=limit, fewest=fewest)
 
