@@ -331,6 +331,21 @@ def test_a_near_copy_in_the_same_batch_is_noted(world: dict[str, MemoryService])
     assert any("'alice-tz', written in the same batch" in n for n in results[2].notes)
 
 
+def test_a_near_copy_moved_later_in_its_batch_is_named_where_it_was_left(
+    world: dict[str, MemoryService],
+) -> None:
+    results = world["operator"].write_many(
+        [
+            WriteRequest("alice-tz", description=ALICE),
+            WriteRequest("alice-tz", tier="project", project="web"),  # moved, not redescribed
+            WriteRequest(
+                "alice-zone", description="Alice is in the UTC+8 time zone", project="web"
+            ),
+        ]
+    )
+    assert any("'web/alice-tz', written in the same batch" in n for n in results[2].notes)
+
+
 def test_a_reworded_near_copy_is_noted_by_its_vector(world: dict[str, MemoryService]) -> None:
     operator = world["operator"]
     operator.write("alice-tz", description=ALICE)

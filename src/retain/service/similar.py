@@ -236,7 +236,8 @@ def _near_copies(svc: MemoryService, tx: Reads, mine: list[Memory]) -> dict[str,
     order = {m.id: i for i, m in enumerate(mine)}
     candidates = _by_words(svc, tx, mine)
     held = {d.id: d for found in candidates for d in found if d.id not in order}
-    compared: list[Memory | Described] = [*mine, *(held[k] for k in sorted(held))]
+    last = {m.id: m for m in mine}  # a memory the batch wrote twice, as it left it
+    compared: list[Memory | Described] = [*last.values(), *(held[k] for k in sorted(held))]
     vectors = _noting_vectors(svc, [m.description for m in compared])
     row = {m.id: i for i, m in enumerate(compared)}
     said = {m.id: graph.words(m.description) for m in compared}
@@ -279,9 +280,9 @@ def _near_copies(svc: MemoryService, tx: Reads, mine: list[Memory]) -> dict[str,
                 top, chosen = (max(share, score), other_id), other
         if chosen is not None:
             best[memory.id] = chosen
-    # Only the memories named are read whole (the batch's own are at hand).
-    whole = {m.id: m for m in tx.get_many(sorted({d.id for d in best.values()} - set(order)))}
-    whole.update((m.id, m) for m in mine)
+    # Only the memories named are read whole: as stored, so a batch's own is named where
+    # its last write of the batch left it.
+    whole = {m.id: m for m in tx.get_many(sorted({d.id for d in best.values()}))}
     return {memory_id: whole[d.id] for memory_id, d in best.items()}
 
 
