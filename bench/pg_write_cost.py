@@ -140,21 +140,21 @@ def spent(times: list[float], writes: int, cpu: float, server: float | None) -> 
 
 
 def one_round(tree: Path, url: str, args: argparse.Namespace) -> dict[str, Any]:
-    """One child's figures, in a schema of its own, dropped after."""
-    import psycopg
+    """One child's figures, in a schema of its own (``<schema>_<random>`` when the URL
+    names one), dropped after."""
+    from scale import fresh_schema, schema_url
 
-    schema = f"cost_{uuid.uuid4().hex[:12]}"
+    location = schema_url(url, uuid.uuid4().hex[:12], default="cost")
     env = {**os.environ, "PYTHONPATH": str(tree / "src")}
     try:
         out = subprocess.run(
             [sys.executable, __file__, "--child", "--writes", str(args.writes),
              "--batch", str(args.batch), "--prefill", str(args.prefill),
-             "--database-url", f"{url}{'&' if '?' in url else '?'}schema={schema}"],
+             "--database-url", location],
             env=env, capture_output=True, text=True, check=True,
         ).stdout  # fmt: skip
     finally:
-        with psycopg.connect(url, autocommit=True) as con:
-            con.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        fresh_schema(location)
     return dict(json.loads(out.strip().splitlines()[-1]))
 
 
