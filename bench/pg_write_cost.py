@@ -43,7 +43,9 @@ HERE = Path(__file__).resolve().parent.parent
 
 def server_cpu_s() -> float | None:
     """User + system CPU seconds of every ``postgres`` process on this machine (None when
-    there is none: the server is elsewhere)."""
+    there is none: the server is elsewhere). Read here, not by ``bench/pgvector_insert.py``'s
+    reader of one backend: importing it loads numpy, which a single write's own path
+    does not."""
     total, found = 0, False
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
@@ -60,6 +62,8 @@ def server_cpu_s() -> float | None:
 
 
 def child(url: str, writes: int, batch: int, prefill: int) -> dict[str, Any]:
+    if batch:
+        return batches(url, writes, batch, prefill)
     import psycopg
 
     from retain.config import Settings
@@ -67,8 +71,6 @@ def child(url: str, writes: int, batch: int, prefill: int) -> dict[str, Any]:
     from retain.service import MemoryService
     from retain.storage.postgres import PostgresBackend
 
-    if batch:
-        return batches(url, writes, batch, prefill)
     settings = Settings(embedder=EmbedderSettings(provider="hash"))
     service = MemoryService(PostgresBackend(url), settings=settings)
     for n in range(10):
@@ -98,7 +100,6 @@ def batches(url: str, writes: int, batch: int, prefill: int) -> dict[str, Any]:
     ``bench/writers.py`` writes them."""
     from dataclasses import replace
 
-    sys.path.insert(0, str(HERE / "bench"))
     from retain.service import MemoryService
     from retain.storage.postgres import PostgresBackend
     from store import PROJECTS, Corpus
