@@ -9,6 +9,7 @@ from retain import errors
 from retain.chrono import ManualClock
 from retain.config import Settings
 from retain.service import MemoryService
+from retain.storage.base import InlineEntry
 
 
 @pytest.fixture
@@ -114,6 +115,32 @@ def test_a_batch_is_measured_as_a_whole(small: MemoryService) -> None:
         ]
     )
     assert small.status().inline_bytes == 90
+
+
+def test_the_inline_entries_are_read_only_by_a_write_that_spends_or_frees_budget(
+    small: MemoryService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from retain.results import WriteRequest
+    from retain.storage.statements import SqlStatements
+
+    reads: list[str] = []
+    entries = SqlStatements.inline_entries
+
+    def counted(self: SqlStatements, realm: str, now: str) -> list[InlineEntry]:
+        reads.append(realm)
+        return entries(self, realm, now)
+
+    monkeypatch.setattr(SqlStatements, "inline_entries", counted)
+    small.write("a", description="a", load="inline", body="x" * 59 + "!")
+    small.write_many([WriteRequest("n1", description="n"), WriteRequest("n2", description="n")])
+    small.write("a", description="a, described again")  # its body and load as they were
+    small.edit("a", "!", "?")  # one of its 60 bytes changed: spent again
+    assert len(reads) == 3  # the first write, the redescription (it counts), the edit
+    small.write("n1", description="n", load="search", body="z" * 500)
+    assert len(reads) == 3
+    small.write("a", description="a", load="search")  # frees its 60 bytes
+    assert len(reads) == 4
+    assert small.status().inline_bytes == 0
 
 
 def test_sizes_read_in_bytes_then_kib() -> None:

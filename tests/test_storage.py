@@ -1574,6 +1574,47 @@ def test_postgres_searches_vectors_beside_the_words_when_a_connection_is_idle(
     backend.close()
 
 
+def test_postgres_reads_are_snapshots_and_writes_read_what_committed(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each transaction's level is said by its ``BEGIN``, on the one pooled connection
+    whatever ran on it before: a read's, a write's and the write's vectors'."""
+    import psycopg
+
+    from retain.storage import postgres as module
+
+    backend = PostgresBackend(fresh_schema(postgres_url), pool_size=1)
+    service = MemoryService(backend)
+    sent: list[str] = []
+    execute = psycopg.Cursor.execute
+
+    def record(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(str(query))
+        return execute(cursor, query, *args, **kwargs)
+
+    def level(tx: Any) -> str:
+        return str(tx._one("SHOW transaction_isolation")[0])
+
+    stored = module.store_vectors
+    vectors_at: list[str] = []
+
+    def storing(con: psycopg.Connection[Any], pending: Any) -> None:
+        vectors_at.append(str(con.execute("SHOW transaction_isolation").fetchone()[0]))
+        stored(con, pending)
+
+    monkeypatch.setattr(module, "store_vectors", storing)
+    monkeypatch.setattr(psycopg.Cursor, "execute", record)
+    try:
+        assert backend.read(level) == "repeatable read"
+        service.write("a", description="a note about the garden")  # after a read, then its note's
+        assert vectors_at == ["read committed"]
+        assert backend.write(level) == "read committed"
+        assert backend.read(level) == "repeatable read"
+        assert not [q for q in sent if "SET TRANSACTION" in q]  # no statement of its own
+    finally:
+        backend.close()
+
+
 def test_postgres_nearest_for_many_queries_in_one_statement_is_each_query_alone(
     postgres_service: MemoryService,
 ) -> None:
@@ -1935,7 +1976,9 @@ def test_postgres_a_write_looks_for_stale_vectors_with_its_lock(
     assert len(pending) == 3, pending  # no statement of their own, but their clearing
     assert "pg_advisory_xact_lock" in pending[0]  # looked for stale ones, with the lock
     assert "INSERT INTO events" in pending[1]  # recorded, with the events
-    assert pending[2].startswith("DELETE FROM vectors_pending")  # cleared, as they are stored
+    # cleared by the statement that stores them
+    assert pending[2].startswith("WITH unpended AS (DELETE FROM vectors_pending")
+    assert "INSERT INTO memory_vectors" in pending[2]
 
 
 def test_postgres_a_vector_missing_with_no_write_pending_is_a_problem(

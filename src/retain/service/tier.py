@@ -48,11 +48,14 @@ if TYPE_CHECKING:
 
 
 class _Inline:
-    """The inline entries of a realm as a transaction changes them."""
+    """The inline entries of a realm as a transaction changes them, read from the store
+    when the first change that spends or frees inline budget comes (most writes have
+    none: they read nothing for it)."""
 
-    def __init__(self, entries: list[InlineEntry]) -> None:
-        self.start = list(entries)
-        self.current = {e.memory_id: e for e in entries}
+    def __init__(self, reads: Reads, realm: str) -> None:
+        self._reads, self._realm = reads, realm
+        self.start: list[InlineEntry] | None = None  # as the unit of work found them
+        self.current: dict[str, InlineEntry] = {}
         self.touched: set[str] = set()
 
     def apply(self, before: Memory | None, after: Memory | None, now: str) -> None:
@@ -60,6 +63,15 @@ class _Inline:
         will = after is not None and budget.counts(after, now)
         if not was and not will:
             return
+        if self.start is None:
+            # Every change before this one left the entries as they were; this one's own
+            # row may be written already, so it is read as it stood (``before``).
+            own = {m.id for m in (before, after) if m is not None}
+            entries = self._reads.inline_entries(self._realm, now)
+            self.start = [e for e in entries if e.memory_id not in own]
+            if was and before is not None:
+                self.start.append(budget.entry(before))
+            self.current = {e.memory_id: e for e in self.start}
         if before is not None:
             self.current.pop(before.id, None)
             self.touched.add(before.scope)
@@ -68,7 +80,8 @@ class _Inline:
             self.touched.add(after.scope)
 
     def check(self, limit: int) -> None:
-        budget.check(self.start, self.current.values(), budget=limit, touched=self.touched)
+        if self.start is not None:  # (nothing touched: nothing to measure)
+            budget.check(self.start, self.current.values(), budget=limit, touched=self.touched)
 
 
 class _Staged:
@@ -183,7 +196,7 @@ class Batch:
 
     def __init__(self, svc: MemoryService, work: Work, *, reason: str) -> None:
         self.svc, self.work, self.reason = svc, work, reason
-        self.inline = _Inline(work.reads.inline_entries(svc.realm, stamp(work.now)))
+        self.inline = _Inline(work.reads, svc.realm)
         self.staged = _Staged()
 
     def read_ahead(
@@ -571,7 +584,7 @@ def edit(
         )
         if body != current.body:
             changed = rows.changed(svc, changed, now)
-        inline = _Inline(tx.inline_entries(svc.realm, now_stamp))
+        inline = _Inline(tx, svc.realm)
         inline.apply(current, changed, now_stamp)
         inline.check(svc.settings.inline_max_bytes)
         stored = work.change(changed, current)

@@ -41,8 +41,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import psycopg
 import psycopg_pool
+from psycopg import IsolationLevel, sql
 from psycopg import errors as pg_errors
-from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
 from retain.errors import InvalidValue, SchemaTooNew, StoreBusy, StoreError
@@ -106,6 +106,13 @@ def _shown(conninfo: str, schema: str) -> str:
     host = str(params.get("host", ""))
     port = f":{params['port']}" if params.get("port") and "," not in host else ""
     return f"postgresql://{user}{host}{port}/{params.get('dbname', '')}?schema={schema}"
+
+
+def _isolate(con: psycopg.Connection[Any], level: IsolationLevel | None) -> None:
+    """Start ``con``'s next transaction at ``level`` (None: the server's default), said
+    by its ``BEGIN``: no round trip of its own."""
+    if con.isolation_level != level:
+        con.isolation_level = level
 
 
 class PostgresBackend:
@@ -219,14 +226,14 @@ class PostgresBackend:
                 # store stood when this write asked for the lock: it costs no round trip.
                 look = (_WRITE_LOCK, self.schema, STALE_VECTORS_S)
                 tx.saw_stale = bool(tx._one(_LOCK_AND_LOOK, look)[1])
-            else:
-                con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             result = fn(tx)
             tx.finish()
             pending = tx.pending
             return result
 
-        result = self._attempt(locked)
+        # a read is one snapshot; a write reads what committed before each statement
+        # (its lock's last holder's write too)
+        result = self._attempt(locked, isolation=None if write else IsolationLevel.REPEATABLE_READ)
         if pending is not None and pending.vectors:
             vectors = pending
             try:  # a memory deleted meanwhile fails the foreign key: the next try skips it
@@ -246,8 +253,10 @@ class PostgresBackend:
         self,
         fn: Callable[[psycopg.Connection[Any]], T],
         raced: tuple[type[psycopg.Error], ...] = (),
+        isolation: IsolationLevel | None = None,
     ) -> T:
-        """``fn`` in a transaction of its own, tried again while the server says it raced."""
+        """``fn`` in a transaction of its own at ``isolation`` (None: the server's default),
+        tried again while the server says it raced."""
         retried: tuple[type[psycopg.Error], ...] = (
             pg_errors.SerializationFailure,
             pg_errors.DeadlockDetected,
@@ -257,6 +266,7 @@ class PostgresBackend:
         for attempt in range(_RETRIES):
             try:
                 with self.pool.connection() as con:
+                    _isolate(con, isolation)
                     return fn(con)
             except pg_errors.LockNotAvailable as exc:  # waited LOCK_TIMEOUT_MS already
                 raise StoreBusy(
@@ -308,7 +318,7 @@ class PostgresBackend:
 
         def run() -> T:
             try:
-                con.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                _isolate(con, IsolationLevel.REPEATABLE_READ)
                 return fn(self._transaction(con))
             except psycopg.Error as exc:
                 raise StoreError(

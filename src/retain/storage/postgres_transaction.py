@@ -268,9 +268,8 @@ class PostgresTransaction(
         params = _params(memory)
         params["expect_hash"] = current.content_hash
         params["expect_updated"] = stamp(current.updated_at)
-        try:
-            with self.con.transaction():  # a savepoint: the refusal leaves the rest intact
-                cur = self.con.execute(_RESTORE if restore else _UPSERT, params)
+        try:  # a refusal ends the write: no savepoint (two round trips) keeps the rest
+            cur = self.con.execute(_RESTORE if restore else _UPSERT, params)
         except pg_errors.UniqueViolation as exc:
             raise self._integrity(exc) from exc
         return cur.rowcount == 1
@@ -279,7 +278,7 @@ class PostgresTransaction(
         if not memories:
             return
         try:
-            with self.con.transaction(), self.con.cursor() as cur:
+            with self.con.cursor() as cur:  # (no savepoint, as for an update)
                 cur.executemany(_INSERT, [_params(m) for m in memories])
         except pg_errors.UniqueViolation as exc:
             raise self._integrity(exc) from exc

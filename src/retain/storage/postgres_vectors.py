@@ -100,16 +100,16 @@ class PendingVectors:
 
 def store_vectors(con: psycopg.Connection[Any], pending: PendingVectors) -> None:
     """Store ``pending``'s vectors for the memories that still exist, each replacing one
-    an earlier write stored (a later write's stays). One statement: the sums' triggers run
-    once for it."""
+    an earlier write stored (a later write's stays), and clear what the write left pending
+    (what a later write left is that write's to store). One statement: one round trip,
+    and the sums' triggers run once for it."""
     rows = sorted(pending.vectors.items())  # in one order: concurrent writers do not deadlock
     if not rows:
         return
-    con.execute(  # what a later write left pending is that write's to store
-        "DELETE FROM vectors_pending WHERE memory_num = ANY(%s) AND version <= %s",
-        ([num for num, _ in rows], pending.version),
-    )
+    nums = [num for num, _ in rows]
     con.execute(
+        "WITH unpended AS (DELETE FROM vectors_pending WHERE memory_num = ANY(%s) "
+        "AND version <= %s) "
         "INSERT INTO memory_vectors(memory_num, realm, model, dim, embedding, version) "
         "SELECT k.num, m.realm, k.model, k.dim, k.embedding, %s "
         "FROM unnest(%b::bigint[], %b::text[], %b::int[], %b::vector[]) "
@@ -119,8 +119,10 @@ def store_vectors(con: psycopg.Connection[Any], pending: PendingVectors) -> None
         "embedding = excluded.embedding, version = excluded.version "
         "WHERE memory_vectors.version < excluded.version",
         (
+            nums,
             pending.version,
-            [num for num, _ in rows],
+            pending.version,
+            nums,
             [v.model for _, v in rows],
             [v.dim for _, v in rows],
             [Packed.of(v.vector) for _, v in rows],
@@ -154,6 +156,8 @@ class PostgresVectors(ABC):
         """``where`` as a clause over ``alias`` and its arguments."""
 
     def set_keys(self, keys: Sequence[SearchKey]) -> None:
+        vectors = [v for k in keys if (v := k.vector) is not None]
+        first = bool(vectors) and self.pending is None  # the write's version comes with it
         with self.con.cursor() as cur:
             contexts = [(k.context, k.num) for k in keys if k.context is not None]
             if contexts:
@@ -161,21 +165,27 @@ class PostgresVectors(ABC):
             # The old vectors go with the write: until its new ones are stored (after it
             # commits, ``PostgresBackend``), the memory has none, which ``verify`` counts.
             # A key with no vector (no embedder) has none to wait for either: what an
-            # earlier writer left pending for it goes too, in the same statement.
+            # earlier writer left pending for it goes too. One statement for all of it,
+            # and for the write's version when it has vectors to store.
             bare = [k.num for k in keys if k.vector is None]
-            unpend = "WITH unpended AS (DELETE FROM vectors_pending WHERE memory_num = ANY(%s)) "
-            cur.execute(
-                (unpend if bare else "") + "DELETE FROM memory_vectors WHERE memory_num = ANY(%s)",
-                ([bare] if bare else []) + [[k.num for k in keys]],
-            )
-        vectors = [v for k in keys if (v := k.vector) is not None]
+            parts, args = [], []
+            if bare:
+                parts.append("unpended AS (DELETE FROM vectors_pending WHERE memory_num = ANY(%s))")
+                args.append(bare)
+            gone = "DELETE FROM memory_vectors WHERE memory_num = ANY(%s)"
+            args.append([k.num for k in keys])
+            if first:
+                parts.append(f"gone AS ({gone})")
+                gone = "SELECT nextval('vector_versions')"
+            cur.execute(("WITH " + ", ".join(parts) + " " if parts else "") + gone, args)
+            if first:
+                row = cur.fetchone()
+                assert row is not None  # (a SELECT of one value gives one row)
+                self.pending = PendingVectors(int(row[0]), {})
         for model, dim in {(v.model, v.dim) for v in vectors}:
             self._ensure_hnsw(model, dim)
-        if not vectors:
+        if self.pending is None or not vectors:
             return
-        if self.pending is None:
-            version = int(self._one("SELECT nextval('vector_versions')")[0])
-            self.pending = PendingVectors(version, {})
         self.pending.vectors.update((v.num, v) for v in vectors)  # recorded by ``finish``
         if len(self.pending.vectors) > DEFERRED_VECTORS_MAX:  # a reindex, a large import
             store_vectors(self.con, self.pending)
