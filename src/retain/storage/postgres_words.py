@@ -72,6 +72,9 @@ _FREQUENT = (
 )
 FREQUENT = 2 * DESCRIPTION_COMMON  # an estimate's margin: a word near the line is counted
 FREQUENT_TTL_S = 600.0  # how long a backend goes by the frequent lexemes it read
+# ... by none: the store not analyzed yet, which autovacuum does within a minute or so of
+# its first writes (a store holding no frequent word is read again this often too)
+FREQUENT_RETRY_S = 30.0
 
 
 class Frequent:
@@ -327,10 +330,12 @@ class PostgresWords(ABC):
 
     def _frequents(self) -> list[str]:
         """The description lexemes the statistics put at ``FREQUENT`` rows or more, read
-        again once ``FREQUENT_TTL_S`` has passed (none before the store is analyzed)."""
+        again once ``FREQUENT_TTL_S`` has passed, or ``FREQUENT_RETRY_S`` when there were
+        none (before the store is analyzed)."""
         known = self._frequent
         now = time.monotonic()
-        if known.read_at is None or now - known.read_at > FREQUENT_TTL_S:
+        ttl = FREQUENT_TTL_S if known.lexemes else FREQUENT_RETRY_S
+        if known.read_at is None or now - known.read_at > ttl:
             known.lexemes = [row[0] for row in self._rows(_FREQUENT, [FREQUENT])]
             known.read_at = now
         return known.lexemes
