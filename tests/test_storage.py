@@ -1404,6 +1404,22 @@ def test_a_postgres_url_is_shown_without_its_password(postgres_url: str) -> None
     assert "hunter2" not in shown and "other" not in shown
 
 
+def test_a_postgres_url_keeps_its_parameters_as_libpq_reads_them() -> None:
+    from psycopg.conninfo import conninfo_to_dict
+
+    from retain.storage.postgres import split_url
+
+    conninfo, schema = split_url(
+        "postgresql://ada@db/memory?options=-c%20statement_timeout%3D5s&schema=s%5F1"
+        "&password=a+b%26c&application_name="
+    )
+    assert schema == "s_1"
+    params = conninfo_to_dict(conninfo)
+    assert params["options"] == "-c statement_timeout=5s"  # a space, not a "+"
+    assert params["password"] == "a+b&c"  # a "+", not a space
+    assert params["application_name"] == "" and "schema" not in params
+
+
 def test_postgres_events_cannot_be_truncated(postgres_service: MemoryService) -> None:
     postgres_service.write("a", description="a")
     with pytest.raises(Exception, match="append-only"):
@@ -1576,16 +1592,19 @@ def test_postgres_searches_vectors_beside_the_words_when_a_connection_is_idle(
     backend.close()
 
 
+@pytest.mark.parametrize("pool_size", [1, 2])
 def test_postgres_reads_are_snapshots_and_writes_read_what_committed(
-    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch, pool_size: int
 ) -> None:
-    """Each transaction's level is said by its ``BEGIN``, on the one pooled connection
-    whatever ran on it before: a read's, a write's and the write's vectors'."""
+    """Each transaction's level is said by its ``BEGIN``, whatever the server's default
+    (here serializable) and whatever ran on the pooled connection before: a read's, a
+    read's beside it, a write's and the write's vectors'."""
     import psycopg
 
     from retain.storage import postgres as module
 
-    backend = PostgresBackend(fresh_schema(postgres_url), pool_size=1)
+    serializable = "options=-c%20default_transaction_isolation%3Dserializable"
+    backend = PostgresBackend(f"{fresh_schema(postgres_url)}&{serializable}", pool_size=pool_size)
     service = MemoryService(backend)
     sent: list[str] = []
     execute = psycopg.Cursor.execute
@@ -1597,21 +1616,29 @@ def test_postgres_reads_are_snapshots_and_writes_read_what_committed(
     def level(tx: Any) -> str:
         return str(tx._one("SHOW transaction_isolation")[0])
 
+    def level_of(con: psycopg.Connection[Any]) -> str:
+        row = con.execute("SHOW transaction_isolation").fetchone()
+        return str(row[0]) if row else ""
+
     stored = module.store_vectors
     vectors_at: list[str] = []
 
     def storing(con: psycopg.Connection[Any], pending: Any) -> None:
-        vectors_at.append(str(con.execute("SHOW transaction_isolation").fetchone()[0]))
+        vectors_at.append(level_of(con))
         stored(con, pending)
 
     monkeypatch.setattr(module, "store_vectors", storing)
     monkeypatch.setattr(psycopg.Cursor, "execute", record)
     try:
         assert backend.read(level) == "repeatable read"
+        assert backend._attempt(level_of) == "read committed"  # as the vectors' are
         service.write("a", description="a note about the garden")  # after a read, then its note's
         assert vectors_at == ["read committed"]
         assert backend.write(level) == "read committed"
         assert backend.read(level) == "repeatable read"
+        beside = backend.read_beside(level)
+        assert (beside is None) is (pool_size == 1)  # no connection to spare, or one
+        assert beside is None or beside.result() == "repeatable read"
         assert not [q for q in sent if "SET TRANSACTION" in q]  # no statement of its own
     finally:
         backend.close()

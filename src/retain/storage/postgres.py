@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import psycopg
 import psycopg_pool
@@ -86,10 +86,14 @@ def split_url(url: str) -> tuple[str, str]:
     """A ``postgres://`` URL as a connection string and the schema its store lives in
     (the ``schema`` query parameter, else ``retain``)."""
     parts = urlsplit(url)
-    query = parse_qsl(parts.query, keep_blank_values=True)
-    schema = next((v for k, v in query if k == "schema"), DEFAULT_SCHEMA)
-    kept = urlencode([(k, v) for k, v in query if k != "schema"])
-    return urlunsplit(parts._replace(query=kept)), schema
+    schema, kept = DEFAULT_SCHEMA, []
+    for item in filter(None, parts.query.split("&")):  # the others as written: libpq
+        key, _, value = item.partition("=")  # decodes them (and no "+" as a space)
+        if unquote(key) == "schema":
+            schema = unquote(value)
+        else:
+            kept.append(item)
+    return urlunsplit(parts._replace(query="&".join(kept))), schema
 
 
 def _shown(conninfo: str, schema: str) -> str:
@@ -108,9 +112,9 @@ def _shown(conninfo: str, schema: str) -> str:
     return f"postgresql://{user}{host}{port}/{params.get('dbname', '')}?schema={schema}"
 
 
-def _isolate(con: psycopg.Connection[Any], level: IsolationLevel | None) -> None:
-    """Start ``con``'s next transaction at ``level`` (None: the server's default), said
-    by its ``BEGIN``: no round trip of its own."""
+def _isolate(con: psycopg.Connection[Any], level: IsolationLevel) -> None:
+    """Start ``con``'s next transaction at ``level``, said by its ``BEGIN``: no round trip
+    of its own, and whatever the server's or the role's default."""
     if con.isolation_level != level:
         con.isolation_level = level
 
@@ -233,7 +237,8 @@ class PostgresBackend:
 
         # a read is one snapshot; a write reads what committed before each statement
         # (its lock's last holder's write too)
-        result = self._attempt(locked, isolation=None if write else IsolationLevel.REPEATABLE_READ)
+        level = IsolationLevel.READ_COMMITTED if write else IsolationLevel.REPEATABLE_READ
+        result = self._attempt(locked, isolation=level)
         if pending is not None and pending.vectors:
             vectors = pending
             try:  # a memory deleted meanwhile fails the foreign key: the next try skips it
@@ -253,10 +258,10 @@ class PostgresBackend:
         self,
         fn: Callable[[psycopg.Connection[Any]], T],
         raced: tuple[type[psycopg.Error], ...] = (),
-        isolation: IsolationLevel | None = None,
+        isolation: IsolationLevel = IsolationLevel.READ_COMMITTED,
     ) -> T:
-        """``fn`` in a transaction of its own at ``isolation`` (None: the server's default),
-        tried again while the server says it raced."""
+        """``fn`` in a transaction of its own at ``isolation``, tried again while the
+        server says it raced."""
         retried: tuple[type[psycopg.Error], ...] = (
             pg_errors.SerializationFailure,
             pg_errors.DeadlockDetected,
