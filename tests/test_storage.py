@@ -1644,6 +1644,45 @@ def test_postgres_reads_are_snapshots_and_writes_read_what_committed(
         backend.close()
 
 
+@pytest.mark.parametrize("pool_size", [1, 3])
+def test_postgres_connections_the_server_dropped_are_replaced(
+    postgres_url: str, pool_size: int
+) -> None:
+    """A write, a search and a compaction after the server dropped every pooled
+    connection (a restart, an idle timeout) run on new ones: the transaction a dropped
+    connection failed had not committed, so it runs again whole."""
+    import uuid
+
+    import psycopg
+
+    name = f"retain_test_{uuid.uuid4().hex[:12]}"
+    backend = PostgresBackend(
+        f"{fresh_schema(postgres_url)}&application_name={name}", pool_size=pool_size
+    )
+    service = MemoryService(backend)
+
+    def drop_every_connection() -> int:
+        with psycopg.connect(backend.conninfo, autocommit=True) as admin:
+            row = admin.execute(  # each waited for until it has ended
+                "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 10000)) "
+                "FROM pg_stat_activity WHERE application_name = %s AND pid <> pg_backend_pid()",
+                (name,),
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    try:
+        service.write("a", description="a note about the garden")
+        assert drop_every_connection() >= min(pool_size, 2)
+        assert service.write("b", description="a note about the kitchen").created
+        assert [h.memory.name for h in service.search("garden").hits] == ["a"]
+        assert sorted(m.name for m in service.list_memories()) == ["a", "b"]
+        assert drop_every_connection() >= 1
+        assert backend.compact().complete
+        assert service.verify().ok
+    finally:
+        backend.close()
+
+
 def test_postgres_nearest_for_many_queries_in_one_statement_is_each_query_alone(
     postgres_service: MemoryService,
 ) -> None:

@@ -112,6 +112,10 @@ def _shown(conninfo: str, schema: str) -> str:
     return f"postgresql://{user}{host}{port}/{params.get('dbname', '')}?schema={schema}"
 
 
+class _Dropped(Exception):
+    """A transaction's connection was dropped before it committed (``_attempt``)."""
+
+
 def _isolate(con: psycopg.Connection[Any], level: IsolationLevel) -> None:
     """Start ``con``'s next transaction at ``level``, said by its ``BEGIN``: no round trip
     of its own, and whatever the server's or the role's default."""
@@ -185,8 +189,7 @@ class PostgresBackend:
                         self.conninfo,
                         min_size=min(2, self._pool_size),  # a read and one beside it
                         max_size=self._pool_size,
-                        configure=self._configure,
-                        check=psycopg_pool.ConnectionPool.check_connection,
+                        configure=self._configure,  # (no check: ``_attempt`` says why)
                         open=True,
                         timeout=10,
                     )
@@ -261,18 +264,30 @@ class PostgresBackend:
         isolation: IsolationLevel = IsolationLevel.READ_COMMITTED,
     ) -> T:
         """``fn`` in a transaction of its own at ``isolation``, tried again while the
-        server says it raced."""
+        server says it raced, or on another connection when its connection was dropped
+        before the transaction committed (a server restart, an idle connection closed
+        by the server or the network). The pool does not test a connection before it
+        lends it (a round trip each transaction): the first statement does."""
         retried: tuple[type[psycopg.Error], ...] = (
             pg_errors.SerializationFailure,
             pg_errors.DeadlockDetected,
             *raced,
         )
-        delay = 0.005
-        for attempt in range(_RETRIES):
+        delay, races, drops = 0.005, 0, 0
+        while True:
             try:
                 with self.pool.connection() as con:
                     _isolate(con, isolation)
-                    return fn(con)
+                    try:
+                        return fn(con)
+                    except psycopg.OperationalError as exc:
+                        # nothing of the transaction landed; the pool discards the
+                        # connection, and each it holds may have been dropped alike
+                        if con.broken and drops < self._pool_size:
+                            raise _Dropped from exc
+                        raise
+            except _Dropped:
+                drops += 1
             except pg_errors.LockNotAvailable as exc:  # waited LOCK_TIMEOUT_MS already
                 raise StoreBusy(
                     f"{self.location} stayed locked by another writer for "
@@ -280,7 +295,8 @@ class PostgresBackend:
                     remedy="retry once the other writers have finished",
                 ) from exc
             except retried as exc:
-                if attempt == _RETRIES - 1:
+                races += 1
+                if races == _RETRIES:
                     raise StoreBusy(
                         f"{self.location} stayed busy: {exc}",
                         remedy="retry once the other writers have finished",
@@ -296,7 +312,6 @@ class PostgresBackend:
                 raise StoreError(
                     f"{self.location}: {exc}", remedy="verify the store", fix="verify"
                 ) from exc
-        raise AssertionError("unreachable")
 
     def write(self, fn: Callable[[PostgresTransaction], T]) -> T:
         return self._run(True, fn)
@@ -431,16 +446,22 @@ class PostgresBackend:
         command = sql.SQL("VACUUM (FULL) {}" if full else "VACUUM {}").format(
             sql.SQL(", ").join(sql.Identifier(self.schema, t) for t in self._COMPACTED)
         )
-        try:
-            with self.pool.connection() as con:
-                con.autocommit = True  # VACUUM runs outside a transaction
-                try:
-                    con.execute(command)
-                finally:
+
+        def vacuum(con: psycopg.Connection[Any]) -> None:
+            con.autocommit = True  # VACUUM runs outside a transaction
+            try:
+                con.execute(command)
+            finally:
+                if not con.broken:  # (a dropped one is discarded, and VACUUM tried again)
                     con.autocommit = False
-        except psycopg.Error as exc:
+
+        try:
+            self._attempt(vacuum)
+        except StoreError as exc:
             raise StoreError(
-                f"{self.location}: cannot compact: {exc}", remedy="retry", location=self.location
+                f"{self.location}: cannot compact: {exc.__cause__ or exc}",
+                remedy="retry",
+                location=self.location,
             ) from exc
         return Compaction(("vacuumed_full",) if full else ("vacuumed",), True)
 
