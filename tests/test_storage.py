@@ -1418,6 +1418,8 @@ def test_a_postgres_url_keeps_its_parameters_as_libpq_reads_them() -> None:
     assert params["options"] == "-c statement_timeout=5s"  # a space, not a "+"
     assert params["password"] == "a+b&c"  # a "+", not a space
     assert params["application_name"] == "" and "schema" not in params
+    assert split_url("postgresql://db/memory?schema=first&schema=second")[1] == "first"
+    assert split_url("postgresql://db/memory")[1] == "retain"
 
 
 def test_postgres_events_cannot_be_truncated(postgres_service: MemoryService) -> None:
@@ -1628,6 +1630,7 @@ def test_postgres_reads_are_snapshots_and_writes_read_what_committed(
         stored(con, pending)
 
     monkeypatch.setattr(module, "store_vectors", storing)
+    monkeypatch.setattr(module, "_IDLE_WAIT_S", 10.0)  # an idle connection is there at once
     monkeypatch.setattr(psycopg.Cursor, "execute", record)
     try:
         assert backend.read(level) == "repeatable read"
@@ -1679,6 +1682,48 @@ def test_postgres_connections_the_server_dropped_are_replaced(
         assert drop_every_connection() >= 1
         assert backend.compact().complete
         assert service.verify().ok
+        # A transaction whose own statement ends its connection is tried twice, no more.
+        tries: list[int] = []
+
+        def fatal(con: psycopg.Connection[Any]) -> None:
+            tries.append(1)
+            con.execute("SELECT pg_terminate_backend(pg_backend_pid())")
+
+        with pytest.raises(StoreError):
+            backend._attempt(fatal)
+        assert len(tries) == 2
+        assert service.write("c", description="a note about the cellar").created
+    finally:
+        backend.close()
+
+
+def test_postgres_an_hnsw_index_a_failed_write_made_is_made_again(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index a write makes with its first vector of a model is the backend's to skip
+    only once that write commits: one rolled back took its index with it."""
+    from retain.storage import postgres_transaction as module
+
+    backend = PostgresBackend(fresh_schema(postgres_url))
+    service = MemoryService(backend)
+    finish = module.PostgresTransaction.finish
+
+    def failing(tx: module.PostgresTransaction) -> None:
+        raise RuntimeError("the write fails after its vectors' keys")
+
+    monkeypatch.setattr(module.PostgresTransaction, "finish", failing)
+    try:
+        with pytest.raises(RuntimeError):
+            service.write("a", description="a note about the garden")
+        monkeypatch.setattr(module.PostgresTransaction, "finish", finish)
+        service.write("b", description="a note about the kitchen")
+        indexes = backend.read(
+            lambda tx: tx._rows(
+                "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() "
+                "AND indexname LIKE 'memory_vectors_hnsw_%%'"
+            )
+        )
+        assert len(indexes) == 1
     finally:
         backend.close()
 

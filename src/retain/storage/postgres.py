@@ -86,14 +86,16 @@ def split_url(url: str) -> tuple[str, str]:
     """A ``postgres://`` URL as a connection string and the schema its store lives in
     (the ``schema`` query parameter, else ``retain``)."""
     parts = urlsplit(url)
-    schema, kept = DEFAULT_SCHEMA, []
+    schema: str | None = None
+    kept: list[str] = []
     for item in filter(None, parts.query.split("&")):  # the others as written: libpq
         key, _, value = item.partition("=")  # decodes them (and no "+" as a space)
-        if unquote(key) == "schema":
-            schema = unquote(value)
-        else:
+        if unquote(key) != "schema":
             kept.append(item)
-    return urlunsplit(parts._replace(query="&".join(kept))), schema
+        elif schema is None:  # (the first, if named twice)
+            schema = unquote(value)
+    conninfo = urlunsplit(parts._replace(query="&".join(kept)))
+    return conninfo, DEFAULT_SCHEMA if schema is None else schema
 
 
 def _shown(conninfo: str, schema: str) -> str:
@@ -224,9 +226,10 @@ class PostgresBackend:
 
     def _run(self, write: bool, fn: Callable[[PostgresTransaction], T]) -> T:
         pending: PendingVectors | None = None
+        made: set[str] = set()
 
         def locked(con: psycopg.Connection[Any]) -> T:
-            nonlocal pending
+            nonlocal pending, made
             tx = self._transaction(con)
             if write:  # one writer at a time in this store (its schema)
                 # The same statement looks for vectors an earlier writer left stale, as the
@@ -235,13 +238,14 @@ class PostgresBackend:
                 tx.saw_stale = bool(tx._one(_LOCK_AND_LOOK, look)[1])
             result = fn(tx)
             tx.finish()
-            pending = tx.pending
+            pending, made = tx.pending, tx.made
             return result
 
         # a read is one snapshot; a write reads what committed before each statement
         # (its lock's last holder's write too)
         level = IsolationLevel.READ_COMMITTED if write else IsolationLevel.REPEATABLE_READ
         result = self._attempt(locked, isolation=level)
+        self._indexed |= made  # (a try rolled back made none)
         if pending is not None and pending.vectors:
             vectors = pending
             try:  # a memory deleted meanwhile fails the foreign key: the next try skips it
@@ -264,30 +268,31 @@ class PostgresBackend:
         isolation: IsolationLevel = IsolationLevel.READ_COMMITTED,
     ) -> T:
         """``fn`` in a transaction of its own at ``isolation``, tried again while the
-        server says it raced, or on another connection when its connection was dropped
-        before the transaction committed (a server restart, an idle connection closed
-        by the server or the network). The pool does not test a connection before it
-        lends it (a round trip each transaction): the first statement does."""
+        server says it raced, or once more when its connection was dropped before the
+        transaction committed (a server restart, an idle connection closed by the server
+        or the network). The pool does not test a connection before it lends it (a round
+        trip each transaction): the first statement does, and on a drop the pool tests
+        the others it holds, which a restart dropped alike, before the second try. (A
+        transaction whose own statement ended its connection is not run a third time.)"""
         retried: tuple[type[psycopg.Error], ...] = (
             pg_errors.SerializationFailure,
             pg_errors.DeadlockDetected,
             *raced,
         )
-        delay, races, drops = 0.005, 0, 0
+        delay, races, dropped = 0.005, 0, False
         while True:
             try:
                 with self.pool.connection() as con:
                     _isolate(con, isolation)
                     try:
                         return fn(con)
-                    except psycopg.OperationalError as exc:
-                        # nothing of the transaction landed; the pool discards the
-                        # connection, and each it holds may have been dropped alike
-                        if con.broken and drops < self._pool_size:
+                    except psycopg.Error as exc:  # (nothing of the transaction landed)
+                        if con.broken and not dropped:
                             raise _Dropped from exc
                         raise
             except _Dropped:
-                drops += 1
+                dropped = True
+                self.pool.check()  # (the dropped one is discarded as it is given back)
             except pg_errors.LockNotAvailable as exc:  # waited LOCK_TIMEOUT_MS already
                 raise StoreBusy(
                     f"{self.location} stayed locked by another writer for "
@@ -357,6 +362,8 @@ class PostgresBackend:
     def _migrate(self, progress: Progress | None) -> None:
         try:
             with psycopg.connect(self.conninfo, connect_timeout=CONNECT_TIMEOUT_S) as con:
+                # each statement sees what committed before it: the last migrator's work too
+                _isolate(con, IsolationLevel.READ_COMMITTED)
                 con.execute(
                     "SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (_MIGRATE_LOCK, self.schema)
                 )

@@ -116,6 +116,7 @@ class PostgresTransaction(
         self.con = con
         self._head: tuple[int, str] | None = None  # the chain head this transaction read or wrote
         self._indexed = indexed if indexed is not None else set()  # HNSW indexes made
+        self.made: set[str] = set()  # … by this transaction, not the backend's until it commits
         self._common = common if common is not None else set()  # terms known to be common
         self._frequent = frequent if frequent is not None else Frequent()
         self.pending: PendingVectors | None = None  # vectors to store once this commits

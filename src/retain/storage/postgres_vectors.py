@@ -136,6 +136,7 @@ class PostgresVectors(ABC):
 
     con: psycopg.Connection[Any]
     _indexed: set[str]  # the HNSW indexes made, kept by the backend
+    made: set[str]  # the HNSW indexes this transaction made
     pending: PendingVectors | None  # vectors to store once this commits
     ef_search: int  # the candidates the store's HNSW walks keep ([postgres] ef_search)
     _ef_set: int | None  # the HNSW search depth this transaction set
@@ -195,7 +196,7 @@ class PostgresVectors(ABC):
         """An HNSW index over the vectors of one model (of its size), made when the first
         is written: pgvector indexes vectors of one declared size."""
         name = "memory_vectors_hnsw_" + hashlib.sha256(f"{model}\0{dim}".encode()).hexdigest()[:16]
-        if name in self._indexed:
+        if name in self._indexed or name in self.made:
             return
         self.con.execute(
             sql.SQL(
@@ -203,7 +204,7 @@ class PostgresVectors(ABC):
                 "((embedding::vector({})) vector_cosine_ops) WHERE model = {} AND dim = {}"
             ).format(sql.Identifier(name), sql.Literal(dim), sql.Literal(model), sql.Literal(dim))
         )
-        self._indexed.add(name)
+        self.made.add(name)  # known to the backend once this commits
 
     def open_vectors(self, model: str, dim: int, ann_from: int) -> None:  # noqa: B027
         """Nothing to open: pgvector's HNSW index, whatever the size."""
