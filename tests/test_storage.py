@@ -1594,6 +1594,22 @@ def test_postgres_searches_vectors_beside_the_words_when_a_connection_is_idle(
     backend.close()
 
 
+def _statements_sent(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every statement sent from now on, in order (``psycopg.Cursor.execute``, which each
+    goes through; not a transaction's ``BEGIN`` or ``COMMIT``)."""
+    import psycopg
+
+    sent: list[str] = []
+    execute = psycopg.Cursor.execute
+
+    def record(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(str(query))
+        return execute(cursor, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", record)
+    return sent
+
+
 @pytest.mark.parametrize("pool_size", [1, 2])
 def test_postgres_reads_are_snapshots_and_writes_read_what_committed(
     postgres_url: str, monkeypatch: pytest.MonkeyPatch, pool_size: int
@@ -1608,19 +1624,13 @@ def test_postgres_reads_are_snapshots_and_writes_read_what_committed(
     serializable = "options=-c%20default_transaction_isolation%3Dserializable"
     backend = PostgresBackend(f"{fresh_schema(postgres_url)}&{serializable}", pool_size=pool_size)
     service = MemoryService(backend)
-    sent: list[str] = []
-    execute = psycopg.Cursor.execute
-
-    def record(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
-        sent.append(str(query))
-        return execute(cursor, query, *args, **kwargs)
-
-    def level(tx: Any) -> str:
-        return str(tx._one("SHOW transaction_isolation")[0])
 
     def level_of(con: psycopg.Connection[Any]) -> str:
         row = con.execute("SHOW transaction_isolation").fetchone()
         return str(row[0]) if row else ""
+
+    def level(tx: Any) -> str:
+        return level_of(tx.con)
 
     stored = module.store_vectors
     vectors_at: list[str] = []
@@ -1631,7 +1641,7 @@ def test_postgres_reads_are_snapshots_and_writes_read_what_committed(
 
     monkeypatch.setattr(module, "store_vectors", storing)
     monkeypatch.setattr(module, "_IDLE_WAIT_S", 10.0)  # an idle connection is there at once
-    monkeypatch.setattr(psycopg.Cursor, "execute", record)
+    sent = _statements_sent(monkeypatch)
     try:
         assert backend.read(level) == "repeatable read"
         assert backend._attempt(level_of) == "read committed"  # as the vectors' are
@@ -2072,18 +2082,10 @@ def test_postgres_a_degraded_embedder_leaves_a_dead_writers_vectors_pending(
 def test_postgres_a_write_looks_for_stale_vectors_with_its_lock(
     postgres_service: MemoryService, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import psycopg
 
     service = postgres_service
     service.write("a", description="a note about the garden")  # the store's first write
-    sent: list[str] = []
-    execute = psycopg.Cursor.execute  # what every statement goes through
-
-    def record(cursor: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
-        sent.append(str(query))
-        return execute(cursor, query, *args, **kwargs)
-
-    monkeypatch.setattr(psycopg.Cursor, "execute", record)
+    sent = _statements_sent(monkeypatch)
     service.write("b", description="a note about the kitchen")
     pending = [query for query in sent if "vectors_pending" in query]
     assert len(pending) == 3, pending  # no statement of their own, but their clearing

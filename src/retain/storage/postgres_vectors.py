@@ -173,12 +173,12 @@ class PostgresVectors(ABC):
             if bare:
                 parts.append("unpended AS (DELETE FROM vectors_pending WHERE memory_num = ANY(%s))")
                 args.append(bare)
-            gone = "DELETE FROM memory_vectors WHERE memory_num = ANY(%s)"
+            remove = "DELETE FROM memory_vectors WHERE memory_num = ANY(%s)"
             args.append([k.num for k in keys])
-            if first:
-                parts.append(f"gone AS ({gone})")
-                gone = "SELECT nextval('vector_versions')"
-            cur.execute(("WITH " + ", ".join(parts) + " " if parts else "") + gone, args)
+            if first:  # the removal beside, the version what the statement selects
+                parts.append(f"gone AS ({remove})")
+            last = "SELECT nextval('vector_versions')" if first else remove
+            cur.execute(("WITH " + ", ".join(parts) + " " if parts else "") + last, args)
             if first:
                 row = cur.fetchone()
                 assert row is not None  # (a SELECT of one value gives one row)
