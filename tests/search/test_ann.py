@@ -8,6 +8,8 @@ order, through every way a store changes after the index was written.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import random
 import shutil
@@ -25,7 +27,7 @@ from hypothesis import strategies as st
 
 from retain import WriteRequest
 from retain.config import Settings, load_settings
-from retain.errors import ConfigInvalid
+from retain.errors import ConfigInvalid, StoreBusy
 from retain.model import Trust
 from retain.search import key, plain
 from retain.search.embed import EmbedderSettings
@@ -949,3 +951,135 @@ def test_a_search_that_builds_the_codes_reports_it_to_the_stores_progress(
     reported = len(heard)
     found(ann, "boats")
     assert len(heard) == reported
+
+
+# -- another process holding the codes' writer lock ---------------------------------
+
+
+@pytest.fixture
+def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The bound of each wait for the codes' writer lock, a short one: the lock held
+    in these tests is never let go within it."""
+    monkeypatch.setattr(sqlite_ann, "LOCK_WAIT_S", 0.05)
+    asked: list[float] = []
+    real = sqlite_ann.locked
+
+    def locked(folder: Path, *, wait: float, progress: Any = None) -> Any:
+        asked.append(wait)
+        return real(folder, wait=wait, progress=progress)
+
+    monkeypatch.setattr(sqlite_ann, "locked", locked)
+    return asked
+
+
+@contextlib.contextmanager
+def held_elsewhere(store: Opened) -> Iterator[None]:
+    """The codes' writer lock held as another process holds it (a ``flock`` of the lock
+    file opened apart), say one stopped by Ctrl-Z while it writes them."""
+    folder = sqlite_ann.folder_of(store.path)
+    folder.mkdir(mode=0o700, exist_ok=True)
+    with open(folder / "lock", "a") as other:
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        yield
+
+
+def with_progress(store: Opened, heard: list[tuple[str, int, int]]) -> MemoryService:
+    service = MemoryService(
+        SqliteBackend(store.path, progress=lambda *report: heard.append(report)),
+        settings=Settings(ann_from=100),
+    )
+    store.services.append(service)
+    return service
+
+
+def test_a_search_that_must_build_the_codes_another_process_holds_scores_every_row(
+    store: Opened, waits: list[float]
+) -> None:
+    """It waits as long as it may (too short a wait to show), then searches every row
+    exactly; the process's searches after it only try the lock until it is free, and the
+    first that takes it builds the codes."""
+    heard: list[tuple[str, int, int]] = []
+    ann = with_progress(store, heard)
+    exact = store.open(ann_from=0)
+    with held_elsewhere(store):
+        agree(exact, ann)
+        assert waits == [0.05] + [0.0] * (len(QUERIES) - 1)
+        assert heard == []
+        assert indexes_of(ann)._open == {} and len(indexes_of(ann)._whole) == 1
+        assert not list(sqlite_ann.folder_of(store.path).glob("*.json"))
+    agree(exact, ann)
+    assert waits[len(QUERIES) :] == [0.0] and not indexes_of(ann)._stuck  # took it: waits again
+    assert index_of(ann).meta.rows == SIZE and indexes_of(ann)._whole == {}
+    assert "vector index" in {phase for phase, _, _ in heard}
+
+
+def test_a_wait_shows_from_its_first_second_and_ends_when_the_other_holder_lets_go(
+    store: Opened,
+) -> None:
+    """With the whole bound to wait: the other holder lets go once the wait is shown."""
+    folder = sqlite_ann.folder_of(store.path)
+    folder.mkdir(mode=0o700, exist_ok=True)
+    heard: list[tuple[str, int, int]] = []
+    with open(folder / "lock", "a") as other:
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+        def shown(phase: str, done: int, total: int) -> None:
+            heard.append((phase, done, total))
+            fcntl.flock(other, fcntl.LOCK_UN)
+
+        with sqlite_ann.locked(folder, wait=sqlite_ann.LOCK_WAIT_S, progress=shown) as mine:
+            assert mine
+            with pytest.raises(BlockingIOError):  # held by this waiter now
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    whole = int(sqlite_ann.LOCK_WAIT_S)
+    assert heard == [(sqlite_ann.WAITING, 1, whole), (sqlite_ann.WAITING, whole, whole)]
+
+
+def test_a_bulk_writes_fold_waits_for_the_lock_and_leaves_the_tail_to_later(
+    store: Opened, waits: list[float]
+) -> None:
+    ann = store.open()
+    found(ann, "boats")
+    ann.write("late", description="a ferry crosses the harbour at dawn")
+    with held_elsewhere(store):
+        assert ann.index_vectors() == SIZE
+        assert len(index_of(ann).tail) == 1 and "late" in semantic(ann, "boats")
+    assert ann.index_vectors() == SIZE + 1 and len(index_of(ann).tail) == 0
+    assert waits == [0.05, 0.05, 0.0]  # the build; the wait that ran out; a try that took it
+
+
+def test_a_compaction_another_process_keeps_from_the_codes_is_incomplete(
+    store: Opened, waits: list[float]
+) -> None:
+    """A deleted memory's codes stay in the segment: the compaction says so, and an
+    erasure's certificate leaves the store's files unverified."""
+    ann = store.open()
+    target = semantic(ann, "a sleeping cat")[0]
+    assert target is not None
+    ann.delete("m001" if target != "m001" else "m002")
+    with held_elsewhere(store):
+        done = ann.compact()
+        assert "vector_index_rebuilt" not in done["steps"] and done["complete"] is False
+        cert = ann.forget(target, reason="asked to")
+        assert cert.places["store_files"] == "unverified"
+        assert [s.rows for s in index_of(ann).meta.segments] == [SIZE]
+    done = ann.compact()
+    assert "vector_index_rebuilt" in done["steps"] and done["complete"] is True
+    assert [s.rows for s in index_of(ann).meta.segments] == [SIZE - 2]
+    agree(store.open(ann_from=0), ann)
+
+
+def test_verify_rebuild_while_another_process_holds_the_codes_is_refused_unchanged(
+    store: Opened, waits: list[float]
+) -> None:
+    ann = store.open()
+    found(ann, "boats")
+    before = (ann.backend.read(lambda tx: tx.last_vector()), files_of(store))
+    events = len(ann.events())
+    with held_elsewhere(store), pytest.raises(StoreBusy, match="stayed locked") as refused:
+        ann.verify(rebuild=True)
+    assert refused.value.code == "store_busy" and "retry" in refused.value.remedy
+    assert (ann.backend.read(lambda tx: tx.last_vector()), files_of(store)) == before
+    assert len(ann.events()) == events
+    ann.verify(rebuild=True)
+    assert ann.backend.read(lambda tx: tx.last_vector()) > before[0]

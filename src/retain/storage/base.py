@@ -612,7 +612,8 @@ class Reads(Protocol):
 @dataclass(frozen=True, slots=True)
 class Compaction:
     """What a store's compaction did (``Backend.compact``): its steps, and whether it
-    completed (False: something, a reader of the log say, kept a step from finishing)."""
+    completed (False: something kept a step from finishing, a reader of the log, or
+    another process writing the vector codes)."""
 
     steps: tuple[str, ...]
     complete: bool
@@ -781,7 +782,8 @@ class Backend(Protocol):
     ) -> int:
         """Bring the store's own index of ``model``'s vectors up to date, building it once
         the store holds ``at_least`` of them (SQLite's vector codes; PostgreSQL's is
-        kept by every write); how many it holds (0: none is kept)."""
+        kept by every write); how many it holds (0: none is kept, or none could be
+        built while another process held it)."""
         ...
 
     def residue(self, needles: Sequence[str]) -> dict[str, list[str]]:

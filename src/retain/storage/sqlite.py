@@ -376,12 +376,14 @@ class SqliteBackend:
         it), build the vector codes again when they hold a deleted row's codes
         (reporting to ``progress``), rebuild the file when ``full``, and checkpoint the
         write-ahead log into the file and truncate it. ``complete`` is False when a
-        reader kept the log from being emptied."""
+        reader kept the log from being emptied, or another process held the codes' lock
+        for as long as a compaction waits for it (``sqlite_ann.LOCK_WAIT_S``)."""
         steps = ["full_text_optimized"]
         self.write(
             lambda tx: tx.con.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
         )
-        if self.read(lambda tx: self.vector_indexes().compacted(tx, progress)):
+        rebuilt, looked = self.read(lambda tx: self.vector_indexes().compacted(tx, progress))
+        if rebuilt:
             steps.append("vector_index_rebuilt")
         con = self._con
         try:
@@ -392,9 +394,10 @@ class SqliteBackend:
         except sqlite3.Error as exc:
             raise self._mapped(exc) from exc
         wal = Path(str(self.path) + "-wal")
-        complete = not busy and (not wal.exists() or wal.stat().st_size == 0)
-        if complete:
+        truncated = not busy and (not wal.exists() or wal.stat().st_size == 0)
+        if truncated:
             steps.append("log_truncated")
+        complete = truncated and looked
         return Compaction(tuple(steps), complete)
 
     def residue(self, needles: Sequence[str]) -> dict[str, list[str]]:
@@ -466,6 +469,10 @@ class SqliteBackend:
         return self.read(run)
 
     def rebuild_index(self) -> None:
+        # first, so that a refusal (another process writing the codes: store_busy) has
+        # changed nothing; the next search that needs them builds them
+        self.vector_indexes().drop()
+
         def rebuild(tx: SqliteTransaction) -> None:
             tx.con.execute("INSERT INTO memories_fts(memories_fts) VALUES ('rebuild')")
             tx.con.execute("DELETE FROM memory_tags")
@@ -480,4 +487,3 @@ class SqliteBackend:
             )
 
         self.write(rebuild)
-        self.vector_indexes().drop()  # the next search that needs one builds it

@@ -89,7 +89,9 @@ gate's mean). A JSON without an order is an earlier format's: the next search or
 that opens it builds the codes again. New segments are written beside the old and the
 JSON replaced last, so a reader sees one whole version or the one before; writers take
 ``lock`` (``flock``), and a reader that still has a replaced segment mapped keeps
-reading it until it next looks at the JSON.
+reading it until it next looks at the JSON. A writer waits for another's lock up to
+``LOCK_WAIT_S`` and then does without (``Indexes._writer``): a search scores every row
+exactly, a fold leaves the tail, a compaction says it is incomplete, a drop is refused.
 """
 
 from __future__ import annotations
@@ -105,12 +107,14 @@ import os
 import re
 import sys
 import threading
+import time
 from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
+from retain.errors import StoreBusy
 from retain.search import plain
 from retain.storage.base import LexicalHit, MemoryFilter, Progress
 
@@ -124,6 +128,10 @@ FIRST = 64  # candidates taken first (at least twice the rows wanted)
 WIDEST = 16_384  # a filter needing more candidates than this has its rows scanned instead
 SPARE = 1.5  # candidates taken next, past what the pass rate seen so far needs
 CHUNK = 8192  # stored vectors read (and added) at a time
+# the longest a process waits for another's writer of the codes (a whole build of a
+# million took 12 s) before it does without: ``Indexes._writer``
+LOCK_WAIT_S = 60.0
+WAITING = "waiting for the vector index"  # the wait's phase, as progress reports it
 SAMPLED = 16  # a strided sample's rows above its threshold, when choosing candidates
 # a scan's parts read side by side: two, or one on a process held to one core
 THREADS = max(1, min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2))
@@ -722,21 +730,47 @@ def _parsed(folder: Path, model: str, dim: int) -> Meta | None:
 
 
 @contextlib.contextmanager
-def locked(folder: Path, *, wait: bool) -> Iterator[bool]:
-    """Hold the folder's writer lock; yields False (another holds it) unless ``wait``."""
+def locked(folder: Path, *, wait: float, progress: Progress | None = None) -> Iterator[bool]:
+    """Hold the folder's writer lock, waiting up to ``wait`` seconds while another
+    process holds it (0: not at all), each whole second of the wait reported to
+    ``progress``; yields whether it is held."""
     folder.mkdir(mode=0o700, exist_ok=True)
     with os.fdopen(
         os.open(folder / "lock", os.O_CREAT | os.O_APPEND | os.O_WRONLY, 0o600), "a"
     ) as file:
-        try:
-            fcntl.flock(file, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
+        if not _taken(file, wait, progress):
             yield False
             return
         try:
             yield True
         finally:
             fcntl.flock(file, fcntl.LOCK_UN)
+
+
+def _taken(file: IO[str], wait: float, progress: Progress | None) -> bool:
+    """Whether ``file``'s ``flock`` was taken within ``wait`` seconds (tried again and
+    again: a blocking ``flock`` cannot be given up on). A wait shows from its first
+    second (a shorter one, another process adding a tail, would only flash a bar); its
+    last report, once it is over, says it done whichever way it ended."""
+    start, pause, shown = time.monotonic(), 0.01, 0
+    try:
+        while True:
+            try:
+                fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                pass
+            waited = time.monotonic() - start
+            if waited >= wait:
+                return False
+            if progress is not None and int(waited) > shown:
+                shown = int(waited)
+                progress(WAITING, shown, math.ceil(wait))
+            time.sleep(min(pause, wait - waited))
+            pause = min(pause * 2, 0.2)
+    finally:
+        if shown and progress is not None:
+            progress(WAITING, math.ceil(wait), math.ceil(wait))
 
 
 class Indexes:
@@ -749,19 +783,43 @@ class Indexes:
         self._open: dict[tuple[str, int], Approximate] = {}
         self._whole: dict[tuple[str, int], Approximate] = {}  # no codes: every row in memory
         self._lock = threading.Lock()
+        self._stuck = False  # a wait for the writer's lock ran out, and it was not held since
 
-    def drop(self) -> bool:
-        """Remove every index of the store, files and all; whether there were any."""
+    @contextlib.contextmanager
+    def _writer(self, progress: Progress | None, *, wait: bool = True) -> Iterator[bool]:
+        """The folder's writer lock (``locked``), with ``wait`` waited for up to
+        ``LOCK_WAIT_S``; yields whether it is held. Once a wait has run out (a writer
+        stopped by Ctrl-Z, say), this process's next ones only try, until a try takes
+        it (any search adding a tail tries): each waiter does without the lock rather
+        than wait that long each time, holding up the process's other threads (they
+        wait for ``_lock``)."""
+        bound = LOCK_WAIT_S if wait and not self._stuck else 0.0
+        with locked(self.folder, wait=bound, progress=progress) as mine:
+            if mine:
+                self._stuck = False
+            elif bound:
+                self._stuck = True
+            yield mine
+
+    def drop(self) -> None:
+        """Remove every index of the store, files and all; ``store_busy`` when another
+        process holds their writer's lock past ``LOCK_WAIT_S`` (nothing removed)."""
         with self._lock:
             self._open.clear()
             self._whole.clear()
             if not self.folder.exists():
-                return False
-            with locked(self.folder, wait=True):  # the lock file stays: a waiter holds it
+                return
+            with self._writer(self.progress) as mine:  # the lock file stays: a waiter holds it
+                if not mine:
+                    raise StoreBusy(
+                        f"the vector index {self.folder} stayed locked by another process",
+                        remedy="retry once it has finished writing the index (a process "
+                        "stopped by Ctrl-Z holds it until it goes on or ends)",
+                        location=str(self.folder),
+                    )
                 for path in self.folder.iterdir():
                     if path.name != "lock":
                         path.unlink(missing_ok=True)
-            return True
 
     def files(self) -> list[Path]:
         if not self.folder.is_dir():
@@ -779,8 +837,8 @@ class Indexes:
         folded: bool = False,
     ) -> Approximate | None:
         """``model``'s index brought up to date in ``tx`` (``current``), or None when the
-        store keeps none for it: it has none and holds fewer than ``at_least`` of its
-        vectors (0: never)."""
+        store keeps none for it (it has none and holds fewer than ``at_least`` of its
+        vectors; 0: never) or it must be built while another process holds its lock."""
         if not self._wanted(tx, model, dim, at_least):
             return None
         return self.current(tx, model, dim, progress, folded=folded)
@@ -817,33 +875,44 @@ class Indexes:
         progress: Progress | None = None,
         *,
         folded: bool = False,
-    ) -> Approximate:
+    ) -> Approximate | None:
         """``model``'s index as the store holds it in ``tx``: opened (or built), its tail
         brought up to date, and the tail added to the segments once past ``TAIL_MAX``
-        (with ``folded``, whenever there is one, waiting for another process's writer)."""
+        (with ``folded``, whenever there is one, waiting for another process's writer).
+        None when it must be built and another process holds the lock (``_writer``)."""
         with self._lock:
             ann = self._open.get((model, dim))
             if ann is None or ann.stamp != _stamp(self.folder, model, dim):
-                ann = self._load(tx, model, dim, progress)
+                loaded = self._load(tx, model, dim, progress)
+                if loaded is None:
+                    self._open.pop((model, dim), None)
+                    return None
+                ann = loaded
             ann.tail.refresh(tx)
             if len(ann.tail) > (0 if folded else TAIL_MAX):
-                with locked(self.folder, wait=folded) as mine:
+                with self._writer(progress, wait=folded) as mine:
                     if mine:
                         ann = self._grown(tx, ann, progress)
                 ann.tail.refresh(tx)  # (another process's version: rows past its range)
             self._open[model, dim] = ann
             return ann
 
-    def compacted(self, tx: SqliteTransaction, progress: Progress | None = None) -> bool:
+    def compacted(
+        self, tx: SqliteTransaction, progress: Progress | None = None
+    ) -> tuple[bool, bool]:
         """Build again, whole, every index still holding a key of a vector the store no
         longer has (deleted or erased: its codes stay in a segment until then), reporting
-        to ``progress``; whether one was."""
+        to ``progress``; whether one was, and whether every index was looked at (not
+        one whose lock another process held past ``LOCK_WAIT_S``)."""
         with self._lock:
-            rebuilt = False
+            rebuilt, looked = False, True
             for path in sorted(self.folder.glob("*.json")) if self.folder.is_dir() else []:
                 data = _json(path)
                 model, dim = str(data.get("model")), int(data.get("dim") or 0)
-                with locked(self.folder, wait=True):
+                with self._writer(progress) as mine:
+                    if not mine:
+                        looked = False
+                        continue
                     meta, stamp = _read(self.folder, model, dim)
                     if meta is None:
                         continue
@@ -858,16 +927,18 @@ class Indexes:
                     # afresh, the mean too: an erased vector is part of the old one
                     self._open[model, dim] = self._built(tx, Meta(model, dim, []), progress)
                 rebuilt = True
-            return rebuilt
+            return rebuilt, looked
 
     def _load(
         self, tx: SqliteTransaction, model: str, dim: int, progress: Progress | None
-    ) -> Approximate:
+    ) -> Approximate | None:
         meta, stamp = _read(self.folder, model, dim)
         if meta is not None:
             with contextlib.suppress(OSError, RuntimeError, ValueError):
                 return self._opened(meta, stamp)
-        with locked(self.folder, wait=True):  # another process may be writing it
+        with self._writer(progress) as mine:  # another process may be writing it
+            if not mine:
+                return None
             meta, stamp = _read(self.folder, model, dim)
             if meta is not None:
                 with contextlib.suppress(OSError, RuntimeError, ValueError):
