@@ -9,6 +9,7 @@ order, through every way a store changes after the index was written.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import random
@@ -27,7 +28,7 @@ from hypothesis import strategies as st
 
 from retain import WriteRequest
 from retain.config import Settings, load_settings
-from retain.errors import ConfigInvalid, StoreBusy
+from retain.errors import ConfigInvalid, StoreBusy, StoreError
 from retain.model import Trust
 from retain.search import key, plain
 from retain.search.embed import EmbedderSettings
@@ -308,6 +309,8 @@ def test_a_full_segment_leaves_the_tail_to_a_new_one(
     found(ann, "boats")
     (first,) = index_of(ann).meta.segments
     churn(ann)
+    # room for the tail's nine rows alone: the full segment is not written again
+    monkeypatch.setattr(sqlite_ann_build, "free_bytes", lambda folder: 9 * 1000)
     agree(store.open(ann_from=0), ann)
     meta = index_of(ann).meta
     assert meta.segments[0] == first
@@ -1083,3 +1086,214 @@ def test_verify_rebuild_while_another_process_holds_the_codes_is_refused_unchang
     assert len(ann.events()) == events
     ann.verify(rebuild=True)
     assert ann.backend.read(lambda tx: tx.last_vector()) > before[0]
+
+
+# -- codes that cannot be written (a full disk, a read-only one) ---------------------
+
+
+@pytest.fixture
+def disk_full(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    return full_disk(monkeypatch)
+
+
+def test_a_search_whose_codes_cannot_be_written_scores_every_row_and_tries_again_later(
+    store: Opened, disk_full: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ann, exact = store.open(), store.open(ann_from=0)
+    agree(exact, ann)
+    assert len(disk_full) == 1  # the first search tried; the others read without codes
+    assert files_of(store) == {"lock"}  # what the failed save wrote is gone
+    assert indexes_of(ann)._open == {} and len(indexes_of(ann)._whole) == 1
+    assert ann.index_vectors() == 0 and len(disk_full) == 1
+    monkeypatch.setattr(sqlite_ann_build.Codes, "save", SAVE)  # space again,
+    monkeypatch.setattr(sqlite_ann, "RETRY_WRITE_S", 0.0)  # and the retry's time come
+    agree(exact, ann)
+    assert index_of(ann).meta.rows == SIZE and indexes_of(ann)._whole == {}
+
+
+def test_a_tail_that_cannot_be_added_to_the_codes_stays_and_is_searched(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sqlite_ann, "TAIL_MAX", 5)
+    ann = store.open()
+    found(ann, "boats")
+    before = index_of(ann).meta
+    churn(ann)
+    failed = full_disk(monkeypatch)
+    agree(store.open(ann_from=0), ann)
+    assert failed and index_of(ann).meta == before and len(index_of(ann).tail) > 5
+    assert ann.index_vectors() == before.rows and len(failed) == 1
+
+
+SAVE = sqlite_ann_build.Codes.save
+
+
+def full_disk(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """From now on every save of a segment fails with ENOSPC after writing part of it;
+    the stems it was asked to save."""
+    asked: list[str] = []
+
+    def save(codes: object, folder: Path, stem: str, head: int) -> None:
+        asked.append(stem)
+        (folder / f"{stem}.codes.npy.new").write_bytes(b"part of a segment")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(sqlite_ann_build.Codes, "save", save)
+    return asked
+
+
+def test_a_compaction_that_cannot_write_the_codes_removes_them(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A deleted memory's codes do not outlive it for want of space: the index goes,
+    and searches read every row until the codes can be written again."""
+    ann = store.open()
+    found(ann, "boats")
+    ann.delete("m001")
+    failed = full_disk(monkeypatch)
+    done = ann.compact()
+    assert failed and "vector_index_removed" in done["steps"] and done["complete"] is True
+    assert files_of(store) == {"lock"}
+    agree(store.open(ann_from=0), ann)
+    assert len(failed) == 1 and indexes_of(ann)._open == {}
+    assert ann.compact()["steps"] == ["full_text_optimized", "log_truncated"]
+
+
+def test_verify_rebuild_that_cannot_remove_the_codes_is_refused_unchanged(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ann = store.open()
+    found(ann, "boats")
+    before = (ann.backend.read(lambda tx: tx.last_vector()), files_of(store), len(ann.events()))
+
+    def read_only(folder: Path, *, wait: float, progress: Any = None) -> Any:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(sqlite_ann, "locked", read_only)
+    with pytest.raises(StoreError, match="cannot remove the vector index") as refused:
+        ann.verify(rebuild=True)
+    assert refused.value.code == "store_error" and "Read-only" in refused.value.message
+    after = (ann.backend.read(lambda tx: tx.last_vector()), files_of(store), len(ann.events()))
+    assert after == before
+
+
+def test_a_build_that_would_not_fit_reads_no_vector(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The free space is looked at first: a new process on a full disk does not read
+    every vector to build codes it cannot save."""
+    saved = full_disk(monkeypatch)
+    measured: list[int] = []
+    monkeypatch.setattr(sqlite_ann_build, "_measured", lambda *a: measured.append(1))
+    ann, exact = store.open(), store.open(ann_from=0)
+    assert sqlite_ann_build.free_bytes(sqlite_ann.folder_of(store.path).parent) > 0
+    monkeypatch.setattr(sqlite_ann_build, "free_bytes", lambda folder: 1000)
+    agree(exact, ann)
+    assert (saved, measured, files_of(store)) == ([], [], {"lock"})
+
+
+def test_a_search_on_a_read_only_disk_scores_every_row(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def read_only(folder: Path, *, wait: float, progress: Any = None) -> Any:
+        raise OSError(errno.EROFS, "Read-only file system")
+
+    monkeypatch.setattr(sqlite_ann, "locked", read_only)
+    ann = store.open()
+    agree(store.open(ann_from=0), ann)
+    assert indexes_of(ann)._open == {} and not sqlite_ann.folder_of(store.path).exists()
+
+
+def raced(
+    store: Opened, monkeypatch: pytest.MonkeyPatch, deleted: list[str], *, disk_full: bool
+) -> tuple[dict[str, Any], list[int], list[int]]:
+    """A compaction by one process after ``deleted`` are deleted, with another process,
+    reading a snapshot from before the deletes, bringing the codes up to date from it
+    (a bulk write's ``index_vectors``) between the compaction's look at the codes and
+    its checkpoint: the compaction's answer, the deleted rows' numbers and the keys the
+    other process's codes held."""
+    mine, theirs = store.open(), store.open()
+    found(mine, "boats")
+    meta = index_of(mine).meta
+    nums = [
+        mine.backend.read(
+            lambda tx, n=name: tx.con.execute(
+                "SELECT num FROM memories WHERE name = ?", (n,)
+            ).fetchone()[0]
+        )
+        for name in deleted
+    ]
+    pinned, looked, built = threading.Event(), threading.Event(), threading.Event()
+    keys: list[int] = []
+
+    def older(tx: SqliteTransaction) -> None:
+        tx.last_vector()  # the snapshot, from before the deletes
+        pinned.set()
+        assert looked.wait(60)
+        ann = indexes_of(theirs).kept(tx, meta.model, meta.dim, 100, folded=True)
+        assert ann is not None
+        keys.extend(ann.keys(list(range(ann.size))))
+
+    def reading() -> None:
+        try:
+            theirs.backend.read(older)
+        finally:
+            built.set()
+
+    compacted = indexes_of(mine).compacted
+
+    def compacting(tx: SqliteTransaction, progress: Any = None) -> Any:
+        with monkeypatch.context() as disk:
+            if disk_full:
+                full_disk(disk)
+            done = compacted(tx, progress)
+        looked.set()
+        assert built.wait(60)
+        return done
+
+    monkeypatch.setattr(indexes_of(mine), "compacted", compacting)
+    reader = threading.Thread(target=reading)
+    reader.start()
+    try:
+        assert pinned.wait(60)
+        for name in deleted:
+            mine.delete(name)
+        done = mine.compact()
+    finally:
+        looked.set()
+        reader.join()
+    return done, nums, keys
+
+
+def test_a_compaction_is_incomplete_when_an_older_reader_built_the_removed_codes_again(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The codes removed for want of space, the other process builds them afresh from
+    its snapshot, the deleted row among them."""
+    done, (deleted,), keys = raced(store, monkeypatch, ["m001"], disk_full=True)
+    assert deleted in keys
+    assert "vector_index_removed" in done["steps"] and "log_truncated" in done["steps"]
+    assert done["complete"] is False
+
+
+def test_a_compaction_is_incomplete_when_an_older_reader_added_a_deleted_row_again(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The codes built again without m001, the other process adds its tail to them:
+    the newest memory, deleted too, is past the new codes' range."""
+    store.open().write("late", description="a ferry crosses the harbour at dawn")
+    done, (_, late), keys = raced(store, monkeypatch, ["m001", "late"], disk_full=False)
+    assert late in keys
+    assert "vector_index_rebuilt" in done["steps"] and "log_truncated" in done["steps"]
+    assert done["complete"] is False
+
+
+def test_a_models_files_are_told_from_those_of_a_model_whose_name_begins_alike(
+    tmp_path: Path,
+) -> None:
+    mine = ["m-384-0-5000-0a1b2c3d.codes.npy", "m-384-0-5000.rows.npy", "m-384-5-9.head.npy.new"]
+    theirs = ["m-384-5-10-0-5000-0a1b2c3d.codes.npy", "m-384-x-10-0-9.rest.npy", "m-384.json"]
+    theirs += ["m-384-5.json", "m-384-5-0-12345678.codes.npy"]  # an untagged one's 8 digits
+    for name in mine + theirs:
+        (tmp_path / name).write_bytes(b"")
+    assert sorted(p.name for p in sqlite_ann._segment_files(tmp_path, "m-384")) == sorted(mine)

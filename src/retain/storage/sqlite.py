@@ -382,9 +382,8 @@ class SqliteBackend:
         self.write(
             lambda tx: tx.con.execute("INSERT INTO memories_fts(memories_fts) VALUES ('optimize')")
         )
-        rebuilt, looked = self.read(lambda tx: self.vector_indexes().compacted(tx, progress))
-        if rebuilt:
-            steps.append("vector_index_rebuilt")
+        done, looked = self.read(lambda tx: self.vector_indexes().compacted(tx, progress))
+        steps.extend(done)
         con = self._con
         try:
             if full:
@@ -397,6 +396,11 @@ class SqliteBackend:
         truncated = not busy and (not wal.exists() or wal.stat().st_size == 0)
         if truncated:
             steps.append("log_truncated")
+            # A reader of a snapshot older than a delete may have written the deleted row's
+            # codes meanwhile: building them afresh after a removal, or adding its tail to
+            # the version built again. None is left once the log is truncated, so this
+            # looks conclusively.
+            looked = looked and not self.read(self.vector_indexes().hold_stale)
         complete = truncated and looked
         return Compaction(tuple(steps), complete)
 

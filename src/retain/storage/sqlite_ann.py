@@ -92,6 +92,8 @@ JSON replaced last, so a reader sees one whole version or the one before; writer
 reading it until it next looks at the JSON. A writer waits for another's lock up to
 ``LOCK_WAIT_S`` and then does without (``Indexes._writer``): a search scores every row
 exactly, a fold leaves the tail, a compaction says it is incomplete, a drop is refused.
+Codes that cannot be written (a full disk) are done without the same way, for
+``RETRY_WRITE_S``; a compaction removes them instead.
 """
 
 from __future__ import annotations
@@ -114,7 +116,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from retain.errors import StoreBusy
+from retain.errors import StoreBusy, StoreError
 from retain.search import plain
 from retain.storage.base import LexicalHit, MemoryFilter, Progress
 
@@ -132,6 +134,9 @@ CHUNK = 8192  # stored vectors read (and added) at a time
 # million took 12 s) before it does without: ``Indexes._writer``
 LOCK_WAIT_S = 60.0
 WAITING = "waiting for the vector index"  # the wait's phase, as progress reports it
+# after the codes could not be written (a full disk), how long a process reads its
+# vectors without them (exactly, in memory) before it tries again
+RETRY_WRITE_S = 600.0
 SAMPLED = 16  # a strided sample's rows above its threshold, when choosing candidates
 # a scan's parts read side by side: two, or one on a process held to one core
 THREADS = max(1, min(2, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 2))
@@ -784,6 +789,7 @@ class Indexes:
         self._whole: dict[tuple[str, int], Approximate] = {}  # no codes: every row in memory
         self._lock = threading.Lock()
         self._stuck = False  # a wait for the writer's lock ran out, and it was not held since
+        self._failed: float | None = None  # when the codes last could not be written
 
     @contextlib.contextmanager
     def _writer(self, progress: Progress | None, *, wait: bool = True) -> Iterator[bool]:
@@ -803,23 +809,32 @@ class Indexes:
 
     def drop(self) -> None:
         """Remove every index of the store, files and all; ``store_busy`` when another
-        process holds their writer's lock past ``LOCK_WAIT_S`` (nothing removed)."""
+        process holds their writer's lock past ``LOCK_WAIT_S`` (nothing removed),
+        ``store_error`` when they cannot be removed (a read-only disk)."""
         with self._lock:
             self._open.clear()
             self._whole.clear()
             if not self.folder.exists():
                 return
-            with self._writer(self.progress) as mine:  # the lock file stays: a waiter holds it
-                if not mine:
-                    raise StoreBusy(
-                        f"the vector index {self.folder} stayed locked by another process",
-                        remedy="retry once it has finished writing the index (a process "
-                        "stopped by Ctrl-Z holds it until it goes on or ends)",
-                        location=str(self.folder),
-                    )
-                for path in self.folder.iterdir():
-                    if path.name != "lock":
-                        path.unlink(missing_ok=True)
+            try:
+                with self._writer(self.progress) as mine:  # the lock file stays: waiters hold it
+                    if not mine:
+                        raise StoreBusy(
+                            f"the vector index {self.folder} stayed locked by another process",
+                            remedy="retry once it has finished writing the index (a process "
+                            "stopped by Ctrl-Z holds it until it goes on or ends)",
+                            location=str(self.folder),
+                        )
+                    for path in self.folder.iterdir():
+                        if path.name != "lock":
+                            path.unlink(missing_ok=True)
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot remove the vector index {self.folder}: {exc.strerror or exc}",
+                    remedy="make the folder writable, or remove it by hand (it is derived: "
+                    "the next search builds it again)",
+                    location=str(self.folder),
+                ) from exc
 
     def files(self) -> list[Path]:
         if not self.folder.is_dir():
@@ -889,61 +904,123 @@ class Indexes:
                     return None
                 ann = loaded
             ann.tail.refresh(tx)
-            if len(ann.tail) > (0 if folded else TAIL_MAX):
-                with self._writer(progress, wait=folded) as mine:
-                    if mine:
-                        ann = self._grown(tx, ann, progress)
+            if len(ann.tail) > (0 if folded else TAIL_MAX) and self._writable():
+                try:
+                    with self._writer(progress, wait=folded) as mine:
+                        if mine:
+                            ann = self._grown(tx, ann, progress)
+                except OSError:  # the tail stays, read exactly
+                    self._failed = time.monotonic()
                 ann.tail.refresh(tx)  # (another process's version: rows past its range)
             self._open[model, dim] = ann
             return ann
 
     def compacted(
         self, tx: SqliteTransaction, progress: Progress | None = None
-    ) -> tuple[bool, bool]:
+    ) -> tuple[list[str], bool]:
         """Build again, whole, every index still holding a key of a vector the store no
         longer has (deleted or erased: its codes stay in a segment until then), reporting
-        to ``progress``; whether one was, and whether every index was looked at (not
-        one whose lock another process held past ``LOCK_WAIT_S``)."""
+        to ``progress``, or remove it when it cannot be written (a full disk); the steps
+        taken (``vector_index_rebuilt``, ``vector_index_removed``), and whether every
+        index was seen to (not one whose lock another process held past
+        ``LOCK_WAIT_S``, or that could be neither written nor removed)."""
         with self._lock:
-            rebuilt, looked = False, True
-            for path in sorted(self.folder.glob("*.json")) if self.folder.is_dir() else []:
-                data = _json(path)
-                model, dim = str(data.get("model")), int(data.get("dim") or 0)
-                with self._writer(progress) as mine:
-                    if not mine:
-                        looked = False
-                        continue
-                    meta, stamp = _read(self.folder, model, dim)
-                    if meta is None:
-                        continue
-                    from retain.storage import sqlite_ann_build as build
+            steps: set[str] = set()
+            looked = True
+            for model, dim in self._models():
+                try:
+                    with self._writer(progress) as mine:
+                        if not mine:
+                            looked = False
+                            continue
+                        try:
+                            step = self._compacted(tx, model, dim, progress)
+                        except OSError:
+                            self._failed = time.monotonic()
+                            self._open.pop((model, dim), None)
+                            step = "vector_index_removed" if self._removed(model, dim) else None
+                            looked = looked and step is not None
+                except OSError:  # (no lock file to be had: a read-only disk)
+                    looked = False
+                    continue
+                if step is not None:
+                    steps.add(step)
+            return sorted(steps), looked
 
-                    try:
-                        stale = build.stale(self.folder, meta, iter(tx.vector_nums(model)))
-                    except (OSError, RuntimeError, ValueError):
-                        stale = True  # unreadable (an earlier format, a damaged file)
-                    if not stale:
-                        continue
-                    # afresh, the mean too: an erased vector is part of the old one
-                    self._open[model, dim] = self._built(tx, Meta(model, dim, []), progress)
-                rebuilt = True
-            return rebuilt, looked
+    def hold_stale(self, tx: SqliteTransaction) -> bool:
+        """Whether an index holds, or may hold, a key of a vector the store no longer has."""
+        return any(
+            meta is not None and self._stale(tx, meta)
+            for meta, _ in (_read(self.folder, model, dim) for model, dim in self._models())
+        )
+
+    def _models(self) -> list[tuple[str, int]]:
+        """The model and dimension of each index whose JSON the folder holds."""
+        paths = sorted(self.folder.glob("*.json")) if self.folder.is_dir() else []
+        return [(str(d.get("model")), int(d.get("dim") or 0)) for d in map(_json, paths)]
+
+    def _stale(self, tx: SqliteTransaction, meta: Meta) -> bool:
+        """Whether ``meta``'s segments hold a key of a vector the store no longer has, or
+        cannot be read (an earlier format, a damaged file) to tell."""
+        from retain.storage import sqlite_ann_build as build
+
+        try:
+            return build.stale(self.folder, meta, iter(tx.vector_nums(meta.model)))
+        except (OSError, RuntimeError, ValueError):
+            return True
+
+    def _compacted(
+        self, tx: SqliteTransaction, model: str, dim: int, progress: Progress | None
+    ) -> str | None:
+        """``model``'s index built again when it holds a key of a vector the store no
+        longer has (under the folder's lock); the step, if it was."""
+        meta, _ = _read(self.folder, model, dim)
+        if meta is None or not self._stale(tx, meta):
+            return None
+        # afresh, the mean too: an erased vector is part of the old one
+        self._open[model, dim] = self._built(tx, Meta(model, dim, []), progress)
+        return "vector_index_rebuilt"
+
+    def _removed(self, model: str, dim: int) -> bool:
+        """Whether ``model``'s files could all be removed (its JSON first: a reader then
+        finds no version); a full disk still lets a file go."""
+        slug = _slug(model, dim)
+        try:
+            (self.folder / f"{slug}.json").unlink(missing_ok=True)
+            for path in _segment_files(self.folder, slug):
+                path.unlink(missing_ok=True)
+        except OSError:
+            return False
+        return True
 
     def _load(
         self, tx: SqliteTransaction, model: str, dim: int, progress: Progress | None
     ) -> Approximate | None:
+        """``model``'s index as last saved, or built; None when it has to be built and
+        cannot be now (``_writer``, ``_writable``)."""
         meta, stamp = _read(self.folder, model, dim)
         if meta is not None:
             with contextlib.suppress(OSError, RuntimeError, ValueError):
                 return self._opened(meta, stamp)
-        with self._writer(progress) as mine:  # another process may be writing it
-            if not mine:
-                return None
-            meta, stamp = _read(self.folder, model, dim)
-            if meta is not None:
-                with contextlib.suppress(OSError, RuntimeError, ValueError):
-                    return self._opened(meta, stamp)
-            return self._built(tx, Meta(model, dim, []), progress)
+        if not self._writable():
+            return None
+        try:
+            with self._writer(progress) as mine:  # another process may be writing it
+                if not mine:
+                    return None
+                meta, stamp = _read(self.folder, model, dim)
+                if meta is not None:
+                    with contextlib.suppress(OSError, RuntimeError, ValueError):
+                        return self._opened(meta, stamp)
+                return self._built(tx, Meta(model, dim, []), progress)
+        except OSError:  # (its files cannot be written: a full disk, a read-only one)
+            self._failed = time.monotonic()
+            return None
+
+    def _writable(self) -> bool:
+        """Whether to try writing the codes: not within ``RETRY_WRITE_S`` of a try that
+        failed (a build reads every vector before it writes: at a million, 12 s)."""
+        return self._failed is None or time.monotonic() - self._failed >= RETRY_WRITE_S
 
     def _opened(self, meta: Meta, stamp: tuple[int, int]) -> Approximate:
         return Approximate(self.folder, meta, Tail(meta.model, meta.dim, meta.upto), stamp)
@@ -969,22 +1046,49 @@ class Indexes:
         return self._written(*build.extended(tx, meta, self.folder, progress))
 
     def _written(self, meta: Meta, made: dict[str, Codes]) -> Approximate:
-        """Save a new version (its new segments, then the JSON) and open it."""
-        for stem, codes in made.items():  # under new names: a reader may map the old
-            codes.save(self.folder, stem, meta.head)
+        """Save a new version (its new segments, then the JSON) and open it; a save that
+        fails removes what it wrote (what a full disk most needs back)."""
         slug = _slug(meta.model, meta.dim)
         current = self.folder / f"{slug}.json"
         staged = current.with_name(current.name + ".new")
-        staged.write_text(json.dumps(asdict(meta)), encoding="utf-8")
-        os.chmod(staged, 0o600)
-        os.replace(staged, current)
+        try:
+            for stem, codes in made.items():  # under new names: a reader may map the old
+                codes.save(self.folder, stem, meta.head)
+            staged.write_text(json.dumps(asdict(meta)), encoding="utf-8")
+            os.chmod(staged, 0o600)
+            os.replace(staged, current)
+        except OSError:
+            with contextlib.suppress(OSError):
+                staged.unlink(missing_ok=True)
+                for stem in made:
+                    for path in self.folder.glob(f"{stem}.*"):
+                        path.unlink(missing_ok=True)
+            raise
         stamp = _stamp(self.folder, meta.model, meta.dim)
         keep = {current.name}
         keep.update(f"{meta.stem(s)}.{part}.npy" for s in meta.segments for part in PARTS)
-        for old in self.folder.glob(f"{slug}-*"):  # replaced segments, a crash's leftovers
-            if old.name not in keep:
-                old.unlink(missing_ok=True)  # a reader holding it mapped keeps its pages
+        with contextlib.suppress(OSError):  # (left to the next version's, if need be)
+            for old in _segment_files(self.folder, slug):  # replaced ones, a crash's leftovers
+                if old.name not in keep:
+                    old.unlink(missing_ok=True)  # a reader holding it mapped keeps its pages
         return self._opened(meta, stamp)
+
+
+def _segment_files(folder: Path, slug: str) -> list[Path]:
+    """The segments' files of the model whose slug is ``slug`` (staged ones too), and not
+    those of another model in the folder whose slug begins with it."""
+    own = _segment_name(slug)
+    others = [_segment_name(path.stem) for path in folder.glob(f"{slug}-*.json")]
+    return [
+        path
+        for path in folder.glob(f"{slug}-*")
+        if own.fullmatch(path.name) and not any(o.fullmatch(path.name) for o in others)
+    ]
+
+
+def _segment_name(slug: str) -> re.Pattern[str]:
+    """A file name of a segment of the model whose slug is ``slug`` (``Meta.stem``)."""
+    return re.compile(re.escape(slug) + r"-\d+-\d+(-[0-9a-f]{8})?\.[a-z]+\.npy(\.new)?")
 
 
 def _json(path: Path) -> dict[str, Any]:
