@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 import pytest
@@ -976,14 +976,14 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
 
 @contextlib.contextmanager
-def held_elsewhere(store: Opened) -> Iterator[None]:
+def held_elsewhere(store: Opened) -> Iterator[IO[str]]:
     """The codes' writer lock held as another process holds it (a ``flock`` of the lock
-    file opened apart), say one stopped by Ctrl-Z while it writes them."""
+    file opened apart), say one stopped by Ctrl-Z while it writes them; the file."""
     folder = sqlite_ann.folder_of(store.path)
     folder.mkdir(mode=0o700, exist_ok=True)
     with open(folder / "lock", "a") as other:
         fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        yield
+        yield other
 
 
 def with_progress(store: Opened, heard: list[tuple[str, int, int]]) -> MemoryService:
@@ -1021,10 +1021,8 @@ def test_a_wait_shows_from_its_first_second_and_ends_when_the_other_holder_lets_
 ) -> None:
     """With the whole bound to wait: the other holder lets go once the wait is shown."""
     folder = sqlite_ann.folder_of(store.path)
-    folder.mkdir(mode=0o700, exist_ok=True)
     heard: list[tuple[str, int, int]] = []
-    with open(folder / "lock", "a") as other:
-        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    with held_elsewhere(store) as other:
 
         def shown(phase: str, done: int, total: int) -> None:
             heard.append((phase, done, total))
@@ -1128,6 +1126,11 @@ def test_a_tail_that_cannot_be_added_to_the_codes_stays_and_is_searched(
 SAVE = sqlite_ann_build.Codes.save
 
 
+def read_only(folder: Path, *, wait: float, progress: Any = None) -> Any:
+    """``sqlite_ann.locked`` on a read-only disk: its lock file cannot be opened."""
+    raise OSError(errno.EROFS, "Read-only file system")
+
+
 def full_disk(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """From now on every save of a segment fails with ENOSPC after writing part of it;
     the stems it was asked to save."""
@@ -1166,9 +1169,6 @@ def test_verify_rebuild_that_cannot_remove_the_codes_is_refused_unchanged(
     found(ann, "boats")
     before = (ann.backend.read(lambda tx: tx.last_vector()), files_of(store), len(ann.events()))
 
-    def read_only(folder: Path, *, wait: float, progress: Any = None) -> Any:
-        raise OSError(errno.EROFS, "Read-only file system")
-
     monkeypatch.setattr(sqlite_ann, "locked", read_only)
     with pytest.raises(StoreError, match="cannot remove the vector index") as refused:
         ann.verify(rebuild=True)
@@ -1195,9 +1195,6 @@ def test_a_build_that_would_not_fit_reads_no_vector(
 def test_a_search_on_a_read_only_disk_scores_every_row(
     store: Opened, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def read_only(folder: Path, *, wait: float, progress: Any = None) -> Any:
-        raise OSError(errno.EROFS, "Read-only file system")
-
     monkeypatch.setattr(sqlite_ann, "locked", read_only)
     ann = store.open()
     agree(store.open(ann_from=0), ann)

@@ -930,17 +930,9 @@ class Indexes:
             for model, dim in self._models():
                 try:
                     with self._writer(progress) as mine:
-                        if not mine:
-                            looked = False
-                            continue
-                        try:
-                            step = self._compacted(tx, model, dim, progress)
-                        except OSError:
-                            self._failed = time.monotonic()
-                            self._open.pop((model, dim), None)
-                            step = "vector_index_removed" if self._removed(model, dim) else None
-                            looked = looked and step is not None
-                except OSError:  # (no lock file to be had: a read-only disk)
+                        step = self._compacted(tx, model, dim, progress) if mine else None
+                        looked = looked and mine
+                except OSError:  # no lock file to be had, or codes neither written nor removed
                     looked = False
                     continue
                 if step is not None:
@@ -973,25 +965,27 @@ class Indexes:
         self, tx: SqliteTransaction, model: str, dim: int, progress: Progress | None
     ) -> str | None:
         """``model``'s index built again when it holds a key of a vector the store no
-        longer has (under the folder's lock); the step, if it was."""
+        longer has, or removed when it cannot be written (under the folder's lock); the
+        step, if either was. ``OSError`` when it could be neither."""
         meta, _ = _read(self.folder, model, dim)
         if meta is None or not self._stale(tx, meta):
             return None
-        # afresh, the mean too: an erased vector is part of the old one
-        self._open[model, dim] = self._built(tx, Meta(model, dim, []), progress)
+        try:  # afresh, the mean too: an erased vector is part of the old one
+            self._open[model, dim] = self._built(tx, Meta(model, dim, []), progress)
+        except OSError:
+            self._failed = time.monotonic()
+            self._open.pop((model, dim), None)
+            self._remove(model, dim)
+            return "vector_index_removed"
         return "vector_index_rebuilt"
 
-    def _removed(self, model: str, dim: int) -> bool:
-        """Whether ``model``'s files could all be removed (its JSON first: a reader then
-        finds no version); a full disk still lets a file go."""
+    def _remove(self, model: str, dim: int) -> None:
+        """Remove ``model``'s files, its JSON first (a reader then finds no version): a
+        full disk still lets a file go."""
         slug = _slug(model, dim)
-        try:
-            (self.folder / f"{slug}.json").unlink(missing_ok=True)
-            for path in _segment_files(self.folder, slug):
-                path.unlink(missing_ok=True)
-        except OSError:
-            return False
-        return True
+        (self.folder / f"{slug}.json").unlink(missing_ok=True)
+        for path in _segment_files(self.folder, slug):
+            path.unlink(missing_ok=True)
 
     def _load(
         self, tx: SqliteTransaction, model: str, dim: int, progress: Progress | None
