@@ -3,6 +3,7 @@
     python bench/forget.py [--size 100000] [--forgets 20] [--seed 1] [--batch 5000]
                            [--embedder default|static|hash|none] [--home DIR]
                            [--database-url postgresql://USER:PASSWORD@HOST/DB]
+                           [--searching]
 
 A fresh store is loaded with ``bench/store.py``'s synthetic corpus (``write_many`` in
 batches), then ``--forgets`` memories spread over it are erased each way below, and
@@ -16,6 +17,15 @@ batches), then ``--forgets`` memories spread over it are erased each way below, 
   text, and the ``forget_verify`` event;
 * ``compact``: ``compact()`` alone, after each ``erase``, to split the two.
 
+With ``--searching``, a thread of the same process searches back to back meanwhile, as
+a server's other requests do (``store.py``'s rare/medium query words, ``limit`` 10), and
+for as long again (up to a minute) with nothing else running: ``search_idle_ms`` and
+``search_during_ms`` (the second for every erasure, compaction and forget together:
+a search held up by one shows in its ``max``). On a store past ``[search] ann_from``, a
+compaction builds the vector codes again while those searches go on. The erasures'
+and compactions' own times are then shared with the searches (``searching`` in the
+JSON): compare them with a run without.
+
 Every certificate must say ``verified`` for the rows, events and vectors, and (for
 ``forget``) for the store's files; a run where one does not is reported as failed. The
 store's size (file, log) is read before and after. Progress goes to stderr; the last line
@@ -25,10 +35,13 @@ of stdout is one JSON object.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
+import random
 import sys
 import tempfile
+import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,7 +52,50 @@ import retain
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH))
 
-from store import PROJECTS, Corpus, log, machine, summary_ms  # noqa: E402 - bench/ is on the path
+from store import (  # noqa: E402 - bench/ is on the path
+    PROJECTS,
+    Corpus,
+    log,
+    machine,
+    make_queries,
+    summary_ms,
+)
+
+IDLE_S = 60.0  # the longest the searches alone are timed (--searching)
+
+
+class Searching:
+    """A thread searching ``mem`` back to back, each search's time kept, while it runs;
+    a search that fails fails the ``with`` block."""
+
+    def __init__(self, mem: Any, texts: list[str]) -> None:
+        self.mem = mem
+        self.texts = texts
+        self.seconds: list[float] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run)
+        self._failed: BaseException | None = None
+
+    def __enter__(self) -> Searching:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        if self._failed is not None:
+            raise RuntimeError("a search failed meanwhile") from self._failed
+
+    def _run(self) -> None:
+        try:
+            for text in itertools.cycle(self.texts):
+                if self._stop.is_set():
+                    return
+                started = time.perf_counter()
+                self.mem.search(text, limit=10)
+                self.seconds.append(time.perf_counter() - started)
+        except BaseException as exc:
+            self._failed = exc
 
 
 def load(mem: Any, corpus: Corpus, size: int, batch: int) -> float:
@@ -79,21 +135,40 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         if any(cert.places[p] != "verified" for p in wanted):
             failed.append(cert.to_dict())
 
-    for i, memory_id in enumerate(erase_ids):
+    def forgotten() -> None:
+        for i, memory_id in enumerate(erase_ids):
+            started = time.perf_counter()
+            cert = mem.forget(memory_id, reason="bench", compact=False)
+            timings["erase"].append(time.perf_counter() - started)
+            check(cert, False)
+            started = time.perf_counter()
+            mem.compact()
+            timings["compact"].append(time.perf_counter() - started)
+            log(f"erase {i + 1}/{len(erase_ids)}")
+        for i, memory_id in enumerate(forget_ids):
+            started = time.perf_counter()
+            cert = mem.forget(memory_id, reason="bench")
+            timings["forget"].append(time.perf_counter() - started)
+            check(cert, True)
+            log(f"forget {i + 1}/{len(forget_ids)}")
+
+    searched: dict[str, Any] = {}
+    if args.searching:
+        sample = corpus.docs(0, min(args.size, 2000))
+        texts = make_queries(corpus, sample, 50, random.Random(args.seed)).sets["rare"]
+        for text in texts[:10]:  # (unmeasured: the first searches open what they read)
+            mem.search(text, limit=10)
         started = time.perf_counter()
-        cert = mem.forget(memory_id, reason="bench", compact=False)
-        timings["erase"].append(time.perf_counter() - started)
-        check(cert, False)
-        started = time.perf_counter()
-        mem.compact()
-        timings["compact"].append(time.perf_counter() - started)
-        log(f"erase {i + 1}/{len(erase_ids)}")
-    for i, memory_id in enumerate(forget_ids):
-        started = time.perf_counter()
-        cert = mem.forget(memory_id, reason="bench")
-        timings["forget"].append(time.perf_counter() - started)
-        check(cert, True)
-        log(f"forget {i + 1}/{len(forget_ids)}")
+        with Searching(mem, texts) as during:
+            forgotten()
+        with Searching(mem, texts) as alone:
+            time.sleep(min(time.perf_counter() - started, IDLE_S))
+        searched = {
+            "search_idle_ms": summary_ms(alone.seconds),
+            "search_during_ms": summary_ms(during.seconds),
+        }
+    else:
+        forgotten()
     report = mem.verify()
     result = {
         "bench": "forget",
@@ -103,6 +178,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "embedder": args.embedder,
         "size": args.size,
         "forgets": args.forgets,
+        "searching": args.searching,
         "load_s": round(load_s, 1),
         "events": mem.status().events,
         "size_bytes_before": size_before,
@@ -110,6 +186,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "erase_ms": summary_ms(timings["erase"]),
         "compact_ms": summary_ms(timings["compact"]),
         "forget_ms": summary_ms(timings["forget"]),
+        **searched,
         "verify_ok": report.ok,
         "failed_certificates": failed,
         "ok": report.ok and not failed,
@@ -129,6 +206,9 @@ def main() -> None:
     )  # noqa: E501
     parser.add_argument("--home")
     parser.add_argument("--database-url", default=os.environ.get("RETAIN_BENCH_PG_URL"))
+    parser.add_argument(
+        "--searching", action="store_true", help="search on a thread of its own meanwhile"
+    )
     result = run(parser.parse_args())
     print(json.dumps(result))
     sys.exit(0 if result["ok"] else 1)

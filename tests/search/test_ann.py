@@ -1294,3 +1294,148 @@ def test_a_models_files_are_told_from_those_of_a_model_whose_name_begins_alike(
     for name in mine + theirs:
         (tmp_path / name).write_bytes(b"")
     assert sorted(p.name for p in sqlite_ann._segment_files(tmp_path, "m-384")) == sorted(mine)
+
+
+# -- the process's other threads, while one writes the codes or waits to ----------
+
+
+def test_a_search_goes_on_while_another_thread_builds_the_codes_again(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An erasure's compaction in a server: its build (12 s at a million) lets the
+    server's searches read the version open meanwhile, and they find no deleted row."""
+    ann = store.open()
+    target = semantic(ann, "a sleeping cat")[0]
+    assert target is not None
+    ann.delete(target)
+    building, searched = threading.Event(), threading.Event()
+    released: list[bool] = []
+    real = sqlite_ann_build.extended
+
+    def extended(*args: Any) -> Any:
+        building.set()
+        released.append(searched.wait(60))  # the search's end, not the wait's
+        return real(*args)
+
+    monkeypatch.setattr(sqlite_ann_build, "extended", extended)
+    done: list[dict[str, Any]] = []
+    compaction = threading.Thread(target=lambda: done.append(ann.compact()))
+    compaction.start()
+    try:
+        assert building.wait(60)
+        hits = semantic(ann, "a sleeping cat")
+    finally:
+        searched.set()
+        compaction.join()
+    assert released == [True] and done, "the compaction failed"
+    assert target not in hits and hits == semantic(store.open(ann_from=0), "a sleeping cat")
+    assert "vector_index_rebuilt" in done[0]["steps"] and done[0]["complete"]
+
+
+def test_a_search_goes_on_while_another_thread_waits_for_the_codes_lock(store: Opened) -> None:
+    """A bulk write's fold in a server waits for another process's writer; the server's
+    searches read the version open and its tail meanwhile, and the fold is made once
+    the other process lets go."""
+    ann = store.open()
+    found(ann, "boats")
+    ann.write("late", description="a ferry crosses the harbour at dawn")
+    waiting = threading.Event()
+    folded: list[int] = []
+
+    def heard(phase: str, done: int, total: int) -> None:
+        if phase == sqlite_ann.WAITING:
+            waiting.set()
+
+    fold = threading.Thread(target=lambda: folded.append(ann.index_vectors(progress=heard)))
+    with held_elsewhere(store):
+        fold.start()
+        shown = waiting.wait(60)
+        hits = semantic(ann, "boats") if shown else []
+    fold.join()
+    assert shown and "late" in hits
+    assert folded == [SIZE + 1] and len(index_of(ann).tail) == 0
+
+
+class Watched:
+    """A process's writer lock (``Indexes._writing``) that tells when a thread finds it
+    held."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.found_held = threading.Event()
+
+    def acquire(self, blocking: bool = True) -> bool:
+        if self.lock.acquire(blocking=False):
+            return True
+        self.found_held.set()
+        return self.lock.acquire(blocking=blocking)
+
+    def release(self) -> None:
+        self.lock.release()
+
+
+def test_a_thread_waits_for_another_threads_writing_of_the_codes_however_long(
+    store: Opened, monkeypatch: pytest.MonkeyPatch, waits: list[float]
+) -> None:
+    """A process's writers of the codes take turns, each waiting for the other (a thread
+    of the process is running, unlike a process stopped by Ctrl-Z) past ``LOCK_WAIT_S``
+    (here none: the folder's lock is only tried) and then finding the rows added; a
+    search meanwhile that would add its tail only tries, and reads the tail."""
+    monkeypatch.setattr(sqlite_ann, "LOCK_WAIT_S", 0.0)
+    monkeypatch.setattr(sqlite_ann, "TAIL_MAX", 0)
+    ann = store.open()
+    found(ann, "boats")
+    ann.write("late", description="a ferry crosses the harbour at dawn")
+    watched = Watched()
+    monkeypatch.setattr(indexes_of(ann), "_writing", watched)
+    building, go = threading.Event(), threading.Event()
+    real = sqlite_ann_build.extended
+
+    def extended(*args: Any) -> Any:
+        building.set()
+        assert go.wait(60)
+        return real(*args)
+
+    monkeypatch.setattr(sqlite_ann_build, "extended", extended)
+    first: list[int] = []
+    second: list[int] = []
+    one = threading.Thread(target=lambda: first.append(ann.index_vectors()))
+    two = threading.Thread(target=lambda: second.append(ann.index_vectors()))
+    one.start()
+    try:
+        assert building.wait(60)
+        two.start()
+        assert watched.found_held.wait(60)
+        hits = semantic(ann, "boats")
+    finally:
+        go.set()
+        one.join()
+        if two.ident is not None:
+            two.join()
+    assert first == second == [SIZE + 1] and "late" in hits
+    assert waits == [0.0, 0.0, 0.0] and not indexes_of(ann)._stuck  # the build; two folds
+
+
+def test_removed_codes_are_let_go_of_even_if_a_search_opened_them_meanwhile(
+    store: Opened, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A compaction that removes the codes (a full disk) lets go of the version open only
+    once its files are gone: a search on another thread just before cannot keep the
+    removed version, deleted row and all, open after it."""
+    ann = store.open()
+    found(ann, "boats")
+    ann.delete("m001")
+    full_disk(monkeypatch)
+    indexes = indexes_of(ann)
+    remove = indexes._remove
+
+    def searched_first(model: str, dim: int) -> None:
+        other = threading.Thread(target=lambda: found(ann, "boats"))
+        other.start()
+        other.join()
+        remove(model, dim)
+
+    monkeypatch.setattr(indexes, "_remove", searched_first)
+    done = ann.compact()
+    assert "vector_index_removed" in done["steps"] and done["complete"] is True
+    assert files_of(store) == {"lock"} and indexes._open == {}

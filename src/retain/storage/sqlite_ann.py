@@ -92,6 +92,8 @@ JSON replaced last, so a reader sees one whole version or the one before; writer
 reading it until it next looks at the JSON. A writer waits for another's lock up to
 ``LOCK_WAIT_S`` and then does without (``Indexes._writer``): a search scores every row
 exactly, a fold leaves the tail, a compaction says it is incomplete, a drop is refused.
+A process's threads take turns on a lock of their own first, and none waits or writes
+while holding what the others need to search: they read the version they have open.
 Codes that cannot be written (a full disk) are done without the same way, for
 ``RETRY_WRITE_S``; a compaction removes them instead.
 """
@@ -787,54 +789,69 @@ class Indexes:
         self.progress = progress  # hears a build a search makes (``searched``)
         self._open: dict[tuple[str, int], Approximate] = {}
         self._whole: dict[tuple[str, int], Approximate] = {}  # no codes: every row in memory
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the two above, each look and change (never a wait)
+        self._writing = threading.Lock()  # this process's writer of the codes (``_writer``)
         self._stuck = False  # a wait for the writer's lock ran out, and it was not held since
         self._failed: float | None = None  # when the codes last could not be written
 
     @contextlib.contextmanager
     def _writer(self, progress: Progress | None, *, wait: bool = True) -> Iterator[bool]:
-        """The folder's writer lock (``locked``), with ``wait`` waited for up to
-        ``LOCK_WAIT_S``; yields whether it is held. Once a wait has run out (a writer
-        stopped by Ctrl-Z, say), this process's next ones only try, until a try takes
-        it (any search adding a tail tries): each waiter does without the lock rather
-        than wait that long each time, holding up the process's other threads (they
-        wait for ``_lock``)."""
-        bound = LOCK_WAIT_S if wait and not self._stuck else 0.0
-        with locked(self.folder, wait=bound, progress=progress) as mine:
-            if mine:
-                self._stuck = False
-            elif bound:
-                self._stuck = True
-            yield mine
+        """The codes' writer: this process's (``_writing``, with ``wait`` waited for as
+        long as another thread writes), then the folder's (``locked``, with ``wait``
+        waited for up to ``LOCK_WAIT_S``); yields whether both are held. Once a wait for
+        another process has run out (a writer stopped by Ctrl-Z, say), this process's
+        next ones only try, until a try takes it (any search adding a tail tries): each
+        waiter does without the lock rather than wait that long each time.
+
+        No thread holds ``_lock`` meanwhile, nor while it writes the codes: the other
+        threads search the version they have open (a build of a million takes 12 s)."""
+        if not self._writing.acquire(blocking=wait):  # (a thread of this process: running)
+            yield False
+            return
+        try:
+            bound = LOCK_WAIT_S if wait and not self._stuck else 0.0
+            with locked(self.folder, wait=bound, progress=progress) as mine:
+                if mine:
+                    self._stuck = False
+                elif bound:
+                    self._stuck = True
+                yield mine
+        finally:
+            self._writing.release()
 
     def drop(self) -> None:
         """Remove every index of the store, files and all; ``store_busy`` when another
         process holds their writer's lock past ``LOCK_WAIT_S`` (nothing removed),
         ``store_error`` when they cannot be removed (a read-only disk)."""
+        if not self.folder.exists():
+            self._forget()
+            return
+        try:
+            with self._writer(self.progress) as mine:  # the lock file stays: waiters hold it
+                if not mine:
+                    raise StoreBusy(
+                        f"the vector index {self.folder} stayed locked by another process",
+                        remedy="retry once it has finished writing the index (a process "
+                        "stopped by Ctrl-Z holds it until it goes on or ends)",
+                        location=str(self.folder),
+                    )
+                for path in self.folder.iterdir():
+                    if path.name != "lock":
+                        path.unlink(missing_ok=True)
+                self._forget()  # (after: a search meanwhile may have opened a version)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot remove the vector index {self.folder}: {exc.strerror or exc}",
+                remedy="make the folder writable, or remove it by hand (it is derived: "
+                "the next search builds it again)",
+                location=str(self.folder),
+            ) from exc
+
+    def _forget(self) -> None:
+        """Let go of every version and tail open (a search reading one goes on)."""
         with self._lock:
             self._open.clear()
             self._whole.clear()
-            if not self.folder.exists():
-                return
-            try:
-                with self._writer(self.progress) as mine:  # the lock file stays: waiters hold it
-                    if not mine:
-                        raise StoreBusy(
-                            f"the vector index {self.folder} stayed locked by another process",
-                            remedy="retry once it has finished writing the index (a process "
-                            "stopped by Ctrl-Z holds it until it goes on or ends)",
-                            location=str(self.folder),
-                        )
-                    for path in self.folder.iterdir():
-                        if path.name != "lock":
-                            path.unlink(missing_ok=True)
-            except OSError as exc:
-                raise StoreError(
-                    f"cannot remove the vector index {self.folder}: {exc.strerror or exc}",
-                    remedy="make the folder writable, or remove it by hand (it is derived: "
-                    "the next search builds it again)",
-                    location=str(self.folder),
-                ) from exc
 
     def files(self) -> list[Path]:
         if not self.folder.is_dir():
@@ -893,27 +910,44 @@ class Indexes:
     ) -> Approximate | None:
         """``model``'s index as the store holds it in ``tx``: opened (or built), its tail
         brought up to date, and the tail added to the segments once past ``TAIL_MAX``
-        (with ``folded``, whenever there is one, waiting for another process's writer).
+        (with ``folded``, whenever there is one, waiting for another writer).
         None when it must be built and another process holds the lock (``_writer``)."""
+        ann = self._latest(model, dim)
+        if ann is None:
+            ann = self._load(tx, model, dim, progress)
+            self._keep(model, dim, ann)
+            if ann is None:
+                return None
+        ann.tail.refresh(tx)
+        if len(ann.tail) > (0 if folded else TAIL_MAX) and self._writable():
+            try:
+                with self._writer(progress, wait=folded) as mine:
+                    if mine:
+                        ann = self._grown(tx, ann, progress)
+                        self._keep(model, dim, ann)
+            except OSError:  # the tail stays, read exactly
+                self._failed = time.monotonic()
+            ann.tail.refresh(tx)  # (another process's version: rows past its range)
+        return ann
+
+    def _latest(self, model: str, dim: int) -> Approximate | None:
+        """The version of ``model`` open, if it is the one the folder holds."""
         with self._lock:
             ann = self._open.get((model, dim))
-            if ann is None or ann.stamp != _stamp(self.folder, model, dim):
-                loaded = self._load(tx, model, dim, progress)
-                if loaded is None:
-                    self._open.pop((model, dim), None)
-                    return None
-                ann = loaded
-            ann.tail.refresh(tx)
-            if len(ann.tail) > (0 if folded else TAIL_MAX) and self._writable():
-                try:
-                    with self._writer(progress, wait=folded) as mine:
-                        if mine:
-                            ann = self._grown(tx, ann, progress)
-                except OSError:  # the tail stays, read exactly
-                    self._failed = time.monotonic()
-                ann.tail.refresh(tx)  # (another process's version: rows past its range)
-            self._open[model, dim] = ann
-            return ann
+        return ann if ann is not None and ann.stamp == _stamp(self.folder, model, dim) else None
+
+    def _keep(self, model: str, dim: int, ann: Approximate | None) -> None:
+        """Have the process's searches read ``ann`` if it is the version the folder holds
+        (if not, the next search opens that), and let go of the one open if it no
+        longer is (None: of that alone). A version is published after its files are
+        written, and let go of after they are removed."""
+        with self._lock:
+            stamp = _stamp(self.folder, model, dim)
+            held = self._open.get((model, dim))
+            if ann is not None and ann.stamp == stamp:
+                self._open[model, dim] = ann
+            elif held is not None and held.stamp != stamp:
+                del self._open[model, dim]
 
     def compacted(
         self, tx: SqliteTransaction, progress: Progress | None = None
@@ -924,20 +958,19 @@ class Indexes:
         taken (``vector_index_rebuilt``, ``vector_index_removed``), and whether every
         index was seen to (not one whose lock another process held past
         ``LOCK_WAIT_S``, or that could be neither written nor removed)."""
-        with self._lock:
-            steps: set[str] = set()
-            looked = True
-            for model, dim in self._models():
-                try:
-                    with self._writer(progress) as mine:
-                        step = self._compacted(tx, model, dim, progress) if mine else None
-                        looked = looked and mine
-                except OSError:  # no lock file to be had, or codes neither written nor removed
-                    looked = False
-                    continue
-                if step is not None:
-                    steps.add(step)
-            return sorted(steps), looked
+        steps: set[str] = set()
+        looked = True
+        for model, dim in self._models():
+            try:
+                with self._writer(progress) as mine:
+                    step = self._compacted(tx, model, dim, progress) if mine else None
+                    looked = looked and mine
+            except OSError:  # no lock file to be had, or codes neither written nor removed
+                looked = False
+                continue
+            if step is not None:
+                steps.add(step)
+        return sorted(steps), looked
 
     def hold_stale(self, tx: SqliteTransaction) -> bool:
         """Whether an index holds, or may hold, a key of a vector the store no longer has."""
@@ -971,11 +1004,11 @@ class Indexes:
         if meta is None or not self._stale(tx, meta):
             return None
         try:  # afresh, the mean too: an erased vector is part of the old one
-            self._open[model, dim] = self._built(tx, Meta(model, dim, []), progress)
+            self._keep(model, dim, self._built(tx, Meta(model, dim, []), progress))
         except OSError:
             self._failed = time.monotonic()
-            self._open.pop((model, dim), None)
             self._remove(model, dim)
+            self._keep(model, dim, None)
             return "vector_index_removed"
         return "vector_index_rebuilt"
 
@@ -999,7 +1032,7 @@ class Indexes:
         if not self._writable():
             return None
         try:
-            with self._writer(progress) as mine:  # another process may be writing it
+            with self._writer(progress) as mine:  # another writer's, meanwhile?
                 if not mine:
                     return None
                 meta, stamp = _read(self.folder, model, dim)
@@ -1025,7 +1058,7 @@ class Indexes:
         """``ann`` with its tail added to its last segment, or to new ones past
         ``SEGMENT_ROWS`` (under the folder's lock)."""
         meta, stamp = _read(self.folder, ann.meta.model, ann.meta.dim)
-        if meta is not None and meta.upto != ann.meta.upto:  # another process's, meanwhile
+        if meta is not None and meta.upto != ann.meta.upto:  # another writer's, meanwhile
             with contextlib.suppress(OSError, RuntimeError, ValueError):
                 return self._opened(meta, stamp)
             meta = None  # unreadable (an earlier format, a damaged file): afresh
