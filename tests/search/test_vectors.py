@@ -475,22 +475,50 @@ def test_reindex_covers_every_realm(make_service: ServiceFactory) -> None:
     assert other.backend.read(lambda tx: tx.vector_counts()) == {"fake:b": 2}
 
 
-@pytest.mark.parametrize("realms", [("home",), ("home", "aa"), ("home", "zz")])
+@pytest.mark.parametrize(
+    "realms",
+    [
+        {"home": 2},
+        {"home": 2, "aa": 3},
+        {"home": 3, "zz": 2},
+        {"home": 4, "aa": 1, "zz": 1},
+        {"home": 1, "aa": 2, "zz": 2},
+        {"home": 2, "mm": 0},
+    ],
+)
 def test_a_realms_vectors_are_counted_alone(
-    make_service: ServiceFactory, realms: tuple[str, ...]
+    make_service: ServiceFactory, realms: dict[str, int]
 ) -> None:
     """``status().vectors`` counts the realm's vectors of the model in use, whether the
-    store holds other realms (before and after it in order) or none."""
+    store holds other realms (before and after it in order, more memories or fewer)
+    or none, and whether the realm holds any."""
     services = {
         realm: make_service(embedder=AxisEmbedder(model_id="fake:a"), realm=realm)
         for realm in realms
     }
-    for i, (realm, service) in enumerate(services.items()):
-        for n in range(i + 2):
+    for realm, service in services.items():
+        for n in range(realms[realm]):
             service.write(f"n{n}", description=f"note {n} of {realm}")
-    assert [s.status().vectors for s in services.values()] == [i + 2 for i in range(len(realms))]
+    assert {r: s.status().vectors for r, s in services.items()} == realms
     counted = services["home"].backend.read(lambda tx: tx.vector_counts())
-    assert counted == {"fake:a": sum(i + 2 for i in range(len(realms)))}
+    assert counted == {"fake:a": sum(realms.values())}
+
+
+def test_a_realms_vectors_of_each_model_are_counted_alone(make_service: ServiceFactory) -> None:
+    """Vectors of a model only other realms hold, or of one the realm alone holds, are
+    counted where they are (the realm holding most of the store's memories, or few)."""
+    many = make_service(embedder=AxisEmbedder(model_id="fake:a"), realm="many")
+    for n in range(4):
+        many.write(f"n{n}", description=f"note {n} of many")
+    few = make_service(embedder=AxisEmbedder(model_id="fake:b"), realm="few")
+    few.write("n0", description="the only note of few")
+    few_too = make_service(embedder=AxisEmbedder(model_id="fake:b"), realm="zz")
+    few_too.write("n0", description="the only note of zz")
+    counts = {
+        realm: service.backend.read(lambda tx, r=realm: tx.vector_counts(r))
+        for realm, service in (("many", many), ("few", few), ("zz", few_too), ("none", few))
+    }
+    assert counts == {"many": {"fake:a": 4}, "few": {"fake:b": 1}, "zz": {"fake:b": 1}, "none": {}}
 
 
 def test_another_realms_memories_do_not_change_what_a_realm_finds(
