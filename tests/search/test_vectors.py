@@ -7,6 +7,7 @@ import re
 import sys
 from array import array
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -580,3 +581,34 @@ def test_scanning_codes_leaves_every_reference_as_it_was() -> None:
     out = np.array([np.frombuffer(part, dtype=np.float32) for part in found])
     truth = (asked.astype(np.float64) @ codes.T.astype(np.float64)) * step.astype(np.float64)
     assert np.allclose(out, truth, rtol=1e-6, atol=1e-3)  # products of up to 32 × 127²
+
+
+@pytest.mark.parametrize(("realm", "looked_up"), [("few", "mine"), ("many", "theirs")])
+def test_a_sqlite_realms_vectors_are_found_from_the_side_of_fewer_memories(
+    make_service: ServiceFactory, realm: str, looked_up: str
+) -> None:
+    """Each vector looked up is a seek: a small realm beside a larger one looks up its
+    own, a large one the others' (taken away from every vector's count), never both."""
+    services = {
+        name: make_service(embedder=AxisEmbedder(model_id="fake:a"), realm=name)
+        for name in ("many", "few")
+    }
+    for name, count in (("many", 5), ("few", 2)):
+        for n in range(count):
+            services[name].write(f"n{n}", description=f"note {n} of {name}")
+    backend = services[realm].backend
+    if type(backend).__name__ != "SqliteBackend":
+        pytest.skip("SQLite's count")
+    sent: list[str] = []
+
+    def counted(tx: Any) -> dict[str, int]:
+        tx.con.set_trace_callback(sent.append)
+        try:
+            return dict(tx.vector_counts(realm))
+        finally:
+            tx.con.set_trace_callback(None)
+
+    assert backend.read(counted) == {"fake:a": 5 if realm == "many" else 2}
+    joins = [s for s in sent if "CROSS JOIN memory_vectors" in s]
+    assert len(joins) == 1
+    assert ("UNION ALL" in joins[0]) == (looked_up == "theirs")

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from retain.storage.sqlite_ann import Approximate, Indexes
     from retain.storage.sqlite_transaction import SqliteTransaction
 
-_NUMS = "SELECT num FROM memories WHERE "  # (a realm's memories, by an index on it)
+_NUMS = "SELECT num FROM memories WHERE "  # (memories by their realm's index)
 _EVERY = "SELECT model, count(*) FROM memory_vectors GROUP BY model"  # (the model's index)
 # each model's vectors of the memories of a query of ``_NUMS``: the memories outermost,
 # each vector found by its memory's number
