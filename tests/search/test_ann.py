@@ -1299,6 +1299,25 @@ def test_a_models_files_are_told_from_those_of_a_model_whose_name_begins_alike(
 # -- the process's other threads, while one writes the codes or waits to ----------
 
 
+def held_build(
+    monkeypatch: pytest.MonkeyPatch,
+) -> tuple[threading.Event, threading.Event, list[bool]]:
+    """Each build of the codes (``sqlite_ann_build.extended``) held until ``go`` is set:
+    ``building`` is set once one is under way, and ``released`` says for each whether it
+    went on because ``go`` was set (not because the wait for it ran out)."""
+    building, go = threading.Event(), threading.Event()
+    released: list[bool] = []
+    real = sqlite_ann_build.extended
+
+    def extended(*args: Any) -> Any:
+        building.set()
+        released.append(go.wait(60))
+        return real(*args)
+
+    monkeypatch.setattr(sqlite_ann_build, "extended", extended)
+    return building, go, released
+
+
 def test_a_search_goes_on_while_another_thread_builds_the_codes_again(
     store: Opened, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -1308,16 +1327,7 @@ def test_a_search_goes_on_while_another_thread_builds_the_codes_again(
     target = semantic(ann, "a sleeping cat")[0]
     assert target is not None
     ann.delete(target)
-    building, searched = threading.Event(), threading.Event()
-    released: list[bool] = []
-    real = sqlite_ann_build.extended
-
-    def extended(*args: Any) -> Any:
-        building.set()
-        released.append(searched.wait(60))  # the search's end, not the wait's
-        return real(*args)
-
-    monkeypatch.setattr(sqlite_ann_build, "extended", extended)
+    building, searched, released = held_build(monkeypatch)
     done: list[dict[str, Any]] = []
     compaction = threading.Thread(target=lambda: done.append(ann.compact()))
     compaction.start()
@@ -1388,15 +1398,7 @@ def test_a_thread_waits_for_another_threads_writing_of_the_codes_however_long(
     ann.write("late", description="a ferry crosses the harbour at dawn")
     watched = Watched()
     monkeypatch.setattr(indexes_of(ann), "_writing", watched)
-    building, go = threading.Event(), threading.Event()
-    real = sqlite_ann_build.extended
-
-    def extended(*args: Any) -> Any:
-        building.set()
-        assert go.wait(60)
-        return real(*args)
-
-    monkeypatch.setattr(sqlite_ann_build, "extended", extended)
+    building, go, released = held_build(monkeypatch)
     first: list[int] = []
     second: list[int] = []
     one = threading.Thread(target=lambda: first.append(ann.index_vectors()))
@@ -1412,7 +1414,7 @@ def test_a_thread_waits_for_another_threads_writing_of_the_codes_however_long(
         one.join()
         if two.ident is not None:
             two.join()
-    assert first == second == [SIZE + 1] and "late" in hits
+    assert released == [True] and first == second == [SIZE + 1] and "late" in hits
     assert waits == [0.0, 0.0, 0.0] and not indexes_of(ann)._stuck  # the build; two folds
 
 
